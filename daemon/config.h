@@ -1,0 +1,72 @@
+/* The daemon's configuration: parsed from an INI file (inih) and its drop-ins
+ * into a new struct, validated, and only then swapped in. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "power_capacity.h"
+
+enum task_class {
+    CLASS_UNSET = 0,    /* not yet classified */
+    CLASS_IGNORE,       /* leave alone */
+    CLASS_JITTER,       /* pack onto busy cores */
+    CLASS_INTENSIVE,    /* never move; its load makes a core busy */
+};
+const char *task_class_to_string(enum task_class c);
+int task_class_from_string(const char *s);  /* -EINVAL if unknown */
+
+enum pack_domain { DOMAIN_PACKAGE = 0, DOMAIN_LLC, DOMAIN_NUMA };
+enum apply_mode { APPLY_AFFINITY = 0, APPLY_CGROUP };
+
+/* Match keys of a rule: NULL-terminated lists of fnmatch(3) globs; NULL means
+ * "key not used". A rule matches when every used key has a matching glob. */
+enum rule_key { RULE_COMM = 0, RULE_EXE, RULE_CMDLINE, RULE_CGROUP, RULE_UNIT, RULE_USER, _RULE_KEY_MAX };
+const char *rule_key_to_string(enum rule_key k);
+
+struct rule {
+    char *name;
+    char *file;         /* where it was defined, for messages and explain */
+    unsigned line;
+    char **globs[_RULE_KEY_MAX];
+    enum task_class class;
+    bool cgroup_mode;   /* confine the task's whole cgroup instead of its threads */
+};
+
+struct config {
+    char *path;                 /* main file */
+    /* [daemon] */
+    unsigned tick_ms;           /* load sampling and repacking period */
+    int log_level;
+    bool dry_run;
+    enum apply_mode mode;
+    uint64_t rcvbuf_bytes;      /* netlink receive buffer (SO_RCVBUFFORCE) */
+    unsigned max_tasks;         /* bound on tracked threads */
+    char *control_socket;
+    char *control_group;        /* group allowed read-only methods; NULL: root only */
+    char *state_file;
+    char *cgroup_name;          /* v1 cpuset group the daemon creates for cgroup mode */
+    /* [capacity] */
+    struct capacity_table capacity;
+    /* [packing] */
+    unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
+    unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */
+    unsigned idle_machine_milli;     /* machine util below this share of total capacity: no restriction */
+    unsigned hold_ms;                /* a new plan must hold this long before it is applied */
+    unsigned min_change_ms;          /* the mask changes at most once per this period */
+    unsigned half_life_ms;           /* utilisation smoothing */
+    enum pack_domain domain;
+    /* [classify] */
+    bool use_uclamp;
+    unsigned uclamp_threshold;       /* util_max at or below this (0..1024) is jitter */
+    unsigned uclamp_recheck_ms;
+    enum task_class default_class;
+    bool unit_optin;                 /* X-TurboSched= and the jitter slice */
+    /* rules, in file order then drop-in order */
+    struct rule *rules;
+    size_t n_rules;
+};
+
+/* Defaults for every key (documented in conf/turbosched.conf). */
+void config_init_defaults(struct config *c);
+void config_free(struct config *c);

@@ -1,0 +1,50 @@
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int max_level = LOG_INFO;
+static log_sink_fn sink;
+static void *sink_userdata;
+
+void log_set_max_level(int level) { max_level = level; }
+int log_get_max_level(void) { return max_level; }
+
+void log_set_sink(log_sink_fn fn, void *userdata)
+{
+    sink = fn;
+    sink_userdata = userdata;
+}
+
+int log_level_from_string(const char *s)
+{
+    static const char *const names[] = {"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"};
+    for (int i = 0; i < 8; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    if (strcmp(s, "error") == 0)
+        return LOG_ERR;
+    if (s[0] >= '0' && s[0] <= '7' && s[1] == '\0')
+        return s[0] - '0';
+    return -EINVAL;
+}
+
+void log_internal(int level, const char *fmt, ...)
+{
+    if (level > max_level)
+        return;
+    int saved = errno;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (sink)
+        sink(level, buf, sink_userdata);
+    else
+        fprintf(stderr, "<%d>%s\n", level, buf);
+    errno = saved;
+}

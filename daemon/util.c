@@ -1,0 +1,257 @@
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static ssize_t read_fd_full(int fd, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (;;) {
+        if (n + 1 >= size)
+            return -EFBIG;
+        ssize_t r = read(fd, buf + n, size - 1 - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    if (size == 0)
+        return -EINVAL;
+    _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    return read_fd_full(fd, buf, size);
+}
+
+ssize_t read_file(const char *path, char *buf, size_t size)
+{
+    return read_file_at(AT_FDCWD, path, buf, size);
+}
+
+int path_join(char *out, size_t size, const char *root, const char *path)
+{
+    int n;
+    if (!root || !*root || strcmp(root, "/") == 0)
+        n = snprintf(out, size, "%s", path);
+    else
+        n = snprintf(out, size, "%s%s%s", root, path[0] == '/' ? "" : "/", path);
+    if (n < 0 || (size_t)n >= size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -ERANGE;
+    if (*end != '\0')
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}
+
+int parse_uint(const char *s, unsigned *ret)
+{
+    uint64_t v;
+    int r = parse_u64(s, &v);
+    if (r < 0)
+        return r;
+    if (v > UINT_MAX)
+        return -ERANGE;
+    *ret = (unsigned)v;
+    return 0;
+}
+
+int parse_bool(const char *s, bool *ret)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off"};
+    for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *ret = true;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *ret = false;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int parse_milli(const char *s, unsigned *ret)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    uint64_t whole = 0, frac = 0;
+    const char *p = s;
+    for (; isdigit((unsigned char)*p); p++) {
+        whole = whole * 10 + (uint64_t)(*p - '0');
+        if (whole > UINT_MAX / 1000)
+            return -ERANGE;
+    }
+    if (*p == '.') {
+        p++;
+        int digits = 0;
+        if (!isdigit((unsigned char)*p))
+            return -EINVAL;
+        for (; isdigit((unsigned char)*p); p++, digits++) {
+            if (digits >= 3)
+                return -EINVAL;
+            frac = frac * 10 + (uint64_t)(*p - '0');
+        }
+        for (; digits < 3; digits++)
+            frac *= 10;
+    }
+    if (*p != '\0')
+        return -EINVAL;
+    *ret = (unsigned)(whole * 1000 + frac);
+    return 0;
+}
+
+static int split_number_suffix(const char *s, uint64_t *num, const char **suffix)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -ERANGE;
+    *num = v;
+    *suffix = end;
+    return 0;
+}
+
+int parse_size(const char *s, uint64_t *ret)
+{
+    uint64_t v;
+    const char *suf;
+    int r = split_number_suffix(s, &v, &suf);
+    if (r < 0)
+        return r;
+    unsigned shift;
+    if (*suf == '\0')
+        shift = 0;
+    else if (strcasecmp(suf, "K") == 0 || strcasecmp(suf, "KiB") == 0)
+        shift = 10;
+    else if (strcasecmp(suf, "M") == 0 || strcasecmp(suf, "MiB") == 0)
+        shift = 20;
+    else if (strcasecmp(suf, "G") == 0 || strcasecmp(suf, "GiB") == 0)
+        shift = 30;
+    else
+        return -EINVAL;
+    if (shift && v > (UINT64_MAX >> shift))
+        return -ERANGE;
+    *ret = v << shift;
+    return 0;
+}
+
+int parse_duration_ms(const char *s, unsigned *ret)
+{
+    uint64_t v;
+    const char *suf;
+    int r = split_number_suffix(s, &v, &suf);
+    if (r < 0)
+        return r;
+    uint64_t mult;
+    if (*suf == '\0' || strcmp(suf, "ms") == 0)
+        mult = 1;
+    else if (strcmp(suf, "s") == 0)
+        mult = 1000;
+    else if (strcmp(suf, "min") == 0)
+        mult = 60000;
+    else
+        return -EINVAL;
+    if (v > UINT_MAX / mult)
+        return -ERANGE;
+    *ret = (unsigned)(v * mult);
+    return 0;
+}
+
+int cpulist_parse(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '\0' || *p == '\n')
+        return 0;
+    for (;;) {
+        char *end;
+        if (!isdigit((unsigned char)*p))
+            return -EINVAL;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (!isdigit((unsigned char)*p))
+                return -EINVAL;
+            b = strtoul(p, &end, 10);
+            p = end;
+        }
+        if (a > b || b >= CPU_SETSIZE)
+            return -ERANGE;
+        for (unsigned long c = a; c <= b; c++)
+            CPU_SET(c, set);
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        while (*p == '\n' || *p == ' ' || *p == '\t')
+            p++;
+        return *p == '\0' ? 0 : -EINVAL;
+    }
+}
+
+int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
+{
+    size_t n = 0;
+    if (size == 0)
+        return -ENOSPC;
+    buf[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+            e++;
+        int w = e == c ? snprintf(buf + n, size - n, "%s%d", n ? "," : "", c)
+                       : snprintf(buf + n, size - n, "%s%d-%d", n ? "," : "", c, e);
+        if (w < 0 || (size_t)w >= size - n)
+            return -ENOSPC;
+        n += (size_t)w;
+        c = e;
+    }
+    return 0;
+}
+
+uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_ms(void) { return now_ns() / 1000000ull; }

@@ -1,0 +1,53 @@
+/* Small helpers shared by every module: cleanup attributes, file reading,
+ * number parsing and CPU-list formatting. No policy lives here. */
+#pragma once
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
+
+/* An errno value for "the task is gone": normal, never an error. */
+static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return err == ESRCH || err == ENOENT; }
+
+/* Read a whole (small) file into buf, NUL-terminated, trailing newline kept.
+ * Returns bytes read or -errno; -EFBIG if it does not fit. */
+ssize_t read_file(const char *path, char *buf, size_t size);
+/* Same, relative to a directory fd (openat), for per-task files. */
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
+/* Join root and path ("/" root or NULL means the real system). */
+int path_join(char *out, size_t size, const char *root, const char *path);
+
+/* Strict parsers: whole string, no overflow; -EINVAL/-ERANGE on failure. */
+int parse_uint(const char *s, unsigned *ret);
+int parse_u64(const char *s, uint64_t *ret);
+int parse_bool(const char *s, bool *ret);
+/* "1.5", "0.125" → milli-units (1500, 125); at most 3 decimals. */
+int parse_milli(const char *s, unsigned *ret);
+/* Sizes with optional K/M/G suffix (binary). */
+int parse_size(const char *s, uint64_t *ret);
+/* Durations: "250ms", "2s", "1min", bare number = ms. */
+int parse_duration_ms(const char *s, unsigned *ret);
+
+/* Kernel CPU list syntax "0-3,8,10-11" ↔ cpu_set_t. */
+int cpulist_parse(const char *s, cpu_set_t *set);
+/* Writes "" for an empty set; returns -ENOSPC if it does not fit. */
+int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+
+/* Monotonic clock in ms / ns. */
+uint64_t now_ms(void);
+uint64_t now_ns(void);
