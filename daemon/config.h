@@ -14,6 +14,17 @@ enum task_class {
     CLASS_INTENSIVE,    /* never move; its load makes a core busy */
 };
 const char *task_class_to_string(enum task_class c);
+
+/* What decided a task's class, in precedence order (first wins). */
+enum class_source {
+    SOURCE_NONE = 0,     /* not classified yet */
+    SOURCE_SLICE,        /* in turbosched-jitter.slice */
+    SOURCE_UNIT,         /* X-TurboSched= in its unit file or a drop-in */
+    SOURCE_RULE,         /* a [rule NAME] section */
+    SOURCE_UCLAMP,       /* its uclamp util_max */
+    SOURCE_DEFAULT,      /* [classify] default */
+};
+const char *class_source_to_string(enum class_source s);
 int task_class_from_string(const char *s);  /* -EINVAL if unknown */
 
 enum pack_domain { DOMAIN_PACKAGE = 0, DOMAIN_LLC, DOMAIN_NUMA };

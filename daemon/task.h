@@ -1,0 +1,41 @@
+/* The task table: every thread on the machine, keyed by TID, guarded against
+ * TID reuse by the start time from /proc/TID/stat. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+struct task {
+    pid_t tid;
+    pid_t pid;                  /* thread group id */
+    uint64_t start_time;        /* field 22 of /proc/TID/stat, clock ticks after boot */
+    char comm[16];
+    uid_t uid;
+    /* classification (written by the classifier) */
+    enum task_class class;
+    enum class_source source;
+    int rule;                   /* index into config.rules, -1 when no rule decided */
+    /* load tracking (written by the load sampler) */
+    uint64_t runtime_ns;        /* CPU time at the last sample */
+    unsigned util_milli;        /* smoothed utilisation of one CPU, 0..1000 */
+    /* bookkeeping */
+    uint32_t seen_gen;          /* rescan generation that last saw it */
+    uint32_t flags;
+};
+
+struct task_table;
+
+int task_table_new(unsigned max_tasks, struct task_table **ret);
+void task_table_free(struct task_table *t);
+/* O(1) average. NULL if not tracked. */
+struct task *task_table_find(struct task_table *t, pid_t tid);
+/* Add a task (copied in); -EEXIST if the TID is tracked, -ENOSPC at the bound. */
+int task_table_add(struct task_table *t, const struct task *proto, struct task **ret);
+/* Remove by TID; 0 if removed, -ENOENT if it was not tracked. */
+int task_table_remove(struct task_table *t, pid_t tid);
+unsigned task_table_count(const struct task_table *t);
+/* Iterate: start with *iter = 0; returns NULL at the end. The table must not
+ * be changed during the walk except by task_table_remove of the current task. */
+struct task *task_table_next(struct task_table *t, size_t *iter);
