@@ -81,3 +81,38 @@ struct config {
 /* Defaults for every key (documented in conf/turbosched.conf). */
 void config_init_defaults(struct config *c);
 void config_free(struct config *c);
+
+/* ---- Loading (config.c) ---- */
+#include <stdio.h>
+
+#define CONFIG_PATH_DEFAULT "/etc/turbosched/turbosched.conf"
+/* Drop-ins live in "rules.d" next to the main file: /etc/turbosched/rules.d
+ * by default, <dir of FILE>/rules.d with --config FILE. */
+#define CONFIG_DROPIN_SUBDIR "rules.d"
+/* Longest line we accept (without its newline): inih reads lines into a fixed
+ * buffer of ini_max_line bytes (200 in Debian's build) and would silently
+ * split a longer one, so such lines are reported instead. */
+size_t config_max_line(void);
+
+/* Allocate a config with defaults, parse `path` (NULL: CONFIG_PATH_DEFAULT)
+ * and then every *.conf in dropin_dir (NULL: derived as above) in lexical
+ * order. Every problem is logged as "file:line: message" (all of them, not
+ * only the first); any problem makes the whole load fail with -EINVAL (a
+ * missing main file: -ENOENT), leaving *ret untouched. */
+int config_load(const char *path, const char *dropin_dir, struct config **ret);
+/* Parse one file's worth of text into c (initialised with
+ * config_init_defaults, possibly holding earlier files' rules), as if it came
+ * from a file called `name`. Same messages as config_load; returns 0 or
+ * -EINVAL. On error c is still valid (freeable) but may be partly updated.
+ * This is the fuzz target's entry point. */
+int config_load_string(const char *text, const char *name, struct config *c);
+/* The effective configuration in config-file syntax, every key, defaults
+ * included, rules in match order with their origin (like `sshd -T`). The
+ * output parses back to an equal config. */
+void config_print(FILE *f, const struct config *c);
+/* config_free() and free() of a config from config_load; NULL is fine.
+ * config_freep is for __attribute__((cleanup)). */
+void config_destroy(struct config *c);
+void config_freep(struct config **c);
+/* Inverse of rule_key_to_string. */
+enum rule_key rule_key_from_string(const char *s);   /* _RULE_KEY_MAX if unknown */

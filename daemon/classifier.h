@@ -1,0 +1,57 @@
+/* Decides a task's class. Precedence, first that applies wins:
+ *   1. turbosched-jitter.slice (cgroup path) → jitter       [unit_optin]
+ *   2. X-TurboSched= of the task's unit                     [unit_optin, systemd]
+ *   3. the first matching [rule NAME]
+ *   4. uclamp util_max <= uclamp_threshold → jitter          [uclamp, kernel support]
+ *   5. [classify] default_class
+ * util_max reads 0 for every task on kernels without CONFIG_UCLAMP_TASK, so
+ * step 4 only runs where support was detected. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "task.h"
+#include "uclamp.h"
+#include "units.h"
+
+struct classifier;
+
+/* Detects uclamp support under proc_root (NULL = "/") and, if
+ * cfg->unit_optin, connects to systemd (absent: logged once, unit opt-in off;
+ * the slice still works). cfg must outlive the classifier (or until the next
+ * classifier_set_config). */
+int classifier_new(const struct config *cfg, const char *proc_root, struct classifier **ret);
+void classifier_free(struct classifier *c);
+/* Let systemd's Reloading signal flush the unit cache. */
+int classifier_attach_event(struct classifier *c, sd_event *e);
+/* After a reload; flushes caches. Tasks keep their class until reclassified. */
+void classifier_set_config(struct classifier *c, const struct config *cfg);
+
+/* Sets t->class, t->source, t->rule (-1 unless a rule decided). Returns 1 if
+ * the class changed, 0 if not, -ESRCH/-ENOENT if the task is gone (t
+ * unchanged), other -errno on failure. */
+int classifier_classify(struct classifier *c, struct task *t);
+/* For tasks whose class came from uclamp or the default: re-read util_max
+ * only (util_max changes without any proc event; call every
+ * uclamp_recheck_ms). Same returns; 0 without work for other sources. */
+int classifier_recheck_uclamp(struct classifier *c, struct task *t);
+/* Between begin and end, process-wide inputs (exe, cmdline, cgroup, unit,
+ * user) are read once per process, for classifying many threads at once. */
+void classifier_batch_begin(struct classifier *c);
+void classifier_batch_end(struct classifier *c);
+
+/* One line saying why t gets its class, e.g. "rule 'monitoring-agents'
+ * (turbosched.conf:12) matched comm 'telegraf'", or why nothing matched.
+ * Reads /proc afresh. Returns the length (truncated to size-1) or -errno. */
+int classifier_explain(struct classifier *c, const struct task *t, char *buf, size_t size);
+
+bool classifier_uclamp_supported(const struct classifier *c);
+/* X-TurboSched= lookups are possible (unit_optin and systemd on the bus). */
+bool classifier_unit_optin_active(const struct classifier *c);
+
+/* Tests: replace sched_getattr and uclamp detection, and the unit store
+ * (ownership of u passes to the classifier; NULL: none). */
+void classifier_set_uclamp_ops(struct classifier *c, bool supported, uclamp_get_fn fn, void *userdata);
+void classifier_set_units(struct classifier *c, struct units *u);
