@@ -20,6 +20,7 @@ struct procinfo {
     char cmdline[4096];         /* truncated if longer */
     char cgroup[1024];
     char unit[256];
+    char system_unit[256];      /* first .service or .scope component: the system manager's unit */
     char user[64];
 };
 
@@ -33,7 +34,9 @@ struct procinfo {
  *          line ("0::"), the v1 name=systemd line and the v1 cpuset line;
  *          "/" if all are the root
  *  unit    from the cgroup2 or name=systemd path: its last component that
- *          ends in .service or .scope; NULL if none
+ *          ends in .service or .scope; NULL if none. system_unit (filled
+ *          with unit) is the first such component: for a user session's
+ *          app, user@UID.service, the unit the system manager knows
  *  user    the effective uid's name (getpwuid_r), else the uid in decimal */
 int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, struct procinfo *pi);
 
@@ -42,6 +45,6 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
 int procinfo_cgroup_pick(const char *cgroup_file, char *buf, size_t size);
 /* The systemd path (cgroup2 line unless it is "/", else name=systemd). */
 int procinfo_cgroup_systemd(const char *cgroup_file, char *buf, size_t size);
-/* Last *.service or *.scope component of a path; -ENOENT if none. */
-int procinfo_unit_from_cgroup(const char *path, char *buf, size_t size);
+/* Last (or first) *.service or *.scope component of a path; -ENOENT if none. */
+int procinfo_unit_from_cgroup(const char *path, bool first, char *buf, size_t size);
 bool procinfo_path_in_jitter_slice(const char *path);

@@ -1,0 +1,377 @@
+/* The classifier: slice and unit opt-in, then rules, then uclamp, then the
+ * default. The decision itself (decide) reads only what procinfo gathered. */
+#include "classifier.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "procinfo.h"
+#include "rules.h"
+#include "util.h"
+
+struct classifier {
+    const struct config *cfg;
+    char *proc_root;
+    bool uclamp_supported;
+    uclamp_get_fn uclamp_get;
+    void *uclamp_userdata;
+    struct units *units;
+    bool units_tried;
+    unsigned keys;              /* what procinfo_read must fill */
+    /* batch cache of process-wide inputs */
+    bool batch;
+    bool cache_valid;
+    pid_t cache_pid;
+    struct procinfo cache;
+};
+
+struct decision {
+    enum task_class class;
+    enum class_source source;
+    int rule;
+    unsigned util_max;
+    bool util_read;
+    const char *unit_origin;
+};
+
+static int default_uclamp_get(pid_t tid, unsigned *util_max, void *userdata)
+{
+    (void)userdata;
+    return uclamp_get_util_max(tid, util_max);
+}
+
+static bool unit_optin_active(const struct classifier *c) { return c->cfg->unit_optin && c->units; }
+
+static void update_keys(struct classifier *c)
+{
+    c->keys = rules_keys_used(c->cfg->rules, c->cfg->n_rules);
+    if (c->cfg->unit_optin)
+        c->keys |= PROCINFO_WANT_SLICE;
+    if (unit_optin_active(c))
+        c->keys |= 1u << RULE_UNIT;
+}
+
+static void connect_units(struct classifier *c)
+{
+    if (!c->cfg->unit_optin || c->units || c->units_tried)
+        return;
+    c->units_tried = true;
+    int r = units_new(&c->units);
+    if (r < 0)
+        log_info("unit opt-in: systemd is not on the system bus (%s): X-TurboSched= is not read; "
+                 "turbosched-jitter.slice still applies", strerror(-r));
+}
+
+int classifier_new(const struct config *cfg, const char *proc_root, struct classifier **ret)
+{
+    struct classifier *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    c->cfg = cfg;
+    c->proc_root = strdup(proc_root ? proc_root : "/");
+    if (!c->proc_root) {
+        free(c);
+        return -ENOMEM;
+    }
+    c->uclamp_supported = uclamp_supported(proc_root);
+    c->uclamp_get = default_uclamp_get;
+    if (cfg->use_uclamp && !c->uclamp_supported)
+        /* util_max would read 0 for every task: all of them would look like jitter. */
+        log_info("uclamp: the kernel lacks CONFIG_UCLAMP_TASK (no /proc/sys/kernel/sched_util_clamp_max); "
+                 "classifying by rules only");
+    connect_units(c);
+    update_keys(c);
+    *ret = c;
+    return 0;
+}
+
+void classifier_free(struct classifier *c)
+{
+    if (!c)
+        return;
+    units_free(c->units);
+    free(c->proc_root);
+    free(c);
+}
+
+int classifier_attach_event(struct classifier *c, sd_event *e) { return units_attach_event(c->units, e); }
+
+void classifier_set_config(struct classifier *c, const struct config *cfg)
+{
+    c->cfg = cfg;
+    c->cache_valid = false;
+    units_cache_flush(c->units);
+    /* unit_optin may just have been switched on; a failed connect is retried once per reload. */
+    c->units_tried = false;
+    connect_units(c);
+    update_keys(c);
+}
+
+void classifier_set_uclamp_ops(struct classifier *c, bool supported, uclamp_get_fn fn, void *userdata)
+{
+    c->uclamp_supported = supported;
+    c->uclamp_get = fn ? fn : default_uclamp_get;
+    c->uclamp_userdata = userdata;
+}
+
+void classifier_set_units(struct classifier *c, struct units *u)
+{
+    units_free(c->units);
+    c->units = u;
+    c->units_tried = true;
+    update_keys(c);
+}
+
+bool classifier_uclamp_supported(const struct classifier *c) { return c->uclamp_supported; }
+bool classifier_unit_optin_active(const struct classifier *c) { return unit_optin_active(c); }
+
+void classifier_batch_begin(struct classifier *c)
+{
+    c->batch = true;
+    c->cache_valid = false;
+}
+
+void classifier_batch_end(struct classifier *c)
+{
+    c->batch = false;
+    c->cache_valid = false;
+}
+
+/* Process-wide inputs (cached within a batch) plus the thread's comm. */
+static int gather(struct classifier *c, const struct task *t, bool use_cache, struct procinfo *pi)
+{
+    pid_t pid = t->pid > 0 ? t->pid : t->tid;
+    unsigned wide = c->keys & ~(1u << RULE_COMM);
+    int r;
+    if (use_cache && c->batch && c->cache_valid && c->cache_pid == pid) {
+        *pi = c->cache;
+        /* Re-point the inputs into our copy of the buffers. */
+        struct match_input *in = &pi->in;
+        if (in->exe) in->exe = pi->exe;
+        if (in->cmdline) in->cmdline = pi->cmdline;
+        if (in->cgroup) in->cgroup = pi->cgroup;
+        if (in->unit) in->unit = pi->unit;
+        if (in->user) in->user = pi->user;
+    } else {
+        r = procinfo_read(c->proc_root, pid, t->tid, wide, pi);
+        if (r < 0)
+            return r;
+        if (use_cache && c->batch) {
+            c->cache = *pi;
+            c->cache_pid = pid;
+            c->cache_valid = true;
+        }
+    }
+    pi->in.comm = NULL;
+    if (c->keys & (1u << RULE_COMM)) {
+        if (t->comm[0]) {
+            snprintf(pi->comm, sizeof pi->comm, "%s", t->comm);
+            pi->in.comm = pi->comm;
+        } else {
+            struct procinfo one;
+            r = procinfo_read(c->proc_root, pid, t->tid, 1u << RULE_COMM, &one);
+            if (r < 0)
+                return r;
+            memcpy(pi->comm, one.comm, sizeof pi->comm);
+            pi->in.comm = pi->comm;
+        }
+    }
+    return 0;
+}
+
+static int decide(struct classifier *c, const struct task *t, const struct procinfo *pi, struct decision *d)
+{
+    const struct config *cfg = c->cfg;
+    *d = (struct decision){.rule = -1};
+    if (cfg->unit_optin && pi->in_jitter_slice) {
+        d->class = CLASS_JITTER;
+        d->source = SOURCE_SLICE;
+        return 0;
+    }
+    if (unit_optin_active(c) && pi->in.unit) {
+        const char *unit = pi->system_unit[0] ? pi->system_unit : pi->unit;
+        enum task_class cls;
+        if (units_get_class(c->units, unit, &cls, &d->unit_origin) > 0) {
+            d->class = cls;
+            d->source = SOURCE_UNIT;
+            return 0;
+        }
+    }
+    int i = rules_match(cfg->rules, cfg->n_rules, &pi->in);
+    if (i >= 0) {
+        d->class = cfg->rules[i].class;
+        d->source = SOURCE_RULE;
+        d->rule = i;
+        return 0;
+    }
+    if (cfg->use_uclamp && c->uclamp_supported) {
+        int r = c->uclamp_get(t->tid, &d->util_max, c->uclamp_userdata);
+        if (r < 0) {
+            if (errno_is_gone(r))
+                return -ESRCH;
+            log_debug("tid %d: sched_getattr: %s, deciding without uclamp", (int)t->tid, strerror(-r));
+        } else {
+            d->util_read = true;
+            if (d->util_max <= cfg->uclamp_threshold) {
+                d->class = CLASS_JITTER;
+                d->source = SOURCE_UCLAMP;
+                return 0;
+            }
+        }
+    }
+    d->class = cfg->default_class;
+    d->source = SOURCE_DEFAULT;
+    return 0;
+}
+
+static int apply(struct task *t, const struct decision *d)
+{
+    bool changed = t->class != d->class;
+    t->class = d->class;
+    t->source = d->source;
+    t->rule = d->rule;
+    return changed ? 1 : 0;
+}
+
+int classifier_classify(struct classifier *c, struct task *t)
+{
+    struct procinfo pi;
+    int r = gather(c, t, true, &pi);
+    if (r < 0)
+        return r;
+    struct decision d;
+    r = decide(c, t, &pi, &d);
+    if (r < 0)
+        return r;
+    return apply(t, &d);
+}
+
+int classifier_recheck_uclamp(struct classifier *c, struct task *t)
+{
+    const struct config *cfg = c->cfg;
+    if (!cfg->use_uclamp || !c->uclamp_supported)
+        return 0;
+    if (t->source != SOURCE_UCLAMP && t->source != SOURCE_DEFAULT)
+        return 0;
+    unsigned util_max;
+    int r = c->uclamp_get(t->tid, &util_max, c->uclamp_userdata);
+    if (r < 0)
+        return errno_is_gone(r) ? -ESRCH : 0;
+    struct decision d = {.rule = -1};
+    if (util_max <= cfg->uclamp_threshold) {
+        d.class = CLASS_JITTER;
+        d.source = SOURCE_UCLAMP;
+    } else {
+        d.class = cfg->default_class;
+        d.source = SOURCE_DEFAULT;
+    }
+    return apply(t, &d);
+}
+
+/* ---------------------------------------------------------------- explain */
+
+struct out {
+    char *buf;
+    size_t size, len;
+};
+
+static void out_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_add(struct out *o, const char *fmt, ...)
+{
+    if (o->len + 1 >= o->size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    o->len = MIN(o->len + (size_t)n, o->size - 1);
+}
+
+static void out_value(struct out *o, const struct match_input *in, enum rule_key k)
+{
+    const char *v = match_input_get(in, k);
+    if (v)
+        out_add(o, "%s '%s'", rule_key_to_string(k), v);
+    else
+        out_add(o, "%s unknown", rule_key_to_string(k));
+}
+
+int classifier_explain(struct classifier *c, const struct task *t, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return -EINVAL;
+    buf[0] = '\0';
+    const struct config *cfg = c->cfg;
+    struct procinfo pi;
+    int r = gather(c, t, false, &pi);
+    if (r < 0)
+        return r;
+    struct decision d;
+    r = decide(c, t, &pi, &d);
+    if (r < 0)
+        return r;
+    struct out o = {buf, size, 0};
+    switch (d.source) {
+    case SOURCE_SLICE:
+        out_add(&o, "in turbosched-jitter.slice%s%s", pi.in.unit ? " as " : "", pi.in.unit ? pi.in.unit : "");
+        break;
+    case SOURCE_UNIT:
+        out_add(&o, "unit %s sets X-TurboSched=%s", pi.system_unit[0] ? pi.system_unit : pi.unit,
+                task_class_to_string(d.class));
+        if (d.unit_origin)
+            out_add(&o, " in %s", d.unit_origin);
+        break;
+    case SOURCE_RULE: {
+        const struct rule *rule = &cfg->rules[d.rule];
+        out_add(&o, "rule '%s' (%s:%u) matched ", rule->name, rule->file ? rule->file : "?", rule->line);
+        bool first = true;
+        for (unsigned k = 0; k < _RULE_KEY_MAX; k++) {
+            if (!rule->globs[k])
+                continue;
+            if (!first)
+                out_add(&o, ", ");
+            first = false;
+            out_value(&o, &pi.in, (enum rule_key)k);
+        }
+        break;
+    }
+    case SOURCE_UCLAMP:
+    case SOURCE_DEFAULT:
+    case SOURCE_NONE: {
+        if (cfg->n_rules == 0)
+            out_add(&o, "no rules");
+        else {
+            out_add(&o, "no rule matched (");
+            for (size_t i = 0; i < cfg->n_rules; i++) {
+                int k = rule_first_mismatch(&cfg->rules[i], &pi.in);
+                out_add(&o, "%s'%s': ", i ? "; " : "", cfg->rules[i].name);
+                out_value(&o, &pi.in, (enum rule_key)k);
+            }
+            out_add(&o, ")");
+        }
+        if (!cfg->use_uclamp)
+            out_add(&o, "; uclamp off");
+        else if (!c->uclamp_supported)
+            out_add(&o, "; uclamp not supported by the kernel");
+        else if (d.util_read)
+            out_add(&o, "; uclamp util_max %u %s %u", d.util_max, d.util_max <= cfg->uclamp_threshold ? "<=" : ">",
+                    cfg->uclamp_threshold);
+        else
+            out_add(&o, "; uclamp util_max unreadable");
+        if (d.source == SOURCE_DEFAULT)
+            out_add(&o, "; default class");
+        break;
+    }
+    }
+    out_add(&o, ": %s", task_class_to_string(d.class));
+    if (t->class != CLASS_UNSET && (t->class != d.class || t->source != d.source))
+        out_add(&o, " (currently %s by %s, not yet reclassified)", task_class_to_string(t->class),
+                class_source_to_string(t->source));
+    return (int)o.len;
+}

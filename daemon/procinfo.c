@@ -1,0 +1,274 @@
+/* Reads a task's match inputs from <root>/proc. */
+#include "procinfo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Like read_file_at, but a long file is truncated instead of refused. */
+static ssize_t read_truncated_at(int dirfd, const char *name, char *buf, size_t size)
+{
+    _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    while (n + 1 < size) {
+        ssize_t r = read(fd, buf + n, size - 1 - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+/* Walks "ID:controllers:path" lines. */
+struct cgroup_lines {
+    const char *v2, *systemd, *cpuset;
+    size_t v2_len, systemd_len, cpuset_len;
+};
+
+static bool controller_listed(const char *list, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    const char *s = list, *end = list + n;
+    while (s < end) {
+        const char *comma = memchr(s, ',', (size_t)(end - s));
+        const char *e = comma ? comma : end;
+        if ((size_t)(e - s) == len && memcmp(s, name, len) == 0)
+            return true;
+        s = e + 1;
+    }
+    return false;
+}
+
+static void cgroup_lines_parse(const char *file, struct cgroup_lines *cl)
+{
+    *cl = (struct cgroup_lines){0};
+    for (const char *line = file; *line;) {
+        const char *nl = strchrnul(line, '\n');
+        const char *c1 = memchr(line, ':', (size_t)(nl - line));
+        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(nl - c1 - 1)) : NULL;
+        if (c2) {
+            const char *path = c2 + 1;
+            size_t plen = (size_t)(nl - path);
+            size_t idlen = (size_t)(c1 - line);
+            if (idlen == 1 && line[0] == '0' && c2 == c1 + 1) {
+                cl->v2 = path;
+                cl->v2_len = plen;
+            } else if (controller_listed(c1 + 1, (size_t)(c2 - c1 - 1), "name=systemd")) {
+                cl->systemd = path;
+                cl->systemd_len = plen;
+            } else if (controller_listed(c1 + 1, (size_t)(c2 - c1 - 1), "cpuset")) {
+                cl->cpuset = path;
+                cl->cpuset_len = plen;
+            }
+        }
+        line = *nl ? nl + 1 : nl;
+    }
+}
+
+static bool is_root(const char *p, size_t n) { return n == 1 && p[0] == '/'; }
+
+static int copy_path(const char *p, size_t n, char *buf, size_t size)
+{
+    if (n >= size)
+        return -ENAMETOOLONG;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+int procinfo_cgroup_pick(const char *cgroup_file, char *buf, size_t size)
+{
+    struct cgroup_lines cl;
+    cgroup_lines_parse(cgroup_file, &cl);
+    const char *order[] = {cl.v2, cl.systemd, cl.cpuset};
+    size_t lens[] = {cl.v2_len, cl.systemd_len, cl.cpuset_len};
+    bool any = false;
+    for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+        if (!order[i])
+            continue;
+        any = true;
+        if (!is_root(order[i], lens[i]))
+            return copy_path(order[i], lens[i], buf, size);
+    }
+    if (!any)
+        return -ENOENT;
+    return copy_path("/", 1, buf, size);
+}
+
+int procinfo_cgroup_systemd(const char *cgroup_file, char *buf, size_t size)
+{
+    struct cgroup_lines cl;
+    cgroup_lines_parse(cgroup_file, &cl);
+    /* Unified or hybrid hierarchy: systemd keeps units in the v2 tree; legacy: name=systemd. */
+    if (cl.v2 && !is_root(cl.v2, cl.v2_len))
+        return copy_path(cl.v2, cl.v2_len, buf, size);
+    if (cl.systemd)
+        return copy_path(cl.systemd, cl.systemd_len, buf, size);
+    if (cl.v2)
+        return copy_path(cl.v2, cl.v2_len, buf, size);
+    return -ENOENT;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t m = strlen(suffix);
+    return n > m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+int procinfo_unit_from_cgroup(const char *path, bool first, char *buf, size_t size)
+{
+    const char *found = NULL;
+    size_t found_len = 0;
+    for (const char *s = path; *s;) {
+        while (*s == '/')
+            s++;
+        const char *e = strchrnul(s, '/');
+        size_t n = (size_t)(e - s);
+        if (ends_with(s, n, ".service") || ends_with(s, n, ".scope")) {
+            found = s;
+            found_len = n;
+            if (first)
+                break;
+        }
+        s = e;
+    }
+    if (!found)
+        return -ENOENT;
+    return copy_path(found, found_len, buf, size);
+}
+
+bool procinfo_path_in_jitter_slice(const char *path)
+{
+    size_t len = strlen(PROCINFO_JITTER_SLICE);
+    for (const char *s = path; *s;) {
+        while (*s == '/')
+            s++;
+        const char *e = strchrnul(s, '/');
+        if ((size_t)(e - s) == len && memcmp(s, PROCINFO_JITTER_SLICE, len) == 0)
+            return true;
+        s = e;
+    }
+    return false;
+}
+
+static int read_user(int dirfd, char *buf, size_t size)
+{
+    char status[4096];
+    ssize_t r = read_truncated_at(dirfd, "status", status, sizeof status);
+    if (r < 0)
+        return (int)r;
+    const char *uid_line = strstr(status, "\nUid:");
+    if (!uid_line)
+        return -EBADMSG;
+    unsigned long real, eff;
+    if (sscanf(uid_line + 5, "%lu %lu", &real, &eff) != 2)
+        return -EBADMSG;
+    /* The effective uid, as ps(1) shows in USER. */
+    uid_t uid = (uid_t)eff;
+    struct passwd pw, *res = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && strlen(res->pw_name) < size)
+        snprintf(buf, size, "%s", res->pw_name);
+    else
+        snprintf(buf, size, "%lu", eff);
+    return 0;
+}
+
+int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, struct procinfo *pi)
+{
+    pi->in = (struct match_input){0};
+    pi->in_jitter_slice = false;
+    if (pid <= 0)
+        pid = tid;
+    char rel[64], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "/proc/%d", (int)pid);
+    int r = path_join(path, sizeof path, proc_root, rel);
+    if (r < 0)
+        return r;
+    /* One directory fd: every file below comes from the same process even
+     * if the PID is reused meanwhile. */
+    _cleanup_close_ int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return -errno;
+
+    if (keys & (1u << RULE_COMM)) {
+        snprintf(rel, sizeof rel, "task/%d/comm", (int)tid);
+        ssize_t n = read_truncated_at(dirfd, rel, pi->comm, sizeof pi->comm);
+        if (n < 0)
+            return errno_is_gone((int)n) ? -ESRCH : (int)n;
+        chomp(pi->comm);
+        pi->in.comm = pi->comm;
+    }
+    if (keys & (1u << RULE_EXE)) {
+        ssize_t n = readlinkat(dirfd, "exe", pi->exe, sizeof pi->exe - 1);
+        if (n >= 0) {
+            pi->exe[n] = '\0';
+            static const char deleted[] = " (deleted)";
+            size_t dl = sizeof deleted - 1;
+            /* An upgraded binary still runs under its old name. */
+            if ((size_t)n > dl && strcmp(pi->exe + n - dl, deleted) == 0)
+                pi->exe[n - dl] = '\0';
+            pi->in.exe = pi->exe;
+        } else if (errno == ESRCH)
+            return -ESRCH;
+        /* ENOENT: kernel thread or zombie; EACCES: leave unknown. */
+    }
+    if (keys & (1u << RULE_CMDLINE)) {
+        ssize_t n = read_truncated_at(dirfd, "cmdline", pi->cmdline, sizeof pi->cmdline);
+        if (n < 0)
+            return errno_is_gone((int)n) ? -ESRCH : (int)n;
+        while (n > 0 && pi->cmdline[n - 1] == '\0')
+            n--;
+        for (ssize_t i = 0; i < n; i++)
+            if (pi->cmdline[i] == '\0')
+                pi->cmdline[i] = ' ';
+        pi->cmdline[n] = '\0';
+        pi->in.cmdline = pi->cmdline;
+    }
+    if (keys & ((1u << RULE_CGROUP) | (1u << RULE_UNIT) | PROCINFO_WANT_SLICE)) {
+        char file[8192];
+        ssize_t n = read_truncated_at(dirfd, "cgroup", file, sizeof file);
+        if (n < 0)
+            return errno_is_gone((int)n) ? -ESRCH : (int)n;
+        if ((keys & (1u << RULE_CGROUP)) && procinfo_cgroup_pick(file, pi->cgroup, sizeof pi->cgroup) >= 0)
+            pi->in.cgroup = pi->cgroup;
+        char sd[1024];
+        if ((keys & ((1u << RULE_UNIT) | PROCINFO_WANT_SLICE)) && procinfo_cgroup_systemd(file, sd, sizeof sd) >= 0) {
+            pi->in_jitter_slice = procinfo_path_in_jitter_slice(sd);
+            if ((keys & (1u << RULE_UNIT)) && procinfo_unit_from_cgroup(sd, false, pi->unit, sizeof pi->unit) >= 0) {
+                pi->in.unit = pi->unit;
+                if (procinfo_unit_from_cgroup(sd, true, pi->system_unit, sizeof pi->system_unit) < 0)
+                    pi->system_unit[0] = '\0';
+            }
+        }
+    }
+    if (keys & (1u << RULE_USER)) {
+        r = read_user(dirfd, pi->user, sizeof pi->user);
+        if (r < 0 && errno_is_gone(r))
+            return -ESRCH;
+        if (r >= 0)
+            pi->in.user = pi->user;
+    }
+    return 0;
+}
