@@ -89,7 +89,8 @@ struct packer_state {
     /* memory for the busy-state hysteresis and core stickiness, by CPU number
      * so that it survives topology re-indexing */
     cpu_set_t busy_cpus;           /* online threads of cores busy on the last call */
-    cpu_set_t chosen_cpus;         /* threads of the cores chosen on the last call */
+    cpu_set_t chosen_cpus;         /* threads of the applied plan's chosen cores */
+    cpu_set_t cand_chosen_cpus;    /* threads of the candidate's chosen cores */
     uint64_t last_ms;
 };
 
@@ -114,7 +115,8 @@ struct packer_core_info {
     unsigned spare_milli;
     bool known;                    /* at least one online thread had a sample */
     bool busy;
-    bool chosen;
+    bool chosen;                   /* chosen by this call's plan (wanted) */
+    bool applied;                  /* its online threads are in the applied restricted mask */
 };
 
 struct packer_domain_info {
