@@ -130,13 +130,12 @@ static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, 
     return !a_restricted || CPU_EQUAL(a, b);
 }
 
-/* Mask of all online threads of the cores of one domain (or of all domains
- * with dom < 0). */
+/* Mask of all online threads of the cores of one domain. */
 static void domain_online(const struct packer_input *in, const struct packer_plan *out, int dom, cpu_set_t *set)
 {
     for (int i = 0; i < out->n_cores; i++) {
         const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain < 0 || (dom >= 0 && ci->domain != dom))
+        if (ci->domain != dom)
             continue;
         CPU_OR(set, set, &in->topo->cores[ci->core].online);
     }
@@ -334,6 +333,15 @@ static void describe_cores(const struct packer_input *in, const struct packer_pl
         snprintf(cpus_buf, cpus_size, "...");
 }
 
+static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan *out)
+{
+    int n = 0;
+    for (int i = 0; i < out->n_cores; i++)
+        if (out->cores[i].chosen)
+            n += CPU_COUNT(&in->topo->cores[out->cores[i].core].online);
+    return n;
+}
+
 /* The wanted plan in words, into buf. */
 static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
 {
@@ -363,8 +371,8 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         const struct packer_domain_info *d = out->n_domains ? &out->domains[0] : NULL;
         if (out->wanted_reason == PACKER_REASON_PACKED) {
             describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
-            sappend(buf, size, "packed on core%s %s (CPUs %s): spare %s covers jitter %s + headroom %s",
-                    d && d->n_chosen > 1 ? "s" : "", cores, cpus,
+            sappend(buf, size, "packed on core%s %s (CPU%s %s): spare %s covers jitter %s + headroom %s",
+                    d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
                     fmt_units(a, sizeof(a), d ? d->chosen_spare_milli : 0),
                     fmt_units(b, sizeof(b), out->jitter_load_milli),
                     fmt_units(c, sizeof(c), in->cfg->headroom_milli));
@@ -381,8 +389,19 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
 
     /* Several domains: one clause each, packing domains first. */
     const char *kind = domain_kind(in->cfg->domain);
-    sappend(buf, size, "%s", out->wanted_reason == PACKER_REASON_PACKED ? "packed:" : "fallback:");
     bool first = true;
+    if (out->wanted_reason != PACKER_REASON_PACKED) {
+        sappend(buf, size, "fallback:");
+        for (int i = 0; i < out->n_domains; i++) {
+            const struct packer_domain_info *d = &out->domains[i];
+            if (d->n_cores == 0)
+                continue;
+            sappend(buf, size, "%s %s %d: %s", first ? "" : ";", kind, d->id, packer_reason_describe(d->reason));
+            first = false;
+        }
+        return;
+    }
+    sappend(buf, size, "packed:");
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < out->n_domains; i++) {
             const struct packer_domain_info *d = &out->domains[i];
@@ -466,13 +485,11 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             out->domains[i].reason = PACKER_REASON_IDLE_MACHINE;
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
-        cpu_set_t mask, all;
+        cpu_set_t mask;
         bool any_packed = false;
         int heaviest = -1;
 
         CPU_ZERO(&mask);
-        CPU_ZERO(&all);
-        domain_online(in, out, -1, &all);
         for (int i = 0; i < out->n_domains; i++) {
             struct packer_domain_info *d = &out->domains[i];
             plan_domain(in, st, out, i);
@@ -489,7 +506,9 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
                     heaviest = i;
             }
         }
-        if (any_packed && !CPU_EQUAL(&mask, &all)) {
+        /* A packing domain leaves out at least its non-busy cores, so the
+         * mask is a real restriction whenever any domain packs. */
+        if (any_packed) {
             out->wanted_restricted = true;
             out->wanted_mask = mask;
             out->wanted_reason = PACKER_REASON_PACKED;
