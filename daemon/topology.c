@@ -761,15 +761,14 @@ void topology_print(FILE *f, const struct topology *t, const struct capacity_tab
         for (; i < end; i++) {
             const struct topo_core *c = &t->cores[i];
             fprintf(f, "  core %d (id %d): threads ", c->index, c->core_id);
-            if (c->n_online == c->n_threads) {
+            if (c->n_online) {
                 print_cpulist(f, &c->online);
-            } else {
+                fputs(" online", f);
+            }
+            if (c->n_online < c->n_threads) {
                 cpu_set_t offline;
                 CPU_XOR(&offline, &c->threads, &c->online);
-                if (c->n_online) {
-                    print_cpulist(f, &c->online);
-                    fputs(" online, ", f);
-                }
+                fputs(c->n_online ? ", " : "", f);
                 print_cpulist(f, &offline);
                 fputs(" offline", f);
             }
