@@ -19,7 +19,9 @@ enum procmon_kind {
 const char *procmon_kind_to_string(enum procmon_kind k);
 
 /* One decoded event. tid/tgid name the task the event is about: for fork the
- * child (a new thread when tid != tgid), for the others the task itself. */
+ * child (a new thread when tid != tgid), for the others the task itself.
+ * fork.parent_* is the kernel's real_parent: for a new thread that is the
+ * parent of its process, not the thread that created it. */
 struct procmon_event {
     enum procmon_kind kind;
     uint32_t what;              /* raw PROC_EVENT_* value */

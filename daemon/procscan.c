@@ -352,10 +352,18 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
             return 0;   /* a rescan found it before its fork event came */
         drop(tt, old, h);
     }
-    /* Credentials are copied at fork: take the uid from the parent. */
-    struct task *parent = task_table_find(tt, ev->fork.parent_tid);
-    if (!parent)
-        parent = task_table_find(tt, ev->fork.parent_tgid);
+    /* Credentials are copied from the creating thread. For a new thread the
+     * event's "parent" is the real parent of the whole process, so take the
+     * uid from its own thread group; for a new process from the forking
+     * thread (wrong only under CLONE_PARENT, which rescans do not fix). */
+    struct task *parent;
+    if (ev->tid != ev->tgid)
+        parent = task_table_find(tt, ev->tgid);
+    else {
+        parent = task_table_find(tt, ev->fork.parent_tid);
+        if (!parent)
+            parent = task_table_find(tt, ev->fork.parent_tgid);
+    }
     if (parent) {
         fresh.uid = parent->uid;
     } else {
