@@ -678,7 +678,8 @@ static int cpuset_undo(struct applier *a, const struct applied_group *g)
             continue;
         if (a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path) < 0)
             continue;
-        if (strcmp(path, g->name) != 0) {
+        /* in a dry run it never left its original cpuset */
+        if (strcmp(path, a->dry_run ? m->original_path : g->name) != 0) {
             log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)m->tid, path);
             continue;
         }

@@ -338,6 +338,8 @@ int sysops_bus_set_allowed_cpus(sd_bus *bus, const char *unit, const uint8_t *bi
     r = sd_bus_call(bus, m, 0, &error, NULL);
     if (r < 0)
         log_debug("unit %s: SetUnitProperties: %s", unit, error.message ?: strerror(-r));
+    else
+        r = 0;
 out:
     sd_bus_error_free(&error);
     sd_bus_message_unref(m);
