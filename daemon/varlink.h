@@ -49,7 +49,7 @@ void varlink_reader_init(struct varlink_reader *r, size_t max_message);
 void varlink_reader_done(struct varlink_reader *r);
 /* Append bytes; -ENOMEM. Call varlink_reader_next until it returns 0. */
 int varlink_reader_feed(struct varlink_reader *r, const void *data, size_t size);
-/* 1 and *msg/*len (NUL not counted, *msg NUL-terminated, valid until the next
+/* 1 and *msg, *len (NUL not counted, *msg NUL-terminated, valid until the next
  * call) when a frame is complete; 0 when more bytes are needed; -EMSGSIZE
  * when the pending frame exceeds max_message (the stream cannot recover). */
 int varlink_reader_next(struct varlink_reader *r, const char **msg, size_t *len);
@@ -76,8 +76,8 @@ struct varlink_error {
  * (Explain needs a positive integer "pid"). An unknown but well-formed method
  * decodes fine with method_id == VARLINK_METHOD_UNKNOWN; the caller answers
  * MethodNotFound. Returns 0, or -EBADMSG (not JSON / not an object / no
- * method) or -EINVAL (bad parameters) with *err filled; on error *req holds
- * nothing to free, except that req->method/oneway are kept when known. */
+ * method) or -EINVAL (bad parameters; req->method is set) with *err filled,
+ * or -ENOMEM. Call varlink_request_done afterwards in every case. */
 int varlink_request_decode(const char *msg, size_t len, struct varlink_request *req, struct varlink_error *err);
 void varlink_request_done(struct varlink_request *req);
 
