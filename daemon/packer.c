@@ -342,6 +342,49 @@ static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan
     return n;
 }
 
+/* "; LLCs 2-3 unrestricted (no busy core)" for each fallback reason, or with
+ * without unrestricted_form ": no busy core". */
+static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out,
+                                   char *buf, size_t size, bool *first, bool unrestricted_form)
+{
+    /* The reason that says most about the load first. */
+    static const enum packer_reason order[] = {
+        PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
+        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
+    };
+    const char *kind = domain_kind(in->cfg->domain);
+    for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+        enum packer_reason r = order[k];
+        cpu_set_t ids;
+        int n = 0;
+        bool unknown = false;
+        char list[128];
+
+        CPU_ZERO(&ids);
+        for (int i = 0; i < out->n_domains; i++) {
+            const struct packer_domain_info *d = &out->domains[i];
+            if (d->n_cores == 0 || d->packed || d->reason != r)
+                continue;
+            n++;
+            if (d->id >= 0 && d->id < CPU_SETSIZE)
+                CPU_SET(d->id, &ids);
+            else
+                unknown = true;
+        }
+        if (n == 0)
+            continue;
+        if (cpulist_format(&ids, list, sizeof(list)) < 0)
+            snprintf(list, sizeof(list), "...");
+        sappend(buf, size, "%s %s%s %s%s%s", *first ? "" : ";", kind, n > 1 ? "s" : "", list,
+                unknown && list[0] ? "," : "", unknown ? "unknown" : "");
+        if (unrestricted_form)
+            sappend(buf, size, " unrestricted (%s)", packer_reason_describe(r));
+        else
+            sappend(buf, size, ": %s", packer_reason_describe(r));
+        *first = false;
+    }
+}
+
 /* The wanted plan in words, into buf. */
 static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
 {
@@ -387,37 +430,25 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         return;
     }
 
-    /* Several domains: one clause each, packing domains first. */
-    const char *kind = domain_kind(in->cfg->domain);
+    /* Several domains: packing domains one by one, then the others grouped
+     * by reason so a machine with many LLCs still fits on one line. */
     bool first = true;
     if (out->wanted_reason != PACKER_REASON_PACKED) {
         sappend(buf, size, "fallback:");
-        for (int i = 0; i < out->n_domains; i++) {
-            const struct packer_domain_info *d = &out->domains[i];
-            if (d->n_cores == 0)
-                continue;
-            sappend(buf, size, "%s %s %d: %s", first ? "" : ";", kind, d->id, packer_reason_describe(d->reason));
-            first = false;
-        }
+        append_fallback_groups(in, out, buf, size, &first, false);
         return;
     }
     sappend(buf, size, "packed:");
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < out->n_domains; i++) {
-            const struct packer_domain_info *d = &out->domains[i];
-            if (d->n_cores == 0 || d->packed != (pass == 0))
-                continue;
-            sappend(buf, size, "%s %s %d ", first ? "" : ";", kind, d->id);
-            first = false;
-            if (d->packed) {
-                describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
-                sappend(buf, size, "on core%s %s (spare %s)", d->n_chosen > 1 ? "s" : "", cores,
-                        fmt_units(a, sizeof(a), d->chosen_spare_milli));
-            } else {
-                sappend(buf, size, "unrestricted (%s)", packer_reason_describe(d->reason));
-            }
-        }
+    for (int i = 0; i < out->n_domains; i++) {
+        const struct packer_domain_info *d = &out->domains[i];
+        if (d->n_cores == 0 || !d->packed)
+            continue;
+        describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
+        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
+                d->id, d->n_chosen > 1 ? "s" : "", cores, fmt_units(a, sizeof(a), d->chosen_spare_milli));
+        first = false;
     }
+    append_fallback_groups(in, out, buf, size, &first, true);
     sappend(buf, size, "; need jitter %s + headroom %s",
             fmt_units(b, sizeof(b), out->jitter_load_milli), fmt_units(c, sizeof(c), in->cfg->headroom_milli));
 }

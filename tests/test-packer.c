@@ -341,14 +341,14 @@ static const struct plan_case plan_cases[] = {
 
 static void run_case(const struct plan_case *c)
 {
-    struct fake_topo *f = calloc(1, sizeof(*f));
+    static struct fake_topo topo;
+    struct fake_topo *f = &topo;
     struct config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS];
     cpu_set_t expect;
 
     print_message("case: %s\n", c->name);
-    assert_non_null(f);
     topo_build(f, &c->topo);
     config_build(&cfg);
     cfg.domain = c->domain;
@@ -406,7 +406,6 @@ static void run_case(const struct plan_case *c)
             assert_int_equal(ci->applied, ci->chosen);
         }
     }
-    free(f);
 }
 
 static void test_plan_cases(void **state)
@@ -1007,6 +1006,125 @@ static void test_random_hysteresis(void **state)
     free(f);
 }
 
+/* ---- the fixture trees of real machines, read by topology_read ---- */
+
+struct fixture_case {
+    const char *name;
+    const char *tree;
+    const char *util;
+    unsigned jitter_milli;
+    enum pack_domain domain;
+    bool restricted;
+    const char *mask;
+    enum packer_reason reason;
+    const char *summary_has;
+};
+
+static const struct fixture_case fixture_cases[] = {
+    {
+        .name = "POWER9 SMT4 tree: a full-SMT4 core at 100% has 0.5 spare, core 0 packs",
+        .tree = "power9-smt4", .util = "0=1000", .jitter_milli = 200,
+        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+    },
+    {
+        .name = "POWER9 SMT4 tree: core 2 (2 of 4 online, 1.25x) has 0.25 spare, core 5 (3 of 4, 1.375x) 0.375",
+        .tree = "power9-smt4", .util = "8=1000 20=1000", .jitter_milli = 200,
+        .restricted = true, .mask = "20-22", .reason = PACKER_REASON_PACKED,
+        .summary_has = "packed on core 5 (CPUs 20-22): spare 0.375",
+    },
+    {
+        .name = "POWER9 SMT4 tree: only the 2-thread core busy: no room for 0.3",
+        .tree = "power9-smt4", .util = "8=1000 9=200", .jitter_milli = 100,
+        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+    },
+    {
+        .name = "POWER9 SMT4 tree, domain llc (core pairs): LLC 1 cannot pack and keeps its CPUs",
+        .tree = "power9-smt4", .util = "0=1000 8=1000", .jitter_milli = 200, .domain = DOMAIN_LLC,
+        .restricted = true, .mask = "0-3,8-9,12-22,24-31", .reason = PACKER_REASON_PACKED,
+        .summary_has = "packed: LLC 0 on core 0 (spare 0.5); LLC 1 unrestricted (no busy core with room); "
+                       "LLCs 2-3 unrestricted (no busy core); need jitter 0.2 + headroom 0.1",
+    },
+    {
+        .name = "POWER9 SMT8 tree: 2.0x cores, one thread at 100% leaves 1.0",
+        .tree = "power9-smt8", .util = "0=1000 8=1000", .jitter_milli = 900,
+        .restricted = true, .mask = "0-7", .reason = PACKER_REASON_PACKED,
+        .summary_has = "packed on core 0 (CPUs 0-7): spare 1 covers jitter 0.9 + headroom 0.1",
+    },
+    {
+        .name = "POWER9 SMT8 tree: two threads at 100% fill 2.0x; the other busy core takes it",
+        .tree = "power9-smt8", .util = "0=1000 1=1000 8=1000", .jitter_milli = 300,
+        .restricted = true, .mask = "8-15", .reason = PACKER_REASON_PACKED,
+    },
+    {
+        .name = "POWER9 SMT8 tree, domain llc: one core per LLC, so nothing can pack",
+        .tree = "power9-smt8", .util = "0=1000 8=1000", .jitter_milli = 100, .domain = DOMAIN_LLC,
+        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+        .summary_has = "fallback: LLCs 0-1: every core busy; LLCs 2-5: no busy core",
+    },
+    {
+        .name = "x86 2S SMT2 tree: socket 0 packs on core 0 (CPUs 0,8), idle socket 1 keeps its CPUs",
+        .tree = "x86-smt2-2s", .util = "0=1000", .jitter_milli = 100,
+        .restricted = true, .mask = "0,4-8,12-15", .reason = PACKER_REASON_PACKED,
+        .summary_has = "package 1 unrestricted (no busy core)",
+    },
+    {
+        .name = "x86 2S SMT2 tree, domain numa (node per socket): the same split",
+        .tree = "x86-smt2-2s", .util = "0=1000 13=1000", .jitter_milli = 100, .domain = DOMAIN_NUMA,
+        .restricted = true, .mask = "0,5,8,13", .reason = PACKER_REASON_PACKED,
+        .summary_has = "node 0 on core 0 (spare 0.25); node 1 on core 5 (spare 0.25)",
+    },
+    {
+        .name = "this VM's tree: CPU 0 at 70%, CPU 1 idle",
+        .tree = "vm-2cpu", .util = "0=700", .jitter_milli = 100,
+        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .summary_has = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
+    },
+    {
+        .name = "this VM's tree: both CPUs busy",
+        .tree = "vm-2cpu", .util = "0=700 1=400", .jitter_milli = 100,
+        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+    },
+};
+
+static void test_fixture_trees(void **state)
+{
+    for (size_t i = 0; i < ELEMENTSOF(fixture_cases); i++) {
+        const struct fixture_case *c = &fixture_cases[i];
+        char root[4096];
+        struct topology *t = NULL;
+        struct config cfg;
+        struct packer_state st;
+        int util[MAX_TEST_CPUS];
+        cpu_set_t expect;
+
+        print_message("case: %s\n", c->name);
+        snprintf(root, sizeof(root), "%s/%s", TS_FIXTURES, c->tree);
+        assert_int_equal(topology_read(root, &t), 0);
+        assert_true(t->n_cpus <= MAX_TEST_CPUS);
+        config_build(&cfg);
+        cfg.domain = c->domain;
+        util_build(t, c->util, util);
+        packer_state_init(&st);
+        struct packer_input in = { .topo = t, .cap = &cfg.capacity, .cpu_util_milli = util,
+                                   .n_cpu_util = t->n_cpus, .jitter_load_milli = c->jitter_milli,
+                                   .cfg = &cfg, .now_ms = 5 };
+        assert_int_equal(packer_plan(&in, &st, &plan), 0);
+        print_message("  -> %s [%s] %s\n", plan.restricted ? mask_str(&plan.mask) : "unrestricted",
+                      packer_reason_to_string(plan.reason), plan.summary);
+        assert_int_equal(plan.restricted, c->restricted);
+        assert_int_equal(plan.reason, c->reason);
+        if (c->restricted) {
+            assert_int_equal(cpulist_parse(c->mask, &expect), 0);
+            assert_string_equal(mask_str(&plan.mask), mask_str(&expect));
+        } else {
+            assert_true(CPU_EQUAL(&plan.mask, &t->online));
+        }
+        if (c->summary_has)
+            assert_non_null(strstr(plan.summary, c->summary_has));
+        topology_free(t);
+    }
+}
+
 static void test_reason_strings(void **state)
 {
     for (int r = 0; r < _PACKER_REASON_MAX; r++) {
@@ -1035,6 +1153,7 @@ int main(void)
         cmocka_unit_test(test_sticky_cores),
         cmocka_unit_test(test_hotplug_urgent),
         cmocka_unit_test(test_zero_state),
+        cmocka_unit_test(test_fixture_trees),
         cmocka_unit_test(test_random_invariants),
         cmocka_unit_test(test_random_hysteresis),
         cmocka_unit_test(test_reason_strings),
