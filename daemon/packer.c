@@ -262,11 +262,25 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
                                          : (unsigned) ((uint64_t) enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
     if (leave > enter)
         leave = enter;
+    int max_cpu = MIN(MAX(in->topo->n_cpus, 0), CPU_SETSIZE);
+
+    /* Without a per-CPU figure, assume the jitter load runs on the cores of
+     * the plan in effect, evenly: otherwise packing it would eat the very
+     * spare it was packed into, and the plan would flip to "no room" and
+     * back. */
+    unsigned est_jitter = 0;
+    if (!in->cpu_jitter_milli && st->restricted && in->jitter_load_milli > 0) {
+        int n = 0;
+        for (int i = 0; i < in->topo->n_cores; i++)
+            n += set_intersects(&in->topo->cores[i].online, &st->chosen_cpus);
+        if (n > 0)
+            est_jitter = in->jitter_load_milli / (unsigned) n;
+    }
 
     for (int i = 0; i < in->topo->n_cores; i++) {
         const struct topo_core *tc = &in->topo->cores[i];
         struct packer_core_info *ci = &out->cores[out->n_cores++];
-        unsigned util = 0;
+        unsigned util = 0, jitter = 0;
 
         memset(ci, 0, sizeof(*ci));
         ci->core = i;
@@ -274,7 +288,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         ci->n_online = (unsigned) CPU_COUNT(&tc->online);
         if (ci->n_online == 0)
             continue;
-        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        for (int cpu = 0; cpu < max_cpu; cpu++) {
             if (!CPU_ISSET(cpu, &tc->online))
                 continue;
             int u = cpu < in->n_cpu_util && in->cpu_util_milli ? in->cpu_util_milli[cpu] : -1;
@@ -285,15 +299,23 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
             int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
             j = MAX(0, MIN(j, u));
             util += (unsigned) (u - j);
+            jitter += (unsigned) j;
+        }
+        /* A guess may add room but never turns a busy core idle. */
+        unsigned util_for_busy = util;
+        if (est_jitter && set_intersects(&tc->online, &st->chosen_cpus)) {
+            jitter = MIN(est_jitter, util);
+            util -= jitter;
         }
         ci->capacity_milli = capacity_core_milli(in->cap, ci->n_online);
+        ci->jitter_milli = jitter;
         ci->util_milli = util;
         ci->spare_milli = capacity_spare_milli(ci->capacity_milli, util);
         /* A core that was busy leaves the state only below the lower
          * threshold, so load hovering at the threshold does not toggle it. */
         bool was_busy = set_intersects(&tc->online, &st->busy_cpus);
         uint64_t thr = (uint64_t) (was_busy ? leave : enter) * ci->capacity_milli;
-        ci->busy = ci->known && (uint64_t) util * 1000 >= thr;
+        ci->busy = ci->known && (uint64_t) util_for_busy * 1000 >= thr;
         int dom = find_or_add_domain(out, core_domain_id(tc, cfg->domain));
         if (dom < 0)
             return dom;

@@ -4,10 +4,12 @@
  * in, plain structs out, no I/O, no allocation.
  *
  * Policy (TurboSched's wake-up rule turned into a periodic plan):
- * - A core's utilisation is the sum over its online threads, minus the share
- *   of jitter tasks when the caller knows it (jitter must not make a core look
- *   busy, nor eat the room it is itself counted against). Its capacity comes
- *   from its online thread count (capacity_core_milli).
+ * - A core's utilisation is the sum over its online threads minus the share
+ *   of jitter tasks (jitter must not make a core look busy, nor eat the room
+ *   it is itself counted against): per CPU when the caller knows it, else the
+ *   jitter load spread evenly over the cores of the plan in effect (that
+ *   guess adds room but is not used for the busy test: it never turns a busy
+ *   core idle). Its capacity comes from its online thread count.
  * - Busy: util >= busy_threshold x capacity. A core that was busy stays busy
  *   until util < busy_exit x capacity (default 80% of busy_threshold), so a
  *   core hovering at the threshold does not toggle.
@@ -99,7 +101,10 @@ struct packer_input {
     const struct capacity_table *cap;
     const int *cpu_util_milli;     /* per CPU, 0..1000; < 0 = no sample (offline, just onlined) */
     int n_cpu_util;                /* entries in cpu_util_milli; CPUs beyond are "no sample" */
-    const int *cpu_jitter_milli;   /* optional (NULL): share of each CPU's util from jitter tasks */
+    /* Share of each CPU's util that comes from jitter tasks. NULL: estimated
+     * as jitter_load_milli spread evenly over the applied plan's chosen cores
+     * (right when the jitter runs where it was put). Pass it when known. */
+    const int *cpu_jitter_milli;
     unsigned jitter_load_milli;    /* total load of jitter tasks, milli of one CPU */
     const struct config *cfg;      /* busy_threshold, headroom, idle_machine, hold, min_change, domain */
     unsigned busy_exit_milli;      /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
@@ -112,6 +117,7 @@ struct packer_core_info {
     unsigned n_online;
     unsigned capacity_milli;
     unsigned util_milli;           /* sum over online threads, jitter share removed */
+    unsigned jitter_milli;         /* the jitter share removed: measured, or estimated (see below) */
     unsigned spare_milli;
     bool known;                    /* at least one online thread had a sample */
     bool busy;

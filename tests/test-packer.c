@@ -574,6 +574,8 @@ static void seq_init(struct seq *s, const struct topo_spec *spec, unsigned hold_
                                     .n_cpu_util = s->f.t.n_cpus, .cfg = &s->cfg };
 }
 
+static struct seq seq_storage;  /* large: kept off the stack */
+
 /* One tick: returns the applied mask as text ("-" when unrestricted). */
 static const char *seq_tick(struct seq *s, uint64_t now_ms, const char *util, unsigned jitter_milli)
 {
@@ -586,8 +588,7 @@ static const char *seq_tick(struct seq *s, uint64_t now_ms, const char *util, un
 
 static void test_hold_before_apply(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
 
     /* the plan must be wanted for hold_ms before it applies */
@@ -621,13 +622,11 @@ static void test_hold_before_apply(void **state)
     assert_string_equal(seq_tick(s, 2500, "0=1000 1=1000 2=1000 3=1000", 200), "-");
     assert_true(plan.changed);
     assert_int_equal(plan.reason, PACKER_REASON_NO_ROOM);
-    free(s);
 }
 
 static void test_candidate_restarts(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=900", 200), "-");
@@ -638,15 +637,17 @@ static void test_candidate_restarts(void **state)
     assert_string_equal(seq_tick(s, 1000, "0=900 4=900", 800), "-");
     assert_string_equal(seq_tick(s, 1500, "0=900 4=900", 800), "-");
     assert_string_equal(seq_tick(s, 1750, "0=900 4=900", 800), "0-7");
-    free(s);
 }
 
 /* Load flapping every tick between two plans never moves the mask. */
 static void test_flapping_load(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
+    /* measured: none of the jitter runs on the busy threads, so the load
+     * below really asks for one core, then two */
+    static const int no_jitter[MAX_TEST_CPUS];
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
+    s->in.cpu_jitter_milli = no_jitter;
 
     uint64_t t = 0;
     for (; t <= 1000; t += 250)
@@ -663,19 +664,18 @@ static void test_flapping_load(void **state)
 
     /* the same flapping with hold 0 does move it every tick: the hold is what helps */
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
+    s->in.cpu_jitter_milli = no_jitter;
     changes = 0;
     for (t = 0; t <= 5000; t += 250) {
         seq_tick(s, t, "0=900 4=900", (t / 250) % 2 ? 800 : 200);
         changes += plan.changed;
     }
     assert_int_equal(changes, 21);
-    free(s);
 }
 
 static void test_min_change(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 5000);
 
     /* the first change is not delayed: nothing changed before it */
@@ -693,14 +693,12 @@ static void test_min_change(void **state)
     assert_string_equal(seq_tick(s, 6000, "0=900 4=900 8=900 12=900", 200), "8-11");
     assert_int_equal(plan.wait_left_ms, 4100);
     assert_string_equal(seq_tick(s, 10100, "0=900 4=900 8=900 12=900", 200), "-");
-    free(s);
 }
 
 /* With both: the longer of the two waits. */
 static void test_hold_and_min_change(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 3000);
 
     assert_string_equal(seq_tick(s, 0, "0=900", 200), "-");
@@ -712,14 +710,12 @@ static void test_hold_and_min_change(void **state)
     assert_int_equal(plan.wait, PACKER_WAIT_MIN_CHANGE);
     assert_string_equal(seq_tick(s, 3999, "8=900", 200), "0-3");
     assert_string_equal(seq_tick(s, 4000, "8=900", 200), "8-11");
-    free(s);
 }
 
 /* A core hovering at the threshold stays busy until it drops below 80% of it. */
 static void test_busy_hysteresis(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     /* SMT4 capacity 1500: enter at 187.5, leave below 150 */
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
 
@@ -744,14 +740,12 @@ static void test_busy_hysteresis(void **state)
     assert_true(plan.cores[1].busy);
     seq_tick(s, 2000, "0=900 4=179", 100);
     assert_false(plan.cores[1].busy);
-    free(s);
 }
 
 /* Small shifts in spare between busy cores do not move the jitter. */
 static void test_sticky_cores(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=950", 200), "0-3");
@@ -759,22 +753,62 @@ static void test_sticky_cores(void **state)
     assert_string_equal(seq_tick(s, 250, "0=950 4=900", 200), "0-3");
     assert_false(plan.changed);
     assert_int_equal(plan.wait, PACKER_WAIT_NONE);
-    /* core 0 can no longer cover it: core 1 takes over */
-    assert_string_equal(seq_tick(s, 500, "0=1000 1=300 4=900", 200), "4-7");
+    /* core 0 can no longer cover it, even counting the jitter it carries
+     * (1.5 - (1.5 - 0.2) = 0.2 < 0.3): core 1 takes over */
+    assert_string_equal(seq_tick(s, 500, "0=1000 1=500 4=900", 200), "4-7");
     /* a fresh state picks the most spare */
     packer_state_init(&s->st);
     assert_string_equal(seq_tick(s, 750, "0=950 4=900", 200), "4-7");
     /* kept cores are given up when fewer would do: two kept, one suffices */
+    packer_state_init(&s->st);
     assert_string_equal(seq_tick(s, 1000, "0=900 4=900", 800), "0-7");
     assert_string_equal(seq_tick(s, 1250, "0=900 4=900", 400), "0-3");
-    free(s);
+}
+
+/* Packed jitter adds to its core's util; that must not read as "no room". */
+static void test_jitter_on_its_core(void **state)
+{
+    struct seq *s = &seq_storage;
+    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+
+    /* jitter 0.12 on CPU 1, intensive 0.7 on CPU 0: 0.3 spare covers 0.22 */
+    assert_string_equal(seq_tick(s, 0, "0=700 1=120", 120), "0");
+    /* the jitter moved in: CPU 0 reads 0.82, yet the plan stands */
+    assert_string_equal(seq_tick(s, 250, "0=820 1=0", 120), "0");
+    assert_int_equal(plan.wanted_reason, PACKER_REASON_PACKED);
+    assert_int_equal(plan.cores[0].jitter_milli, 120);
+    assert_int_equal(plan.cores[0].util_milli, 700);
+    assert_int_equal(plan.cores[0].spare_milli, 300);
+    /* the intensive load grows: now there is really no room */
+    assert_string_equal(seq_tick(s, 500, "0=950 1=0", 120), "-");
+    assert_int_equal(plan.reason, PACKER_REASON_NO_ROOM);
+    /* no plan in effect, nothing is credited */
+    seq_tick(s, 750, "0=820 1=0", 120);
+    assert_int_equal(plan.cores[0].jitter_milli, 0);
+    assert_false(plan.restricted);
+
+    /* measured per-CPU jitter replaces the guess */
+    int jitter[2] = { 30, 0 };
+    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    s->in.cpu_jitter_milli = jitter;
+    assert_string_equal(seq_tick(s, 0, "0=700", 120), "0");
+    assert_string_equal(seq_tick(s, 250, "0=820", 120), "-");
+    assert_int_equal(plan.cores[0].jitter_milli, 30);
+    assert_int_equal(plan.cores[0].util_milli, 790);
+
+    /* the guess keeps a core busy that only jitter would keep busy: it adds
+     * room, it does not decide */
+    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    assert_string_equal(seq_tick(s, 0, "0=700", 100), "0");
+    seq_tick(s, 250, "0=150 1=0", 100);
+    assert_true(plan.cores[0].busy);
+    assert_int_equal(plan.cores[0].util_milli, 50);
 }
 
 /* CPUs of the applied mask went offline: the new plan applies at once. */
 static void test_hotplug_urgent(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 10000);
 
     seq_tick(s, 0, "0=900", 200);
@@ -788,20 +822,17 @@ static void test_hotplug_urgent(void **state)
     /* without an offline CPU in the mask the usual waits apply again */
     assert_string_equal(seq_tick(s, 1500, "8=900", 200), "4-7");
     assert_int_equal(plan.wait, PACKER_WAIT_HOLD);
-    free(s);
 }
 
 /* A zeroed state behaves like an initialised one. */
 static void test_zero_state(void **state)
 {
-    struct seq *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
+    struct seq *s = &seq_storage;
     seq_init(s, &(struct topo_spec) THIS_MACHINE, 500, 0);
     memset(&s->st, 0, sizeof(s->st));
     assert_string_equal(seq_tick(s, 0, "0=700", 100), "-");
     assert_int_equal(plan.wait, PACKER_WAIT_HOLD);
     assert_string_equal(seq_tick(s, 500, "0=700", 100), "0");
-    free(s);
 }
 
 /* ---- properties over random machines and loads (fixed seed) ---- */
@@ -1151,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_hold_and_min_change),
         cmocka_unit_test(test_busy_hysteresis),
         cmocka_unit_test(test_sticky_cores),
+        cmocka_unit_test(test_jitter_on_its_core),
         cmocka_unit_test(test_hotplug_urgent),
         cmocka_unit_test(test_zero_state),
         cmocka_unit_test(test_fixture_trees),
