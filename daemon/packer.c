@@ -123,6 +123,21 @@ static bool set_intersects(const cpu_set_t *a, const cpu_set_t *b)
     return CPU_COUNT(&x) > 0;
 }
 
+/* Next CPU of s at or after from, or -1. A word at a time: a core's few
+ * threads sit in a 1024-bit set, and this runs for every core every tick. */
+static int set_next(const cpu_set_t *s, int from)
+{
+    const int bits = 8 * (int) sizeof(s->__bits[0]);
+    for (int w = from / bits; from >= 0 && w < (int) ELEMENTSOF(s->__bits); w++) {
+        __cpu_mask m = s->__bits[w];
+        if (w == from / bits)
+            m &= ~(__cpu_mask) 0 << (from % bits);
+        if (m)
+            return w * bits + __builtin_ctzl(m);
+    }
+    return -1;
+}
+
 static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, const cpu_set_t *b)
 {
     if (a_restricted != b_restricted)
@@ -130,45 +145,56 @@ static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, 
     return !a_restricted || CPU_EQUAL(a, b);
 }
 
-/* Mask of all online threads of the cores of one domain. */
-static void domain_online(const struct packer_input *in, const struct packer_plan *out, int dom, cpu_set_t *set)
+/* The cores of each domain, grouped, and which of them the plan in effect
+ * (kept[0]) or the pending candidate (kept[1]) uses: per-domain work then
+ * stays linear in the size of the domain. */
+struct members {
+    int start[PACKER_MAX_DOMAINS + 1];
+    int core[PACKER_MAX_CORES];        /* indices into plan.cores */
+    bool kept[2][PACKER_MAX_CORES];
+};
+
+#define FOREACH_MEMBER(m, dom, i) \
+    for (int _k = (m)->start[dom], i; _k < (m)->start[(dom) + 1] && ((i) = (m)->core[_k], 1); _k++)
+
+static void members_build(const struct packer_input *in, const struct packer_state *st,
+                          const struct packer_plan *out, struct members *m)
 {
+    int count[PACKER_MAX_DOMAINS + 1] = { 0 };
+    for (int i = 0; i < out->n_cores; i++)
+        if (out->cores[i].domain >= 0)
+            count[out->cores[i].domain + 1]++;
+    m->start[0] = 0;
+    for (int d = 0; d < out->n_domains; d++)
+        m->start[d + 1] = m->start[d] + count[d + 1];
+    int fill[PACKER_MAX_DOMAINS];
+    memcpy(fill, m->start, sizeof(int) * (size_t) out->n_domains);
     for (int i = 0; i < out->n_cores; i++) {
         const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain != dom)
-            continue;
-        CPU_OR(set, set, &in->topo->cores[ci->core].online);
+        const cpu_set_t *online = &in->topo->cores[ci->core].online;
+        if (ci->domain >= 0)
+            m->core[fill[ci->domain]++] = i;
+        m->kept[0][i] = st->restricted && set_intersects(online, &st->chosen_cpus);
+        m->kept[1][i] = st->has_candidate && st->cand_restricted && set_intersects(online, &st->cand_chosen_cpus);
     }
 }
 
-/* Spare and count of the busy cores of domain dom whose threads meet keep. */
-static unsigned kept_spare(const struct packer_input *in, const struct packer_plan *out, int dom,
-                           const cpu_set_t *keep, int *n)
+/* Spare and count of the busy cores of domain dom in keep set t. */
+static unsigned kept_spare(const struct packer_plan *out, const struct members *m, int dom, int t, int *n)
 {
     unsigned spare = 0;
     *n = 0;
-    for (int i = 0; i < out->n_cores; i++) {
-        const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain != dom || !ci->busy || !set_intersects(&in->topo->cores[ci->core].online, keep))
+    FOREACH_MEMBER(m, dom, i) {
+        if (!out->cores[i].busy || !m->kept[t][i])
             continue;
-        spare += ci->spare_milli;
+        spare += out->cores[i].spare_milli;
         (*n)++;
     }
     return spare;
 }
 
-static void choose_kept(const struct packer_input *in, struct packer_plan *out, int dom, const cpu_set_t *keep)
-{
-    for (int i = 0; i < out->n_cores; i++) {
-        struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain == dom && ci->busy && set_intersects(&in->topo->cores[ci->core].online, keep))
-            ci->chosen = true;
-    }
-}
-
 /* Plan one domain: fill its reason and mark its chosen cores. */
-static void plan_domain(const struct packer_input *in, const struct packer_state *st,
-                        struct packer_plan *out, int dom)
+static void plan_domain(const struct members *m, struct packer_plan *out, int dom)
 {
     struct packer_domain_info *d = &out->domains[dom];
     int order[PACKER_MAX_CORES];
@@ -190,9 +216,9 @@ static void plan_domain(const struct packer_input *in, const struct packer_state
     /* Most spare first: taking the largest spares is what reaches the need
      * with the fewest cores. Ties go to the lower index so the choice is
      * stable from one tick to the next. */
-    for (int i = 0; i < out->n_cores; i++) {
+    FOREACH_MEMBER(m, dom, i) {
         const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain != dom || !ci->busy)
+        if (!ci->busy)
             continue;
         int j = n++;
         while (j > 0 && out->cores[order[j - 1]].spare_milli < ci->spare_milli) {
@@ -209,18 +235,13 @@ static void plan_domain(const struct packer_input *in, const struct packer_state
     /* Keep the cores already in use (applied, else the pending candidate)
      * while they still do the job with no more cores than needed, so small
      * shifts in spare between busy cores do not move the jitter around. */
-    const cpu_set_t *keeps[2] = { NULL, NULL };
-    if (st->restricted)
-        keeps[0] = &st->chosen_cpus;
-    if (st->has_candidate && st->cand_restricted)
-        keeps[1] = &st->cand_chosen_cpus;
     for (int t = 0; t < 2; t++) {
         int kn;
-        if (!keeps[t])
-            continue;
-        unsigned ks = kept_spare(in, out, dom, keeps[t], &kn);
+        unsigned ks = kept_spare(out, m, dom, t, &kn);
         if (kn > 0 && kn <= k && ks >= out->need_milli) {
-            choose_kept(in, out, dom, keeps[t]);
+            FOREACH_MEMBER(m, dom, i)
+                if (out->cores[i].busy && m->kept[t][i])
+                    out->cores[i].chosen = true;
             d->reason = PACKER_REASON_PACKED;
             d->packed = true;
             goto done;
@@ -231,9 +252,9 @@ static void plan_domain(const struct packer_input *in, const struct packer_state
     d->reason = PACKER_REASON_PACKED;
     d->packed = true;
 done:
-    for (int i = 0; i < out->n_cores; i++) {
+    FOREACH_MEMBER(m, dom, i) {
         const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain == dom && ci->chosen) {
+        if (ci->chosen) {
             d->n_chosen++;
             d->chosen_spare_milli += ci->spare_milli;
         }
@@ -262,7 +283,6 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
                                          : (unsigned) ((uint64_t) enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
     if (leave > enter)
         leave = enter;
-    int max_cpu = MIN(MAX(in->topo->n_cpus, 0), CPU_SETSIZE);
 
     /* Without a per-CPU figure, assume the jitter load runs on the cores of
      * the plan in effect, evenly: otherwise packing it would eat the very
@@ -288,9 +308,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         ci->n_online = (unsigned) CPU_COUNT(&tc->online);
         if (ci->n_online == 0)
             continue;
-        for (int cpu = 0; cpu < max_cpu; cpu++) {
-            if (!CPU_ISSET(cpu, &tc->online))
-                continue;
+        for (int cpu = set_next(&tc->online, 0); cpu >= 0; cpu = set_next(&tc->online, cpu + 1)) {
             int u = cpu < in->n_cpu_util && in->cpu_util_milli ? in->cpu_util_milli[cpu] : -1;
             if (u < 0)
                 continue;
@@ -538,25 +556,26 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             out->domains[i].reason = PACKER_REASON_IDLE_MACHINE;
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
+        struct members m;
         cpu_set_t mask;
         bool any_packed = false;
         int heaviest = -1;
 
+        members_build(in, st, out, &m);
         CPU_ZERO(&mask);
-        for (int i = 0; i < out->n_domains; i++) {
-            struct packer_domain_info *d = &out->domains[i];
-            plan_domain(in, st, out, i);
+        for (int dom = 0; dom < out->n_domains; dom++) {
+            struct packer_domain_info *d = &out->domains[dom];
+            plan_domain(&m, out, dom);
+            /* Jitter never crosses domains: a domain that cannot pack keeps
+             * all its CPUs for its own jitter. */
+            FOREACH_MEMBER(&m, dom, i)
+                if (!d->packed || out->cores[i].chosen)
+                    CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
             if (d->packed) {
                 any_packed = true;
-                for (int c = 0; c < out->n_cores; c++)
-                    if (out->cores[c].domain == i && out->cores[c].chosen)
-                        CPU_OR(&mask, &mask, &in->topo->cores[out->cores[c].core].online);
             } else {
-                /* Jitter never crosses domains: a domain that cannot pack
-                 * keeps all its CPUs for its own jitter. */
-                domain_online(in, out, i, &mask);
                 if (heaviest < 0 || d->util_milli > out->domains[heaviest].util_milli)
-                    heaviest = i;
+                    heaviest = dom;
             }
         }
         /* A packing domain leaves out at least its non-busy cores, so the
