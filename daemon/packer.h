@@ -27,14 +27,26 @@
  *   Every packing domain must cover the whole jitter load: one affinity mask
  *   lets a jitter task run on any domain's chosen cores.
  * - The mask is the union over domains: chosen cores' online threads for
- *   domains that pack, all online CPUs for domains that fall back. A mask that
- *   covers every online CPU is "no restriction".
+ *   domains that pack, all online CPUs for domains that fall back. When no
+ *   domain packs there is no restriction; the overall fallback reason is that
+ *   of the most loaded domain.
+ * - Which domain: package (default) keeps every idle core of a chip idle, which
+ *   is what the power budget cares about. llc/numa keep jitter near its cache
+ *   or memory, at a price: an LLC or node without a busy core stays open to
+ *   its own jitter, and with one core per LLC (POWER9 SMT8) nothing can pack.
  * - Hysteresis: a mask different from the applied one becomes a candidate;
  *   it is applied once it has been wanted on every call for hold_ms, and no
  *   sooner than min_change_ms after the previous change. Candidates are
  *   compared by mask, so switching between two fallback reasons (same "no
  *   restriction") does not restart the clock. If CPUs of the applied mask went
- *   offline, the new plan applies at once.
+ *   offline, the new plan applies at once. The first plan waits too: the
+ *   daemon starts unrestricted.
+ *
+ * struct packer_plan is ~43 KB (fixed arrays, no allocation): keep it on the
+ * heap or static. Its restricted/mask/reason are the plan in effect; the
+ * per-core and per-domain details and the summary describe this call's
+ * wanted plan (the summary says "holding: ..." while it waits). After a
+ * config reload, packer_state_init starts over from "no restriction".
  */
 #pragma once
 #include <sched.h>
