@@ -331,9 +331,14 @@ static int read_cpu_llc(struct reader *rd, int cpu)
     _cleanup_(closedirp) DIR *d = opendir(dir);
     if (!d)
         return 0;  /* no cache information: see the package fallback */
+    /* The highest level wins, the lowest index among equals, so the answer
+     * does not depend on readdir order. */
+    int best_index = -1;
+    unsigned best_level = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (name_number(de->d_name, "index") < 0)
+        int index = name_number(de->d_name, "index");
+        if (index < 0)
             continue;
         r = pathf(path, sizeof path, "%s/%s/level", dir, de->d_name);
         if (r < 0)
@@ -348,22 +353,20 @@ static int read_cpu_llc(struct reader *rd, int cpu)
             log_err("reading topology: %s: not a cache level: '%s'", path, buf);
             return -EINVAL;
         }
-        if (c->has_llc && level <= c->llc_level)
-            continue;
-        r = pathf(path, sizeof path, "%s/%s/shared_cpu_list", dir, de->d_name);
-        if (r < 0)
-            return r;
-        bool found;
-        cpu_set_t shared;
-        r = read_cpulist(path, &found, &shared);
-        if (r < 0)
-            return r;
-        if (!found)
-            continue;
-        c->has_llc = true;
-        c->llc_level = level;
-        c->llc = shared;
+        if (best_index < 0 || level > best_level || (level == best_level && index < best_index)) {
+            best_index = index;
+            best_level = level;
+        }
     }
+    if (best_index < 0)
+        return 0;
+    r = pathf(path, sizeof path, "%s/index%d/shared_cpu_list", dir, best_index);
+    if (r < 0)
+        return r;
+    r = read_cpulist(path, &c->has_llc, &c->llc);
+    if (r < 0)
+        return r;
+    c->llc_level = best_level;
     return 0;
 }
 
