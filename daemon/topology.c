@@ -536,12 +536,12 @@ static void build_llcs(struct reader *rd, struct topology *t)
 {
     int n = rd->n_cpus;
     int *parent = rd->parent;
-    int cacheless_of_pkg[CPU_SETSIZE];  /* first cache-less CPU of each core's package, by core */
+    int pkg_cacheless[CPU_SETSIZE];  /* by a package's first core: its first cache-less CPU */
 
     for (int cpu = 0; cpu < n; cpu++)
         parent[cpu] = cpu;
     for (int i = 0; i < t->n_cores; i++) {
-        cacheless_of_pkg[i] = -1;
+        pkg_cacheless[i] = -1;
         int first = -1;
         for (int cpu = 0; cpu < n; cpu++) {
             if (!CPU_ISSET(cpu, &t->cores[i].threads))
@@ -563,16 +563,15 @@ static void build_llcs(struct reader *rd, struct topology *t)
                     uf_union(parent, cpu, s);
             continue;
         }
-        /* Cores of one package are contiguous after the sort: find the
-         * package's first cache-less CPU among earlier cores. */
-        int pkg = t->cores[ci].package, anchor = -1;
-        for (int j = ci; j >= 0 && t->cores[j].package == pkg; j--)
-            if (cacheless_of_pkg[j] >= 0)
-                anchor = cacheless_of_pkg[j];
-        if (anchor >= 0)
-            uf_union(parent, anchor, cpu);
+        /* Cores of one package are contiguous after the sort: the package's
+         * first core holds its first cache-less CPU. */
+        int first_core = ci;
+        while (first_core > 0 && t->cores[first_core - 1].package == t->cores[ci].package)
+            first_core--;
+        if (pkg_cacheless[first_core] >= 0)
+            uf_union(parent, pkg_cacheless[first_core], cpu);
         else
-            cacheless_of_pkg[ci] = cpu;
+            pkg_cacheless[first_core] = cpu;
     }
 
     int dense[CPU_SETSIZE];
@@ -746,6 +745,11 @@ static void print_package_name(FILE *f, int package)
 void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap)
 {
     int online_total = CPU_COUNT(&t->online), present_total = CPU_COUNT(&t->present);
+    struct capacity_table fallback;
+    if (!cap) {
+        capacity_table_default(&fallback);
+        cap = &fallback;
+    }
 
     for (int i = 0; i < t->n_cores;) {
         int pkg = t->cores[i].package, end = i, online = 0, known_offline = 0;

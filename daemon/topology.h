@@ -49,5 +49,6 @@ bool topology_equal(const struct topology *a, const struct topology *b);
 
 struct capacity_table;
 /* Human-readable layout for --print-topology: per package, each core with its
- * online and offline threads and its capacity factor, then a summary line. */
+ * online and offline threads and its capacity factor, then a summary line.
+ * cap NULL: capacity_table_default. */
 void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap);

@@ -464,6 +464,30 @@ static void test_missing_optional_files(void **state)
     remove_tree(root);
 }
 
+/* CPUs without cache/ share an LLC group with the package's other cache-less
+ * CPUs, while the rest keep the groups their lists give. */
+static void test_partial_cache_info(void **state)
+{
+    _cleanup_free_ char *root = copy_fixture("power9-smt4");
+    for (int cpu = 16; cpu < 32; cpu++) {
+        char rel[128];
+        if (cpu == 23)
+            continue;  /* offline: no cache/ already */
+        snprintf(rel, sizeof rel, "cpu/cpu%d/cache", cpu);
+        tree_remove(root, rel);
+    }
+    struct topology *t = read_ok(root);
+    assert_int_equal(t->n_llcs, 3);
+    assert_int_equal(t->cores[0].llc, t->cores[1].llc);
+    assert_int_equal(t->cores[2].llc, t->cores[3].llc);
+    assert_int_not_equal(t->cores[1].llc, t->cores[2].llc);
+    for (int i = 5; i < 8; i++)
+        assert_int_equal(t->cores[i].llc, t->cores[4].llc);
+    assert_int_equal(t->cpus[31].llc, t->cores[4].llc);
+    topology_free(t);
+    remove_tree(root);
+}
+
 /* ---- errors ---- */
 
 static void test_missing_root(void **state)
@@ -622,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_equal_after_offline),
         cmocka_unit_test(test_offline_with_topology),
         cmocka_unit_test(test_missing_optional_files),
+        cmocka_unit_test(test_partial_cache_info),
         cmocka_unit_test(test_missing_root),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_odd_contents),
