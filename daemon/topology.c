@@ -696,6 +696,19 @@ int topology_read(const char *root, struct topology **ret)
     return 0;
 }
 
+int topology_read_online(const char *root, cpu_set_t *ret)
+{
+    char path[PATH_MAX];
+    bool found;
+    int r = path_join(path, sizeof path, root, CPU_SYSFS "/online");
+    if (r < 0)
+        return r;
+    r = read_cpulist(path, &found, ret);
+    if (r < 0)
+        return r;
+    return found ? 0 : -ENOENT;
+}
+
 void topology_free(struct topology *t)
 {
     if (!t)

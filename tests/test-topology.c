@@ -368,6 +368,24 @@ static void test_equal_after_offline(void **state)
     remove_tree(root);
 }
 
+static void test_read_online(void **state)
+{
+    cpu_set_t online;
+    assert_int_equal(topology_read_online(FIXTURE("power9-smt4"), &online), 0);
+    assert_set(&online, "0-9,12-22,24-31");
+
+    struct topology *t = read_ok(NULL);
+    assert_int_equal(topology_read_online(NULL, &online), 0);
+    assert_true(CPU_EQUAL(&online, &t->online));
+    topology_free(t);
+
+    assert_int_equal(topology_read_online("/nonexistent/turbosched-root", &online), -ENOENT);
+    _cleanup_free_ char *root = copy_fixture("vm-2cpu");
+    tree_write(root, "cpu/online", "0-");
+    assert_int_equal(topology_read_online(root, &online), -EINVAL);
+    remove_tree(root);
+}
+
 /* A tree that shows an offline CPU's topology: it counts in its core. */
 static void test_offline_with_topology(void **state)
 {
@@ -644,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_vm_2cpu),
         cmocka_unit_test(test_equal_same_tree),
         cmocka_unit_test(test_equal_after_offline),
+        cmocka_unit_test(test_read_online),
         cmocka_unit_test(test_offline_with_topology),
         cmocka_unit_test(test_missing_optional_files),
         cmocka_unit_test(test_partial_cache_info),
