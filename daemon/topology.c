@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 
 #define CPU_SYSFS "/sys/devices/system/cpu"
-#define _cleanup_(f) __attribute__((cleanup(f)))
 #define NODE_SYSFS "/sys/devices/system/node"
+#define _cleanup_(f) __attribute__((cleanup(f)))
 
 /* What one cpuN directory says, before cores are formed. */
 struct cpu_raw {
