@@ -72,8 +72,9 @@ spawn() {
     printf -v "$__var" '%s' "$pid"
 }
 
+# start_driver [--dry-run]
 start_driver() {
-    coproc DRV { exec "$DRIVER" "$STATE" 2>>"$TMP/driver.log"; }
+    coproc DRV { exec "$DRIVER" "$@" "$STATE" 2>>"$TMP/driver.log"; }
     DRV_PID=$DRV_PID
     DRV_IN=${DRV[1]}
     DRV_OUT=${DRV[0]}
@@ -153,8 +154,27 @@ check "pack D" drv_is pack "$D" 0 "ok 1"
 kill -9 "$D"; wait "$D" 2>/dev/null
 check "restore of an exited task" drv_is restore "$D" "ok 0"
 check "nothing recorded" drv_is count "ok 0"
-stop_driver
+
+# a clean stop: restore everything, flush, and the state file goes
+spawn H sleep 1000
+wait_for 10 test -e "/proc/$H/status"
+check "pack H" drv_is pack "$H" 0 "ok 1"
+check "flush" drv_is flush "ok 0"
+check "state file written" test -s "$STATE"
+check "restore-all" drv_is restore-all "ok 1"
+check "H has its original back" affinity_is "$H" "$ORIG"
+check "flush after restore-all" drv_is flush "ok 0"
 check "no state file after a clean stop" absent "$STATE"
+stop_driver
+
+# dry run: decides and says so, changes nothing
+start_driver --dry-run
+check "dry run: would pack" drv_is pack "$H" 0 "ok 1"
+check "dry run: mask unchanged" affinity_is "$H" "$ORIG"
+check "dry run: change logged" grep -q "would set pid $H (sleep) affinity $ORIG -> 0" "$TMP/driver.log"
+check "dry run: flush writes nothing" drv_is flush "ok 0"
+check "dry run: no state file" absent "$STATE"
+stop_driver
 
 # --- recovery after kill -9 ----------------------------------------------------------------
 spawn E sleep 1000
