@@ -46,3 +46,8 @@ int topology_read(const char *root, struct topology **ret);
 void topology_free(struct topology *t);
 /* Same layout? Used to notice hotplug and SMT switches between ticks. */
 bool topology_equal(const struct topology *a, const struct topology *b);
+
+struct capacity_table;
+/* Human-readable layout for --print-topology: per package, each core with its
+ * online and offline threads and its capacity factor, then a summary line. */
+void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap);
