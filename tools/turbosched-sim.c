@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "load.h"
 #include "power_capacity.h"
 #include "topology.h"
 #include "util.h"
@@ -111,7 +112,7 @@ static struct params P = {
     .min_change_ms = 5000,
     .half_life_ms = 2000,
     .busy_threshold_milli = 125,
-    .headroom_milli = 250,
+    .headroom_milli = 100,
     .idle_machine_milli = 50,
     .wof_by_quad = false,
     .seed = 1,
@@ -136,6 +137,7 @@ struct task {
     double freq_time;             /* intensive: integral of frequency while running */
     double run_time;
     double busy_tick_us;          /* jitter: running time in the current daemon tick */
+    unsigned daemon_util;         /* jitter: the daemon's smoothed view of its utilisation */
 };
 
 struct cpu {
@@ -148,7 +150,7 @@ struct cpu {
     double transient_until;       /* woken only to run a timer interrupt */
     int idle_state;               /* when idle: chosen stop state */
     double util;                  /* PELT-like, 0..1000 */
-    double busy_tick_us, jitter_tick_us;
+    double busy_tick_us;          /* running time in the current daemon tick */
 };
 
 struct sim {
@@ -177,7 +179,7 @@ struct sim {
     struct config cfg;
     struct packer_state pst;
     struct packer_plan *plan;
-    double cpu_util_s[MAX_CPUS], cpu_jit_s[MAX_CPUS], jit_load_s;
+    unsigned cpu_util_s[MAX_CPUS];
     bool smooth_init;
 #endif
 };
@@ -430,7 +432,6 @@ static void advance(struct sim *s, double dt)
             struct task *t = &s->tasks[c->cur];
             t->left_cycles -= rate * dt;
             t->busy_tick_us += dt;
-            c->jitter_tick_us += dt;
         } else if (c->home >= 0 && measuring) {
             struct task *t = &s->tasks[c->home];
             t->ops += rate * dt;
@@ -599,46 +600,34 @@ static void daemon_setup(struct sim *s)
     s->smooth_init = false;
 }
 
-static double ewma(double prev, double sample, double dt_ms)
-{
-    if (P.half_life_ms == 0)
-        return sample;
-    double w = exp2(-dt_ms / P.half_life_ms);
-    return prev * w + sample * (1 - w);
-}
-
-/* What the daemon does every tick: per-CPU utilisation from /proc/stat
- * deltas, jitter tasks' share from their CPU time, smoothed; packer_plan();
- * the mask becomes every jitter task's affinity. */
+/* What the daemon's tick does (engine.c): per-CPU utilisation from /proc/stat
+ * deltas smoothed with load_ewma(), each jitter task's CPU time since the last
+ * tick smoothed the same way and summed into the jitter load, then
+ * packer_plan(); a changed mask becomes every jitter task's affinity. */
 static void turboschedd_tick(struct sim *s)
 {
-    int util[MAX_CPUS], jit[MAX_CPUS];
+    int util[MAX_CPUS];
     double tick_us = P.tick_ms * 1000.0;
-    double jload = 0;
+    unsigned jload = 0;
 
     for (int i = 0; i < s->n_tasks; i++) {
         struct task *t = &s->tasks[i];
-        if (t->kind == T_JITTER) {
-            jload += t->busy_tick_us / tick_us * 1000.0;
-            t->busy_tick_us = 0;
-        }
+        if (t->kind != T_JITTER)
+            continue;
+        unsigned sample = (unsigned) MIN(1000.0, t->busy_tick_us / tick_us * 1000.0);
+        t->busy_tick_us = 0;
+        /* the first tick only records the runtime: no delta yet */
+        if (s->smooth_init)
+            t->daemon_util = load_ewma(t->daemon_util, sample, P.tick_ms, P.half_life_ms);
+        jload += t->daemon_util;
     }
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
-        double u = MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
-        double j = MIN(u, c->jitter_tick_us / tick_us * 1000.0);
-        c->busy_tick_us = c->jitter_tick_us = 0;
-        if (!s->smooth_init) {
-            s->cpu_util_s[i] = u;
-            s->cpu_jit_s[i] = j;
-        } else {
-            s->cpu_util_s[i] = ewma(s->cpu_util_s[i], u, P.tick_ms);
-            s->cpu_jit_s[i] = ewma(s->cpu_jit_s[i], j, P.tick_ms);
-        }
-        util[i] = (int) lround(s->cpu_util_s[i]);
-        jit[i] = (int) lround(s->cpu_jit_s[i]);
+        unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
+        c->busy_tick_us = 0;
+        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, P.tick_ms, P.half_life_ms) : u;
+        util[i] = (int) s->cpu_util_s[i];
     }
-    s->jit_load_s = s->smooth_init ? ewma(s->jit_load_s, jload, P.tick_ms) : jload;
     s->smooth_init = true;
 
     struct packer_input in = {
@@ -646,8 +635,8 @@ static void turboschedd_tick(struct sim *s)
         .cap = &s->cap,
         .cpu_util_milli = util,
         .n_cpu_util = s->n_cpus,
-        .cpu_jitter_milli = jit,
-        .jitter_load_milli = (unsigned) lround(s->jit_load_s),
+        .cpu_jitter_milli = NULL,     /* the daemon does not attribute CPU time per CPU */
+        .jitter_load_milli = jload,
         .cfg = &s->cfg,
         .now_ms = (uint64_t) llround(s->now / 1000.0),
     };
