@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -804,12 +806,17 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     s->measure_from = P.warmup_s * 1e6;
     s->end = s->measure_from + P.measure_s * 1e6;
     s->f_mhz = s->f_table[n_active_units(s)];
-    s->next_wof = P.wof_interval_us;
     s->next_tick = pol->tick ? P.tick_ms * 1000.0 : NEVER;
 
     while (s->now < s->end) {
         /* next event */
-        double t_next = MIN(s->end, MIN(s->next_wof, s->next_tick));
+        double t_next = MIN(s->end, s->next_tick);
+        /* a WOF pass only matters while the limit is above the frequency */
+        s->next_wof = NEVER;
+        if (s->f_mhz < s->f_table[n_active_units(s)]) {
+            s->next_wof = (floor(s->now / P.wof_interval_us + 1e-9) + 1) * P.wof_interval_us;
+            t_next = MIN(t_next, s->next_wof);
+        }
         if (s->now < s->measure_from)
             t_next = MIN(t_next, s->measure_from);
         double share[MAX_CORES];
@@ -861,10 +868,8 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
                 cpu_go_idle_if_empty(s, i);
             }
         }
-        if (s->now >= s->next_wof - eps) {
+        if (s->now >= s->next_wof - eps)
             wof = true;
-            s->next_wof += P.wof_interval_us;
-        }
         if (s->now >= s->next_tick - eps) {
             s->next_tick += P.tick_ms * 1000.0;
             pol->tick(s);
@@ -895,16 +900,65 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
 enum { POL_CFS, POL_TS, POL_ISO1, POL_ISO2, POL_TSD, N_POL };
 static const char *const pol_names[N_POL] = { "cfs", "turbosched", "iso1", "iso2", "turboschedd" };
 
+#define MAX_WORKERS 16
+
+/* Runs are independent: workers take them from a shared counter. Results land
+ * in fixed slots, so the output does not depend on the number of workers. */
+struct sweep {
+    const int *ns;
+    int n_n;
+    const bool *have;
+    struct result *res;
+    atomic_int next;
+    pthread_mutex_t lock;
+    int err, err_n, err_pol;
+};
+
+static void *sweep_worker(void *arg)
+{
+    struct sweep *sw = arg;
+    _cleanup_free_ void *plan_buf = NULL;
+#if HAVE_PACKER
+    plan_buf = malloc(sizeof(struct packer_plan));
+    if (!plan_buf) {
+        pthread_mutex_lock(&sw->lock);
+        sw->err = -ENOMEM;
+        pthread_mutex_unlock(&sw->lock);
+        return NULL;
+    }
+#endif
+    for (;;) {
+        int job = atomic_fetch_add(&sw->next, 1);
+        if (job >= sw->n_n * N_POL)
+            break;
+        int k = job / N_POL, p = job % N_POL;
+        if (!sw->have[p])
+            continue;
+        const struct policy *pol = &policies[p == POL_CFS ? 0 : p == POL_TS ? 1 : p == POL_TSD ? 3 : 2];
+        int iso_k = p == POL_ISO1 ? 1 : p == POL_ISO2 ? 2 : 0;
+        int r = run_one(pol, iso_k, sw->ns[k], &sw->res[job], plan_buf);
+        if (r < 0) {
+            pthread_mutex_lock(&sw->lock);
+            sw->err = r;
+            sw->err_n = sw->ns[k];
+            sw->err_pol = p;
+            pthread_mutex_unlock(&sw->lock);
+        }
+    }
+    return NULL;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: turbosched-sim [OPTIONS]\n"
-            "  --quick               short sweep (N = 2,4,8,12,16,24,32; short runs), for tests\n"
+            "  --quick               short sweep (N = 2,8,12,16,32; short runs), for tests\n"
             "  --n LIST              intensive thread counts, CPU-list syntax (default 2-32)\n"
             "  --csv PATH            write the results as CSV\n"
             "  --png PATH            plot the CSV with gnuplot (needs --csv)\n"
             "  --plot-script PATH    gnuplot script (default tools/sim-plot.gp)\n"
             "  --seed S              timer-slack seed (default 1)\n"
+            "  --jobs J              runs in parallel (default: online CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (8, 4)\n"
             "  --cores C             SMT4 cores on the chip (16)\n"
             "  --fnom-mhz F, --fmax-mhz F    all-core and highest frequency (2700, 3300)\n"
@@ -931,7 +985,7 @@ int main(int argc, char **argv)
 {
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
-        O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE,
+        O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -956,9 +1010,11 @@ int main(int argc, char **argv)
         { "headroom-milli", required_argument, NULL, O_HEAD },
         { "busy-threshold-milli", required_argument, NULL, O_BUSY },
         { "idle-machine-milli", required_argument, NULL, O_IDLE },
+        { "jobs", required_argument, NULL, O_JOBS },
         { "help", no_argument, NULL, 'h' },
         {},
     };
+    unsigned jobs = 0;
     const char *csv_path = NULL, *png_path = NULL, *script = "tools/sim-plot.gp";
     cpu_set_t nset;
     bool quick = false, n_given = false;
@@ -998,6 +1054,7 @@ int main(int argc, char **argv)
         case O_HEAD: r = parse_uint(optarg, &P.headroom_milli); break;
         case O_BUSY: r = parse_uint(optarg, &P.busy_threshold_milli); break;
         case O_IDLE: r = parse_uint(optarg, &P.idle_machine_milli); break;
+        case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -1021,9 +1078,9 @@ int main(int argc, char **argv)
     }
     if (quick) {
         if (!n_given)
-            cpulist_parse("2,4,8,12,16,24,32", &nset);
-        P.warmup_s = 3;
-        P.measure_s = 1;
+            cpulist_parse("2,8,12,16,32", &nset);
+        P.warmup_s = 3.5;
+        P.measure_s = 0.5;
     } else if (!n_given) {
         cpulist_parse("2-32", &nset);
     }
@@ -1043,29 +1100,33 @@ int main(int argc, char **argv)
     }
 
     _cleanup_free_ struct result *res = calloc((size_t) n_n * N_POL, sizeof(*res));
-    _cleanup_free_ void *plan_buf = NULL;
-#if HAVE_PACKER
-    plan_buf = malloc(sizeof(struct packer_plan));
-#endif
-    if (!res || (HAVE_PACKER && !plan_buf)) {
+    if (!res) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
     bool have[N_POL] = { true, true, true, true, HAVE_PACKER };
+    struct sweep sw = { .ns = ns, .n_n = n_n, .have = have, .res = res, .lock = PTHREAD_MUTEX_INITIALIZER };
+    long n_online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_workers = (int) MAX(1, MIN(n_online, MAX_WORKERS));
+    if (jobs > 0)
+        n_workers = (int) MIN(jobs, MAX_WORKERS);
+    pthread_t workers[MAX_WORKERS];
+    int started = 0;
     uint64_t t0 = now_ms();
 
-    for (int k = 0; k < n_n; k++)
-        for (int p = 0; p < N_POL; p++) {
-            if (!have[p])
-                continue;
-            const struct policy *pol = &policies[p == POL_CFS ? 0 : p == POL_TS ? 1 : p == POL_TSD ? 3 : 2];
-            int iso_k = p == POL_ISO1 ? 1 : p == POL_ISO2 ? 2 : 0;
-            r = run_one(pol, iso_k, ns[k], &res[k * N_POL + p], plan_buf);
-            if (r < 0) {
-                fprintf(stderr, "N=%d %s: %s\n", ns[k], pol_names[p], strerror(-r));
-                return 1;
-            }
-        }
+    for (int i = 0; i < n_workers; i++) {
+        if (pthread_create(&workers[i], NULL, sweep_worker, &sw) != 0)
+            break;
+        started++;
+    }
+    if (started == 0)
+        sweep_worker(&sw);
+    for (int i = 0; i < started; i++)
+        pthread_join(workers[i], NULL);
+    if (sw.err < 0) {
+        fprintf(stderr, "N=%d %s: %s\n", sw.err_n, pol_names[sw.err_pol], strerror(-sw.err));
+        return 1;
+    }
     uint64_t elapsed_ms = now_ms() - t0;
 
     printf("# %d SMT4 cores, %.0f-%.0f MHz (WOF by active %s), jitter %.0f kcycles every %.0f us, "
