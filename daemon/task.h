@@ -2,6 +2,7 @@
  * TID reuse by the start time from /proc/TID/stat. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,3 +40,11 @@ unsigned task_table_count(const struct task_table *t);
 /* Iterate: start with *iter = 0; returns NULL at the end. The table must not
  * be changed during the walk except by task_table_remove of the current task. */
 struct task *task_table_next(struct task_table *t, size_t *iter);
+
+/* Additions for discovery. */
+unsigned task_table_max(const struct task_table *t);
+/* Rescan generations (procscan_reconcile): the count of rescans done so far. */
+uint32_t task_table_generation(const struct task_table *t);
+uint32_t task_table_new_generation(struct task_table *t);
+/* Heap bytes held by the table now (tasks + index), for status output. */
+size_t task_table_memory_bytes(const struct task_table *t);

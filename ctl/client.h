@@ -1,0 +1,12 @@
+/* One blocking Varlink call to the daemon's control socket. */
+#pragma once
+
+struct json_object;
+
+/* Returns 0 with *reply (an object) and *error (malloc'd varlink error name,
+ * NULL on success); -ECONNREFUSED/-ENOENT/-EACCES... when connecting fails;
+ * -ETIMEDOUT, -ECONNRESET or -EBADMSG when the exchange fails. */
+int ctl_call(const char *path, const char *method, struct json_object *params, int timeout_ms,
+             struct json_object **reply, char **error);
+/* Where it failed, for the message: "connecting to" or "talking to". */
+extern const char *ctl_call_stage;

@@ -1,0 +1,512 @@
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "table.h"
+#include "util.h"
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+    struct json_object *v;
+    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
+        return NULL;
+    return v;
+}
+
+static bool is_number(struct json_object *v)
+{
+    return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+/* A scalar as display text; "-" when missing. */
+static const char *str(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    if (!v || json_object_is_type(v, json_type_null))
+        return "-";
+    if (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array))
+        return "-";
+    return json_object_get_string(v);
+}
+
+static bool num(struct json_object *o, const char *key, int64_t *ret)
+{
+    struct json_object *v = get(o, key);
+    if (!v || !is_number(v))
+        return false;
+    *ret = json_object_get_int64(v);
+    return true;
+}
+
+static int boolean(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    if (!v || !json_object_is_type(v, json_type_boolean))
+        return -1;
+    return json_object_get_boolean(v);
+}
+
+static const char *yes_no(int b, const char *yes, const char *no)
+{
+    return b < 0 ? "-" : b ? yes : no;
+}
+
+static struct json_object *array(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    return v && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+void render_duration(char *buf, size_t size, double seconds)
+{
+    if (seconds < 0 || !isfinite(seconds)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    unsigned long long s = (unsigned long long)seconds;
+    if (s < 60)
+        snprintf(buf, size, "%llus", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%llumin %llus", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(buf, size, "%lluh %llumin", s / 3600, s % 3600 / 60);
+    else
+        snprintf(buf, size, "%llud %lluh", s / 86400, s % 86400 / 3600);
+}
+
+void render_usec(char *buf, size_t size, unsigned long long usec)
+{
+    if (usec < 1000)
+        snprintf(buf, size, "%lluus", usec);
+    else if (usec < 1000000)
+        snprintf(buf, size, "%.1fms", usec / 1e3);
+    else if (usec < 60000000)
+        snprintf(buf, size, "%.1fs", usec / 1e6);
+    else
+        render_duration(buf, size, usec / 1e6);
+}
+
+static void format_freq(char *buf, size_t size, struct json_object *cpu)
+{
+    struct json_object *v = get(cpu, "freq_khz");
+    if (!cpu || !json_object_is_type(cpu, json_type_object) || !json_object_object_get_ex(cpu, "freq_khz", &v))
+        snprintf(buf, size, "-");
+    else if (!v || json_object_is_type(v, json_type_null) || !is_number(v) || json_object_get_int64(v) <= 0)
+        snprintf(buf, size, "n/a");
+    else {
+        int64_t khz = json_object_get_int64(v);
+        if (khz >= 1000000)
+            snprintf(buf, size, "%.2f GHz", khz / 1e6);
+        else
+            snprintf(buf, size, "%" PRId64 " MHz", khz / 1000);
+    }
+}
+
+static enum table_color class_color(const char *cls)
+{
+    if (strcmp(cls, "jitter") == 0)
+        return TABLE_YELLOW;
+    if (strcmp(cls, "intensive") == 0)
+        return TABLE_RED;
+    if (strcmp(cls, "ignore") == 0)
+        return TABLE_DIM;
+    return TABLE_PLAIN;
+}
+
+#define MAX_STATE_COLUMNS 16
+
+/* CPU | FREQ | one column per idle state (union of names in order of
+ * appearance), each cell "entries (residency)". */
+static int render_cpus(FILE *f, struct json_object *cpus, const struct render_opts *o)
+{
+    if (!cpus) {
+        fprintf(f, "CPU statistics: -\n");
+        return 0;
+    }
+    const char *states[MAX_STATE_COLUMNS];
+    unsigned n_states = 0;
+    size_t n_cpus = json_object_array_length(cpus);
+    for (size_t i = 0; i < n_cpus; i++) {
+        struct json_object *idle = array(json_object_array_get_idx(cpus, i), "idle");
+        for (size_t k = 0; idle && k < json_object_array_length(idle); k++) {
+            const char *name = str(json_object_array_get_idx(idle, k), "name");
+            bool seen = false;
+            for (unsigned j = 0; j < n_states; j++)
+                seen |= strcmp(states[j], name) == 0;
+            if (!seen && n_states < MAX_STATE_COLUMNS)
+                states[n_states++] = name;
+        }
+    }
+    const char *headers[2 + MAX_STATE_COLUMNS] = {"CPU", "FREQ"};
+    for (unsigned j = 0; j < n_states; j++)
+        headers[2 + j] = states[j];
+    struct table *t = table_new(2 + n_states, headers);
+    if (!t)
+        return -ENOMEM;
+    table_align_right(t, 0);
+    table_align_right(t, 1);
+    for (unsigned j = 0; j < n_states; j++)
+        table_align_right(t, 2 + j);
+    for (size_t i = 0; i < n_cpus; i++) {
+        struct json_object *cpu = json_object_array_get_idx(cpus, i);
+        char freq[32];
+        format_freq(freq, sizeof freq, cpu);
+        table_add(t, str(cpu, "cpu"), TABLE_PLAIN);
+        table_add(t, freq, strcmp(freq, "n/a") == 0 ? TABLE_DIM : TABLE_PLAIN);
+        struct json_object *idle = array(cpu, "idle");
+        for (unsigned j = 0; j < n_states; j++) {
+            struct json_object *st = NULL;
+            for (size_t k = 0; idle && k < json_object_array_length(idle); k++)
+                if (strcmp(str(json_object_array_get_idx(idle, k), "name"), states[j]) == 0)
+                    st = json_object_array_get_idx(idle, k);
+            int64_t usage, time_us;
+            char when[32] = "-";
+            if (!st) {
+                table_add(t, "-", TABLE_PLAIN);
+                continue;
+            }
+            if (num(st, "time_us", &time_us) && time_us >= 0)
+                render_usec(when, sizeof when, (unsigned long long)time_us);
+            if (num(st, "usage", &usage))
+                table_addf(t, TABLE_PLAIN, "%" PRId64 " (%s)", usage, when);
+            else
+                table_addf(t, TABLE_PLAIN, "- (%s)", when);
+        }
+    }
+    if (n_states == 0)
+        fprintf(f, "No cpuidle states reported.\n");
+    else
+        fprintf(f, "Idle states: times entered (total residency).\n");
+    int r = table_print(t, f, o->color);
+    table_free(t);
+    return r;
+}
+
+static void render_plan_line(FILE *f, struct json_object *plan)
+{
+    if (!plan || !json_object_is_type(plan, json_type_object)) {
+        fprintf(f, "Plan:          -\n");
+        return;
+    }
+    int restricted = boolean(plan, "restricted");
+    if (restricted > 0)
+        fprintf(f, "Plan:          jitter tasks on CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
+    else if (restricted == 0)
+        fprintf(f, "Plan:          unrestricted: %s\n", str(plan, "reason"));
+    else
+        fprintf(f, "Plan:          CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
+}
+
+int render_status(FILE *f, struct json_object *reply, const struct render_opts *o)
+{
+    int64_t v;
+    char up[64] = "-";
+    if (num(reply, "uptime_s", &v))
+        render_duration(up, sizeof up, (double)v);
+    const char *b = o->color ? table_color_on(TABLE_BOLD) : "", *e = o->color ? TABLE_COLOR_OFF : "";
+    fprintf(f, "%sturboschedd %s%s, up %s\n", b, str(reply, "version"), e, up);
+    int dry = boolean(reply, "dry_run");
+    fprintf(f, "Mode:          %s%s\n", str(reply, "mode"), dry > 0 ? " (dry run: nothing is changed)" : "");
+    int uclamp = boolean(reply, "uclamp_supported");
+    fprintf(f, "uclamp:        %s\n", yes_no(uclamp, "supported", "not supported by this kernel, classifying by rules"));
+    fprintf(f, "Unit opt-in:   %s\n", yes_no(boolean(reply, "unit_optin"), "on", "off"));
+
+    struct json_object *tasks = get(reply, "tasks");
+    fprintf(f, "Tasks:         %s tracked: %s jitter, %s intensive, %s ignored; %s packed\n", str(tasks, "tracked"),
+            str(tasks, "jitter"), str(tasks, "intensive"), str(tasks, "ignore"), str(tasks, "packed"));
+    struct json_object *ev = get(reply, "events");
+    fprintf(f, "Events:        fork %s, exec %s, comm %s, exit %s, uid %s, other %s\n", str(ev, "fork"),
+            str(ev, "exec"), str(ev, "comm"), str(ev, "exit"), str(ev, "uid"), str(ev, "other"));
+    int64_t overflows = 0;
+    bool have_overflows = num(reply, "overflows", &overflows);
+    const char *warn = o->color && overflows > 0 ? table_color_on(TABLE_YELLOW) : "";
+    fprintf(f, "Overflows:     %s%s%s (rescans of /proc: %s)\n", warn, have_overflows ? str(reply, "overflows") : "-",
+            *warn ? TABLE_COLOR_OFF : "", str(reply, "rescans"));
+    render_plan_line(f, get(reply, "plan"));
+
+    struct json_object *rl = get(reply, "last_reload");
+    if (!rl || !json_object_is_type(rl, json_type_object)) {
+        fprintf(f, "Last reload:   -\n");
+    } else {
+        char when[64] = "-";
+        if (num(rl, "time_s", &v) && v > 0) {
+            time_t t = (time_t)v;
+            struct tm tm;
+            if (localtime_r(&t, &tm))
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
+        }
+        int ok = boolean(rl, "ok");
+        const char *col = !o->color ? "" : ok > 0 ? table_color_on(TABLE_GREEN) : ok == 0 ? table_color_on(TABLE_RED) : "";
+        _cleanup_free_ char *msg = strdup(str(rl, "message"));
+        if (msg)
+            table_sanitize(msg);
+        fprintf(f, "Last reload:   %s%s%s at %s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
+                when, msg ? msg : "-");
+    }
+    fputc('\n', f);
+    return render_cpus(f, array(reply, "cpus"), o);
+}
+
+static int render_cores(FILE *f, struct json_object *cores, const struct render_opts *o)
+{
+    static const char *const headers[] = {"PKG", "CORE", "THREADS", "ONLINE", "CAPACITY", "UTIL", "SPARE", "STATE", "JITTER MASK"};
+    if (!cores) {
+        fprintf(f, "Cores: -\n");
+        return 0;
+    }
+    struct table *t = table_new(ELEMENTSOF(headers), headers);
+    if (!t)
+        return -ENOMEM;
+    for (unsigned c = 0; c <= 6; c++)
+        if (c != 2 && c != 3)
+            table_align_right(t, c);
+    for (size_t i = 0; i < json_object_array_length(cores); i++) {
+        struct json_object *c = json_object_array_get_idx(cores, i);
+        int64_t cap = 0, util = 0, spare = 0, n_online = 0;
+        table_add(t, str(c, "package"), TABLE_PLAIN);
+        table_add(t, get(c, "core_id") ? str(c, "core_id") : str(c, "core"), TABLE_PLAIN);
+        table_add(t, str(c, "threads"), TABLE_PLAIN);
+        if (num(c, "n_online", &n_online) && n_online == 0)
+            table_add(t, "none", TABLE_DIM);
+        else
+            table_add(t, str(c, "online"), TABLE_PLAIN);
+        bool have_cap = num(c, "capacity_milli", &cap);
+        if (have_cap)
+            table_addf(t, TABLE_PLAIN, "%.2f", cap / 1000.0);
+        else
+            table_add(t, "-", TABLE_PLAIN);
+        if (num(c, "util_milli", &util) && have_cap && cap > 0)
+            table_addf(t, TABLE_PLAIN, "%" PRId64 "%%", (util * 100 + cap / 2) / cap);
+        else
+            table_add(t, "-", TABLE_PLAIN);
+        if (num(c, "spare_milli", &spare))
+            table_addf(t, TABLE_PLAIN, "%.2f", spare / 1000.0);
+        else
+            table_add(t, "-", TABLE_PLAIN);
+        int busy = boolean(c, "busy");
+        table_add(t, yes_no(busy, "busy", "idle"), busy > 0 ? TABLE_GREEN : TABLE_DIM);
+        int in_mask = boolean(c, "in_mask");
+        table_add(t, yes_no(in_mask, "yes", "no"), in_mask > 0 ? TABLE_YELLOW : TABLE_PLAIN);
+    }
+    int r = table_print(t, f, o->color);
+    table_free(t);
+    return r;
+}
+
+int render_topology(FILE *f, struct json_object *reply, const struct render_opts *o)
+{
+    return render_cores(f, array(reply, "cores"), o);
+}
+
+int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
+{
+    int r = render_cores(f, array(reply, "cores"), o);
+    if (r < 0)
+        return r;
+    fputc('\n', f);
+    render_plan_line(f, get(reply, "plan"));
+    fputc('\n', f);
+    r = render_cpus(f, array(reply, "cpus"), o);
+    if (r < 0)
+        return r;
+    fputc('\n', f);
+
+    static const char *const headers[] = {"TID", "PID", "COMM", "CLASS", "SOURCE", "ORIGINAL", "CURRENT", "WHY"};
+    struct json_object *tasks = array(reply, "tasks");
+    if (!tasks) {
+        fprintf(f, "Tasks: -\n");
+        return 0;
+    }
+    struct table *t = table_new(ELEMENTSOF(headers), headers);
+    if (!t)
+        return -ENOMEM;
+    table_align_right(t, 0);
+    table_align_right(t, 1);
+    for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+        struct json_object *task = json_object_array_get_idx(tasks, i);
+        const char *cls = str(task, "class");
+        /* The daemon may send every task; the table is about the ones it acts on. */
+        if (strcmp(cls, "jitter") != 0 && strcmp(cls, "intensive") != 0)
+            continue;
+        table_add(t, str(task, "tid"), TABLE_PLAIN);
+        table_add(t, str(task, "pid"), TABLE_PLAIN);
+        table_add(t, str(task, "comm"), TABLE_PLAIN);
+        table_add(t, cls, class_color(cls));
+        table_add(t, str(task, "source"), TABLE_PLAIN);
+        table_add(t, str(task, "original_mask"), TABLE_PLAIN);
+        table_add(t, str(task, "current_mask"), TABLE_PLAIN);
+        table_add(t, str(task, "detail"), TABLE_PLAIN);
+    }
+    if (table_rows(t) == 0)
+        fprintf(f, "No jitter or intensive tasks tracked.\n");
+    else
+        r = table_print(t, f, o->color);
+    table_free(t);
+    return r;
+}
+
+int render_explain(FILE *f, struct json_object *reply, const struct render_opts *o)
+{
+    struct json_object *threads = array(reply, "threads");
+    size_t n = threads ? json_object_array_length(threads) : 0;
+    fprintf(f, "Process %s: %zu thread%s\n", str(reply, "pid"), n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *th = json_object_array_get_idx(threads, i);
+        const char *cls = str(th, "class");
+        bool col = o->color && class_color(cls) != TABLE_PLAIN;
+        struct { const char *label, *key; } lines[] = {
+            {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
+            {"original mask", "original_mask"}, {"current mask", "current_mask"},
+        };
+        _cleanup_free_ char *comm = strdup(str(th, "comm"));
+        if (comm)
+            table_sanitize(comm);
+        fprintf(f, "\n  thread %s (%s): %s%s%s\n", str(th, "tid"), comm ? comm : "-",
+                col ? table_color_on(class_color(cls)) : "", cls, col ? TABLE_COLOR_OFF : "");
+        for (size_t k = 0; k < ELEMENTSOF(lines); k++) {
+            _cleanup_free_ char *v = strdup(str(th, lines[k].key));
+            if (v)
+                table_sanitize(v);
+            fprintf(f, "    %-14s %s\n", lines[k].label, v ? v : "-");
+        }
+    }
+    return ferror(f) ? -EIO : 0;
+}
+
+/* --- Prometheus text exposition --- */
+
+static bool metric_name_char(char c, bool first, bool colon_ok)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon_ok && c == ':') ||
+           (!first && c >= '0' && c <= '9');
+}
+
+/* Invalid characters become '_'; names without our prefix get it, so every
+ * family the textfile collector sees is recognisably ours. */
+static char *metric_name(const char *name)
+{
+    const char *prefix = strncmp(name, "turbosched_", 11) == 0 ? "" : "turbosched_";
+    char *s;
+    if (asprintf(&s, "%s%s", prefix, name) < 0)
+        return NULL;
+    for (char *p = s; *p; p++)
+        if (!metric_name_char(*p, p == s, true))
+            *p = '_';
+    return s;
+}
+
+static void put_escaped(FILE *f, const char *s, bool quote)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else if (quote && *s == '"')
+            fputs("\\\"", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void put_value(FILE *f, struct json_object *v)
+{
+    if (json_object_is_type(v, json_type_int)) {
+        fprintf(f, "%" PRId64, json_object_get_int64(v));
+        return;
+    }
+    if (json_object_is_type(v, json_type_boolean)) {
+        fputc(json_object_get_boolean(v) ? '1' : '0', f);
+        return;
+    }
+    double d = json_object_get_double(v);
+    if (isnan(d))
+        fputs("NaN", f);
+    else if (isinf(d))
+        fputs(d > 0 ? "+Inf" : "-Inf", f);
+    else
+        fprintf(f, "%.17g", d);
+}
+
+static bool sample_has_value(struct json_object *sample)
+{
+    struct json_object *v = get(sample, "value");
+    return v && (is_number(v) || json_object_is_type(v, json_type_boolean));
+}
+
+static void put_samples(FILE *f, const char *name, struct json_object *samples)
+{
+    for (size_t i = 0; samples && i < json_object_array_length(samples); i++) {
+        struct json_object *sample = json_object_array_get_idx(samples, i);
+        if (!sample_has_value(sample))
+            continue;
+        fputs(name, f);
+        struct json_object *labels = get(sample, "labels");
+        if (labels && json_object_is_type(labels, json_type_object) && json_object_object_length(labels) > 0) {
+            fputc('{', f);
+            bool first = true;
+            json_object_object_foreach(labels, key, val) {
+                if (!first)
+                    fputc(',', f);
+                first = false;
+                for (const char *p = key; *p; p++)
+                    fputc(metric_name_char(*p, p == key, false) ? *p : '_', f);
+                if (!*key)
+                    fputc('_', f);
+                fputs("=\"", f);
+                put_escaped(f, json_object_is_type(val, json_type_null) ? "" : json_object_get_string(val), true);
+                fputc('"', f);
+            }
+            fputc('}', f);
+        }
+        fputc(' ', f);
+        put_value(f, get(sample, "value"));
+        fputc('\n', f);
+    }
+}
+
+int render_metrics(FILE *f, struct json_object *reply)
+{
+    static const char *const types[] = {"counter", "gauge", "histogram", "summary", "untyped"};
+    struct json_object *families = array(reply, "metrics");
+    size_t n = families ? json_object_array_length(families) : 0;
+    _cleanup_free_ char **names = calloc(n + 1, sizeof *names);
+    if (!names)
+        return -ENOMEM;
+    int r = 0;
+    for (size_t i = 0; i < n && r == 0; i++) {
+        const char *raw = str(json_object_array_get_idx(families, i), "name");
+        names[i] = metric_name(raw);
+        if (!names[i])
+            r = -ENOMEM;
+    }
+    for (size_t i = 0; i < n && r == 0; i++) {
+        bool done = false;
+        for (size_t k = 0; k < i; k++)
+            done |= strcmp(names[k], names[i]) == 0;
+        if (done)
+            continue;  /* merged into its first occurrence */
+        struct json_object *fam = json_object_array_get_idx(families, i);
+        const char *help = str(fam, "help"), *type = str(fam, "type");
+        bool known = false;
+        for (size_t t = 0; t < ELEMENTSOF(types); t++)
+            known |= strcmp(type, types[t]) == 0;
+        fprintf(f, "# HELP %s ", names[i]);
+        put_escaped(f, strcmp(help, "-") == 0 ? names[i] : help, false);
+        fprintf(f, "\n# TYPE %s %s\n", names[i], known ? type : "untyped");
+        for (size_t k = i; k < n; k++)
+            if (strcmp(names[k], names[i]) == 0)
+                put_samples(f, names[i], array(json_object_array_get_idx(families, k), "samples"));
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    if (r == 0 && ferror(f))
+        r = -EIO;
+    return r;
+}

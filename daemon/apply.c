@@ -1,0 +1,942 @@
+#include "apply.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+#define CPULIST_MAX 8192
+
+/* --- a TID-keyed map: dense array (cheap iteration, stable for a walk) plus an
+ * open-addressing index. Elements start with their pid_t tid. ----------------- */
+
+struct tidmap {
+    size_t elem_size;
+    char *items;
+    size_t n, cap;
+    uint32_t *slots;            /* index + 1; 0 = empty */
+    size_t n_slots;             /* power of two, at least twice n */
+};
+
+struct hands_off {
+    pid_t tid;
+    uint64_t start_time;
+    int reason;                 /* -EPERM, -EINVAL...: the kernel refused; -EBUSY: changed by someone else */
+};
+
+static void *tm_item(const struct tidmap *m, size_t i) { return m->items + i * m->elem_size; }
+static pid_t tm_tid(const struct tidmap *m, size_t i) { return *(const pid_t *)tm_item(m, i); }
+
+static size_t tm_home(const struct tidmap *m, pid_t tid)
+{
+    return ((uint32_t)tid * 2654435761u) & (m->n_slots - 1);
+}
+
+static size_t tm_slot(const struct tidmap *m, pid_t tid)
+{
+    size_t i = tm_home(m, tid);
+    while (m->slots[i] && tm_tid(m, m->slots[i] - 1) != tid)
+        i = (i + 1) & (m->n_slots - 1);
+    return i;
+}
+
+static void *tm_find(const struct tidmap *m, pid_t tid)
+{
+    if (!m->n_slots)
+        return NULL;
+    size_t s = tm_slot(m, tid);
+    return m->slots[s] ? tm_item(m, m->slots[s] - 1) : NULL;
+}
+
+static int tm_rehash(struct tidmap *m, size_t n_slots)
+{
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return -ENOMEM;
+    free(m->slots);
+    m->slots = slots;
+    m->n_slots = n_slots;
+    for (size_t i = 0; i < m->n; i++)
+        m->slots[tm_slot(m, tm_tid(m, i))] = (uint32_t)i + 1;
+    return 0;
+}
+
+/* Add (the tid must not be present); returns the copy in the map. */
+static void *tm_add(struct tidmap *m, const void *elem)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        char *items = reallocarray(m->items, cap, m->elem_size);
+        if (!items)
+            return NULL;
+        m->items = items;
+        m->cap = cap;
+    }
+    if ((m->n + 1) * 2 > m->n_slots && tm_rehash(m, m->n_slots ? m->n_slots * 2 : 128) < 0)
+        return NULL;
+    void *item = tm_item(m, m->n);
+    memcpy(item, elem, m->elem_size);
+    m->slots[tm_slot(m, *(const pid_t *)elem)] = (uint32_t)++m->n;
+    return item;
+}
+
+static void tm_remove(struct tidmap *m, pid_t tid)
+{
+    if (!m->n_slots)
+        return;
+    size_t hole = tm_slot(m, tid);
+    if (!m->slots[hole])
+        return;
+    size_t idx = m->slots[hole] - 1;
+
+    /* backward-shift deletion keeps every probe chain unbroken */
+    size_t mask = m->n_slots - 1;
+    for (size_t j = (hole + 1) & mask; m->slots[j]; j = (j + 1) & mask) {
+        size_t home = tm_home(m, tm_tid(m, m->slots[j] - 1));
+        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole] = 0;
+
+    /* keep the array dense: the last element takes the freed place */
+    size_t last = m->n - 1;
+    if (idx != last) {
+        memcpy(tm_item(m, idx), tm_item(m, last), m->elem_size);
+        m->slots[tm_slot(m, tm_tid(m, idx))] = (uint32_t)idx + 1;
+    }
+    m->n--;
+}
+
+static void tm_clear(struct tidmap *m)
+{
+    m->n = 0;
+    if (m->slots)
+        memset(m->slots, 0, m->n_slots * sizeof *m->slots);
+}
+
+static void tm_done(struct tidmap *m)
+{
+    free(m->items);
+    free(m->slots);
+}
+
+/* --- the applier -------------------------------------------------------------------- */
+
+struct applier {
+    const struct sysops *ops;
+    char *state_file;
+    bool dry_run;
+    struct tidmap tasks;        /* of struct applied_task */
+    struct tidmap hands_off;    /* of struct hands_off */
+    struct applied_group *groups;
+    size_t n_groups;
+    size_t verify_cursor;
+    bool dirty;                 /* the state file is behind */
+    bool state_warned;
+    char boot_id[40];
+};
+
+int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, struct applier **ret)
+{
+    struct applier *a = calloc(1, sizeof *a);
+    if (!a)
+        return -ENOMEM;
+    a->ops = ops;
+    a->dry_run = dry_run;
+    a->tasks.elem_size = sizeof(struct applied_task);
+    a->hands_off.elem_size = sizeof(struct hands_off);
+    if (state_file && !(a->state_file = strdup(state_file))) {
+        free(a);
+        return -ENOMEM;
+    }
+    *ret = a;
+    return 0;
+}
+
+static void group_free(struct applied_group *g)
+{
+    applied_group_free_members(g);
+    free(g->name);
+}
+
+void applier_free(struct applier *a)
+{
+    if (!a)
+        return;
+    tm_done(&a->tasks);
+    tm_done(&a->hands_off);
+    for (size_t i = 0; i < a->n_groups; i++)
+        group_free(&a->groups[i]);
+    free(a->groups);
+    free(a->state_file);
+    free(a);
+}
+
+/* cpulist text of a set, in one of a few rotating buffers so that a message
+ * can show several sets. */
+static const char *fmt_set(const cpu_set_t *set)
+{
+    static char bufs[4][CPULIST_MAX];
+    static unsigned next;
+    char *b = bufs[next++ % ELEMENTSOF(bufs)];
+    if (cpulist_format(set, b, CPULIST_MAX) < 0)
+        snprintf(b, CPULIST_MAX, "(%d CPUs)", CPU_COUNT(set));
+    return b;
+}
+
+/* What a task's mask reads now if nobody else touched it: in a dry run we
+ * never changed it. */
+static const cpu_set_t *expected_mask(const struct applier *a, const struct applied_task *t)
+{
+    return a->dry_run ? &t->original : &t->set;
+}
+
+static void forget(struct applier *a, pid_t tid)
+{
+    if (tm_find(&a->tasks, tid)) {
+        tm_remove(&a->tasks, tid);
+        a->dirty = true;
+    }
+}
+
+static void set_hands_off(struct applier *a, pid_t tid, uint64_t start_time, int reason)
+{
+    struct hands_off *h = tm_find(&a->hands_off, tid);
+    if (h) {
+        h->start_time = start_time;
+        h->reason = reason;
+        return;
+    }
+    /* without memory we may log about this task again: harmless */
+    (void)tm_add(&a->hands_off, &(struct hands_off){.tid = tid, .start_time = start_time, .reason = reason});
+}
+
+/* Someone else set tid's mask after we did: it is theirs now. */
+static void someone_else(struct applier *a, const struct applied_task *t, const cpu_set_t *now)
+{
+    log_info("pid %d (%s): affinity changed to %s by someone else after we set %s, leaving it alone",
+             (int)t->tid, t->comm, fmt_set(now), fmt_set(&t->set));
+    set_hands_off(a, t->tid, t->start_time, -EBUSY);
+    forget(a, t->tid);
+}
+
+/* The kernel refused a change: log once (the task goes on the hands-off list). */
+static void refused(struct applier *a, pid_t tid, uint64_t start_time, const char *comm, int r)
+{
+    log_warning("pid %d (%s): sched_setaffinity: %s, leaving it alone", (int)tid, comm, strerror(-r));
+    set_hands_off(a, tid, start_time, r);
+}
+
+/* Put the original mask back; the caller checked the mask is still ours.
+ * Forgets the task in every case. */
+static int restore_entry(struct applier *a, struct applied_task *e)
+{
+    struct applied_task t = *e;
+    forget(a, t.tid);
+    if (a->dry_run) {
+        log_info("would restore pid %d (%s) affinity %s -> %s", (int)t.tid, t.comm, fmt_set(&t.set),
+                 fmt_set(&t.original));
+        return 1;
+    }
+    int r = a->ops->setaffinity(a->ops->userdata, t.tid, &t.original);
+    if (errno_is_gone(r)) {
+        log_debug("pid %d (%s): gone before its affinity was restored", (int)t.tid, t.comm);
+        return 0;
+    }
+    if (r < 0) {
+        refused(a, t.tid, t.start_time, t.comm, r);
+        return 0;
+    }
+    log_debug("pid %d (%s): affinity %s -> %s (restored)", (int)t.tid, t.comm, fmt_set(&t.set),
+              fmt_set(&t.original));
+    return 1;
+}
+
+/* Read tid's mask and check it is still what we set. 1 yes, 0 no (the task
+ * was forgotten). */
+static int check_ours(struct applier *a, struct applied_task *e)
+{
+    cpu_set_t now;
+    int r = a->ops->getaffinity(a->ops->userdata, e->tid, &now);
+    if (r < 0) {
+        if (!errno_is_gone(r))
+            log_warning("pid %d (%s): sched_getaffinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
+        forget(a, e->tid);
+        return 0;
+    }
+    if (!CPU_EQUAL(&now, expected_mask(a, e))) {
+        someone_else(a, e, &now);
+        return 0;
+    }
+    return 1;
+}
+
+static int set_mask(struct applier *a, pid_t tid, const char *comm, const cpu_set_t *from, const cpu_set_t *to)
+{
+    if (a->dry_run) {
+        log_info("would set pid %d (%s) affinity %s -> %s", (int)tid, comm, fmt_set(from), fmt_set(to));
+        return 0;
+    }
+    int r = a->ops->setaffinity(a->ops->userdata, tid, to);
+    if (r >= 0)
+        log_debug("pid %d (%s): affinity %s -> %s", (int)tid, comm, fmt_set(from), fmt_set(to));
+    return r;
+}
+
+int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *plan)
+{
+    if (!plan)
+        return applier_restore_task(a, t->tid);
+
+    struct hands_off *h = tm_find(&a->hands_off, t->tid);
+    if (h) {
+        if (h->start_time == t->start_time)
+            return 0;
+        tm_remove(&a->hands_off, t->tid);       /* TID reused by a new task */
+    }
+
+    struct applied_task *e = tm_find(&a->tasks, t->tid);
+    if (e && e->start_time != t->start_time) {
+        forget(a, t->tid);                      /* ours exited unseen; TID reused */
+        e = NULL;
+    }
+
+    cpu_set_t want;
+    if (e) {
+        if (!check_ours(a, e))
+            return 0;
+        CPU_AND(&want, plan, &e->original);
+        /* nothing left to restrict: back to where it was */
+        if (CPU_COUNT(&want) == 0 || CPU_EQUAL(&want, &e->original))
+            return restore_entry(a, e);
+        if (CPU_EQUAL(&want, &e->set))
+            return 0;
+        int r = set_mask(a, e->tid, e->comm, &e->set, &want);
+        if (errno_is_gone(r)) {
+            forget(a, t->tid);
+            return 0;
+        }
+        if (r < 0) {
+            /* we cannot move it: put it back the way it was and stay away */
+            refused(a, t->tid, t->start_time, t->comm, r);
+            return restore_entry(a, e);
+        }
+        e->set = want;
+        a->dirty = true;
+        return 1;
+    }
+
+    cpu_set_t original;
+    int r = a->ops->getaffinity(a->ops->userdata, t->tid, &original);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
+        log_warning("pid %d (%s): sched_getaffinity: %s, leaving it alone", (int)t->tid, t->comm, strerror(-r));
+        set_hands_off(a, t->tid, t->start_time, r);
+        return 0;
+    }
+    CPU_AND(&want, plan, &original);
+    if (CPU_COUNT(&want) == 0) {
+        /* a mask the user narrowed is never widened or moved */
+        log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
+                  fmt_set(&original), fmt_set(plan));
+        return 0;
+    }
+    if (CPU_EQUAL(&want, &original))
+        return 0;
+    /* want is a subset of what getaffinity reported, so the kernel stores it
+     * as it is and getaffinity returns exactly it afterwards. */
+    r = set_mask(a, t->tid, t->comm, &original, &want);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
+        refused(a, t->tid, t->start_time, t->comm, r);
+        return 0;
+    }
+    struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
+                               .original = original, .set = want};
+    memcpy(rec.comm, t->comm, sizeof rec.comm);
+    rec.comm[sizeof rec.comm - 1] = '\0';
+    if (!tm_add(&a->tasks, &rec)) {
+        /* we could not remember it, so we must not leave it changed */
+        log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
+        if (!a->dry_run)
+            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &original);
+        return -ENOMEM;
+    }
+    a->dirty = true;
+    return 1;
+}
+
+int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
+{
+    const struct applied_task *p = tm_find(&a->tasks, parent_tid);
+    if (!p || tid == parent_tid)
+        return 0;
+    const struct applied_task *e = tm_find(&a->tasks, tid);
+    if (e) {
+        if (e->start_time == start_time)
+            return 0;
+        forget(a, tid);
+        p = tm_find(&a->tasks, parent_tid);     /* the removal may have moved it */
+    }
+    cpu_set_t now;
+    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
+        return 0;
+    /* the kernel copied the parent's mask at fork; anything else is not ours */
+    if (!CPU_EQUAL(&now, expected_mask(a, p)))
+        return 0;
+    struct applied_task rec = *p;
+    rec.tid = tid;
+    rec.pid = pid;
+    rec.start_time = start_time;
+    if (!tm_add(&a->tasks, &rec))
+        return -ENOMEM;
+    a->dirty = true;
+    log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, fmt_set(&rec.set),
+              (int)parent_tid);
+    return 1;
+}
+
+int applier_restore_task(struct applier *a, pid_t tid)
+{
+    struct applied_task *e = tm_find(&a->tasks, tid);
+    if (!e)
+        return 0;
+    uint64_t start_time;
+    int r = a->ops->task_start_time(a->ops->userdata, tid, &start_time);
+    if (r < 0 || start_time != e->start_time) {
+        /* gone, or the TID now names another task: nothing of ours to undo */
+        forget(a, tid);
+        return 0;
+    }
+    if (!check_ours(a, e))
+        return 0;
+    return restore_entry(a, e);
+}
+
+void applier_forget_task(struct applier *a, pid_t tid)
+{
+    forget(a, tid);
+    tm_remove(&a->hands_off, tid);
+}
+
+int applier_verify(struct applier *a, size_t max_tasks)
+{
+    size_t n = a->tasks.n;
+    if (max_tasks == 0 || max_tasks > n)
+        max_tasks = n;
+    int forgotten = 0;
+    for (size_t k = 0; k < max_tasks && a->tasks.n > 0; k++) {
+        if (a->verify_cursor >= a->tasks.n)
+            a->verify_cursor = 0;
+        struct applied_task *e = tm_item(&a->tasks, a->verify_cursor);
+        if (check_ours(a, e))
+            a->verify_cursor++;
+        else
+            forgotten++;        /* the last element moved into this place: check it next */
+    }
+    return forgotten;
+}
+
+int applier_hands_off(const struct applier *a, pid_t tid)
+{
+    const struct hands_off *h = tm_find(&a->hands_off, tid);
+    return h ? h->reason : 0;
+}
+
+const struct applied_task *applier_find(const struct applier *a, pid_t tid)
+{
+    return tm_find(&a->tasks, tid);
+}
+
+size_t applier_count(const struct applier *a) { return a->tasks.n; }
+
+const struct applied_task *applier_next(const struct applier *a, size_t *iter)
+{
+    if (*iter >= a->tasks.n)
+        return NULL;
+    return tm_item(&a->tasks, (*iter)++);
+}
+
+/* --- groups --------------------------------------------------------------------------- */
+
+static struct applied_group *group_find(struct applier *a, enum applied_group_kind kind, const char *name)
+{
+    for (size_t i = 0; i < a->n_groups; i++)
+        if (a->groups[i].kind == kind && strcmp(a->groups[i].name, name) == 0)
+            return &a->groups[i];
+    return NULL;
+}
+
+static struct applied_group *group_add(struct applier *a, enum applied_group_kind kind, const char *name)
+{
+    struct applied_group *n = reallocarray(a->groups, a->n_groups + 1, sizeof *n);
+    if (!n)
+        return NULL;
+    a->groups = n;
+    struct applied_group *g = &a->groups[a->n_groups];
+    *g = (struct applied_group){.kind = kind, .name = strdup(name)};
+    if (!g->name)
+        return NULL;
+    a->n_groups++;
+    return g;
+}
+
+static void group_drop(struct applier *a, struct applied_group *g)
+{
+    group_free(g);
+    size_t i = (size_t)(g - a->groups);
+    memmove(g, g + 1, (a->n_groups - i - 1) * sizeof *g);
+    a->n_groups--;
+    a->dirty = true;
+}
+
+/* Names go into the state file one per line and into paths. */
+static bool name_ok(const char *name)
+{
+    if (!name || !*name || strstr(name, ".."))
+        return false;
+    for (const char *p = name; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            return false;
+    return true;
+}
+
+static bool cpuset_group_ok(const char *group)
+{
+    return name_ok(group) && group[0] == '/' && group[1] != '\0';
+}
+
+static void parent_of(const char *group, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", group);
+    char *slash = strrchr(buf, '/');
+    if (slash == buf)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+}
+
+int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *mask)
+{
+    if (!cpuset_group_ok(group)) {
+        log_err("cpuset group '%s': not a path under the cpuset root", group);
+        return -EINVAL;
+    }
+    char parent[4096];
+    parent_of(group, parent, sizeof parent);
+
+    char buf[CPULIST_MAX];
+    cpu_set_t parent_cpus, want;
+    int r = a->ops->cpuset_read(a->ops->userdata, parent, "cpuset.cpus", buf, sizeof buf);
+    if (r >= 0)
+        r = cpulist_parse(buf, &parent_cpus);
+    if (r < 0) {
+        log_err("cpuset group %s: reading cpuset.cpus of %s: %s", group, parent, strerror(-r));
+        return r;
+    }
+    /* a child cpuset cannot hold CPUs its parent lacks */
+    if (mask)
+        CPU_AND(&want, mask, &parent_cpus);
+    else
+        want = parent_cpus;
+    if (CPU_COUNT(&want) == 0) {
+        log_debug("cpuset group %s: plan %s has no CPU of %s (%s), leaving it", group, mask ? fmt_set(mask) : "(all)", parent,
+                  fmt_set(&parent_cpus));
+        return 0;
+    }
+
+    struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
+    if (!g) {
+        char mems[CPULIST_MAX];
+        r = a->ops->cpuset_read(a->ops->userdata, parent, "cpuset.mems", mems, sizeof mems);
+        if (r < 0) {
+            log_err("cpuset group %s: reading cpuset.mems of %s: %s", group, parent, strerror(-r));
+            return r;
+        }
+        if (a->dry_run)
+            log_info("would create cpuset group %s with cpus %s, mems %s", group, fmt_set(&want), mems);
+        else {
+            r = a->ops->cpuset_create(a->ops->userdata, group, fmt_set(&want), mems);
+            if (r < 0) {
+                log_err("cpuset group %s: creating it: %s", group, strerror(-r));
+                return r;
+            }
+            log_info("cpuset group %s: created with cpus %s", group, fmt_set(&want));
+        }
+        g = group_add(a, GROUP_CPUSET_V1, group);
+        if (!g) {
+            if (!a->dry_run)
+                (void)a->ops->cpuset_delete(a->ops->userdata, group);
+            return -ENOMEM;
+        }
+        g->set = want;
+        a->dirty = true;
+        return 1;
+    }
+
+    if (CPU_EQUAL(&want, &g->set))
+        return 0;
+    if (a->dry_run)
+        log_info("would set cpuset group %s cpus %s -> %s", group, fmt_set(&g->set), fmt_set(&want));
+    else {
+        r = a->ops->cpuset_write(a->ops->userdata, group, "cpuset.cpus", fmt_set(&want));
+        if (r < 0) {
+            log_err("cpuset group %s: writing cpuset.cpus %s: %s", group, fmt_set(&want), strerror(-r));
+            return r;
+        }
+        log_debug("cpuset group %s: cpus %s -> %s", group, fmt_set(&g->set), fmt_set(&want));
+    }
+    g->set = want;
+    a->dirty = true;
+    return 1;
+}
+
+int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid_t pid, uint64_t start_time)
+{
+    struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
+    if (!g)
+        return -ENOENT;
+    const struct hands_off *h = tm_find(&a->hands_off, tid);
+    if (h && h->start_time == start_time)
+        return 0;
+
+    struct applied_member *m = NULL;
+    for (size_t i = 0; i < g->n_members; i++)
+        if (g->members[i].tid == tid)
+            m = &g->members[i];
+    if (m && m->start_time == start_time)
+        return 0;
+
+    char path[4096];
+    int r = a->ops->cpuset_task_path(a->ops->userdata, tid, path, sizeof path);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
+        log_warning("pid %d: reading its cpuset: %s, leaving it alone", (int)tid, strerror(-r));
+        set_hands_off(a, tid, start_time, r);
+        return 0;
+    }
+    if (strcmp(path, group) == 0)
+        return 0;
+    if (strchr(path, '\n')) {
+        log_warning("pid %d: cpuset path with a newline, leaving it alone", (int)tid);
+        set_hands_off(a, tid, start_time, -EINVAL);
+        return 0;
+    }
+
+    if (a->dry_run)
+        log_info("would move pid %d from cpuset %s to %s", (int)tid, path, group);
+    else {
+        r = a->ops->cpuset_attach(a->ops->userdata, group, tid);
+        if (errno_is_gone(r))
+            return 0;
+        if (r < 0) {
+            log_warning("pid %d: moving it to cpuset %s: %s, leaving it alone", (int)tid, group, strerror(-r));
+            set_hands_off(a, tid, start_time, r);
+            return 0;
+        }
+        log_debug("pid %d: cpuset %s -> %s", (int)tid, path, group);
+    }
+
+    char *orig = strdup(path);
+    if (!orig)
+        return -ENOMEM;
+    if (m) {
+        /* a stale record of a TID that was reused */
+        free(m->original_path);
+    } else {
+        struct applied_member *n = reallocarray(g->members, g->n_members + 1, sizeof *n);
+        if (!n) {
+            free(orig);
+            return -ENOMEM;
+        }
+        g->members = n;
+        m = &g->members[g->n_members++];
+    }
+    *m = (struct applied_member){.tid = tid, .pid = pid, .start_time = start_time, .original_path = orig};
+    a->dirty = true;
+    return 1;
+}
+
+/* Move the members still in the group (and still the same tasks) back to
+ * where they were, then remove the group; the kernel side of libcgroup moves
+ * any thread left (children forked inside) to the parent. */
+static int cpuset_undo(struct applier *a, const struct applied_group *g)
+{
+    for (size_t i = 0; i < g->n_members; i++) {
+        const struct applied_member *m = &g->members[i];
+        char path[4096];
+        uint64_t start_time;
+        if (a->ops->task_start_time(a->ops->userdata, m->tid, &start_time) < 0 || start_time != m->start_time)
+            continue;
+        if (a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path) < 0)
+            continue;
+        /* in a dry run it never left its original cpuset */
+        if (strcmp(path, a->dry_run ? m->original_path : g->name) != 0) {
+            log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)m->tid, path);
+            continue;
+        }
+        if (a->dry_run) {
+            log_info("would move pid %d back from cpuset %s to %s", (int)m->tid, g->name, m->original_path);
+            continue;
+        }
+        int r = a->ops->cpuset_attach(a->ops->userdata, m->original_path, m->tid);
+        if (r < 0 && !errno_is_gone(r))
+            log_warning("pid %d: moving it back to cpuset %s: %s, it goes to the parent of %s", (int)m->tid,
+                        m->original_path, strerror(-r), g->name);
+    }
+    if (a->dry_run) {
+        log_info("would remove cpuset group %s", g->name);
+        return 1;
+    }
+    int r = a->ops->cpuset_delete(a->ops->userdata, g->name);
+    if (r < 0 && r != -ENOENT) {
+        log_err("cpuset group %s: removing it: %s, it is left behind", g->name, strerror(-r));
+        return r;
+    }
+    log_info("cpuset group %s: removed", g->name);
+    return 1;
+}
+
+int applier_group_remove_v1(struct applier *a, const char *group)
+{
+    struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
+    if (!g)
+        return 0;
+    int r = cpuset_undo(a, g);
+    group_drop(a, g);
+    return r;
+}
+
+static bool unit_name_ok(const char *unit)
+{
+    return name_ok(unit) && strchr(unit, '.') && !strchr(unit, '/');
+}
+
+/* Put a unit's AllowedCPUs= back, unless someone changed it after us. */
+static int unit_undo(struct applier *a, const struct applied_group *g)
+{
+    uint8_t bits[CPU_SETSIZE / 8];
+    if (a->dry_run) {
+        log_info("would restore unit %s AllowedCPUs %s -> %s", g->name, fmt_set(&g->set),
+                 g->original_all ? "(all)" : fmt_set(&g->original));
+        return 1;
+    }
+    int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, g->name, bits, sizeof bits);
+    if (n < 0) {
+        log_warning("unit %s: reading AllowedCPUs before restoring it: %s, leaving it", g->name, strerror(-n));
+        return n;
+    }
+    cpu_set_t now;
+    cpuset_from_bitmask(bits, (size_t)n, &now);
+    if (n == 0 || !CPU_EQUAL(&now, &g->set)) {
+        log_info("unit %s: AllowedCPUs changed to %s by someone else after we set %s, leaving it", g->name,
+                 n ? fmt_set(&now) : "(all)", fmt_set(&g->set));
+        return 0;
+    }
+    n = g->original_all ? 0 : cpuset_to_bitmask(&g->original, bits, sizeof bits);
+    int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, g->name, bits, (size_t)n);
+    if (r < 0) {
+        log_err("unit %s: restoring AllowedCPUs %s: %s", g->name, g->original_all ? "(all)" : fmt_set(&g->original),
+                strerror(-r));
+        return r;
+    }
+    log_info("unit %s: AllowedCPUs restored to %s", g->name, g->original_all ? "(all)" : fmt_set(&g->original));
+    return 1;
+}
+
+int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu_set_t *mask)
+{
+    if (!unit_name_ok(unit)) {
+        log_err("unit '%s': not a unit name", unit);
+        return -EINVAL;
+    }
+    struct applied_group *g = group_find(a, GROUP_UNIT, unit);
+    if (!mask) {
+        if (!g)
+            return 0;
+        int r = unit_undo(a, g);
+        group_drop(a, g);
+        return r;
+    }
+    if (CPU_COUNT(mask) == 0)
+        return -EINVAL;         /* an empty AllowedCPUs= would mean all CPUs */
+
+    uint8_t bits[CPU_SETSIZE / 8];
+    bool created = false;
+    if (!g) {
+        int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, unit, bits, sizeof bits);
+        if (n < 0) {
+            log_err("unit %s: reading AllowedCPUs: %s", unit, strerror(-n));
+            return n;
+        }
+        g = group_add(a, GROUP_UNIT, unit);
+        if (!g)
+            return -ENOMEM;
+        g->original_all = n == 0;
+        cpuset_from_bitmask(bits, (size_t)n, &g->original);
+        created = true;
+    } else if (CPU_EQUAL(mask, &g->set))
+        return 0;
+
+    const char *from = created ? (g->original_all ? "(all)" : fmt_set(&g->original)) : fmt_set(&g->set);
+    if (a->dry_run)
+        log_info("would set unit %s AllowedCPUs %s -> %s", unit, from, fmt_set(mask));
+    else {
+        int n = cpuset_to_bitmask(mask, bits, sizeof bits);
+        int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, unit, bits, (size_t)n);
+        if (r < 0) {
+            log_err("unit %s: setting AllowedCPUs %s: %s", unit, fmt_set(mask), strerror(-r));
+            if (created)
+                group_drop(a, g);
+            return r;
+        }
+        log_debug("unit %s: AllowedCPUs %s -> %s", unit, from, fmt_set(mask));
+    }
+    g->set = *mask;
+    a->dirty = true;
+    return 1;
+}
+
+size_t applier_group_count(const struct applier *a) { return a->n_groups; }
+
+const struct applied_group *applier_next_group(const struct applier *a, size_t *iter)
+{
+    if (*iter >= a->n_groups)
+        return NULL;
+    return &a->groups[(*iter)++];
+}
+
+int applier_restore_all(struct applier *a)
+{
+    int restored = 0;
+    while (a->tasks.n > 0) {
+        const struct applied_task *e = tm_item(&a->tasks, a->tasks.n - 1);
+        if (applier_restore_task(a, e->tid) > 0)
+            restored++;
+    }
+    while (a->n_groups > 0) {
+        struct applied_group *g = &a->groups[a->n_groups - 1];
+        int r = g->kind == GROUP_CPUSET_V1 ? cpuset_undo(a, g) : unit_undo(a, g);
+        if (r > 0)
+            restored++;
+        group_drop(a, g);
+    }
+    tm_clear(&a->hands_off);
+    a->verify_cursor = 0;
+    return restored;
+}
+
+/* --- state file ---------------------------------------------------------------------------- */
+
+static int boot_id_get(struct applier *a)
+{
+    if (a->boot_id[0])
+        return 0;
+    int r = a->ops->boot_id(a->ops->userdata, a->boot_id, sizeof a->boot_id);
+    if (r < 0)
+        a->boot_id[0] = '\0';
+    return r;
+}
+
+int applier_flush_state(struct applier *a)
+{
+    if (!a->state_file || a->dry_run || !a->dirty)
+        return 0;
+    int r = boot_id_get(a);
+    if (r >= 0) {
+        struct state s = {
+            .tasks = (struct applied_task *)a->tasks.items,
+            .n_tasks = a->tasks.n,
+            .groups = a->groups,
+            .n_groups = a->n_groups,
+        };
+        snprintf(s.boot_id, sizeof s.boot_id, "%s", a->boot_id);
+        r = state_write(a->state_file, &s);
+    }
+    if (r < 0) {
+        /* kept dirty: the next flush tries again */
+        if (!a->state_warned)
+            log_warning("state file %s: writing it: %s; changes would not be undone after a crash",
+                        a->state_file, strerror(-r));
+        a->state_warned = true;
+        return r;
+    }
+    if (a->state_warned)
+        log_info("state file %s: written again", a->state_file);
+    a->state_warned = false;
+    a->dirty = false;
+    return 0;
+}
+
+static bool recover_task(struct applier *a, const struct applied_task *t)
+{
+    uint64_t start_time;
+    cpu_set_t now;
+    if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) < 0 || start_time != t->start_time)
+        return false;           /* exited, or the TID names another task now */
+    if (a->ops->getaffinity(a->ops->userdata, t->tid, &now) < 0)
+        return false;
+    if (!CPU_EQUAL(&now, &t->set)) {
+        log_info("pid %d (%s): affinity is %s, not the %s a previous run set, leaving it", (int)t->tid, t->comm,
+                 fmt_set(&now), fmt_set(&t->set));
+        return false;
+    }
+    if (a->dry_run) {
+        log_info("would restore pid %d (%s) affinity %s -> %s", (int)t->tid, t->comm, fmt_set(&t->set),
+                 fmt_set(&t->original));
+        return true;
+    }
+    int r = a->ops->setaffinity(a->ops->userdata, t->tid, &t->original);
+    if (r < 0) {
+        if (!errno_is_gone(r))
+            log_warning("pid %d (%s): restoring affinity %s: %s", (int)t->tid, t->comm, fmt_set(&t->original),
+                        strerror(-r));
+        return false;
+    }
+    return true;
+}
+
+int applier_recover(struct applier *a)
+{
+    if (!a->state_file)
+        return 0;
+    int r = boot_id_get(a);
+    if (r < 0) {
+        log_warning("state file %s: reading the boot id: %s, not recovering", a->state_file, strerror(-r));
+        return r;
+    }
+    struct state s;
+    r = state_read(a->state_file, a->boot_id, &s);
+    if (r == -ENOENT)
+        return 0;
+    if (r < 0) {
+        /* state_read said why; a bad file would only confuse the next start */
+        if (!a->dry_run)
+            (void)unlink(a->state_file);
+        return r == -ENOMEM ? r : 0;
+    }
+
+    /* Restoring (rather than adopting) is simpler and safe: the task is
+     * repacked at the next tick if it still is jitter. */
+    int restored = 0;
+    for (size_t i = 0; i < s.n_tasks; i++)
+        restored += recover_task(a, &s.tasks[i]);
+    for (size_t i = 0; i < s.n_groups; i++) {
+        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i]) : unit_undo(a, &s.groups[i]);
+        restored += k > 0;
+    }
+    log_info("state file %s: undid %d of %zu changes left by a previous run", a->state_file, restored,
+             s.n_tasks + s.n_groups);
+    state_free(&s);
+    if (!a->dry_run && unlink(a->state_file) < 0 && errno != ENOENT)
+        log_warning("state file %s: removing it: %m", a->state_file);
+    return restored;
+}

@@ -1,0 +1,116 @@
+/* The applier: the only module that changes the system. It sets per-thread
+ * affinity (plan intersected with the thread's original mask) and group CPU
+ * sets (a cgroup v1 cpuset the daemon owns, or a systemd unit's AllowedCPUs=),
+ * remembers what it changed and restores exactly that, never over a change
+ * someone else made after us. What it changed is kept in a state file so a
+ * daemon restarted after a crash can undo it (applier_recover).
+ *
+ * Shutdown: applier_restore_all() then applier_flush_state() (which removes
+ * the file once nothing is left to undo), then applier_free().
+ *
+ * Dry run: every decision is made and logged ("would set pid 123 (comm)
+ * affinity 0-1 -> 0"), tasks are recorded as if changed (so dump and explain
+ * show the plan and a decision is logged once), but nothing is written: no
+ * setaffinity, no cgroup or unit change, no state file. */
+#pragma once
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "state.h"
+#include "sysops.h"
+#include "task.h"
+
+struct applier;
+
+/* ops and state_file are borrowed and must outlive the applier; state_file
+ * NULL: no state file. */
+int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, struct applier **ret);
+void applier_free(struct applier *a);
+
+/* --- per-thread affinity --------------------------------------------------- */
+
+/* Confine t to plan ∩ its original mask. plan NULL = no restriction: restore.
+ * Returns 1 if the affinity was changed (or, in dry run, would be), 0 if there
+ * was nothing to do or the task is left alone (empty intersection, task gone,
+ * kernel refused, someone else changed it since we did), -errno on failure
+ * of the applier itself (-ENOMEM). */
+int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *plan);
+
+/* A new thread or process of a task we packed inherits the packed mask from
+ * the kernel. If parent_tid is ours and tid's mask still equals what we set on
+ * the parent, record tid with the parent's original mask so it is restored
+ * like the parent. Returns 1 if adopted, 0 if not. */
+int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid);
+
+/* Restore tid's original mask if it is ours and its mask is still what we
+ * set (same start time, too); forget it either way. 1 restored, 0 not ours
+ * / left as it is. */
+int applier_restore_task(struct applier *a, pid_t tid);
+
+/* The task exited: forget it without any syscall. */
+void applier_forget_task(struct applier *a, pid_t tid);
+
+/* Restore every task and every group; clears the hands-off list (reload and
+ * stop start afresh). Returns the number restored. */
+int applier_restore_all(struct applier *a);
+
+/* Check up to max_tasks recorded tasks (round robin, so a per-tick call has a
+ * bounded cost; 0 = all): a task whose mask is no longer what we set was
+ * changed by someone else and is forgotten and left alone; a gone task is
+ * forgotten. Returns the number forgotten. */
+int applier_verify(struct applier *a, size_t max_tasks);
+
+/* Why tid is left alone: -EPERM/-EINVAL (the kernel refused our change),
+ * -EBUSY (someone else changed its mask after us), 0 if it is not. */
+int applier_hands_off(const struct applier *a, pid_t tid);
+
+/* For dump/explain. NULL if tid is not ours. */
+const struct applied_task *applier_find(const struct applier *a, pid_t tid);
+size_t applier_count(const struct applier *a);
+/* Iterate: start with *iter = 0; NULL at the end. No changes during the walk. */
+const struct applied_task *applier_next(const struct applier *a, size_t *iter);
+
+/* --- groups ----------------------------------------------------------------- */
+
+/* cgroup v1 cpuset group owned by the daemon (group: path under the cpuset
+ * root, e.g. "/turbosched"). Creates it on first use (cpuset.mems copied from
+ * its parent), then writes cpuset.cpus = mask ∩ parent's cpus; an empty
+ * intersection leaves the group as it is. mask NULL = no restriction (the
+ * parent's cpus). 1 written, 0 unchanged, -errno. */
+int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *mask);
+
+/* Move thread tid into the group (created by applier_group_set_v1 first),
+ * recording the cpuset it was in so it goes back there. 1 moved, 0 already
+ * there / gone, -errno. */
+int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid_t pid, uint64_t start_time);
+
+/* Move every recorded member back to its original cpuset (unless it was moved
+ * elsewhere since) and remove the group. 1 removed, 0 not ours, -errno. */
+int applier_group_remove_v1(struct applier *a, const char *group);
+
+/* systemd unit (a slice, or a service) on cgroup v2: AllowedCPUs= = mask,
+ * at runtime. The unit's AllowedCPUs= is read and kept the first time; mask
+ * NULL restores it (an empty original is restored as empty = all CPUs).
+ * 1 changed, 0 unchanged, -errno. */
+int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu_set_t *mask);
+
+size_t applier_group_count(const struct applier *a);
+const struct applied_group *applier_next_group(const struct applier *a, size_t *iter);
+
+/* --- state file --------------------------------------------------------------- */
+
+/* Write the state file if anything changed since the last flush; call once
+ * per tick/batch. Removes the file when nothing is left to undo. */
+int applier_flush_state(struct applier *a);
+
+/* On start, before any change: read the state file a crashed daemon left.
+ * Each task still alive with the same start time whose mask is still the one
+ * we set gets its original back; any other is left as it is. cpuset members
+ * still in our group go back to their original cpuset and the group is
+ * removed; units get their original AllowedCPUs= back. An unusable file is
+ * ignored with a message. The file is removed afterwards. Returns the number
+ * of things restored, -errno if the file could not be read at all. */
+int applier_recover(struct applier *a);

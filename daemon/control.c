@@ -1,0 +1,662 @@
+#include "control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "log.h"
+#include "util.h"
+#include "varlink.h"
+#include "version.h"
+
+#define READ_CHUNK 16384
+/* Reads per wake-up: one busy client must not starve the others. */
+#define READS_PER_DISPATCH 4
+#define ACCEPT_RETRY_MS 100
+
+struct control_client {
+    struct control_server *server;
+    struct control_client *prev, *next;
+    int fd;
+    sd_event_source *io, *timer;
+    struct control_peer peer;
+    struct varlink_reader in;
+    char *out;
+    size_t out_off, out_len, out_cap;   /* unsent bytes are out[out_off..out_len) */
+    bool input_closed;                  /* EOF seen, or input no longer wanted */
+    bool close_after_flush;
+};
+
+struct control_server {
+    sd_event *event;
+    char *path;
+    int fd;
+    sd_event_source *listen_source, *retry_timer;
+    control_handler_fn fn;
+    void *userdata;
+    unsigned max_clients, n_clients;
+    unsigned long n_refused;
+    bool limit_logged;
+    size_t max_request, max_output;
+    unsigned idle_timeout_ms;
+    struct control_client *clients;
+};
+
+static void client_free(struct control_client *c)
+{
+    if (!c)
+        return;
+    struct control_server *s = c->server;
+    sd_event_source_disable_unref(c->io);
+    sd_event_source_disable_unref(c->timer);
+    if (c->fd >= 0)
+        close(c->fd);
+    varlink_reader_done(&c->in);
+    free(c->out);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->n_clients--;
+    if (s->n_clients < s->max_clients)
+        s->limit_logged = false;
+    free(c);
+}
+
+static size_t client_unsent(const struct control_client *c)
+{
+    return c->out_len - c->out_off;
+}
+
+static void client_touch(struct control_client *c)
+{
+    uint64_t now;
+    if (sd_event_now(c->server->event, CLOCK_MONOTONIC, &now) < 0)
+        return;
+    sd_event_source_set_time(c->timer, now + (uint64_t)c->server->idle_timeout_ms * 1000u);
+}
+
+/* Wait for input only while nothing is queued: a client that does not read
+ * its replies stops being served instead of growing our buffer. */
+static int client_update_events(struct control_client *c)
+{
+    uint32_t events = 0;
+    if (client_unsent(c) > 0)
+        events = EPOLLOUT;
+    else if (!c->input_closed && !c->close_after_flush)
+        events = EPOLLIN;
+    if (events == 0)
+        return 0;
+    return sd_event_source_set_io_events(c->io, events);
+}
+
+static int client_queue(struct control_client *c, const char *data, size_t len)
+{
+    if (c->out_off > 0 && c->out_off == c->out_len)
+        c->out_off = c->out_len = 0;
+    if (c->out_len + len > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + len)
+            cap *= 2;
+        char *p = realloc(c->out, cap);
+        if (!p)
+            return -ENOMEM;
+        c->out = p;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, data, len);
+    c->out_len += len;
+    return 0;
+}
+
+/* Returns 0, or -errno when the client is gone. */
+static int client_flush(struct control_client *c)
+{
+    while (client_unsent(c) > 0) {
+        ssize_t n = send(c->fd, c->out + c->out_off, client_unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 0;
+            return -errno;
+        }
+        c->out_off += (size_t)n;
+        client_touch(c);
+    }
+    c->out_off = c->out_len = 0;
+    return 0;
+}
+
+static int client_reply(struct control_client *c, struct json_object *params, const char *error)
+{
+    size_t len;
+    _cleanup_free_ char *msg = varlink_reply_format(params, error, &len);
+    if (!msg)
+        return -ENOMEM;
+    int r = client_queue(c, msg, len);
+    if (r < 0)
+        return r;
+    r = client_flush(c);
+    if (r < 0)
+        return r;
+    if (client_unsent(c) > c->server->max_output) {
+        log_warning("control: client pid %d uid %u: %zu reply bytes unread, over the %zu byte bound, dropping it",
+                    (int)c->peer.pid, (unsigned)c->peer.uid, client_unsent(c), c->server->max_output);
+        return -ENOBUFS;
+    }
+    return 0;
+}
+
+static int reply_error(struct control_client *c, const char *error, const char *key, const char *value)
+{
+    struct json_object *p = json_object_new_object();
+    if (!p)
+        return -ENOMEM;
+    if (key && value)
+        json_object_object_add(p, key, json_object_new_string(value));
+    int r = client_reply(c, p, error);
+    json_object_put(p);
+    return r;
+}
+
+static struct json_object *get_info(void)
+{
+    struct json_object *o = json_object_new_object(), *ifaces = json_object_new_array();
+    if (!o || !ifaces) {
+        json_object_put(o);
+        json_object_put(ifaces);
+        return NULL;
+    }
+    json_object_object_add(o, "vendor", json_object_new_string("turbosched"));
+    json_object_object_add(o, "product", json_object_new_string("turboschedd"));
+    json_object_object_add(o, "version", json_object_new_string(TS_VERSION));
+    json_object_object_add(o, "url", json_object_new_string(""));
+    json_object_array_add(ifaces, json_object_new_string("org.varlink.service"));
+    json_object_array_add(ifaces, json_object_new_string("io.turbosched"));
+    json_object_object_add(o, "interfaces", ifaces);
+    return o;
+}
+
+/* Answers one frame. Returns 0, or -errno when the client must be dropped. */
+static int client_dispatch(struct control_client *c, const char *msg, size_t len)
+{
+    struct control_server *s = c->server;
+    struct varlink_request req;
+    struct varlink_error err = {0};
+    int r = varlink_request_decode(msg, len, &req, &err);
+    if (r < 0) {
+        log_debug("control: client pid %d uid %u: %s: %s", (int)c->peer.pid, (unsigned)c->peer.uid,
+                  req.method ? req.method : "request", err.reason ? err.reason : strerror(-r));
+        bool oneway = req.oneway;
+        varlink_request_done(&req);
+        if (oneway)
+            return 0;
+        if (err.parameter && err.name && strcmp(err.name, VARLINK_ERROR_INVALID_PARAMETER) == 0)
+            return reply_error(c, err.name, "parameter", err.parameter);
+        return reply_error(c, err.name ? err.name : TS_ERROR_INTERNAL, "reason", err.reason);
+    }
+
+    struct json_object *reply = NULL;
+    const char *error = NULL;
+    if (req.method_id == VARLINK_METHOD_UNKNOWN) {
+        error = VARLINK_ERROR_METHOD_NOT_FOUND;
+        reply = json_object_new_object();
+        json_object_object_add(reply, "method", json_object_new_string(req.method));
+    } else if (req.method_id == VARLINK_METHOD_GET_INFO) {
+        reply = get_info();
+        if (!reply)
+            error = TS_ERROR_INTERNAL;
+    } else if (varlink_method_changes_state(req.method_id) && c->peer.uid != 0) {
+        log_notice("control: client pid %d uid %u: %s refused, only root may change the daemon's state",
+                   (int)c->peer.pid, (unsigned)c->peer.uid, req.method);
+        error = TS_ERROR_PERMISSION_DENIED;
+        reply = json_object_new_object();
+        json_object_object_add(reply, "method", json_object_new_string(req.method));
+    } else {
+        r = s->fn(s->userdata, req.method, req.params, &c->peer, &reply, &error);
+        if (r >= 0) {
+            error = NULL;
+            if (reply && !json_object_is_type(reply, json_type_object)) {
+                log_err("control: %s: handler returned a non-object reply, answering an internal error", req.method);
+                json_object_put(reply);
+                reply = NULL;
+                error = TS_ERROR_INTERNAL;
+            }
+        } else if (!error) {
+            log_debug("control: %s: %s", req.method, strerror(-r));
+            json_object_put(reply);
+            reply = json_object_new_object();
+            json_object_object_add(reply, "message", json_object_new_string(strerror(-r)));
+            error = TS_ERROR_INTERNAL;
+        }
+    }
+    bool oneway = req.oneway;
+    varlink_request_done(&req);
+    r = oneway ? 0 : client_reply(c, reply, error);
+    json_object_put(reply);
+    return r;
+}
+
+/* Answers the complete frames buffered so far, one at a time, stopping while
+ * a reply is still unsent. Returns 0, or -errno to drop the client. */
+static int client_process(struct control_client *c)
+{
+    while (client_unsent(c) == 0 && !c->close_after_flush) {
+        const char *msg;
+        size_t len;
+        int r = varlink_reader_next(&c->in, &msg, &len);
+        if (r == 0)
+            break;
+        if (r == -EMSGSIZE) {
+            log_info("control: client pid %d uid %u: request over %zu bytes, closing the connection",
+                     (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_request);
+            char max[32];
+            snprintf(max, sizeof max, "%zu", c->server->max_request);
+            c->close_after_flush = true;
+            c->input_closed = true;
+            r = reply_error(c, TS_ERROR_REQUEST_TOO_LARGE, "max_bytes", max);
+            if (r < 0)
+                return r;
+            break;
+        }
+        if (r < 0)
+            return r;
+        r = client_dispatch(c, msg, len);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Returns 0, or -errno to drop the client. */
+static int client_read(struct control_client *c)
+{
+    char buf[READ_CHUNK];
+    for (int i = 0; i < READS_PER_DISPATCH; i++) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 0;
+            return -errno;
+        }
+        if (n == 0) {
+            /* A client may shut down its write side and still read replies. */
+            c->input_closed = true;
+            return 0;
+        }
+        client_touch(c);
+        int r = varlink_reader_feed(&c->in, buf, (size_t)n);
+        if (r < 0)
+            return r;
+        r = client_process(c);
+        if (r < 0 || client_unsent(c) > 0 || c->close_after_flush)
+            return r;
+    }
+    return 0;
+}
+
+static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+    struct control_client *c = userdata;
+    int r = 0;
+    /* EPOLLHUP/EPOLLERR come even while only EPOLLOUT is wanted; the send
+     * then fails and the client is dropped instead of spinning. */
+    if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && client_unsent(c) > 0) {
+        r = client_flush(c);
+        if (r >= 0 && client_unsent(c) == 0)
+            r = client_process(c);  /* frames that waited behind the reply */
+    }
+    if (r >= 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && client_unsent(c) == 0 && !c->input_closed)
+        r = client_read(c);
+    if (r >= 0 && client_unsent(c) == 0 && (c->close_after_flush || c->input_closed)) {
+        if (varlink_reader_pending(&c->in) > 0 && !c->close_after_flush)
+            log_debug("control: client pid %d: closed with %zu bytes of an unfinished request",
+                      (int)c->peer.pid, varlink_reader_pending(&c->in));
+        r = -ECONNRESET;  /* nothing more to say or hear */
+    }
+    if (r >= 0)
+        r = client_update_events(c);
+    if (r < 0) {
+        if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
+            log_debug("control: client pid %d: %s, closing", (int)c->peer.pid, strerror(-r));
+        client_free(c);
+    }
+    return 0;
+}
+
+static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+    struct control_client *c = userdata;
+    if (client_unsent(c) > 0 || varlink_reader_pending(&c->in) > 0)
+        log_info("control: client pid %d uid %u: no progress for %u ms with %s pending, dropping it",
+                 (int)c->peer.pid, (unsigned)c->peer.uid, c->server->idle_timeout_ms,
+                 client_unsent(c) > 0 ? "a reply" : "a partial request");
+    else
+        log_debug("control: client pid %d: idle for %u ms, closing", (int)c->peer.pid, c->server->idle_timeout_ms);
+    client_free(c);
+    return 0;
+}
+
+static void refuse(struct control_server *s, int fd)
+{
+    s->n_refused++;
+    if (!s->limit_logged) {
+        log_warning("control: %u clients connected, the configured maximum; refusing new ones until some leave",
+                    s->n_clients);
+        s->limit_logged = true;
+    }
+    struct json_object *p = json_object_new_object();
+    if (p)
+        json_object_object_add(p, "max_clients", json_object_new_int64(s->max_clients));
+    size_t len;
+    _cleanup_free_ char *msg = varlink_reply_format(p, TS_ERROR_TOO_MANY_CLIENTS, &len);
+    json_object_put(p);
+    /* Best effort: a fresh socket has room for this one small message. */
+    if (msg && send(fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("control: telling a refused client why: %m");
+    close(fd);
+}
+
+static int client_new(struct control_server *s, int fd)
+{
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+        log_warning("control: SO_PEERCRED on a new connection: %m, closing it");
+        close(fd);
+        return -errno;
+    }
+    struct control_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return -ENOMEM;
+    }
+    c->server = s;
+    c->fd = fd;
+    c->peer = (struct control_peer){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
+    varlink_reader_init(&c->in, s->max_request);
+    c->next = s->clients;
+    if (s->clients)
+        s->clients->prev = c;
+    s->clients = c;
+    s->n_clients++;
+    uint64_t now;
+    int r = sd_event_now(s->event, CLOCK_MONOTONIC, &now);
+    if (r >= 0)
+        r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
+    if (r >= 0)
+        r = sd_event_add_time(s->event, &c->timer, CLOCK_MONOTONIC,
+                              now + (uint64_t)s->idle_timeout_ms * 1000u, 10 * 1000u, on_client_timeout, c);
+    if (r < 0) {
+        log_err("control: adding a client to the event loop: %s, closing it", strerror(-r));
+        client_free(c);
+        return r;
+    }
+    log_debug("control: client pid %d uid %u connected (%u clients)", (int)c->peer.pid, (unsigned)c->peer.uid,
+              s->n_clients);
+    return 0;
+}
+
+static int on_retry_accept(sd_event_source *src, uint64_t usec, void *userdata)
+{
+    struct control_server *s = userdata;
+    sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
+    return 0;
+}
+
+static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+    struct control_server *s = userdata;
+    for (;;) {
+        int cfd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EAGAIN)
+                return 0;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* The listening socket stays readable: pause it instead of
+                 * spinning until descriptors are free again. */
+                log_warning("control: accept: %m, pausing new connections for %d ms", ACCEPT_RETRY_MS);
+                sd_event_source_set_enabled(s->listen_source, SD_EVENT_OFF);
+                uint64_t now;
+                if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) >= 0) {
+                    uint64_t when = now + ACCEPT_RETRY_MS * 1000u;
+                    if (s->retry_timer) {
+                        sd_event_source_set_time(s->retry_timer, when);
+                        sd_event_source_set_enabled(s->retry_timer, SD_EVENT_ONESHOT);
+                    } else if (sd_event_add_time(s->event, &s->retry_timer, CLOCK_MONOTONIC, when, 0,
+                                                 on_retry_accept, s) < 0) {
+                        sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
+                    }
+                }
+                return 0;
+            }
+            log_warning("control: accept: %m");
+            return 0;
+        }
+        if (s->n_clients >= s->max_clients) {
+            refuse(s, cfd);
+            continue;
+        }
+        client_new(s, cfd);
+    }
+}
+
+static int mkdir_parents(const char *path, mode_t mode)
+{
+    _cleanup_free_ char *p = strdup(path);
+    if (!p)
+        return -ENOMEM;
+    char *slash = strrchr(p, '/');
+    if (!slash || slash == p)
+        return 0;
+    *slash = '\0';
+    for (char *q = p + 1; ; q++) {
+        bool end = *q == '\0';
+        if (*q == '/' || end) {
+            *q = '\0';
+            if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+            if (end)
+                break;
+            *q = '/';
+        }
+    }
+    return 0;
+}
+
+/* A socket file left by a crashed daemon is removed; one that still answers
+ * belongs to a running daemon and is left alone. */
+static int remove_stale_socket(const struct sockaddr_un *sa, socklen_t salen)
+{
+    struct stat st;
+    if (lstat(sa->sun_path, &st) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISSOCK(st.st_mode))
+        return -EEXIST;
+    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (const struct sockaddr *)sa, salen) == 0 || errno == EAGAIN)
+        return -EADDRINUSE;
+    if (errno != ECONNREFUSED && errno != ENOENT)
+        return -errno;
+    if (unlink(sa->sun_path) < 0 && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+static int lookup_group(const char *name, gid_t *ret)
+{
+    char buf[4096];
+    struct group grp, *res = NULL;
+    int r = getgrnam_r(name, &grp, buf, sizeof buf, &res);
+    if (r != 0)
+        return -r;
+    if (!res) {
+        unsigned gid;
+        if (parse_uint(name, &gid) == 0) {
+            *ret = (gid_t)gid;
+            return 0;
+        }
+        return -ENOENT;
+    }
+    *ret = res->gr_gid;
+    return 0;
+}
+
+int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
+                       control_handler_fn fn, void *userdata, struct control_server **ret)
+{
+    if (!e || !fn || !ret)
+        return -EINVAL;
+    if (!path)
+        path = CONTROL_SOCKET_PATH_DEFAULT;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t plen = strlen(path);
+    if (plen == 0 || plen >= sizeof sa.sun_path) {
+        log_err("control: socket path '%s' is empty or longer than %zu bytes", path, sizeof sa.sun_path - 1);
+        return -ENAMETOOLONG;
+    }
+    memcpy(sa.sun_path, path, plen + 1);
+    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
+
+    gid_t gid = (gid_t)-1;
+    if (ro_group) {
+        int r = lookup_group(ro_group, &gid);
+        if (r < 0) {
+            log_err("control: group '%s' for read-only access: %s", ro_group, strerror(-r));
+            return r;
+        }
+    }
+    int r = mkdir_parents(path, 0755);
+    if (r < 0) {
+        log_err("control: creating the directory of %s: %s", path, strerror(-r));
+        return r;
+    }
+    r = remove_stale_socket(&sa, salen);
+    if (r < 0) {
+        if (r == -EADDRINUSE)
+            log_err("control: %s: another daemon answers on this socket", path);
+        else if (r == -EEXIST)
+            log_err("control: %s exists and is not a socket, leaving it alone", path);
+        else
+            log_err("control: %s: checking for a stale socket: %s", path, strerror(-r));
+        return r;
+    }
+
+    struct control_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->fd = -1;
+    s->fn = fn;
+    s->userdata = userdata;
+    s->max_clients = max_clients ? max_clients : CONTROL_MAX_CLIENTS_DEFAULT;
+    s->max_request = CONTROL_MAX_REQUEST_DEFAULT;
+    s->max_output = CONTROL_MAX_OUTPUT_DEFAULT;
+    s->idle_timeout_ms = CONTROL_IDLE_TIMEOUT_MS_DEFAULT;
+    s->event = sd_event_ref(e);
+    s->path = strdup(path);
+    if (!s->path) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    mode_t mode = ro_group ? 0660 : 0600;
+    s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd < 0) {
+        r = -errno;
+        log_err("control: socket: %m");
+        goto fail;
+    }
+    /* The mode of a socket inode is what bind() gives the file: no window in
+     * which the socket is reachable with looser permissions. */
+    if (fchmod(s->fd, mode) < 0 || bind(s->fd, (struct sockaddr *)&sa, salen) < 0) {
+        r = -errno;
+        log_err("control: binding %s: %m", path);
+        goto fail;
+    }
+    if (chmod(path, mode) < 0 || (ro_group && chown(path, (uid_t)-1, gid) < 0)) {
+        r = -errno;
+        log_err("control: setting the owner and mode of %s: %m", path);
+        unlink(path);
+        goto fail;
+    }
+    if (listen(s->fd, SOMAXCONN) < 0) {
+        r = -errno;
+        log_err("control: listen on %s: %m", path);
+        unlink(path);
+        goto fail;
+    }
+    r = sd_event_add_io(e, &s->listen_source, s->fd, EPOLLIN, on_accept, s);
+    if (r < 0) {
+        log_err("control: adding %s to the event loop: %s", path, strerror(-r));
+        unlink(path);
+        goto fail;
+    }
+    log_debug("control: listening on %s (mode %04o%s%s)", path, mode, ro_group ? ", group " : "",
+              ro_group ? ro_group : "");
+    *ret = s;
+    return 0;
+fail:
+    if (s->fd >= 0)
+        close(s->fd);
+    sd_event_unref(s->event);
+    free(s->path);
+    free(s);
+    return r;
+}
+
+void control_server_free(struct control_server *s)
+{
+    if (!s)
+        return;
+    while (s->clients)
+        client_free(s->clients);
+    sd_event_source_disable_unref(s->listen_source);
+    sd_event_source_disable_unref(s->retry_timer);
+    if (s->fd >= 0) {
+        close(s->fd);
+        if (unlink(s->path) < 0 && errno != ENOENT)
+            log_warning("control: removing %s: %m", s->path);
+    }
+    sd_event_unref(s->event);
+    free(s->path);
+    free(s);
+}
+
+void control_server_set_limits(struct control_server *s, size_t max_request, size_t max_output,
+                               unsigned idle_timeout_ms)
+{
+    if (max_request)
+        s->max_request = max_request;
+    if (max_output)
+        s->max_output = max_output;
+    if (idle_timeout_ms)
+        s->idle_timeout_ms = idle_timeout_ms;
+    for (struct control_client *c = s->clients; c; c = c->next)
+        c->in.max_message = s->max_request;
+}
+
+unsigned control_server_n_clients(const struct control_server *s)
+{
+    return s->n_clients;
+}
+
+unsigned long control_server_n_refused(const struct control_server *s)
+{
+    return s->n_refused;
+}

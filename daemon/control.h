@@ -1,0 +1,50 @@
+/* Control socket server: Varlink over a unix stream socket in the daemon's
+ * sd-event loop. Knows nothing of daemon state: it frames, decodes, checks
+ * permissions and hands each request to the daemon's handler. */
+#pragma once
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct json_object;
+struct control_server;
+
+#define CONTROL_SOCKET_PATH_DEFAULT "/run/turbosched/control"
+#define CONTROL_MAX_CLIENTS_DEFAULT 64u
+#define CONTROL_MAX_REQUEST_DEFAULT (64u * 1024u)
+#define CONTROL_MAX_OUTPUT_DEFAULT (16u * 1024u * 1024u)
+#define CONTROL_IDLE_TIMEOUT_MS_DEFAULT 30000u
+
+struct control_peer {
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+};
+
+/* Called for io.turbosched.* methods only (GetInfo, unknown methods, bad
+ * requests and permission checks are handled by the server). Return 0 with
+ * *reply set (ownership passes to the server; NULL means {}), or a negative
+ * errno with *error set to a varlink error name (*reply may then carry the
+ * error's parameters). A negative return without *error becomes
+ * io.turbosched.InternalError. */
+typedef int (*control_handler_fn)(void *userdata, const char *method, struct json_object *params,
+                                  const struct control_peer *peer, struct json_object **reply,
+                                  const char **error);
+
+/* Creates the parent directory (0755) if missing, replaces a stale socket
+ * (-EADDRINUSE if a live server answers there, -EEXIST if the path is not a
+ * socket), binds mode 0600, or 0660 owned by ro_group when given (-ENOENT if
+ * the group does not exist). max_clients 0 → CONTROL_MAX_CLIENTS_DEFAULT. */
+int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
+                       control_handler_fn fn, void *userdata, struct control_server **ret);
+/* Closes every client and unlinks the socket. NULL is fine. */
+void control_server_free(struct control_server *s);
+
+/* Tuning, mainly for tests; 0 keeps the current value. max_request bounds one
+ * request, max_output the unsent reply bytes per client (over it the client
+ * is dropped), idle_timeout_ms drops a client that makes no progress. */
+void control_server_set_limits(struct control_server *s, size_t max_request, size_t max_output,
+                               unsigned idle_timeout_ms);
+unsigned control_server_n_clients(const struct control_server *s);
+/* Clients refused since start because max_clients was reached. */
+unsigned long control_server_n_refused(const struct control_server *s);

@@ -1,0 +1,678 @@
+/* The packing policy. See packer.h for the rules; this file only says why
+ * where the code is not obvious. No I/O: snprintf and cpulist_format only
+ * format the explanation. */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "packer.h"
+#include "util.h"
+
+static const char *const reason_names[_PACKER_REASON_MAX] = {
+    [PACKER_REASON_NONE] = "none",
+    [PACKER_REASON_PACKED] = "packed",
+    [PACKER_REASON_IDLE_MACHINE] = "idle-machine",
+    [PACKER_REASON_ALL_BUSY] = "all-busy",
+    [PACKER_REASON_NO_BUSY] = "no-busy",
+    [PACKER_REASON_NO_ROOM] = "no-room",
+    [PACKER_REASON_NO_DATA] = "no-data",
+};
+
+static const char *const reason_texts[_PACKER_REASON_MAX] = {
+    [PACKER_REASON_NONE] = "no plan yet",
+    [PACKER_REASON_PACKED] = "packed on busy cores",
+    [PACKER_REASON_IDLE_MACHINE] = "machine nearly idle",
+    [PACKER_REASON_ALL_BUSY] = "every core busy",
+    [PACKER_REASON_NO_BUSY] = "no busy core",
+    [PACKER_REASON_NO_ROOM] = "no busy core with room",
+    [PACKER_REASON_NO_DATA] = "no utilisation data",
+};
+
+const char *packer_reason_to_string(enum packer_reason r)
+{
+    return (unsigned) r < _PACKER_REASON_MAX ? reason_names[r] : "unknown";
+}
+
+const char *packer_reason_describe(enum packer_reason r)
+{
+    return (unsigned) r < _PACKER_REASON_MAX ? reason_texts[r] : "unknown";
+}
+
+const char *packer_wait_to_string(enum packer_wait w)
+{
+    switch (w) {
+    case PACKER_WAIT_NONE: return "none";
+    case PACKER_WAIT_HOLD: return "hold";
+    case PACKER_WAIT_MIN_CHANGE: return "min-change";
+    }
+    return "unknown";
+}
+
+void packer_state_init(struct packer_state *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->initialized = true;
+}
+
+/* ---- text helpers ---- */
+
+/* Milli-units of one thread as a short decimal: 900 -> "0.9", 1250 -> "1.25". */
+static const char *fmt_units(char *buf, size_t size, unsigned milli)
+{
+    unsigned frac = milli % 1000;
+    if (frac == 0)
+        snprintf(buf, size, "%u", milli / 1000);
+    else if (frac % 100 == 0)
+        snprintf(buf, size, "%u.%u", milli / 1000, frac / 100);
+    else if (frac % 10 == 0)
+        snprintf(buf, size, "%u.%02u", milli / 1000, frac / 10);
+    else
+        snprintf(buf, size, "%u.%03u", milli / 1000, frac);
+    return buf;
+}
+
+/* Per-mille as a percentage: 30 -> "3%", 25 -> "2.5%". */
+static const char *fmt_pct(char *buf, size_t size, unsigned permille)
+{
+    if (permille % 10 == 0)
+        snprintf(buf, size, "%u%%", permille / 10);
+    else
+        snprintf(buf, size, "%u.%u%%", permille / 10, permille % 10);
+    return buf;
+}
+
+/* Append to a fixed buffer; text that does not fit is cut, never overflows. */
+static void sappend(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void sappend(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strnlen(buf, size);
+    if (len + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+static const char *domain_kind(enum pack_domain d)
+{
+    switch (d) {
+    case DOMAIN_LLC: return "LLC";
+    case DOMAIN_NUMA: return "node";
+    case DOMAIN_PACKAGE: break;
+    }
+    return "package";
+}
+
+/* ---- planning ---- */
+
+static int core_domain_id(const struct topo_core *c, enum pack_domain d)
+{
+    switch (d) {
+    case DOMAIN_LLC: return c->llc;
+    case DOMAIN_NUMA: return c->node;
+    case DOMAIN_PACKAGE: break;
+    }
+    return c->package;
+}
+
+static bool set_intersects(const cpu_set_t *a, const cpu_set_t *b)
+{
+    cpu_set_t x;
+    CPU_AND(&x, a, b);
+    return CPU_COUNT(&x) > 0;
+}
+
+/* Next CPU of s at or after from, or -1. A word at a time: a core's few
+ * threads sit in a 1024-bit set, and this runs for every core every tick. */
+static int set_next(const cpu_set_t *s, int from)
+{
+    const int bits = 8 * (int) sizeof(s->__bits[0]);
+    for (int w = from / bits; from >= 0 && w < (int) ELEMENTSOF(s->__bits); w++) {
+        __cpu_mask m = s->__bits[w];
+        if (w == from / bits)
+            m &= ~(__cpu_mask) 0 << (from % bits);
+        if (m)
+            return w * bits + __builtin_ctzl(m);
+    }
+    return -1;
+}
+
+static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, const cpu_set_t *b)
+{
+    if (a_restricted != b_restricted)
+        return false;
+    return !a_restricted || CPU_EQUAL(a, b);
+}
+
+/* The cores of each domain, grouped, and which of them the plan in effect
+ * (kept[0]) or the pending candidate (kept[1]) uses: per-domain work then
+ * stays linear in the size of the domain. */
+struct members {
+    int start[PACKER_MAX_DOMAINS + 1];
+    int core[PACKER_MAX_CORES];        /* indices into plan.cores */
+    bool kept[2][PACKER_MAX_CORES];
+};
+
+#define FOREACH_MEMBER(m, dom, i) \
+    for (int _k = (m)->start[dom], i; _k < (m)->start[(dom) + 1] && ((i) = (m)->core[_k], 1); _k++)
+
+static void members_build(const struct packer_input *in, const struct packer_state *st,
+                          const struct packer_plan *out, struct members *m)
+{
+    int count[PACKER_MAX_DOMAINS + 1] = { 0 };
+    for (int i = 0; i < out->n_cores; i++)
+        if (out->cores[i].domain >= 0)
+            count[out->cores[i].domain + 1]++;
+    m->start[0] = 0;
+    for (int d = 0; d < out->n_domains; d++)
+        m->start[d + 1] = m->start[d] + count[d + 1];
+    int fill[PACKER_MAX_DOMAINS];
+    memcpy(fill, m->start, sizeof(int) * (size_t) out->n_domains);
+    for (int i = 0; i < out->n_cores; i++) {
+        const struct packer_core_info *ci = &out->cores[i];
+        const cpu_set_t *online = &in->topo->cores[ci->core].online;
+        if (ci->domain >= 0)
+            m->core[fill[ci->domain]++] = i;
+        m->kept[0][i] = st->restricted && set_intersects(online, &st->chosen_cpus);
+        m->kept[1][i] = st->has_candidate && st->cand_restricted && set_intersects(online, &st->cand_chosen_cpus);
+    }
+}
+
+/* Spare and count of the busy cores of domain dom in keep set t. */
+static unsigned kept_spare(const struct packer_plan *out, const struct members *m, int dom, int t, int *n)
+{
+    unsigned spare = 0;
+    *n = 0;
+    FOREACH_MEMBER(m, dom, i) {
+        if (!out->cores[i].busy || !m->kept[t][i])
+            continue;
+        spare += out->cores[i].spare_milli;
+        (*n)++;
+    }
+    return spare;
+}
+
+/* Plan one domain: fill its reason and mark its chosen cores. */
+static void plan_domain(const struct members *m, struct packer_plan *out, int dom)
+{
+    struct packer_domain_info *d = &out->domains[dom];
+    int order[PACKER_MAX_CORES];
+    int n = 0;
+
+    if (d->n_busy == 0) {
+        d->reason = PACKER_REASON_NO_BUSY;
+        return;
+    }
+    if (d->n_busy == d->n_cores) {
+        d->reason = PACKER_REASON_ALL_BUSY;
+        return;
+    }
+    if (d->busy_spare_milli < out->need_milli) {
+        d->reason = PACKER_REASON_NO_ROOM;
+        return;
+    }
+
+    /* Most spare first: taking the largest spares is what reaches the need
+     * with the fewest cores. Ties go to the lower index so the choice is
+     * stable from one tick to the next. */
+    FOREACH_MEMBER(m, dom, i) {
+        const struct packer_core_info *ci = &out->cores[i];
+        if (!ci->busy)
+            continue;
+        int j = n++;
+        while (j > 0 && out->cores[order[j - 1]].spare_milli < ci->spare_milli) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    int k = 0;
+    unsigned sum = 0;
+    while (k < n && sum < out->need_milli)
+        sum += out->cores[order[k++]].spare_milli;
+
+    /* Keep the cores already in use (applied, else the pending candidate)
+     * while they still do the job with no more cores than needed, so small
+     * shifts in spare between busy cores do not move the jitter around. */
+    for (int t = 0; t < 2; t++) {
+        int kn;
+        unsigned ks = kept_spare(out, m, dom, t, &kn);
+        if (kn > 0 && kn <= k && ks >= out->need_milli) {
+            FOREACH_MEMBER(m, dom, i)
+                if (out->cores[i].busy && m->kept[t][i])
+                    out->cores[i].chosen = true;
+            d->reason = PACKER_REASON_PACKED;
+            d->packed = true;
+            goto done;
+        }
+    }
+    for (int i = 0; i < k; i++)
+        out->cores[order[i]].chosen = true;
+    d->reason = PACKER_REASON_PACKED;
+    d->packed = true;
+done:
+    FOREACH_MEMBER(m, dom, i) {
+        const struct packer_core_info *ci = &out->cores[i];
+        if (ci->chosen) {
+            d->n_chosen++;
+            d->chosen_spare_milli += ci->spare_milli;
+        }
+    }
+}
+
+static int find_or_add_domain(struct packer_plan *out, int id)
+{
+    for (int i = 0; i < out->n_domains; i++)
+        if (out->domains[i].id == id)
+            return i;
+    if (out->n_domains >= PACKER_MAX_DOMAINS)
+        return -E2BIG;
+    struct packer_domain_info *d = &out->domains[out->n_domains];
+    memset(d, 0, sizeof(*d));
+    d->id = id;
+    return out->n_domains++;
+}
+
+/* Per-core figures, busy state and domains. */
+static int measure(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
+{
+    const struct config *cfg = in->cfg;
+    unsigned enter = cfg->busy_threshold_milli;
+    unsigned leave = in->busy_exit_milli ? in->busy_exit_milli
+                                         : (unsigned) ((uint64_t) enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
+    if (leave > enter)
+        leave = enter;
+
+    /* Without a per-CPU figure, assume the jitter load runs on the cores of
+     * the plan in effect, evenly: otherwise packing it would eat the very
+     * spare it was packed into, and the plan would flip to "no room" and
+     * back. */
+    unsigned est_jitter = 0;
+    if (!in->cpu_jitter_milli && st->restricted && in->jitter_load_milli > 0) {
+        int n = 0;
+        for (int i = 0; i < in->topo->n_cores; i++)
+            n += set_intersects(&in->topo->cores[i].online, &st->chosen_cpus);
+        if (n > 0)
+            est_jitter = in->jitter_load_milli / (unsigned) n;
+    }
+
+    for (int i = 0; i < in->topo->n_cores; i++) {
+        const struct topo_core *tc = &in->topo->cores[i];
+        struct packer_core_info *ci = &out->cores[out->n_cores++];
+        unsigned util = 0, jitter = 0;
+
+        memset(ci, 0, sizeof(*ci));
+        ci->core = i;
+        ci->domain = -1;
+        ci->n_online = (unsigned) CPU_COUNT(&tc->online);
+        if (ci->n_online == 0)
+            continue;
+        for (int cpu = set_next(&tc->online, 0); cpu >= 0; cpu = set_next(&tc->online, cpu + 1)) {
+            int u = cpu < in->n_cpu_util && in->cpu_util_milli ? in->cpu_util_milli[cpu] : -1;
+            if (u < 0)
+                continue;
+            ci->known = true;
+            u = MIN(u, 1000);
+            int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
+            j = MAX(0, MIN(j, u));
+            util += (unsigned) (u - j);
+            jitter += (unsigned) j;
+        }
+        /* A guess may add room but never turns a busy core idle. */
+        unsigned util_for_busy = util;
+        if (est_jitter && set_intersects(&tc->online, &st->chosen_cpus)) {
+            jitter = MIN(est_jitter, util);
+            util -= jitter;
+        }
+        ci->capacity_milli = capacity_core_milli(in->cap, ci->n_online);
+        ci->jitter_milli = jitter;
+        ci->util_milli = util;
+        ci->spare_milli = capacity_spare_milli(ci->capacity_milli, util);
+        /* A core that was busy leaves the state only below the lower
+         * threshold, so load hovering at the threshold does not toggle it. */
+        bool was_busy = set_intersects(&tc->online, &st->busy_cpus);
+        uint64_t thr = (uint64_t) (was_busy ? leave : enter) * ci->capacity_milli;
+        ci->busy = ci->known && (uint64_t) util_for_busy * 1000 >= thr;
+        int dom = find_or_add_domain(out, core_domain_id(tc, cfg->domain));
+        if (dom < 0)
+            return dom;
+        ci->domain = dom;
+        struct packer_domain_info *d = &out->domains[dom];
+        d->n_cores++;
+        d->capacity_milli += ci->capacity_milli;
+        d->util_milli += util;
+        if (ci->busy) {
+            d->n_busy++;
+            d->busy_spare_milli += ci->spare_milli;
+        }
+        if (ci->known) {
+            out->capacity_milli += ci->capacity_milli;
+            out->util_milli += util;
+        }
+    }
+    return 0;
+}
+
+static void describe_cores(const struct packer_input *in, const struct packer_plan *out, int dom,
+                           char *cores_buf, size_t cores_size, char *cpus_buf, size_t cpus_size)
+{
+    cpu_set_t cores, cpus;
+    CPU_ZERO(&cores);
+    CPU_ZERO(&cpus);
+    for (int i = 0; i < out->n_cores; i++) {
+        const struct packer_core_info *ci = &out->cores[i];
+        if (!ci->chosen || (dom >= 0 && ci->domain != dom))
+            continue;
+        CPU_SET(ci->core, &cores);
+        CPU_OR(&cpus, &cpus, &in->topo->cores[ci->core].online);
+    }
+    if (cpulist_format(&cores, cores_buf, cores_size) < 0)
+        snprintf(cores_buf, cores_size, "...");
+    if (cpulist_format(&cpus, cpus_buf, cpus_size) < 0)
+        snprintf(cpus_buf, cpus_size, "...");
+}
+
+static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan *out)
+{
+    int n = 0;
+    for (int i = 0; i < out->n_cores; i++)
+        if (out->cores[i].chosen)
+            n += CPU_COUNT(&in->topo->cores[out->cores[i].core].online);
+    return n;
+}
+
+/* "; LLCs 2-3 unrestricted (no busy core)" for each fallback reason, or with
+ * without unrestricted_form ": no busy core". */
+static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out,
+                                   char *buf, size_t size, bool *first, bool unrestricted_form)
+{
+    /* The reason that says most about the load first. */
+    static const enum packer_reason order[] = {
+        PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
+        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
+    };
+    const char *kind = domain_kind(in->cfg->domain);
+    for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+        enum packer_reason r = order[k];
+        cpu_set_t ids;
+        int n = 0;
+        bool unknown = false;
+        char list[128];
+
+        CPU_ZERO(&ids);
+        for (int i = 0; i < out->n_domains; i++) {
+            const struct packer_domain_info *d = &out->domains[i];
+            if (d->n_cores == 0 || d->packed || d->reason != r)
+                continue;
+            n++;
+            if (d->id >= 0 && d->id < CPU_SETSIZE)
+                CPU_SET(d->id, &ids);
+            else
+                unknown = true;
+        }
+        if (n == 0)
+            continue;
+        if (cpulist_format(&ids, list, sizeof(list)) < 0)
+            snprintf(list, sizeof(list), "...");
+        sappend(buf, size, "%s %s%s %s%s%s", *first ? "" : ";", kind, n > 1 ? "s" : "", list,
+                unknown && list[0] ? "," : "", unknown ? "unknown" : "");
+        if (unrestricted_form)
+            sappend(buf, size, " unrestricted (%s)", packer_reason_describe(r));
+        else
+            sappend(buf, size, ": %s", packer_reason_describe(r));
+        *first = false;
+    }
+}
+
+/* The wanted plan in words, into buf. */
+static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
+{
+    char a[32], b[32], c[32], cores[96], cpus[96];
+
+    buf[0] = '\0';
+    switch (out->wanted_reason) {
+    case PACKER_REASON_IDLE_MACHINE: {
+        unsigned permille = out->capacity_milli
+            ? (unsigned) ((uint64_t) out->util_milli * 1000 / out->capacity_milli) : 0;
+        sappend(buf, size, "fallback: machine nearly idle (util %s < %s)",
+                fmt_pct(a, sizeof(a), permille), fmt_pct(b, sizeof(b), in->cfg->idle_machine_milli));
+        return;
+    }
+    case PACKER_REASON_NO_DATA:
+        sappend(buf, size, "fallback: no utilisation data");
+        return;
+    default:
+        break;
+    }
+
+    int n_live = 0;
+    for (int i = 0; i < out->n_domains; i++)
+        n_live += out->domains[i].n_cores > 0;
+
+    if (n_live <= 1) {
+        const struct packer_domain_info *d = out->n_domains ? &out->domains[0] : NULL;
+        if (out->wanted_reason == PACKER_REASON_PACKED) {
+            describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
+            sappend(buf, size, "packed on core%s %s (CPU%s %s): spare %s covers jitter %s + headroom %s",
+                    d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
+                    fmt_units(a, sizeof(a), d ? d->chosen_spare_milli : 0),
+                    fmt_units(b, sizeof(b), out->jitter_load_milli),
+                    fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+        } else if (out->wanted_reason == PACKER_REASON_NO_ROOM) {
+            sappend(buf, size, "fallback: no busy core with room (spare %s < jitter %s + headroom %s)",
+                    fmt_units(a, sizeof(a), d ? d->busy_spare_milli : 0),
+                    fmt_units(b, sizeof(b), out->jitter_load_milli),
+                    fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+        } else {
+            sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
+        }
+        return;
+    }
+
+    /* Several domains: packing domains one by one, then the others grouped
+     * by reason so a machine with many LLCs still fits on one line. */
+    bool first = true;
+    if (out->wanted_reason != PACKER_REASON_PACKED) {
+        sappend(buf, size, "fallback:");
+        append_fallback_groups(in, out, buf, size, &first, false);
+        return;
+    }
+    sappend(buf, size, "packed:");
+    for (int i = 0; i < out->n_domains; i++) {
+        const struct packer_domain_info *d = &out->domains[i];
+        if (d->n_cores == 0 || !d->packed)
+            continue;
+        describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
+        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
+                d->id, d->n_chosen > 1 ? "s" : "", cores, fmt_units(a, sizeof(a), d->chosen_spare_milli));
+        first = false;
+    }
+    append_fallback_groups(in, out, buf, size, &first, true);
+    sappend(buf, size, "; need jitter %s + headroom %s",
+            fmt_units(b, sizeof(b), out->jitter_load_milli), fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+}
+
+static void plan_fallback(struct packer_plan *out, const struct topology *topo, enum packer_reason r)
+{
+    out->wanted_restricted = false;
+    out->wanted_reason = r;
+    if (topo)
+        out->wanted_mask = topo->online;
+    else
+        CPU_ZERO(&out->wanted_mask);
+}
+
+static void reset_output(struct packer_plan *out)
+{
+    out->restricted = false;
+    CPU_ZERO(&out->mask);
+    out->reason = PACKER_REASON_NO_DATA;
+    out->changed = false;
+    out->wanted_restricted = false;
+    CPU_ZERO(&out->wanted_mask);
+    out->wanted_reason = PACKER_REASON_NO_DATA;
+    out->wait = PACKER_WAIT_NONE;
+    out->wait_left_ms = 0;
+    out->capacity_milli = out->util_milli = out->jitter_load_milli = out->need_milli = 0;
+    out->n_cores = 0;
+    out->n_domains = 0;
+    out->summary[0] = '\0';
+}
+
+int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out)
+{
+    if (!out)
+        return -EINVAL;
+    reset_output(out);
+    if (!in || !st || !in->topo || !in->cap || !in->cfg || in->topo->n_cores < 0 ||
+        in->topo->n_cores > PACKER_MAX_CORES || (in->topo->n_cores > 0 && !in->topo->cores)) {
+        snprintf(out->summary, sizeof(out->summary), "fallback: no plan (invalid input)");
+        return -EINVAL;
+    }
+    if (!st->initialized)
+        packer_state_init(st);
+
+    const struct config *cfg = in->cfg;
+    int r = measure(in, st, out);
+    if (r < 0) {
+        reset_output(out);
+        if (in->topo)
+            out->mask = in->topo->online;
+        snprintf(out->summary, sizeof(out->summary),
+                 "fallback: no plan (more than %d %s domains)", PACKER_MAX_DOMAINS, domain_kind(cfg->domain));
+        return r;
+    }
+    out->jitter_load_milli = in->jitter_load_milli;
+    out->need_milli = in->jitter_load_milli + cfg->headroom_milli;
+
+    /* ---- the wanted plan ---- */
+    if (out->capacity_milli == 0) {
+        plan_fallback(out, in->topo, PACKER_REASON_NO_DATA);
+    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) cfg->idle_machine_milli * out->capacity_milli) {
+        /* Nothing throttles a nearly idle chip: packing would only cost
+         * latency (TurboSched lost ~5% at 2 busy threads). */
+        for (int i = 0; i < out->n_domains; i++)
+            out->domains[i].reason = PACKER_REASON_IDLE_MACHINE;
+        plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
+    } else {
+        struct members m;
+        cpu_set_t mask;
+        bool any_packed = false;
+        int heaviest = -1;
+
+        members_build(in, st, out, &m);
+        CPU_ZERO(&mask);
+        for (int dom = 0; dom < out->n_domains; dom++) {
+            struct packer_domain_info *d = &out->domains[dom];
+            plan_domain(&m, out, dom);
+            /* Jitter never crosses domains: a domain that cannot pack keeps
+             * all its CPUs for its own jitter. */
+            FOREACH_MEMBER(&m, dom, i)
+                if (!d->packed || out->cores[i].chosen)
+                    CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
+            if (d->packed) {
+                any_packed = true;
+            } else {
+                if (heaviest < 0 || d->util_milli > out->domains[heaviest].util_milli)
+                    heaviest = dom;
+            }
+        }
+        /* A packing domain leaves out at least its non-busy cores, so the
+         * mask is a real restriction whenever any domain packs. */
+        if (any_packed) {
+            out->wanted_restricted = true;
+            out->wanted_mask = mask;
+            out->wanted_reason = PACKER_REASON_PACKED;
+        } else {
+            plan_fallback(out, in->topo,
+                          heaviest >= 0 ? out->domains[heaviest].reason : PACKER_REASON_ALL_BUSY);
+        }
+    }
+
+    cpu_set_t wanted_chosen;
+    CPU_ZERO(&wanted_chosen);
+    CPU_ZERO(&st->busy_cpus);
+    for (int i = 0; i < out->n_cores; i++) {
+        const cpu_set_t *online = &in->topo->cores[out->cores[i].core].online;
+        if (out->cores[i].chosen)
+            CPU_OR(&wanted_chosen, &wanted_chosen, online);
+        if (out->cores[i].busy)
+            CPU_OR(&st->busy_cpus, &st->busy_cpus, online);
+    }
+
+    /* ---- hysteresis ---- */
+    uint64_t now = in->now_ms;
+    bool urgent = false;
+    if (st->restricted) {
+        cpu_set_t gone;
+        CPU_XOR(&gone, &st->mask, &in->topo->online);
+        CPU_AND(&gone, &gone, &st->mask);
+        /* The applied mask names CPUs that went offline: the kernel already
+         * broke those affinities, waiting would only keep a stale plan. */
+        urgent = CPU_COUNT(&gone) > 0;
+    }
+
+    if (same_plan(out->wanted_restricted, &out->wanted_mask, st->restricted, &st->mask)) {
+        st->has_candidate = false;
+        st->reason = out->wanted_reason;
+        if (out->wanted_restricted)
+            st->chosen_cpus = wanted_chosen;
+    } else {
+        if (!st->has_candidate ||
+            !same_plan(out->wanted_restricted, &out->wanted_mask, st->cand_restricted, &st->cand_mask)) {
+            st->has_candidate = true;
+            st->cand_restricted = out->wanted_restricted;
+            st->cand_mask = out->wanted_mask;
+            st->cand_since_ms = now;
+        }
+        st->cand_chosen_cpus = wanted_chosen;
+        uint64_t held_ms = now > st->cand_since_ms ? now - st->cand_since_ms : 0;
+        uint64_t since_change_ms = !st->ever_changed ? UINT64_MAX
+                                 : now > st->changed_ms ? now - st->changed_ms : 0;
+        bool held = held_ms >= cfg->hold_ms;
+        bool spaced = since_change_ms >= cfg->min_change_ms;
+        if (urgent || (held && spaced)) {
+            st->restricted = out->wanted_restricted;
+            st->mask = out->wanted_mask;
+            st->reason = out->wanted_reason;
+            st->chosen_cpus = wanted_chosen;
+            st->ever_changed = true;
+            st->changed_ms = now;
+            st->has_candidate = false;
+            out->changed = true;
+        } else {
+            uint64_t left_hold = held ? 0 : cfg->hold_ms - held_ms;
+            uint64_t left_spacing = spaced ? 0 : cfg->min_change_ms - since_change_ms;
+            out->wait = !held ? PACKER_WAIT_HOLD : PACKER_WAIT_MIN_CHANGE;
+            out->wait_left_ms = MAX(left_hold, left_spacing);
+        }
+    }
+    st->last_ms = now;
+
+    out->restricted = st->restricted;
+    out->mask = st->restricted ? st->mask : in->topo->online;
+    out->reason = st->reason;
+    for (int i = 0; i < out->n_cores; i++) {
+        struct packer_core_info *ci = &out->cores[i];
+        if (!st->restricted) {
+            ci->applied = false;
+        } else if (ci->n_online > 0) {
+            cpu_set_t x;
+            CPU_AND(&x, &in->topo->cores[ci->core].online, &st->mask);
+            ci->applied = CPU_EQUAL(&x, &in->topo->cores[ci->core].online);
+        }
+    }
+
+    /* ---- summary ---- */
+    char wanted[PACKER_SUMMARY_MAX];
+    describe_wanted(in, out, wanted, sizeof(wanted));
+    if (out->wait == PACKER_WAIT_HOLD)
+        sappend(out->summary, sizeof(out->summary), "holding: new plan must hold %u ms (%llu ms left): ",
+                cfg->hold_ms, (unsigned long long) out->wait_left_ms);
+    else if (out->wait == PACKER_WAIT_MIN_CHANGE)
+        sappend(out->summary, sizeof(out->summary), "holding: mask changes at most once per %u ms (%llu ms left): ",
+                cfg->min_change_ms, (unsigned long long) out->wait_left_ms);
+    sappend(out->summary, sizeof(out->summary), "%s", wanted);
+    return 0;
+}

@@ -1,0 +1,185 @@
+/* The packing policy: which cores are busy, how much spare capacity they have,
+ * and the CPU mask that jitter tasks are confined to, with the reasons behind
+ * it and the hysteresis that keeps the mask from flapping. Pure: plain structs
+ * in, plain structs out, no I/O, no allocation.
+ *
+ * Policy (TurboSched's wake-up rule turned into a periodic plan):
+ * - A core's utilisation is the sum over its online threads minus the share
+ *   of jitter tasks (jitter must not make a core look busy, nor eat the room
+ *   it is itself counted against): per CPU when the caller knows it, else the
+ *   jitter load spread evenly over the cores of the plan in effect (that
+ *   guess adds room but is not used for the busy test: it never turns a busy
+ *   core idle). Its capacity comes from its online thread count.
+ * - Busy: util >= busy_threshold x capacity. A core that was busy stays busy
+ *   until util < busy_exit x capacity (default 80% of busy_threshold), so a
+ *   core hovering at the threshold does not toggle.
+ * - Machine nearly idle (total util < idle_machine x total capacity): no
+ *   restriction, nothing to protect.
+ * - Each domain (package, LLC or NUMA node) is planned on its own, since
+ *   jitter is never pulled across domains:
+ *     no busy core            -> domain unrestricted (all its online CPUs);
+ *     every core busy         -> unrestricted: nothing idle to protect;
+ *     busy cores' spare < jitter + headroom -> unrestricted: no room;
+ *     otherwise the fewest busy cores whose spare covers jitter + headroom,
+ *     most spare first (ties: lower core index); the cores already chosen are
+ *     kept while they are still busy, still cover the need and are no more
+ *     than that fewest count.
+ *   Every packing domain must cover the whole jitter load: one affinity mask
+ *   lets a jitter task run on any domain's chosen cores.
+ * - The mask is the union over domains: chosen cores' online threads for
+ *   domains that pack, all online CPUs for domains that fall back. When no
+ *   domain packs there is no restriction; the overall fallback reason is that
+ *   of the most loaded domain.
+ * - Which domain: package (default) keeps every idle core of a chip idle, which
+ *   is what the power budget cares about. llc/numa keep jitter near its cache
+ *   or memory, at a price: an LLC or node without a busy core stays open to
+ *   its own jitter, and with one core per LLC (POWER9 SMT8) nothing can pack.
+ * - Hysteresis: a mask different from the applied one becomes a candidate;
+ *   it is applied once it has been wanted on every call for hold_ms, and no
+ *   sooner than min_change_ms after the previous change. Candidates are
+ *   compared by mask, so switching between two fallback reasons (same "no
+ *   restriction") does not restart the clock. If CPUs of the applied mask went
+ *   offline, the new plan applies at once. The first plan waits too: the
+ *   daemon starts unrestricted.
+ *
+ * struct packer_plan is ~43 KB (fixed arrays, no allocation): keep it on the
+ * heap or static. Its restricted/mask/reason are the plan in effect; the
+ * per-core and per-domain details and the summary describe this call's
+ * wanted plan (the summary says "holding: ..." while it waits). After a
+ * config reload, packer_state_init starts over from "no restriction".
+ */
+#pragma once
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "power_capacity.h"
+#include "topology.h"
+
+/* cpu_set_t holds CPU_SETSIZE CPUs, so there are never more cores. */
+#define PACKER_MAX_CORES CPU_SETSIZE
+#define PACKER_MAX_DOMAINS 256
+#define PACKER_SUMMARY_MAX 256
+/* Default exit threshold for the busy state, as a share of busy_threshold. */
+#define PACKER_BUSY_EXIT_PERMILLE 800
+
+enum packer_reason {
+    PACKER_REASON_NONE = 0,        /* nothing computed yet (initial state: no restriction) */
+    PACKER_REASON_PACKED,          /* jitter confined to chosen busy cores */
+    PACKER_REASON_IDLE_MACHINE,    /* machine nearly idle: nothing to protect */
+    PACKER_REASON_ALL_BUSY,        /* every core busy: nothing idle to protect */
+    PACKER_REASON_NO_BUSY,         /* no core busy: nowhere to pack without waking one */
+    PACKER_REASON_NO_ROOM,         /* busy cores' spare does not cover jitter + headroom */
+    PACKER_REASON_NO_DATA,         /* no online core with a utilisation sample */
+    _PACKER_REASON_MAX,
+};
+/* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data". */
+const char *packer_reason_to_string(enum packer_reason r);
+/* One-line human text: "machine nearly idle", "every core busy", ... */
+const char *packer_reason_describe(enum packer_reason r);
+
+/* Why the applied mask is not (yet) the wanted one. */
+enum packer_wait {
+    PACKER_WAIT_NONE = 0,          /* applied == wanted */
+    PACKER_WAIT_HOLD,              /* wanted plan has not held for hold_ms yet */
+    PACKER_WAIT_MIN_CHANGE,        /* held, but the mask changed less than min_change_ms ago */
+};
+const char *packer_wait_to_string(enum packer_wait w);
+
+struct packer_state {
+    bool initialized;
+    /* applied plan */
+    bool restricted;
+    cpu_set_t mask;
+    enum packer_reason reason;
+    bool ever_changed;
+    uint64_t changed_ms;           /* when the applied mask last changed */
+    /* candidate (a wanted mask that differs from the applied one) */
+    bool has_candidate;
+    bool cand_restricted;
+    cpu_set_t cand_mask;
+    uint64_t cand_since_ms;
+    /* memory for the busy-state hysteresis and core stickiness, by CPU number
+     * so that it survives topology re-indexing */
+    cpu_set_t busy_cpus;           /* online threads of cores busy on the last call */
+    cpu_set_t chosen_cpus;         /* threads of the applied plan's chosen cores */
+    cpu_set_t cand_chosen_cpus;    /* threads of the candidate's chosen cores */
+    uint64_t last_ms;
+};
+
+struct packer_input {
+    const struct topology *topo;
+    const struct capacity_table *cap;
+    const int *cpu_util_milli;     /* per CPU, 0..1000; < 0 = no sample (offline, just onlined) */
+    int n_cpu_util;                /* entries in cpu_util_milli; CPUs beyond are "no sample" */
+    /* Share of each CPU's util that comes from jitter tasks. NULL: estimated
+     * as jitter_load_milli spread evenly over the applied plan's chosen cores
+     * (right when the jitter runs where it was put). Pass it when known. */
+    const int *cpu_jitter_milli;
+    unsigned jitter_load_milli;    /* total load of jitter tasks, milli of one CPU */
+    const struct config *cfg;      /* busy_threshold, headroom, idle_machine, hold, min_change, domain */
+    unsigned busy_exit_milli;      /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
+    uint64_t now_ms;
+};
+
+struct packer_core_info {
+    int core;                      /* index into topology.cores */
+    int domain;                    /* index into packer_plan.domains */
+    unsigned n_online;
+    unsigned capacity_milli;
+    unsigned util_milli;           /* sum over online threads, jitter share removed */
+    unsigned jitter_milli;         /* the jitter share removed: measured, or estimated (see below) */
+    unsigned spare_milli;
+    bool known;                    /* at least one online thread had a sample */
+    bool busy;
+    bool chosen;                   /* chosen by this call's plan (wanted) */
+    bool applied;                  /* its online threads are in the applied restricted mask */
+};
+
+struct packer_domain_info {
+    int id;                        /* package / LLC / node number (-1 unknown) */
+    int n_cores;                   /* cores with an online thread */
+    int n_busy;
+    int n_chosen;
+    unsigned capacity_milli;
+    unsigned util_milli;
+    unsigned busy_spare_milli;     /* spare of all busy cores */
+    unsigned chosen_spare_milli;
+    bool packed;                   /* false: the domain's online CPUs are all in the mask */
+    enum packer_reason reason;
+};
+
+struct packer_plan {
+    /* what to apply now (after hysteresis) */
+    bool restricted;               /* false: leave jitter tasks unconfined */
+    cpu_set_t mask;                /* when restricted: the jitter mask; else all online CPUs */
+    enum packer_reason reason;     /* why the applied mask is what it is */
+    bool changed;                  /* restricted/mask differ from the previous call's */
+    /* what this call's input asks for */
+    bool wanted_restricted;
+    cpu_set_t wanted_mask;
+    enum packer_reason wanted_reason;
+    enum packer_wait wait;
+    uint64_t wait_left_ms;         /* until the wanted plan may apply, if nothing changes */
+    /* machine totals */
+    unsigned capacity_milli;
+    unsigned util_milli;
+    unsigned jitter_load_milli;
+    unsigned need_milli;           /* jitter + headroom each packing domain must cover */
+    /* details for explain and dump */
+    int n_cores;
+    struct packer_core_info cores[PACKER_MAX_CORES];
+    int n_domains;
+    struct packer_domain_info domains[PACKER_MAX_DOMAINS];
+    char summary[PACKER_SUMMARY_MAX];
+};
+
+/* Zero-initialised state is valid too: no plan applied, no restriction. */
+void packer_state_init(struct packer_state *s);
+
+/* Compute the plan for this tick and advance the hysteresis in *st.
+ * Returns 0, or -EINVAL on missing input, -E2BIG if the topology has more
+ * domains than PACKER_MAX_DOMAINS; on error *out is "no restriction" with
+ * reason NO_DATA and *st is left unchanged. */
+int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out);

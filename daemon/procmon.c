@@ -1,0 +1,427 @@
+#include "procmon.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "log.h"
+#include "util.h"
+
+/* Event filter (Linux 6.6+): PROC_CN_MCAST_LISTEN followed by an event mask
+ * (struct proc_input). Older uapi headers lack it, so spell it out. */
+#define TS_PROC_EVENT_NONZERO_EXIT 0x20000000u
+#define TS_PROC_EVENTS_WANTED (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_UID | PROC_EVENT_COMM | PROC_EVENT_EXIT)
+
+/* Messages per dispatch: a fork storm must not keep the loop here forever. */
+#define DISPATCH_BATCH 4096
+
+struct procmon {
+    struct nl_sock *sk;
+    struct nl_cb *cb;
+    struct procmon_counters counters;
+    bool filtered;
+    bool filter_ignored_logged;
+    /* state of the current dispatch */
+    procmon_event_fn fn;
+    void *userdata;
+    int handled;
+    int fn_error;
+};
+
+const char *procmon_kind_to_string(enum procmon_kind k)
+{
+    switch (k) {
+    case PROCMON_OTHER: return "other";
+    case PROCMON_ACK: return "ack";
+    case PROCMON_FORK: return "fork";
+    case PROCMON_EXEC: return "exec";
+    case PROCMON_COMM: return "comm";
+    case PROCMON_EXIT: return "exit";
+    case PROCMON_UID: return "uid";
+    }
+    return "?";
+}
+
+/* Byte offset of the event union inside struct proc_event. */
+#define PE_DATA offsetof(struct proc_event, event_data)
+
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
+{
+    const uint8_t *p = buf;
+    struct nlmsghdr nlh;
+    struct cn_msg cn;
+
+    if (!buf || len < sizeof(nlh))
+        return -EBADMSG;
+    memcpy(&nlh, p, sizeof(nlh));
+    if (nlh.nlmsg_len < NLMSG_HDRLEN || nlh.nlmsg_len > len)
+        return -EBADMSG;
+    /* The connector sends every event as a lone NLMSG_DONE. */
+    if (nlh.nlmsg_type != NLMSG_DONE)
+        return -EBADMSG;
+    size_t payload = nlh.nlmsg_len - NLMSG_HDRLEN;
+    if (payload < sizeof(cn))
+        return -EBADMSG;
+    memcpy(&cn, p + NLMSG_HDRLEN, sizeof(cn));
+    if (cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC)
+        return -EBADMSG;
+    if (cn.len > payload - sizeof(cn) || cn.len < PE_DATA)
+        return -EBADMSG;
+
+    const uint8_t *pe = p + NLMSG_HDRLEN + sizeof(cn);
+    const uint8_t *d = pe + PE_DATA;
+    size_t dlen = cn.len - PE_DATA;
+    uint32_t what = rd32(pe + offsetof(struct proc_event, what));
+
+    memset(ev, 0, sizeof(*ev));
+    ev->what = what;
+    ev->cpu = rd32(pe + offsetof(struct proc_event, cpu));
+    memcpy(&ev->timestamp_ns, pe + offsetof(struct proc_event, timestamp_ns), sizeof(ev->timestamp_ns));
+
+    /* Each kind needs only its own union member: older kernels send a
+     * shorter union than newer headers describe. */
+    switch (what) {
+    case PROC_EVENT_NONE:
+        if (dlen < sizeof(uint32_t))
+            return -EBADMSG;
+        ev->kind = PROCMON_ACK;
+        ev->ack.err = rd32(d);
+        break;
+    case PROC_EVENT_FORK:
+        if (dlen < 4 * sizeof(uint32_t))
+            return -EBADMSG;
+        ev->kind = PROCMON_FORK;
+        ev->fork.parent_tid = (pid_t)rd32(d);
+        ev->fork.parent_tgid = (pid_t)rd32(d + 4);
+        ev->tid = (pid_t)rd32(d + 8);
+        ev->tgid = (pid_t)rd32(d + 12);
+        break;
+    case PROC_EVENT_EXEC:
+        if (dlen < 2 * sizeof(uint32_t))
+            return -EBADMSG;
+        ev->kind = PROCMON_EXEC;
+        ev->tid = (pid_t)rd32(d);
+        ev->tgid = (pid_t)rd32(d + 4);
+        break;
+    case PROC_EVENT_UID:
+        if (dlen < 4 * sizeof(uint32_t))
+            return -EBADMSG;
+        ev->kind = PROCMON_UID;
+        ev->tid = (pid_t)rd32(d);
+        ev->tgid = (pid_t)rd32(d + 4);
+        ev->uid.ruid = rd32(d + 8);
+        ev->uid.euid = rd32(d + 12);
+        break;
+    case PROC_EVENT_COMM:
+        if (dlen < 2 * sizeof(uint32_t) + sizeof(ev->comm.comm))
+            return -EBADMSG;
+        ev->kind = PROCMON_COMM;
+        ev->tid = (pid_t)rd32(d);
+        ev->tgid = (pid_t)rd32(d + 4);
+        memcpy(ev->comm.comm, d + 8, sizeof(ev->comm.comm));
+        ev->comm.comm[sizeof(ev->comm.comm) - 1] = '\0';
+        break;
+    case PROC_EVENT_EXIT:
+        if (dlen < 4 * sizeof(uint32_t))
+            return -EBADMSG;
+        ev->kind = PROCMON_EXIT;
+        ev->tid = (pid_t)rd32(d);
+        ev->tgid = (pid_t)rd32(d + 4);
+        ev->exit.code = rd32(d + 8);
+        ev->exit.signal = rd32(d + 12);
+        break;
+    default:
+        /* gid, sid, ptrace, coredump: all start with pid, tgid */
+        ev->kind = PROCMON_OTHER;
+        if (dlen >= 2 * sizeof(uint32_t)) {
+            ev->tid = (pid_t)rd32(d);
+            ev->tgid = (pid_t)rd32(d + 4);
+        }
+        break;
+    }
+    return 0;
+}
+
+/* Send a LISTEN/IGNORE request, optionally with an event mask. */
+static int send_mcast_op(struct procmon *pm, uint32_t op, const uint32_t *events)
+{
+    uint8_t buf[NLMSG_HDRLEN + sizeof(struct cn_msg) + 2 * sizeof(uint32_t)] = { 0 };
+    uint16_t data_len = events ? 2 * sizeof(uint32_t) : sizeof(uint32_t);
+    struct nlmsghdr nlh = {
+        .nlmsg_len = NLMSG_HDRLEN + sizeof(struct cn_msg) + data_len,
+        .nlmsg_type = NLMSG_DONE,
+        .nlmsg_pid = nl_socket_get_local_port(pm->sk),
+    };
+    struct cn_msg cn = {
+        .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC },
+        .len = data_len,
+    };
+    memcpy(buf, &nlh, sizeof(nlh));
+    memcpy(buf + NLMSG_HDRLEN, &cn, sizeof(cn));
+    memcpy(buf + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
+    if (events)
+        memcpy(buf + NLMSG_HDRLEN + sizeof(cn) + sizeof(op), events, sizeof(*events));
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    ssize_t n = sendto(nl_socket_get_fd(pm->sk), buf, nlh.nlmsg_len, 0,
+                       (struct sockaddr *)&kernel, sizeof(kernel));
+    if (n < 0)
+        return -errno;
+    return 0;
+}
+
+static bool kernel_has_event_filter(void)
+{
+    struct utsname u;
+    unsigned major = 0, minor = 0;
+    if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+        return false;
+    return major > 6 || (major == 6 && minor >= 6);
+}
+
+static int count_event(struct procmon *pm, const struct procmon_event *ev)
+{
+    switch (ev->kind) {
+    case PROCMON_FORK: pm->counters.fork++; break;
+    case PROCMON_EXEC: pm->counters.exec++; break;
+    case PROCMON_COMM: pm->counters.comm++; break;
+    case PROCMON_EXIT: pm->counters.exit++; break;
+    case PROCMON_UID: pm->counters.uid++; break;
+    case PROCMON_ACK: pm->counters.ack++; break;
+    case PROCMON_OTHER:
+        pm->counters.other++;
+        if (pm->filtered && !pm->filter_ignored_logged) {
+            pm->filter_ignored_logged = true;
+            log_debug("proc connector: event 0x%x arrived despite the event filter; the kernel does not apply it",
+                      ev->what);
+        }
+        break;
+    }
+    return 0;
+}
+
+static int on_msg_in(struct nl_msg *msg, void *arg)
+{
+    struct procmon *pm = arg;
+    struct nlmsghdr *nlh = nlmsg_hdr(msg);
+    struct sockaddr_nl *src = nlmsg_get_src(msg);
+    struct procmon_event ev;
+
+    /* Only the kernel (port 0) speaks for the proc connector. */
+    if ((src && src->nl_pid != 0) || procmon_decode(nlh, nlh->nlmsg_len, &ev) < 0) {
+        pm->counters.malformed++;
+        return NL_SKIP;
+    }
+    count_event(pm, &ev);
+    if (ev.kind == PROCMON_ACK) {
+        if (ev.ack.err != 0)
+            log_warning("proc connector: subscription answered with %s", strerror((int)ev.ack.err));
+        return NL_SKIP;
+    }
+    if (pm->fn) {
+        int r = pm->fn(&ev, pm->userdata);
+        if (r < 0) {
+            pm->fn_error = r;
+            return NL_STOP;
+        }
+    }
+    pm->handled++;
+    return NL_SKIP;
+}
+
+static int get_rcvbuf(int fd)
+{
+    int v = 0;
+    socklen_t l = sizeof(v);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) < 0)
+        return -errno;
+    return v;
+}
+
+int procmon_set_rcvbuf(struct procmon *pm, uint64_t bytes)
+{
+    int fd = nl_socket_get_fd(pm->sk);
+    /* The kernel doubles the value (bookkeeping overhead) and takes an int. */
+    int v = (int)MIN(bytes, (uint64_t)(INT32_MAX / 2));
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0) {
+        int err = errno;
+        /* Without CAP_NET_ADMIN: SO_RCVBUF, capped at net.core.rmem_max. */
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
+            int r = -errno;
+            log_warning("proc connector: setting receive buffer to %d bytes: %s", v, strerror(-r));
+            return r;
+        }
+        log_info("proc connector: SO_RCVBUFFORCE: %s, used SO_RCVBUF (capped by net.core.rmem_max)",
+                 strerror(err));
+    }
+    int got = get_rcvbuf(fd);
+    if (got >= 0)
+        log_info("proc connector: receive buffer asked %d bytes, kernel reports %d", v, got);
+    return got;
+}
+
+static int nlerr_to_errno(int nlerr)
+{
+    switch (nlerr < 0 ? -nlerr : nlerr) {
+    case NLE_AGAIN: return -EAGAIN;
+    case NLE_NOMEM: return -ENOBUFS;    /* recv's ENOBUFS maps to NLE_NOMEM */
+    case NLE_PERM: return -EPERM;
+    case NLE_NOACCESS: return -EACCES;
+    case NLE_INTR: return -EINTR;
+    case NLE_BAD_SOCK: return -EBADF;
+    case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
+    case NLE_OPNOTSUPP: return -EOPNOTSUPP;
+    default: return -EIO;
+    }
+}
+
+int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
+{
+    struct procmon *pm = calloc(1, sizeof(*pm));
+    int r;
+    if (!pm)
+        return -ENOMEM;
+    pm->cb = nl_cb_alloc(NL_CB_DEFAULT);
+    pm->sk = pm->cb ? nl_socket_alloc_cb(pm->cb) : NULL;
+    if (!pm->sk) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    /* Events are unsolicited: no sequence numbers to check. */
+    nl_socket_disable_seq_check(pm->sk);
+    nl_socket_disable_auto_ack(pm->sk);
+    /* Events arrive as NLMSG_DONE, which libnl would treat as the end of a
+     * dump: take every message in MSG_IN and skip the rest of the handling. */
+    nl_cb_set(pm->cb, NL_CB_MSG_IN, NL_CB_CUSTOM, on_msg_in, pm);
+    /* A fixed buffer avoids libnl's MSG_PEEK round trip per message. */
+    nl_socket_disable_msg_peek(pm->sk);
+    nl_socket_set_msg_buf_size(pm->sk, 8192);
+
+    r = nl_connect(pm->sk, NETLINK_CONNECTOR);
+    if (r < 0) {
+        r = nlerr_to_errno(r);
+        log_err("proc connector: netlink socket: %s", strerror(-r));
+        goto fail;
+    }
+    r = nl_socket_set_nonblocking(pm->sk);
+    if (r < 0) {
+        r = nlerr_to_errno(r);
+        goto fail;
+    }
+    if (rcvbuf_bytes > 0) {
+        r = procmon_set_rcvbuf(pm, rcvbuf_bytes);
+        if (r < 0)
+            goto fail;
+    }
+    r = nl_socket_add_membership(pm->sk, CN_IDX_PROC);
+    if (r < 0) {
+        r = nlerr_to_errno(r);
+        log_err("proc connector: joining the process events group: %s", strerror(-r));
+        goto fail;
+    }
+    /* Plain LISTEN first: every kernel accepts it (and acks it). */
+    r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, NULL);
+    if (r < 0) {
+        log_err("proc connector: PROC_CN_MCAST_LISTEN: %s", strerror(-r));
+        goto fail;
+    }
+    /* Then narrow it with the event filter. Kernels before 6.6 drop a request
+     * of this length without a word, leaving the plain LISTEN in force; 6.6+
+     * switch this socket to the mask (the ack of this one is filtered out). */
+    uint32_t wanted = TS_PROC_EVENTS_WANTED;
+    r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &wanted);
+    if (r < 0)
+        log_debug("proc connector: event filter request: %s, receiving every event", strerror(-r));
+    else
+        pm->filtered = kernel_has_event_filter();
+    log_debug("proc connector: listening%s", pm->filtered ? " with the fork/exec/comm/exit/uid filter" : ", unfiltered");
+    *ret = pm;
+    return 0;
+
+fail:
+    procmon_free(pm);
+    return r;
+}
+
+void procmon_free(struct procmon *pm)
+{
+    if (!pm)
+        return;
+    if (pm->sk && nl_socket_get_fd(pm->sk) >= 0)
+        (void)send_mcast_op(pm, PROC_CN_MCAST_IGNORE, NULL);
+    nl_socket_free(pm->sk);
+    nl_cb_put(pm->cb);
+    free(pm);
+}
+
+int procmon_fd(const struct procmon *pm)
+{
+    return nl_socket_get_fd(pm->sk);
+}
+
+int procmon_filtered(const struct procmon *pm)
+{
+    return pm->filtered;
+}
+
+int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
+{
+    bool overflow = false;
+    int err = 0;
+
+    pm->fn = fn;
+    pm->userdata = userdata;
+    pm->handled = 0;
+    pm->fn_error = 0;
+    for (unsigned i = 0; i < DISPATCH_BATCH; i++) {
+        int r = nl_recvmsgs_report(pm->sk, pm->cb);
+        if (pm->fn_error < 0) {
+            err = pm->fn_error;
+            break;
+        }
+        if (r >= 0)
+            continue;
+        r = nlerr_to_errno(r);
+        if (r == -EAGAIN)
+            break;
+        if (r == -EINTR)
+            continue;
+        if (r == -ENOBUFS) {
+            /* The kernel dropped events; what is queued after it is still good. */
+            pm->counters.overflows++;
+            if (!overflow)
+                log_debug("proc connector: receive buffer overflowed, events lost");
+            overflow = true;
+            continue;
+        }
+        log_err("proc connector: receiving: %s", strerror(-r));
+        err = r;
+        break;
+    }
+    pm->fn = NULL;
+    pm->userdata = NULL;
+    if (err < 0)
+        return err;
+    if (overflow)
+        return -ENOBUFS;
+    return pm->handled;
+}
+
+const struct procmon_counters *procmon_counters(const struct procmon *pm)
+{
+    return &pm->counters;
+}

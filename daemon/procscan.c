@@ -1,0 +1,457 @@
+#include "procscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+/* A stat line is about 52 numeric fields plus a 15-byte comm. */
+#define STAT_BUF 2048
+#define STATUS_BUF 8192
+
+static int task_path(char *out, size_t size, const char *root, pid_t pid, pid_t tid, const char *file)
+{
+    char rel[96];
+    snprintf(rel, sizeof(rel), "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+    return path_join(out, size, root, rel);
+}
+
+int procscan_parse_stat(const char *buf, struct task *out, char *state)
+{
+    /* "TID (comm) S ppid ...": comm may hold spaces and ')', so it ends at
+     * the last ')'. */
+    const char *open = strchr(buf, '(');
+    const char *close = strrchr(buf, ')');
+    if (!open || !close || close < open)
+        return -EBADMSG;
+
+    char *end;
+    errno = 0;
+    long tid = strtol(buf, &end, 10);
+    if (errno || end == buf || tid <= 0 || tid > INT32_MAX || *end != ' ' || end + 1 != open)
+        return -EBADMSG;
+
+    size_t n = MIN((size_t)(close - open - 1), sizeof(out->comm) - 1);
+    memcpy(out->comm, open + 1, n);
+    out->comm[n] = '\0';
+
+    const char *p = close + 1;
+    if (*p != ' ')
+        return -EBADMSG;
+    p++;
+    char st = *p;
+    if (st == '\0' || st == ' ')
+        return -EBADMSG;
+    /* field 3 is the state; starttime is field 22, 19 fields further on */
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return -EBADMSG;
+        p++;
+    }
+    errno = 0;
+    unsigned long long start = strtoull(p, &end, 10);
+    if (errno || end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+        return -EBADMSG;
+
+    out->tid = (pid_t)tid;
+    out->start_time = start;
+    if (state)
+        *state = st;
+    return 0;
+}
+
+int procscan_parse_status_uid(const char *buf, uid_t *euid)
+{
+    const char *p = buf;
+    while (p && *p) {
+        if (strncmp(p, "Uid:", 4) == 0) {
+            unsigned long r, e;
+            if (sscanf(p + 4, "%lu %lu", &r, &e) != 2)
+                return -EBADMSG;
+            *euid = (uid_t)e;
+            return 0;
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return -EBADMSG;
+}
+
+static int read_status_uid(const char *root, pid_t pid, pid_t tid, uid_t *euid)
+{
+    char path[PATH_MAX], buf[STATUS_BUF];
+    int r = task_path(path, sizeof(path), root, pid, tid, "status");
+    if (r < 0)
+        return r;
+    ssize_t n = read_file(path, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
+    return procscan_parse_status_uid(buf, euid);
+}
+
+int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
+{
+    char path[PATH_MAX], buf[STAT_BUF];
+    char state = 0;
+    struct task t = { .rule = -1 };
+    int r = task_path(path, sizeof(path), root, pid, tid, "stat");
+    if (r < 0)
+        return r;
+    ssize_t n = read_file(path, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
+    r = procscan_parse_stat(buf, &t, &state);
+    if (r < 0) {
+        log_debug("%s: unparsable", path);
+        return r;
+    }
+    if (t.tid != tid)
+        return -EBADMSG;
+    /* A zombie's exit event has been sent: it is gone for us. */
+    if (state == 'Z' || state == 'X' || state == 'x')
+        return -ESRCH;
+    t.pid = pid;
+    t.uid = out->uid;
+    *out = t;
+    return 0;
+}
+
+int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
+{
+    struct task t = { 0 };
+    int r = procscan_read_stat(root, pid, tid, &t);
+    if (r < 0)
+        return r;
+    r = read_status_uid(root, pid, tid, &t.uid);
+    if (r < 0)
+        return r;
+    *out = t;
+    return 0;
+}
+
+int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid)
+{
+    char rel[64], path[PATH_MAX], buf[STATUS_BUF];
+    snprintf(rel, sizeof(rel), "/proc/%d/status", (int)tid);
+    int r = path_join(path, sizeof(path), root, rel);
+    if (r < 0)
+        return r;
+    ssize_t n = read_file(path, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
+    const char *p = strstr(buf, "\nTgid:");
+    if (!p)
+        return -EBADMSG;
+    unsigned long v;
+    if (sscanf(p + 6, "%lu", &v) != 1 || v == 0 || v > INT32_MAX)
+        return -EBADMSG;
+    *tgid = (pid_t)v;
+    return 0;
+}
+
+static bool parse_pid_name(const char *s, pid_t *ret)
+{
+    unsigned v;
+    if (parse_uint(s, &v) < 0 || v == 0 || v > INT32_MAX)
+        return false;
+    *ret = (pid_t)v;
+    return true;
+}
+
+int procscan_all(const char *root, procscan_fn fn, void *userdata)
+{
+    char path[PATH_MAX];
+    int r = path_join(path, sizeof(path), root, "/proc");
+    if (r < 0)
+        return r;
+    DIR *proc = opendir(path);
+    if (!proc) {
+        r = -errno;
+        log_err("%s: opening: %s", path, strerror(-r));
+        return r;
+    }
+    int visited = 0;
+    struct dirent *de;
+    while ((de = readdir(proc))) {
+        pid_t pid;
+        if (!parse_pid_name(de->d_name, &pid))
+            continue;
+        char rel[64];
+        snprintf(rel, sizeof(rel), "%d/task", (int)pid);
+        int fd = openat(dirfd(proc), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            continue;   /* exited since readdir */
+        DIR *tasks = fdopendir(fd);
+        if (!tasks) {
+            close(fd);
+            continue;
+        }
+        struct dirent *te;
+        while ((te = readdir(tasks))) {
+            pid_t tid;
+            if (!parse_pid_name(te->d_name, &tid))
+                continue;
+            visited++;
+            r = fn(pid, tid, userdata);
+            if (r < 0) {
+                closedir(tasks);
+                closedir(proc);
+                return r;
+            }
+        }
+        closedir(tasks);
+    }
+    closedir(proc);
+    return visited;
+}
+
+/* Add a freshly read task and tell the daemon. */
+static int add_new(struct task_table *tt, const struct task *proto, const struct procscan_hooks *h,
+                   struct task **ret)
+{
+    struct task *t;
+    int r = task_table_add(tt, proto, &t);
+    if (r < 0) {
+        if (r == -ENOSPC)
+            log_debug("tid %d: task table full (%u tasks), not tracking it", (int)proto->tid, task_table_max(tt));
+        return r;
+    }
+    log_debug("tid %d (pid %d, %s): tracking", (int)t->tid, (int)t->pid, t->comm);
+    if (ret)
+        *ret = t;
+    if (h && h->task_new)
+        return h->task_new(t, h->userdata);
+    return 0;
+}
+
+static void drop(struct task_table *tt, struct task *t, const struct procscan_hooks *h)
+{
+    pid_t tid = t->tid;
+    if (h && h->task_gone)
+        h->task_gone(t, h->userdata);
+    task_table_remove(tt, tid);
+}
+
+struct reconcile_ctx {
+    const char *root;
+    struct task_table *tt;
+    const struct procscan_hooks *h;
+    struct procscan_stats *st;
+    int first_error;
+};
+
+static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
+{
+    struct reconcile_ctx *c = userdata;
+    struct task *t = task_table_find(c->tt, tid);
+    struct task fresh = { 0 };
+
+    int r = procscan_read_stat(c->root, pid, tid, &fresh);
+    if (r < 0)
+        return 0;   /* gone since readdir, a zombie, or unreadable: not live */
+    c->st->seen++;
+    if (t && t->start_time == fresh.start_time && t->pid == pid) {
+        t->seen_gen = c->st->generation;
+        return 0;
+    }
+    if (t) {
+        /* Same TID, another task: we missed an exit and a fork. */
+        log_debug("tid %d: reused (start time %" PRIu64 " -> %" PRIu64 ")", (int)tid, t->start_time,
+                  fresh.start_time);
+        drop(c->tt, t, c->h);
+        c->st->reused++;
+    }
+    r = read_status_uid(c->root, pid, tid, &fresh.uid);
+    if (r < 0) {
+        c->st->seen--;
+        return 0;
+    }
+    fresh.seen_gen = c->st->generation;
+    r = add_new(c->tt, &fresh, c->h, NULL);
+    if (r < 0 && !task_table_find(c->tt, tid)) {
+        c->st->failed++;
+        if (c->first_error == 0)
+            c->first_error = r;
+        return 0;
+    }
+    if (!t)
+        c->st->added++;
+    return 0;
+}
+
+int procscan_reconcile(const char *root, struct task_table *tt, const struct procscan_hooks *h,
+                       struct procscan_stats *out)
+{
+    struct procscan_stats st = { 0 };
+    uint64_t start_ns = now_ns();
+    st.generation = task_table_new_generation(tt);
+    struct reconcile_ctx c = { .root = root, .tt = tt, .h = h, .st = &st };
+
+    int r = procscan_all(root, reconcile_one, &c);
+    if (r < 0) {
+        /* Without a full walk, "not seen" means nothing: remove nothing. */
+        if (out)
+            *out = st;
+        return r;
+    }
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(tt, &iter))) {
+        if (t->seen_gen == st.generation)
+            continue;
+        log_debug("tid %d (pid %d, %s): gone", (int)t->tid, (int)t->pid, t->comm);
+        drop(tt, t, h);
+        st.removed++;
+    }
+    st.duration_us = (now_ns() - start_ns) / 1000;
+    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u removed, %u failed, %" PRIu64 " us",
+              st.generation, st.seen, st.added, st.reused, st.removed, st.failed, st.duration_us);
+    if (out)
+        *out = st;
+    return c.first_error;
+}
+
+/* Read a task we hear of for the first time and add it. */
+static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
+                 const struct procscan_hooks *h)
+{
+    struct task fresh;
+    int r = procscan_read_task(root, tgid, tid, &fresh);
+    if (r < 0)
+        return errno_is_gone(r) ? 0 : r;
+    fresh.seen_gen = task_table_generation(tt);
+    return add_new(tt, &fresh, h, NULL);
+}
+
+static int changed(struct task *t, const struct procscan_hooks *h)
+{
+    if (h && h->task_changed)
+        return h->task_changed(t, h->userdata);
+    return 0;
+}
+
+static int handle_fork(const char *root, struct task_table *tt, const struct procmon_event *ev,
+                       const struct procscan_hooks *h)
+{
+    struct task fresh = { 0 };
+    int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
+    if (r < 0)
+        return errno_is_gone(r) ? 0 : r;   /* its exit event follows */
+
+    struct task *old = task_table_find(tt, ev->tid);
+    if (old) {
+        if (old->start_time == fresh.start_time && old->pid == fresh.pid)
+            return 0;   /* a rescan found it before its fork event came */
+        drop(tt, old, h);
+    }
+    /* Credentials are copied from the creating thread. For a new thread the
+     * event's "parent" is the real parent of the whole process, so take the
+     * uid from its own thread group; for a new process from the forking
+     * thread (wrong only under CLONE_PARENT, which rescans do not fix). */
+    struct task *parent;
+    if (ev->tid != ev->tgid)
+        parent = task_table_find(tt, ev->tgid);
+    else {
+        parent = task_table_find(tt, ev->fork.parent_tid);
+        if (!parent)
+            parent = task_table_find(tt, ev->fork.parent_tgid);
+    }
+    if (parent) {
+        fresh.uid = parent->uid;
+    } else {
+        r = read_status_uid(root, ev->tgid, ev->tid, &fresh.uid);
+        if (r < 0)
+            return errno_is_gone(r) ? 0 : r;
+    }
+    fresh.seen_gen = task_table_generation(tt);
+    return add_new(tt, &fresh, h, NULL);
+}
+
+/* exec from a thread other than the leader: the kernel gives the execing
+ * thread the leader's TID and kills every other thread; the execing thread's
+ * old TID vanishes without an exit event. Drop every sibling still tracked. */
+static void drop_siblings(struct task_table *tt, pid_t tgid, const struct procscan_hooks *h)
+{
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(tt, &iter)))
+        if (t->pid == tgid && t->tid != tgid)
+            drop(tt, t, h);
+}
+
+static int handle_exec(const char *root, struct task_table *tt, const struct procmon_event *ev,
+                       const struct procscan_hooks *h)
+{
+    struct task *t = task_table_find(tt, ev->tid);
+    if (!t) {
+        if (ev->tid == ev->tgid)
+            drop_siblings(tt, ev->tgid, h);
+        return track(root, tt, ev->tgid, ev->tid, h);
+    }
+    /* comm changes at exec without a comm event; the uid may change too
+     * (set-user-ID binaries) without a uid event. */
+    struct task fresh;
+    int r = procscan_read_task(root, ev->tgid, ev->tid, &fresh);
+    if (r < 0) {
+        if (errno_is_gone(r))
+            return 0;   /* exit event follows */
+        return r;
+    }
+    if (fresh.start_time != t->start_time) {
+        drop(tt, t, h);
+        fresh.seen_gen = task_table_generation(tt);
+        return add_new(tt, &fresh, h, NULL);
+    }
+    memcpy(t->comm, fresh.comm, sizeof(t->comm));
+    t->uid = fresh.uid;
+    t->pid = fresh.pid;
+    return changed(t, h);
+}
+
+int procscan_handle_event(const char *root, struct task_table *tt, const struct procmon_event *ev,
+                          const struct procscan_hooks *h)
+{
+    struct task *t;
+
+    if (ev->tid <= 0 || ev->tgid <= 0)
+        return 0;
+    switch (ev->kind) {
+    case PROCMON_FORK:
+        return handle_fork(root, tt, ev, h);
+    case PROCMON_EXEC:
+        return handle_exec(root, tt, ev, h);
+    case PROCMON_COMM:
+        t = task_table_find(tt, ev->tid);
+        if (!t)
+            return track(root, tt, ev->tgid, ev->tid, h);
+        memcpy(t->comm, ev->comm.comm, sizeof(t->comm));
+        return changed(t, h);
+    case PROCMON_UID:
+        t = task_table_find(tt, ev->tid);
+        if (!t)
+            return track(root, tt, ev->tgid, ev->tid, h);
+        if (t->uid == (uid_t)ev->uid.euid)
+            return 0;
+        t->uid = (uid_t)ev->uid.euid;
+        return changed(t, h);
+    case PROCMON_EXIT:
+        t = task_table_find(tt, ev->tid);
+        if (t) {
+            log_debug("tid %d (pid %d, %s): exited", (int)t->tid, (int)t->pid, t->comm);
+            drop(tt, t, h);
+        }
+        return 0;
+    case PROCMON_ACK:
+    case PROCMON_OTHER:
+        break;
+    }
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* Reading tasks from /proc (or a fixture tree in its place): one task, a full
+ * walk, reconciling the task table with what is live, and applying proc
+ * connector events to the table.
+ *
+ * root is a filesystem root as for the other readers: files are read under
+ * ROOT/proc; NULL or "/" means the real system. */
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procmon.h"
+#include "task.h"
+
+/* Fill tid, pid, start_time, comm and uid (effective) of one thread from
+ * ROOT/proc/PID/task/TID/stat and status; other fields are zeroed, rule = -1.
+ * -ESRCH/-ENOENT (quietly) when it is gone; a zombie (state Z or X) counts as
+ * gone (-ESRCH): its exit event has been sent already. -EBADMSG when
+ * unparsable. */
+int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out);
+/* Same from stat alone (uid left alone): the cheap path when the uid is known. */
+int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out);
+/* Thread group of a TID, from ROOT/proc/TID/status "Tgid:". */
+int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid);
+
+/* Pure: parse the content of a stat file. comm may contain spaces and ')':
+ * it ends at the last ')'. Fills tid, comm, start_time and *state (R, S, Z...). */
+int procscan_parse_stat(const char *buf, struct task *out, char *state);
+/* Pure: the effective uid from the content of a status file. */
+int procscan_parse_status_uid(const char *buf, uid_t *euid);
+
+/* Walk ROOT/proc/[0-9]*\/task/[0-9]* calling fn(pid, tid). A negative return from
+ * fn stops the walk and is returned. Processes that vanish mid-walk are
+ * skipped. Returns the number of threads visited. */
+typedef int (*procscan_fn)(pid_t pid, pid_t tid, void *userdata);
+int procscan_all(const char *root, procscan_fn fn, void *userdata);
+
+/* What the daemon does when the table changes. All optional (NULL).
+ * task_new: the task was just added (classify it); its return value is
+ *   passed back to the caller of procscan_handle_event, the task stays.
+ * task_changed: exec, comm or uid changed (classify again).
+ * task_gone: called before the task is removed (forget applied state). */
+struct procscan_hooks {
+    int (*task_new)(struct task *t, void *userdata);
+    int (*task_changed)(struct task *t, void *userdata);
+    void (*task_gone)(struct task *t, void *userdata);
+    void *userdata;
+};
+
+struct procscan_stats {
+    uint32_t generation;    /* the table's rescan generation used */
+    unsigned seen;          /* threads found in /proc */
+    unsigned added;         /* not tracked before */
+    unsigned reused;        /* tracked TID with another start time: old gone, new added */
+    unsigned removed;       /* tracked but not live any more */
+    unsigned failed;        /* could not be added (table full, unreadable) */
+    uint64_t duration_us;
+};
+
+/* Full scan with a new generation: add what is missing (task_new), replace
+ * reused TIDs (task_gone, then task_new), remove what was not seen
+ * (task_gone, then removal). Hooks must not add or remove tasks themselves.
+ * Returns 0 or -errno (the table is then still consistent, maybe incomplete). */
+int procscan_reconcile(const char *root, struct task_table *tt,
+                       const struct procscan_hooks *h, struct procscan_stats *out);
+
+/* Apply one proc connector event to the table, without a rescan: fork adds
+ * the child (one read of its stat; uid from the parent when tracked), exec
+ * re-reads comm, comm takes the event's comm, uid takes the euid (all three
+ * then call task_changed), exit calls task_gone and removes. Returns 0, or
+ * the hook's / the reader's -errno (-ENOSPC when the table is full; a task
+ * gone before it could be read is not an error). */
+int procscan_handle_event(const char *root, struct task_table *tt,
+                          const struct procmon_event *ev, const struct procscan_hooks *h);

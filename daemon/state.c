@@ -1,0 +1,395 @@
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "util.h"
+
+#define STATE_MAGIC "turbosched-state"
+/* Room for the list form of any cpu_set_t ("0,2,4,..." for 1024 CPUs). */
+#define CPULIST_MAX 8192
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+void applied_group_free_members(struct applied_group *g)
+{
+    for (size_t i = 0; i < g->n_members; i++)
+        free(g->members[i].original_path);
+    free(g->members);
+    g->members = NULL;
+    g->n_members = 0;
+}
+
+void state_free(struct state *s)
+{
+    free(s->tasks);
+    for (size_t i = 0; i < s->n_groups; i++) {
+        applied_group_free_members(&s->groups[i]);
+        free(s->groups[i].name);
+    }
+    free(s->groups);
+    *s = (struct state){0};
+}
+
+/* --- writing ---------------------------------------------------------------------- */
+
+struct writer {
+    FILE *f;
+    uint64_t hash;
+    unsigned lines;
+    bool failed;
+};
+
+static void w_line(struct writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void w_line(struct writer *w, const char *fmt, ...)
+{
+    char *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        w->failed = true;
+        return;
+    }
+    w->hash = fnv1a(w->hash, line, (size_t)n);
+    w->lines++;
+    fputs(line, w->f);
+    free(line);
+}
+
+static const char *fmt_set(const cpu_set_t *set, char *buf)
+{
+    if (cpulist_format(set, buf, CPULIST_MAX) < 0)
+        buf[0] = '\0';
+    return buf;
+}
+
+static void sanitize(char *dst, const char *src, size_t size)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < size; i++)
+        dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+    dst[i] = '\0';
+}
+
+static int mkdir_parent(const char *path)
+{
+    _cleanup_free_ char *copy = strdup(path);
+    if (!copy)
+        return -ENOMEM;
+    const char *dir = dirname(copy);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int state_write(const char *path, const struct state *s)
+{
+    if (s->n_tasks == 0 && s->n_groups == 0) {
+        if (unlink(path) < 0 && errno != ENOENT)
+            return -errno;
+        return 0;
+    }
+    int r = mkdir_parent(path);
+    if (r < 0)
+        return r;
+
+    _cleanup_free_ char *tmp = NULL;
+    if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+        return -ENOMEM;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        r = -errno;
+        close(fd);
+        unlink(tmp);
+        return r;
+    }
+    _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
+    if (!a || !b) {
+        fclose(f);
+        unlink(tmp);
+        return -ENOMEM;
+    }
+
+    struct writer w = {.f = f, .hash = FNV_INIT};
+    w_line(&w, "%s %d\n", STATE_MAGIC, STATE_VERSION);
+    w_line(&w, "boot %s\n", s->boot_id);
+    for (size_t i = 0; i < s->n_tasks; i++) {
+        const struct applied_task *t = &s->tasks[i];
+        char comm[sizeof t->comm];
+        sanitize(comm, t->comm, sizeof comm);
+        w_line(&w, "task %d %d %" PRIu64 " %s %s %s\n", (int)t->tid, (int)t->pid, t->start_time,
+               fmt_set(&t->original, a), fmt_set(&t->set, b), comm);
+    }
+    for (size_t i = 0; i < s->n_groups; i++) {
+        const struct applied_group *g = &s->groups[i];
+        if (g->kind == GROUP_CPUSET_V1) {
+            w_line(&w, "cpuset %s\n", g->name);
+            for (size_t j = 0; j < g->n_members; j++) {
+                const struct applied_member *m = &g->members[j];
+                w_line(&w, "member %d %d %" PRIu64 " %s\n", (int)m->tid, (int)m->pid, m->start_time,
+                       m->original_path);
+            }
+        } else {
+            w_line(&w, "unit %s %s %s\n", fmt_set(&g->set, a), g->original_all ? "all" : fmt_set(&g->original, b),
+                   g->name);
+        }
+    }
+    fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
+
+    /* No fsync: the file guards against a crash of the daemon, not of the
+     * machine, and after a reboot its boot id no longer matches anyway. */
+    r = 0;
+    if (w.failed)
+        r = -ENOMEM;
+    else if (ferror(f))
+        r = -EIO;
+    if (fclose(f) != 0 && r == 0)
+        r = -errno;
+    if (r == 0 && rename(tmp, path) < 0)
+        r = -errno;
+    if (r < 0)
+        unlink(tmp);
+    return r;
+}
+
+/* --- reading ---------------------------------------------------------------------- */
+
+/* Split off the next space-separated field; *p then points past the space. */
+static char *next_field(char **p)
+{
+    char *s = *p;
+    if (!s || !*s)
+        return NULL;
+    char *sp = strchr(s, ' ');
+    if (sp) {
+        *sp = '\0';
+        *p = sp + 1;
+    } else
+        *p = s + strlen(s);
+    return s;
+}
+
+static int field_pid(char **p, pid_t *ret)
+{
+    unsigned v;
+    char *f = next_field(p);
+    if (!f || parse_uint(f, &v) < 0 || v == 0 || v > INT32_MAX)
+        return -EBADMSG;
+    *ret = (pid_t)v;
+    return 0;
+}
+
+static int field_u64(char **p, uint64_t *ret)
+{
+    char *f = next_field(p);
+    if (!f || parse_u64(f, ret) < 0)
+        return -EBADMSG;
+    return 0;
+}
+
+static int field_set(char **p, cpu_set_t *ret)
+{
+    char *f = next_field(p);
+    if (!f || cpulist_parse(f, ret) < 0 || CPU_COUNT(ret) == 0)
+        return -EBADMSG;
+    return 0;
+}
+
+static int parse_entry(char *line, struct state *s)
+{
+    char *p = line;
+    char *kind = next_field(&p);
+    if (!kind)
+        return -EBADMSG;
+
+    if (strcmp(kind, "boot") == 0) {
+        if (strlen(p) >= sizeof s->boot_id || !*p)
+            return -EBADMSG;
+        strcpy(s->boot_id, p);
+        return 0;
+    }
+    if (strcmp(kind, "task") == 0) {
+        struct applied_task t = {0};
+        if (field_pid(&p, &t.tid) < 0 || field_pid(&p, &t.pid) < 0 || field_u64(&p, &t.start_time) < 0 ||
+            field_set(&p, &t.original) < 0 || field_set(&p, &t.set) < 0)
+            return -EBADMSG;
+        snprintf(t.comm, sizeof t.comm, "%s", p);
+        struct applied_task *n = reallocarray(s->tasks, s->n_tasks + 1, sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        s->tasks = n;
+        s->tasks[s->n_tasks++] = t;
+        return 0;
+    }
+    if (strcmp(kind, "cpuset") == 0 || strcmp(kind, "unit") == 0) {
+        struct applied_group g = {.kind = kind[0] == 'c' ? GROUP_CPUSET_V1 : GROUP_UNIT};
+        if (g.kind == GROUP_UNIT) {
+            char *orig;
+            if (field_set(&p, &g.set) < 0 || !(orig = next_field(&p)))
+                return -EBADMSG;
+            if (strcmp(orig, "all") == 0)
+                g.original_all = true;
+            else if (cpulist_parse(orig, &g.original) < 0 || CPU_COUNT(&g.original) == 0)
+                return -EBADMSG;
+        }
+        if (!*p || (g.kind == GROUP_CPUSET_V1 && p[0] != '/'))
+            return -EBADMSG;
+        struct applied_group *n = reallocarray(s->groups, s->n_groups + 1, sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        s->groups = n;
+        if (!(g.name = strdup(p)))
+            return -ENOMEM;
+        s->groups[s->n_groups++] = g;
+        return 0;
+    }
+    if (strcmp(kind, "member") == 0) {
+        struct applied_group *g = s->n_groups ? &s->groups[s->n_groups - 1] : NULL;
+        if (!g || g->kind != GROUP_CPUSET_V1)
+            return -EBADMSG;
+        struct applied_member m = {0};
+        if (field_pid(&p, &m.tid) < 0 || field_pid(&p, &m.pid) < 0 || field_u64(&p, &m.start_time) < 0 ||
+            p[0] != '/')
+            return -EBADMSG;
+        struct applied_member *n = reallocarray(g->members, g->n_members + 1, sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        g->members = n;
+        if (!(m.original_path = strdup(p)))
+            return -ENOMEM;
+        g->members[g->n_members++] = m;
+        return 0;
+    }
+    return -EBADMSG;
+}
+
+int state_read(const char *path, const char *boot_id, struct state *ret)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    if (!f) {
+        if (errno == ENOENT)
+            return -ENOENT;
+        int r = -errno;
+        log_warning("state file %s: %s, ignoring it", path, strerror(-r));
+        return r;
+    }
+
+    struct state s = {0};
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0;
+    uint64_t hash = FNV_INIT;
+    unsigned lines = 0, bad_line = 0;
+    bool ended = false, trailing = false;
+    ssize_t n;
+    int r = 0;
+
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (ended) {
+            trailing = true;
+            break;
+        }
+        bool complete = line[n - 1] == '\n';
+        if (strncmp(line, "end ", 4) == 0 && complete) {
+            unsigned want_lines;
+            uint64_t want_hash;
+            char extra;
+            if (sscanf(line, "end %u %" SCNx64 "%c", &want_lines, &want_hash, &extra) != 3 || extra != '\n') {
+                state_free(&s);
+                log_warning("state file %s: corrupted (bad end line), ignoring it", path);
+                return -EBADMSG;
+            }
+            if (want_lines != lines || want_hash != hash) {
+                state_free(&s);
+                log_warning("state file %s: corrupted (checksum mismatch), ignoring it", path);
+                return -EBADMSG;
+            }
+            ended = true;
+            continue;
+        }
+        hash = fnv1a(hash, line, (size_t)n);
+        lines++;
+        if (!complete)
+            continue;           /* a truncated last line: no end line follows */
+        line[n - 1] = '\0';
+
+        if (lines == 1) {
+            unsigned version;
+            char magic[32];
+            if (sscanf(line, "%31s %u", magic, &version) != 2 || strcmp(magic, STATE_MAGIC) != 0) {
+                log_warning("state file %s: not a turbosched state file, ignoring it", path);
+                return -EBADMSG;
+            }
+            if (version != STATE_VERSION) {
+                log_warning("state file %s: format version %u, this daemon reads %d, ignoring it", path, version,
+                            STATE_VERSION);
+                return -EPROTONOSUPPORT;
+            }
+            continue;
+        }
+        if (bad_line)
+            continue;
+        r = parse_entry(line, &s);
+        if (r == -ENOMEM) {
+            state_free(&s);
+            log_err("state file %s: out of memory reading it", path);
+            return r;
+        }
+        if (r < 0)
+            bad_line = lines;
+    }
+
+    if (ferror(f)) {
+        r = -errno ?: -EIO;
+        state_free(&s);
+        log_warning("state file %s: read error: %s, ignoring it", path, strerror(-r));
+        return r;
+    }
+    if (lines == 0) {
+        log_warning("state file %s: empty, ignoring it", path);
+        return -EBADMSG;
+    }
+    if (!ended || trailing) {
+        state_free(&s);
+        log_warning("state file %s: %s, ignoring it", path, trailing ? "corrupted (data after the end line)"
+                                                                       : "truncated (no end line)");
+        return -EBADMSG;
+    }
+    if (bad_line) {
+        state_free(&s);
+        log_warning("state file %s: corrupted (line %u unreadable), ignoring it", path, bad_line);
+        return -EBADMSG;
+    }
+    if (!s.boot_id[0]) {
+        state_free(&s);
+        log_warning("state file %s: corrupted (no boot id), ignoring it", path);
+        return -EBADMSG;
+    }
+    if (boot_id && strcmp(s.boot_id, boot_id) != 0) {
+        log_notice("state file %s: written during another boot (%s), ignoring it", path, s.boot_id);
+        state_free(&s);
+        return -ESTALE;
+    }
+    *ret = s;
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* What the applier changed, and the state file in /run that lets a daemon
+ * restarted after a crash undo it. The file is text:
+ *
+ *   turbosched-state 1
+ *   boot <boot id>
+ *   task <tid> <pid> <start_time> <original cpulist> <set cpulist> <comm>
+ *   cpuset <group path>
+ *   member <tid> <pid> <start_time> <original cpuset path>     (of the cpuset above)
+ *   unit <cpulist we set> <original cpulist, or "all"> <unit name>
+ *   end <number of lines before this one> <FNV-1a 64 of those lines, hex>
+ *
+ * A file without its end line (truncated), with a wrong checksum or line
+ * count (corrupted), another version, or another boot id is ignored. */
+#pragma once
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STATE_VERSION 1
+
+/* A thread whose affinity we set. */
+struct applied_task {
+    pid_t tid;
+    pid_t pid;
+    uint64_t start_time;        /* guards against TID reuse */
+    cpu_set_t original;         /* read the first time we touched it; restored exactly */
+    cpu_set_t set;              /* what we set; anything else now means someone else changed it */
+    char comm[16];              /* for messages only */
+};
+
+/* A thread we moved into a cpuset group, and where it was before. */
+struct applied_member {
+    pid_t tid;
+    pid_t pid;
+    uint64_t start_time;
+    char *original_path;        /* cpuset path relative to the hierarchy root */
+};
+
+enum applied_group_kind {
+    GROUP_CPUSET_V1 = 0,        /* a cgroup v1 cpuset group the daemon created (and removes) */
+    GROUP_UNIT,                 /* a systemd unit's AllowedCPUs= (cgroup v2) */
+};
+
+struct applied_group {
+    enum applied_group_kind kind;
+    char *name;                 /* cpuset group path, or unit name */
+    cpu_set_t set;              /* the CPUs we wrote */
+    /* GROUP_UNIT: AllowedCPUs= before us; original_all = it was empty (all CPUs). */
+    bool original_all;
+    cpu_set_t original;
+    /* GROUP_CPUSET_V1: the threads we moved in. */
+    struct applied_member *members;
+    size_t n_members;
+};
+
+struct state {
+    char boot_id[40];
+    struct applied_task *tasks;
+    size_t n_tasks;
+    struct applied_group *groups;
+    size_t n_groups;
+};
+
+/* Write atomically (temporary file in the same directory, then rename). An
+ * empty state removes the file instead. Creates the parent directory. */
+int state_write(const char *path, const struct state *s);
+
+/* Read and validate. Returns 0 and fills *ret; -ENOENT when there is no file;
+ * for a file that must be ignored, logs a message naming the file and the
+ * reason and returns -EBADMSG (truncated or corrupted), -EPROTONOSUPPORT
+ * (another version) or -ESTALE (written during another boot). */
+int state_read(const char *path, const char *boot_id, struct state *ret);
+
+void state_free(struct state *s);
+void applied_group_free_members(struct applied_group *g);

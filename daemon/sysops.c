@@ -1,0 +1,395 @@
+#include "sysops.h"
+
+#include <errno.h>
+#include <libcgroup.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+/* --- affinity and /proc ------------------------------------------------------ */
+
+static int real_getaffinity(void *userdata, pid_t tid, cpu_set_t *ret)
+{
+    /* glibc zeroes the part of the set beyond the kernel's nr_cpu_ids, so
+     * whole sets compare with CPU_EQUAL. */
+    if (sched_getaffinity(tid, sizeof(*ret), ret) < 0)
+        return -errno;
+    return 0;
+}
+
+static int real_setaffinity(void *userdata, pid_t tid, const cpu_set_t *mask)
+{
+    if (sched_setaffinity(tid, sizeof(*mask), mask) < 0)
+        return -errno;
+    return 0;
+}
+
+static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return n == -ENOENT ? -ESRCH : (int)n;
+    /* comm may contain spaces and parentheses: fields restart after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -EBADMSG;
+    p++;
+    /* after ')' comes field 3 (state); start_time is field 22 */
+    for (int field = 2; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return -EBADMSG;
+        p++;
+    }
+    char *end = strchr(p, ' ');
+    if (end)
+        *end = '\0';
+    return parse_u64(p, ret);
+}
+
+static int real_boot_id(void *userdata, char *buf, size_t size)
+{
+    ssize_t n = read_file("/proc/sys/kernel/random/boot_id", buf, size);
+    if (n < 0)
+        return (int)n;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+/* --- cgroup v1 cpuset through libcgroup ---------------------------------------- */
+
+/* libcgroup's errors come back to us as return codes, which the applier logs
+ * once where it handles them; its own messages are only debugging detail. By
+ * default it would print them to stdout. */
+static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    buf[strcspn(buf, "\n")] = '\0';
+    if (buf[0])
+        log_debug("libcgroup: %s", buf);
+}
+
+static int cg_errno(int ret)
+{
+    switch (ret) {
+    case 0:
+        return 0;
+    case ECGOTHER: {
+        int e = cgroup_get_last_errno();
+        return e > 0 ? -e : -EIO;
+    }
+    case ECGROUPNOTEXIST:
+    case ECGROUPVALUENOTEXIST:
+        return -ENOENT;
+    case ECGROUPNOTMOUNTED:
+    case ECGROUPSUBSYSNOTMOUNTED:
+        return -ENODEV;
+    case ECGROUPNOTOWNER:
+    case ECGROUPNOTALLOWED:
+        return -EPERM;
+    case ECGINVAL:
+        return -EINVAL;
+    case ECGNONEMPTY:
+        return -EBUSY;
+    default:
+        log_debug("libcgroup: %s", cgroup_strerror(ret));
+        return -EIO;
+    }
+}
+
+static int cg_ready(void)
+{
+    static int init_result = 1;
+    if (init_result == 1) {
+        cgroup_set_logger(cgroup_log_cb, CGROUP_LOG_DEBUG, NULL);
+        init_result = cg_errno(cgroup_init());
+    }
+    return init_result;
+}
+
+/* libcgroup names groups relative to the hierarchy root, without a leading '/'. */
+static const char *cg_name(const char *group)
+{
+    while (*group == '/')
+        group++;
+    return group;
+}
+
+static void cg_freep(struct cgroup **cg)
+{
+    if (*cg)
+        cgroup_free(cg);
+}
+#define _cleanup_cgroup_ __attribute__((cleanup(cg_freep)))
+
+/* A group handle with only the cpuset controller, so that attach and delete
+ * touch the cpuset hierarchy and no other. */
+static int cg_open(const char *group, struct cgroup **ret_cg, struct cgroup_controller **ret_ctrl)
+{
+    int r = cg_ready();
+    if (r < 0)
+        return r;
+    struct cgroup *cg = cgroup_new_cgroup(cg_name(group));
+    if (!cg)
+        return -ENOMEM;
+    struct cgroup_controller *ctrl = cgroup_add_controller(cg, "cpuset");
+    if (!ctrl) {
+        cgroup_free(&cg);
+        return -ENOMEM;
+    }
+    *ret_cg = cg;
+    if (ret_ctrl)
+        *ret_ctrl = ctrl;
+    return 0;
+}
+
+static int real_cpuset_task_path(void *userdata, pid_t tid, char *buf, size_t size)
+{
+    int r = cg_ready();
+    if (r < 0)
+        return r;
+    char *path = NULL;
+    r = cg_errno(cgroup_get_current_controller_path(tid, "cpuset", &path));
+    if (r < 0)
+        return r == -ENOENT ? -ESRCH : r;
+    /* libcgroup returns "/" for the root and "/a/b" otherwise */
+    int n = snprintf(buf, size, "%s%s", path[0] == '/' ? "" : "/", path);
+    free(path);
+    if (n < 0 || (size_t)n >= size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+static int real_cpuset_read(void *userdata, const char *group, const char *key, char *buf, size_t size)
+{
+    int r = cg_ready();
+    if (r < 0)
+        return r;
+    if (size > INT32_MAX)
+        size = INT32_MAX;
+    void *handle = NULL;
+    _cleanup_free_ char *name = strdup(key);
+    if (!name)
+        return -ENOMEM;
+    int ret = cgroup_read_value_begin("cpuset", cg_name(group), name, &handle, buf, (int)size);
+    if (handle)
+        cgroup_read_value_end(&handle);
+    if (ret == ECGEOF) {
+        buf[0] = '\0';          /* an empty value, as cpuset.mems of a new group */
+        return 0;
+    }
+    r = cg_errno(ret);
+    if (r < 0)
+        return r;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static int real_cpuset_create(void *userdata, const char *group, const char *cpus, const char *mems)
+{
+    _cleanup_cgroup_ struct cgroup *cg = NULL;
+    struct cgroup_controller *ctrl;
+    int r = cg_open(group, &cg, &ctrl);
+    if (r < 0)
+        return r;
+    /* mems first: the kernel refuses tasks in a cpuset with either one empty */
+    r = cg_errno(cgroup_set_value_string(ctrl, "cpuset.mems", mems));
+    if (r >= 0)
+        r = cg_errno(cgroup_set_value_string(ctrl, "cpuset.cpus", cpus));
+    if (r >= 0)
+        r = cg_errno(cgroup_create_cgroup(cg, 0));
+    return r;
+}
+
+static int real_cpuset_write(void *userdata, const char *group, const char *key, const char *value)
+{
+    _cleanup_cgroup_ struct cgroup *cg = NULL;
+    struct cgroup_controller *ctrl;
+    int r = cg_open(group, &cg, &ctrl);
+    if (r < 0)
+        return r;
+    r = cg_errno(cgroup_set_value_string(ctrl, key, value));
+    if (r >= 0)
+        r = cg_errno(cgroup_modify_cgroup(cg));
+    return r;
+}
+
+static int real_cpuset_attach(void *userdata, const char *group, pid_t tid)
+{
+    _cleanup_cgroup_ struct cgroup *cg = NULL;
+    int r = cg_open(group, &cg, NULL);
+    if (r < 0)
+        return r;
+    return cg_errno(cgroup_attach_task_pid(cg, tid));
+}
+
+static int real_cpuset_delete(void *userdata, const char *group)
+{
+    _cleanup_cgroup_ struct cgroup *cg = NULL;
+    int r = cg_open(group, &cg, NULL);
+    if (r < 0)
+        return r;
+    /* 0 = do not ignore migration errors: moves remaining threads to the parent */
+    return cg_errno(cgroup_delete_cgroup(cg, 0));
+}
+
+/* --- systemd units over D-Bus ------------------------------------------------------ */
+
+int cpuset_to_bitmask(const cpu_set_t *set, uint8_t *buf, size_t size)
+{
+    size_t n = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, set))
+            continue;
+        size_t byte = (size_t)cpu / 8;
+        if (byte >= size)
+            return -ENOSPC;
+        for (; n <= byte; n++)
+            buf[n] = 0;
+        buf[byte] |= (uint8_t)(1u << (cpu % 8));
+    }
+    return (int)n;
+}
+
+void cpuset_from_bitmask(const uint8_t *bits, size_t n_bytes, cpu_set_t *ret)
+{
+    CPU_ZERO(ret);
+    for (size_t i = 0; i < n_bytes && i < CPU_SETSIZE / 8; i++)
+        for (int b = 0; b < 8; b++)
+            if (bits[i] & (1u << b))
+                CPU_SET(i * 8 + (size_t)b, ret);
+}
+
+static int unit_interface(const char *unit, char *buf, size_t size)
+{
+    static const char *const types[][2] = {
+        {".slice", "Slice"}, {".service", "Service"}, {".scope", "Scope"},
+        {".socket", "Socket"}, {".mount", "Mount"}, {".swap", "Swap"},
+    };
+    const char *dot = strrchr(unit, '.');
+    if (!dot)
+        return -EINVAL;
+    for (size_t i = 0; i < ELEMENTSOF(types); i++)
+        if (strcmp(dot, types[i][0]) == 0) {
+            snprintf(buf, size, "org.freedesktop.systemd1.%s", types[i][1]);
+            return 0;
+        }
+    return -EOPNOTSUPP;         /* no AllowedCPUs= on other unit types */
+}
+
+int sysops_bus_get_allowed_cpus(sd_bus *bus, const char *unit, uint8_t *buf, size_t size)
+{
+    char iface[64];
+    int r = unit_interface(unit, iface, sizeof iface);
+    if (r < 0)
+        return r;
+    _cleanup_free_ char *path = NULL;
+    r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+    if (r < 0)
+        return r;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = NULL;
+    r = sd_bus_get_property(bus, "org.freedesktop.systemd1", path, iface, "AllowedCPUs", &error, &reply, "ay");
+    if (r < 0) {
+        log_debug("unit %s: reading AllowedCPUs: %s", unit, error.message ?: strerror(-r));
+        sd_bus_error_free(&error);
+        return r;
+    }
+    const void *data;
+    size_t n;
+    r = sd_bus_message_read_array(reply, 'y', &data, &n);
+    if (r >= 0) {
+        if (n > size)
+            r = -ENOSPC;
+        else {
+            memcpy(buf, data, n);
+            r = (int)n;
+        }
+    }
+    sd_bus_message_unref(reply);
+    return r;
+}
+
+int sysops_bus_set_allowed_cpus(sd_bus *bus, const char *unit, const uint8_t *bits, size_t n_bytes)
+{
+    sd_bus_message *m = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "SetUnitProperties");
+    if (r < 0)
+        return r;
+    /* runtime=true: the change lives in /run and is gone after a reboot */
+    if ((r = sd_bus_message_append(m, "sb", unit, 1)) < 0 ||
+        (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+        (r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
+        (r = sd_bus_message_append(m, "s", "AllowedCPUs")) < 0 ||
+        (r = sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
+        (r = sd_bus_message_append_array(m, 'y', bits, n_bytes)) < 0 ||
+        (r = sd_bus_message_close_container(m)) < 0 ||
+        (r = sd_bus_message_close_container(m)) < 0 ||
+        (r = sd_bus_message_close_container(m)) < 0)
+        goto out;
+    r = sd_bus_call(bus, m, 0, &error, NULL);
+    if (r < 0)
+        log_debug("unit %s: SetUnitProperties: %s", unit, error.message ?: strerror(-r));
+    else
+        r = 0;
+out:
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(m);
+    return r;
+}
+
+static sd_bus *system_bus;
+
+static int system_bus_get(sd_bus **ret)
+{
+    if (!system_bus) {
+        int r = sd_bus_open_system(&system_bus);
+        if (r < 0)
+            return r;
+    }
+    *ret = system_bus;
+    return 0;
+}
+
+void sysops_real_close(void)
+{
+    system_bus = sd_bus_flush_close_unref(system_bus);
+}
+
+static int real_unit_get_allowed_cpus(void *userdata, const char *unit, uint8_t *buf, size_t size)
+{
+    sd_bus *bus;
+    int r = system_bus_get(&bus);
+    return r < 0 ? r : sysops_bus_get_allowed_cpus(bus, unit, buf, size);
+}
+
+static int real_unit_set_allowed_cpus(void *userdata, const char *unit, const uint8_t *bits, size_t n_bytes)
+{
+    sd_bus *bus;
+    int r = system_bus_get(&bus);
+    return r < 0 ? r : sysops_bus_set_allowed_cpus(bus, unit, bits, n_bytes);
+}
+
+const struct sysops sysops_real = {
+    .userdata = NULL,
+    .getaffinity = real_getaffinity,
+    .setaffinity = real_setaffinity,
+    .task_start_time = real_task_start_time,
+    .boot_id = real_boot_id,
+    .cpuset_task_path = real_cpuset_task_path,
+    .cpuset_read = real_cpuset_read,
+    .cpuset_create = real_cpuset_create,
+    .cpuset_write = real_cpuset_write,
+    .cpuset_attach = real_cpuset_attach,
+    .cpuset_delete = real_cpuset_delete,
+    .unit_get_allowed_cpus = real_unit_get_allowed_cpus,
+    .unit_set_allowed_cpus = real_unit_set_allowed_cpus,
+};

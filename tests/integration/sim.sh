@@ -1,0 +1,93 @@
+#!/bin/bash
+# turbosched-sim: a short sweep must produce every policy at every N, keep the
+# frequency inside the chip's limits, use CFS as the 1.0 baseline, show the
+# in-kernel rule gaining where cores would otherwise be woken, and be
+# deterministic. The published gains are reported in docs/, not tested here.
+set -euo pipefail
+
+sim="${TS_BUILD_DIR:?}/turbosched-sim"
+src="${TS_SOURCE_DIR:?}"
+[[ -x "$sim" ]] || { echo "SKIP: $sim not built"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 needed to check the CSV"; exit 77; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. The quick sweep, with the plot when gnuplot is there.
+plot=()
+if command -v gnuplot >/dev/null; then
+    plot=(--png "$tmp/quick.png" --plot-script "$src/tools/sim-plot.gp")
+fi
+"$sim" --quick --csv "$tmp/quick.csv" "${plot[@]}" >"$tmp/quick.txt" || fail "quick sweep exited with $?"
+cat "$tmp/quick.txt"
+grep -q 'peak ops gain' "$tmp/quick.txt" || fail "no summary line in the text report"
+
+python3 - "$tmp/quick.csv" <<'EOF' || exit 1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def fail(m):
+    print("FAIL:", m); sys.exit(1)
+ns = [2, 8, 12, 16, 32]
+pols = ["cfs", "turbosched", "iso1", "iso2", "iso-best", "turboschedd"]
+got = {(r["policy"], int(r["n"])): r for r in rows}
+for p in pols:
+    for n in ns:
+        if (p, n) not in got: fail("no row for %s N=%d" % (p, n))
+if len(rows) != len(pols) * len(ns): fail("%d rows, expected %d" % (len(rows), len(pols) * len(ns)))
+F_NOM, F_MAX, CORES = 2700.0, 3300.0, 16
+for r in rows:
+    f, fmax, fchip = float(r["freq_mhz"]), float(r["max_freq_mhz"]), float(r["chip_freq_mhz"])
+    if not (F_NOM - 0.5 <= f <= F_MAX + 0.5): fail("%s N=%s: mean frequency %s outside [%s, %s]" % (r["policy"], r["n"], f, F_NOM, F_MAX))
+    if fmax > F_MAX + 0.5 or fchip > fmax + 0.5: fail("%s N=%s: frequency above the maximum (%s, %s)" % (r["policy"], r["n"], fchip, fmax))
+    if not (0 < float(r["active_cores"]) <= CORES): fail("%s N=%s: %s active cores" % (r["policy"], r["n"], r["active_cores"]))
+    if float(r["ops_gps"]) <= 0: fail("%s N=%s: no operations" % (r["policy"], r["n"]))
+    if not (0 <= float(r["lat_p50_us"]) <= float(r["lat_p99_us"])): fail("%s N=%s: latency percentiles" % (r["policy"], r["n"]))
+for n in ns:
+    c = got[("cfs", n)]
+    if abs(float(c["ops_rel_cfs"]) - 1) > 1e-9 or abs(float(c["freq_rel_cfs"]) - 1) > 1e-9:
+        fail("cfs is not its own baseline at N=%d" % n)
+    # intensive throughput grows with N under the baseline
+    if n > 2 and float(c["ops_gps"]) <= float(got[("cfs", ns[ns.index(n) - 1])]["ops_gps"]):
+        fail("cfs ops/s does not grow with N at N=%d" % n)
+    b = got[("iso-best", n)]
+    if float(b["ops_gps"]) != max(float(got[("iso1", n)]["ops_gps"]), float(got[("iso2", n)]["ops_gps"])):
+        fail("iso-best is not the better of iso1 and iso2 at N=%d" % n)
+# CFS wakes idle cores for jitter: more active cores than packing at mid N,
+# and the in-kernel rule turns that into a gain somewhere in the middle.
+if not any(float(got[("turbosched", n)]["ops_rel_cfs"]) > 1.02 for n in (8, 12)):
+    fail("the in-kernel rule gains nothing at N=8 or N=12")
+if float(got[("turbosched", 8)]["active_cores"]) >= float(got[("cfs", 8)]["active_cores"]):
+    fail("packing does not keep cores idle at N=8")
+# with every core busy there is nothing to keep idle: all at the all-core frequency
+for p in pols:
+    if abs(float(got[(p, 32)]["freq_mhz"]) - F_NOM) > 1: fail("%s at N=32 is not at the all-core frequency" % p)
+# the daemon packed at mid N and fell back with every core busy
+if float(got[("turboschedd", 8)]["restricted_share"]) <= 0.5: fail("turboschedd never restricted jitter at N=8")
+if float(got[("turboschedd", 32)]["restricted_share"]) != 0: fail("turboschedd restricted jitter with every core busy")
+print("quick sweep ok")
+EOF
+
+if ((${#plot[@]})); then
+    [[ "$(head -c 4 "$tmp/quick.png" | od -An -tx1 | tr -d ' ')" == 89504e47 ]] || fail "no PNG written"
+fi
+
+# 2. Same seed, same numbers; a higher boost limit is used when few cores run.
+args=(--n 2,8 --warmup-s 0.5 --measure-s 0.2 --fmax-mhz 3800)
+"$sim" "${args[@]}" --csv "$tmp/a.csv" >/dev/null
+"$sim" "${args[@]}" --csv "$tmp/b.csv" --jobs 1 >/dev/null
+cmp -s "$tmp/a.csv" "$tmp/b.csv" || fail "two runs with the same seed differ"
+python3 - "$tmp/a.csv" <<'EOF' || exit 1
+import csv, sys
+rows = {(r["policy"], int(r["n"])): r for r in csv.DictReader(open(sys.argv[1]))}
+f = float(rows[("cfs", 2)]["freq_mhz"])
+if abs(f - 3800) > 0.5: print("FAIL: N=2 on 4 active cores runs at %s MHz, not the 3800 MHz limit" % f); sys.exit(1)
+for r in rows.values():
+    if float(r["max_freq_mhz"]) > 3800.5: print("FAIL: frequency above --fmax-mhz"); sys.exit(1)
+print("determinism and frequency limit ok")
+EOF
+
+# 3. Bad input is refused.
+if "$sim" --n 40 >/dev/null 2>&1; then fail "N=40 (80 threads on 64 CPUs) accepted"; fi
+if "$sim" --wof sideways >/dev/null 2>&1; then fail "--wof sideways accepted"; fi
+echo "ok"

@@ -1,0 +1,1074 @@
+/* The applier against a recorder: a fake kernel of a few tasks, cpuset
+ * groups and systemd units that counts every call. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "log.h"
+#include "state.h"
+#include "sysops.h"
+#include "util.h"
+
+/* --- the recorder ------------------------------------------------------------------ */
+
+struct fake_task {
+    pid_t tid;
+    uint64_t start_time;
+    cpu_set_t mask;
+    bool alive;
+    int set_err;                /* setaffinity fails with this (-EPERM...) */
+    char cpuset[64];
+};
+
+struct fake_group {
+    char name[64];
+    char cpus[64];
+    char mems[64];
+    bool exists;
+};
+
+struct fake_unit {
+    char name[64];
+    uint8_t bits[16];
+    size_t n;
+};
+
+struct recorder {
+    struct fake_task tasks[32];
+    size_t n_tasks;
+    struct fake_group groups[8];
+    size_t n_groups;
+    struct fake_unit units[4];
+    size_t n_units;
+    unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets;
+    char boot_id[40];
+};
+
+static struct fake_task *rec_task(struct recorder *r, pid_t tid)
+{
+    for (size_t i = 0; i < r->n_tasks; i++)
+        if (r->tasks[i].tid == tid && r->tasks[i].alive)
+            return &r->tasks[i];
+    return NULL;
+}
+
+static struct fake_task *add_task(struct recorder *r, pid_t tid, const char *cpus)
+{
+    struct fake_task *t = &r->tasks[r->n_tasks++];
+    *t = (struct fake_task){.tid = tid, .start_time = 1000 + (uint64_t)tid, .alive = true};
+    assert_int_equal(cpulist_parse(cpus, &t->mask), 0);
+    strcpy(t->cpuset, "/");
+    return t;
+}
+
+static struct fake_group *rec_group(struct recorder *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_groups; i++)
+        if (r->groups[i].exists && strcmp(r->groups[i].name, name) == 0)
+            return &r->groups[i];
+    return NULL;
+}
+
+static struct fake_group *add_group(struct recorder *r, const char *name, const char *cpus, const char *mems)
+{
+    struct fake_group *g = &r->groups[r->n_groups++];
+    *g = (struct fake_group){.exists = true};
+    snprintf(g->name, sizeof g->name, "%s", name);
+    snprintf(g->cpus, sizeof g->cpus, "%s", cpus);
+    snprintf(g->mems, sizeof g->mems, "%s", mems);
+    return g;
+}
+
+static struct fake_unit *rec_unit(struct recorder *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_units; i++)
+        if (strcmp(r->units[i].name, name) == 0)
+            return &r->units[i];
+    return NULL;
+}
+
+static int f_getaffinity(void *ud, pid_t tid, cpu_set_t *ret)
+{
+    struct recorder *r = ud;
+    r->n_get++;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->mask;
+    return 0;
+}
+
+static int f_setaffinity(void *ud, pid_t tid, const cpu_set_t *mask)
+{
+    struct recorder *r = ud;
+    r->n_set++;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    if (t->set_err)
+        return t->set_err;
+    t->mask = *mask;
+    return 0;
+}
+
+static int f_task_start_time(void *ud, pid_t tid, uint64_t *ret)
+{
+    struct recorder *r = ud;
+    r->n_start_time++;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->start_time;
+    return 0;
+}
+
+static int f_boot_id(void *ud, char *buf, size_t size)
+{
+    struct recorder *r = ud;
+    snprintf(buf, size, "%s", r->boot_id);
+    return 0;
+}
+
+static int f_cpuset_task_path(void *ud, pid_t tid, char *buf, size_t size)
+{
+    struct fake_task *t = rec_task(ud, tid);
+    if (!t)
+        return -ESRCH;
+    snprintf(buf, size, "%s", t->cpuset);
+    return 0;
+}
+
+static int f_cpuset_read(void *ud, const char *group, const char *key, char *buf, size_t size)
+{
+    struct fake_group *g = rec_group(ud, group);
+    if (!g)
+        return -ENOENT;
+    snprintf(buf, size, "%s", strcmp(key, "cpuset.cpus") == 0 ? g->cpus : g->mems);
+    return 0;
+}
+
+static int f_cpuset_create(void *ud, const char *group, const char *cpus, const char *mems)
+{
+    struct recorder *r = ud;
+    r->n_cpuset_writes++;
+    assert_non_null(mems);
+    assert_true(mems[0] != '\0');       /* a cpuset without mems cannot hold tasks */
+    struct fake_group *g = rec_group(r, group);
+    if (!g)
+        g = add_group(r, group, cpus, mems);
+    snprintf(g->cpus, sizeof g->cpus, "%s", cpus);
+    snprintf(g->mems, sizeof g->mems, "%s", mems);
+    return 0;
+}
+
+static int f_cpuset_write(void *ud, const char *group, const char *key, const char *value)
+{
+    struct recorder *r = ud;
+    r->n_cpuset_writes++;
+    struct fake_group *g = rec_group(r, group);
+    if (!g)
+        return -ENOENT;
+    assert_string_equal(key, "cpuset.cpus");
+    snprintf(g->cpus, sizeof g->cpus, "%s", value);
+    return 0;
+}
+
+static int f_cpuset_attach(void *ud, const char *group, pid_t tid)
+{
+    struct recorder *r = ud;
+    r->n_cpuset_writes++;
+    if (!rec_group(r, group))
+        return -ENOENT;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    snprintf(t->cpuset, sizeof t->cpuset, "%s", group);
+    return 0;
+}
+
+static int f_cpuset_delete(void *ud, const char *group)
+{
+    struct recorder *r = ud;
+    r->n_cpuset_writes++;
+    struct fake_group *g = rec_group(r, group);
+    if (!g)
+        return -ENOENT;
+    /* as the kernel side of libcgroup: leftovers go to the parent */
+    for (size_t i = 0; i < r->n_tasks; i++)
+        if (strcmp(r->tasks[i].cpuset, group) == 0)
+            strcpy(r->tasks[i].cpuset, "/");
+    g->exists = false;
+    return 0;
+}
+
+static int f_unit_get(void *ud, const char *unit, uint8_t *buf, size_t size)
+{
+    struct fake_unit *u = rec_unit(ud, unit);
+    if (!u)
+        return -ENOENT;
+    memcpy(buf, u->bits, u->n);
+    return (int)u->n;
+}
+
+static int f_unit_set(void *ud, const char *unit, const uint8_t *bits, size_t n)
+{
+    struct recorder *r = ud;
+    r->n_unit_sets++;
+    struct fake_unit *u = rec_unit(r, unit);
+    if (!u)
+        return -ENOENT;
+    assert_true(n <= sizeof u->bits);
+    memcpy(u->bits, bits, n);
+    u->n = n;
+    return 0;
+}
+
+static struct sysops recorder_ops(struct recorder *r)
+{
+    return (struct sysops){
+        .userdata = r,
+        .getaffinity = f_getaffinity,
+        .setaffinity = f_setaffinity,
+        .task_start_time = f_task_start_time,
+        .boot_id = f_boot_id,
+        .cpuset_task_path = f_cpuset_task_path,
+        .cpuset_read = f_cpuset_read,
+        .cpuset_create = f_cpuset_create,
+        .cpuset_write = f_cpuset_write,
+        .cpuset_attach = f_cpuset_attach,
+        .cpuset_delete = f_cpuset_delete,
+        .unit_get_allowed_cpus = f_unit_get,
+        .unit_set_allowed_cpus = f_unit_set,
+    };
+}
+
+/* --- captured log ------------------------------------------------------------------- */
+
+static char logbuf[32768];
+static unsigned n_warnings;
+
+static void sink(int level, const char *msg, void *userdata)
+{
+    size_t n = strlen(logbuf);
+    snprintf(logbuf + n, sizeof logbuf - n, "<%d>%s\n", level, msg);
+    if (level <= LOG_WARNING)
+        n_warnings++;
+}
+
+static bool logged(const char *s) { return strstr(logbuf, s) != NULL; }
+
+/* --- fixture ------------------------------------------------------------------------ */
+
+struct fx {
+    struct recorder rec;
+    struct sysops ops;
+    struct applier *a;
+    char dir[64];
+    char state_file[128];
+};
+
+static int setup_mode(void **state, bool dry_run)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    strcpy(f->rec.boot_id, "11111111-2222-3333-4444-555555555555");
+    f->ops = recorder_ops(&f->rec);
+    strcpy(f->dir, "/tmp/test-apply.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->state_file, sizeof f->state_file, "%s/state", f->dir);
+    assert_int_equal(applier_new(&f->ops, f->state_file, dry_run, &f->a), 0);
+    logbuf[0] = '\0';
+    n_warnings = 0;
+    log_set_max_level(LOG_DEBUG);
+    log_set_sink(sink, NULL);
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state) { return setup_mode(state, false); }
+static int setup_dry(void **state) { return setup_mode(state, true); }
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    applier_free(f->a);
+    unlink(f->state_file);
+    rmdir(f->dir);
+    log_set_sink(NULL, NULL);
+    free(f);
+    return 0;
+}
+
+static struct task mk_task(const struct recorder *r, pid_t tid, pid_t pid, const char *comm)
+{
+    struct task t = {.tid = tid, .pid = pid, .start_time = 1000 + (uint64_t)tid};
+    for (size_t i = 0; i < r->n_tasks; i++)
+        if (r->tasks[i].tid == tid && r->tasks[i].alive)
+            t.start_time = r->tasks[i].start_time;
+    snprintf(t.comm, sizeof t.comm, "%s", comm);
+    return t;
+}
+
+static cpu_set_t set_of(const char *cpus)
+{
+    cpu_set_t s;
+    assert_int_equal(cpulist_parse(cpus, &s), 0);
+    return s;
+}
+
+static void assert_mask(const cpu_set_t *m, const char *cpus)
+{
+    char buf[256];
+    assert_int_equal(cpulist_format(m, buf, sizeof buf), 0);
+    assert_string_equal(buf, cpus);
+}
+
+/* --- affinity ------------------------------------------------------------------------ */
+
+static void test_pack_intersects_with_original(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    struct task t = mk_task(&f->rec, 100, 100, "kworkerish");
+    cpu_set_t plan = set_of("0-1,5");
+
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0-1");
+    const struct applied_task *e = applier_find(f->a, 100);
+    assert_non_null(e);
+    assert_mask(&e->original, "0-3");
+    assert_mask(&e->set, "0-1");
+    assert_int_equal(e->start_time, t.start_time);
+    assert_int_equal(applier_count(f->a), 1);
+
+    /* same plan again: nothing to do, no syscall that changes anything */
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_int_equal(f->rec.n_set, sets);
+
+    /* a new plan is intersected with the original, not with what we set */
+    plan = set_of("1-2");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "1-2");
+    assert_mask(&applier_find(f->a, 100)->original, "0-3");
+
+    /* a plan covering the original: no restriction left, back to the original */
+    plan = set_of("0-7");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0-3");
+    assert_null(applier_find(f->a, 100));
+    assert_int_equal(n_warnings, 0);
+}
+
+static void test_empty_intersection_left_alone(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 101, "2");       /* narrowed by its user */
+    struct task t = mk_task(&f->rec, 101, 101, "pinned");
+    cpu_set_t plan = set_of("0-1");
+
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_mask(&ft->mask, "2");
+    assert_int_equal(f->rec.n_set, 0);
+    assert_null(applier_find(f->a, 101));
+
+    /* already within the plan: untouched and not recorded either */
+    struct fake_task *ft2 = add_task(&f->rec, 102, "0");
+    struct task t2 = mk_task(&f->rec, 102, 102, "inside");
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
+    assert_mask(&ft2->mask, "0");
+    assert_int_equal(f->rec.n_set, 0);
+}
+
+static void test_packed_task_narrowed_out_of_plan_restored(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 103, "0-1,3");
+    struct task t = mk_task(&f->rec, 103, 103, "t");
+    cpu_set_t plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    /* the plan moves away from every CPU of its original: give it back */
+    plan = set_of("2");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0-1,3");
+    assert_null(applier_find(f->a, 103));
+}
+
+static void test_restore_exact_original(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 110, "0,2-3,9");
+    struct task t = mk_task(&f->rec, 110, 110, "odd");
+    cpu_set_t plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0");
+
+    assert_int_equal(applier_restore_task(f->a, 110), 1);
+    assert_mask(&ft->mask, "0,2-3,9");
+    assert_null(applier_find(f->a, 110));
+    /* nothing left to restore */
+    assert_int_equal(applier_restore_task(f->a, 110), 0);
+
+    /* plan NULL (fallback: no restriction) restores as well */
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t, NULL), 1);
+    assert_mask(&ft->mask, "0,2-3,9");
+}
+
+static void test_someone_else_changed_not_restored(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 120, "0-3");
+    struct task t = mk_task(&f->rec, 120, 120, "victim");
+    cpu_set_t plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+
+    ft->mask = set_of("1");                     /* taskset -p -c 1 */
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_restore_task(f->a, 120), 0);
+    assert_mask(&ft->mask, "1");
+    assert_int_equal(f->rec.n_set, sets);
+    assert_null(applier_find(f->a, 120));
+    assert_int_equal(applier_hands_off(f->a, 120), -EBUSY);
+    assert_true(logged("pid 120 (victim): affinity changed to 1 by someone else"));
+
+    /* and it is not packed again: it belongs to someone else now */
+    ft->mask = set_of("0-3");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_mask(&ft->mask, "0-3");
+    assert_int_equal(f->rec.n_set, sets);
+
+    /* on re-apply: the change is noticed before anything is written */
+    struct fake_task *ft2 = add_task(&f->rec, 121, "0-3");
+    struct task t2 = mk_task(&f->rec, 121, 121, "other");
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    ft2->mask = set_of("2-3");
+    cpu_set_t plan2 = set_of("0,2");
+    sets = f->rec.n_set;
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan2), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft2->mask, "2-3");
+    assert_null(applier_find(f->a, 121));
+}
+
+static void test_verify_forgets_changed_tasks_bounded(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    for (pid_t tid = 200; tid < 210; tid++) {
+        add_task(&f->rec, tid, "0-1");
+        struct task t = mk_task(&f->rec, tid, tid, "w");
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    }
+    rec_task(&f->rec, 203)->mask = set_of("1");     /* changed by someone else */
+    rec_task(&f->rec, 207)->alive = false;          /* exited unseen */
+
+    /* bounded: three checks cost three reads */
+    unsigned gets = f->rec.n_get;
+    int forgotten = 0;
+    forgotten += applier_verify(f->a, 3);
+    assert_int_equal(f->rec.n_get - gets, 3);
+    /* round robin: enough bounded passes cover everything */
+    for (int i = 0; i < 4; i++)
+        forgotten += applier_verify(f->a, 3);
+    assert_int_equal(forgotten, 2);
+    assert_int_equal(applier_count(f->a), 8);
+    assert_null(applier_find(f->a, 203));
+    assert_null(applier_find(f->a, 207));
+    assert_int_equal(applier_hands_off(f->a, 203), -EBUSY);
+
+    /* a full pass finds nothing more */
+    assert_int_equal(applier_verify(f->a, 0), 0);
+
+    /* restore_all never writes over the changed one */
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_restore_all(f->a), 8);
+    assert_int_equal(f->rec.n_set - sets, 8);
+    assert_mask(&rec_task(&f->rec, 203)->mask, "1");
+    assert_mask(&rec_task(&f->rec, 200)->mask, "0-1");
+    assert_int_equal(applier_count(f->a), 0);
+    /* restore_all starts afresh: the hands-off list is cleared */
+    assert_int_equal(applier_hands_off(f->a, 203), 0);
+}
+
+static void test_esrch_forgets_quietly(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 130, "0-3");
+    struct task t = mk_task(&f->rec, 130, 130, "short");
+    cpu_set_t plan = set_of("0");
+
+    /* gone before we read its mask */
+    ft->alive = false;
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_null(applier_find(f->a, 130));
+
+    /* gone between pack and restore */
+    ft->alive = true;
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    ft->alive = false;
+    assert_int_equal(applier_restore_task(f->a, 130), 0);
+    assert_null(applier_find(f->a, 130));
+    assert_int_equal(applier_hands_off(f->a, 130), 0);
+    assert_int_equal(n_warnings, 0);
+    assert_false(logged("<4>"));
+    assert_false(logged("<3>"));
+}
+
+static void test_eperm_logged_once_left_alone(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 140, "0-3");
+    ft->set_err = -EPERM;
+    struct task t = mk_task(&f->rec, 140, 140, "guarded");
+    cpu_set_t plan = set_of("0");
+
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_mask(&ft->mask, "0-3");
+    assert_null(applier_find(f->a, 140));
+    assert_int_equal(applier_hands_off(f->a, 140), -EPERM);
+    assert_int_equal(n_warnings, 1);
+    assert_true(logged("pid 140 (guarded): sched_setaffinity: Operation not permitted, leaving it alone"));
+
+    unsigned sets = f->rec.n_set;
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_int_equal(n_warnings, 1);
+
+    /* EINVAL likewise */
+    struct fake_task *ft2 = add_task(&f->rec, 141, "0-3");
+    ft2->set_err = -EINVAL;
+    struct task t2 = mk_task(&f->rec, 141, 141, "odd");
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
+    assert_int_equal(applier_hands_off(f->a, 141), -EINVAL);
+
+    /* the task exits: its TID may come back as another task, which is fair game */
+    applier_forget_task(f->a, 140);
+    assert_int_equal(applier_hands_off(f->a, 140), 0);
+}
+
+static void test_tid_reuse(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 150, "0-3");
+    struct task t = mk_task(&f->rec, 150, 150, "old");
+    cpu_set_t plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+
+    /* the task exits unseen, a new one gets the TID with its own mask */
+    ft->alive = false;
+    struct fake_task *nt = add_task(&f->rec, 150, "0");
+    nt->start_time = 99999;
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_restore_task(f->a, 150), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&nt->mask, "0");
+    assert_null(applier_find(f->a, 150));
+
+    /* packing the new task reads its own original */
+    nt->mask = set_of("0-1");
+    struct task t2 = mk_task(&f->rec, 150, 150, "new");
+    assert_int_equal(t2.start_time, 99999);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    assert_mask(&applier_find(f->a, 150)->original, "0-1");
+}
+
+static void test_inherited_threads(void **state)
+{
+    struct fx *f = *state;
+    add_task(&f->rec, 160, "0-3");
+    struct task t = mk_task(&f->rec, 160, 160, "parent");
+    cpu_set_t plan = set_of("1");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+
+    /* a new thread inherits the packed mask from the kernel */
+    struct fake_task *child = add_task(&f->rec, 161, "1");
+    assert_int_equal(applier_adopt_inherited(f->a, 161, 160, child->start_time, 160), 1);
+    const struct applied_task *e = applier_find(f->a, 161);
+    assert_non_null(e);
+    assert_mask(&e->original, "0-3");
+    assert_mask(&e->set, "1");
+    assert_int_equal(e->pid, 160);
+    assert_int_equal(applier_restore_task(f->a, 161), 1);
+    assert_mask(&child->mask, "0-3");
+
+    /* a child whose mask is not what we set on its parent is not ours */
+    struct fake_task *other = add_task(&f->rec, 162, "2");
+    assert_int_equal(applier_adopt_inherited(f->a, 162, 160, other->start_time, 160), 0);
+    assert_null(applier_find(f->a, 162));
+    /* nor is the child of a task we did not pack */
+    add_task(&f->rec, 163, "1");
+    assert_int_equal(applier_adopt_inherited(f->a, 163, 163, 1163, 999), 0);
+}
+
+static void test_dry_run_changes_nothing(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 123, "0-1");
+    struct task t = mk_task(&f->rec, 123, 123, "cron");
+    cpu_set_t plan = set_of("0");
+
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_true(logged("would set pid 123 (cron) affinity 0-1 -> 0"));
+    assert_mask(&ft->mask, "0-1");
+    /* recorded, so that dump shows the plan and the message is not repeated */
+    assert_non_null(applier_find(f->a, 123));
+    logbuf[0] = '\0';
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_false(logged("would set"));
+    /* verify does not mistake the unchanged mask for someone else's change */
+    assert_int_equal(applier_verify(f->a, 0), 0);
+
+    /* inherited threads in a dry run carry the original */
+    struct fake_task *c = add_task(&f->rec, 124, "0-1");
+    assert_int_equal(applier_adopt_inherited(f->a, 124, 123, c->start_time, 123), 1);
+
+    /* groups and units: logged, never written */
+    add_group(&f->rec, "/", "0-3", "0");
+    f->rec.units[f->rec.n_units++] = (struct fake_unit){.name = "jitter.slice"};
+    assert_int_equal(applier_group_set_v1(f->a, "/ts-dry", &plan), 1);
+    assert_true(logged("would create cpuset group /ts-dry with cpus 0, mems 0"));
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts-dry", 123, 123, t.start_time), 1);
+    assert_true(logged("would move pid 123 from cpuset / to /ts-dry"));
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "jitter.slice", &plan), 1);
+    assert_true(logged("would set unit jitter.slice AllowedCPUs (all) -> 0"));
+
+    assert_int_equal(applier_restore_all(f->a), 4);
+    assert_true(logged("would restore pid 123 (cron) affinity 0 -> 0-1"));
+    assert_true(logged("would remove cpuset group /ts-dry"));
+
+    assert_int_equal(applier_flush_state(f->a), 0);
+    assert_int_equal(f->rec.n_set, 0);
+    assert_int_equal(f->rec.n_cpuset_writes, 0);
+    assert_int_equal(f->rec.n_unit_sets, 0);
+    assert_null(rec_group(&f->rec, "/ts-dry"));
+    assert_int_equal(access(f->state_file, F_OK), -1);
+}
+
+static void test_iteration(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    /* enough to make the index grow a few times */
+    for (pid_t tid = 1; tid <= 30; tid++)
+        add_task(&f->rec, tid * 1024, "0-1");       /* TIDs that collide in a small table */
+    for (pid_t tid = 1; tid <= 30; tid++) {
+        struct task t = mk_task(&f->rec, tid * 1024, tid * 1024, "x");
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    }
+    assert_int_equal(applier_count(f->a), 30);
+    /* removals from the middle keep every other entry findable */
+    for (pid_t tid = 1; tid <= 30; tid += 3)
+        applier_forget_task(f->a, tid * 1024);
+    for (pid_t tid = 1; tid <= 30; tid++)
+        assert_true((applier_find(f->a, tid * 1024) != NULL) == (tid % 3 != 1));
+    size_t iter = 0, n = 0;
+    for (const struct applied_task *e; (e = applier_next(f->a, &iter));) {
+        assert_int_not_equal(e->tid / 1024 % 3, 1);
+        n++;
+    }
+    assert_int_equal(n, applier_count(f->a));
+    assert_int_equal(n, 20);
+}
+
+/* --- groups ------------------------------------------------------------------------------ */
+
+static void test_cpuset_group(void **state)
+{
+    struct fx *f = *state;
+    add_group(&f->rec, "/", "0-3", "0");
+    add_group(&f->rec, "/batch", "0-3", "0");
+    struct fake_task *a = add_task(&f->rec, 300, "0-3");
+    struct fake_task *b = add_task(&f->rec, 301, "0-3");
+    struct fake_task *c = add_task(&f->rec, 302, "0-3");
+    strcpy(a->cpuset, "/batch");
+    cpu_set_t plan = set_of("1,5");
+
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 300, 300, a->start_time), -ENOENT);
+    assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 1);
+    struct fake_group *g = rec_group(&f->rec, "/ts");
+    assert_non_null(g);
+    assert_string_equal(g->cpus, "1");          /* within the parent's CPUs */
+    assert_string_equal(g->mems, "0");          /* copied from the parent */
+    assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 0);
+
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 300, 300, a->start_time), 1);
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 301, 301, b->start_time), 1);
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 302, 302, c->start_time), 1);
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 300, 300, a->start_time), 0);
+    assert_string_equal(a->cpuset, "/ts");
+
+    plan = set_of("0-1");
+    assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 1);
+    assert_string_equal(g->cpus, "0-1");
+    assert_int_equal(applier_group_set_v1(f->a, "/ts", NULL), 1);
+    assert_string_equal(g->cpus, "0-3");
+
+    const struct applied_group *ag;
+    size_t iter = 0;
+    assert_non_null(ag = applier_next_group(f->a, &iter));
+    assert_int_equal(ag->kind, GROUP_CPUSET_V1);
+    assert_int_equal(ag->n_members, 3);
+    assert_string_equal(ag->members[0].original_path, "/batch");
+
+    /* someone else moves c elsewhere; b exits */
+    strcpy(c->cpuset, "/batch");
+    b->alive = false;
+    assert_int_equal(applier_group_remove_v1(f->a, "/ts"), 1);
+    assert_string_equal(a->cpuset, "/batch");   /* back where it was */
+    assert_string_equal(c->cpuset, "/batch");   /* left where someone put it */
+    assert_null(rec_group(&f->rec, "/ts"));
+    assert_int_equal(applier_group_count(f->a), 0);
+
+    assert_int_equal(applier_group_set_v1(f->a, "../etc", &plan), -EINVAL);
+    assert_int_equal(applier_group_set_v1(f->a, "/a b", &plan), -EINVAL);
+}
+
+static void test_bitmask(void **state)
+{
+    uint8_t bits[16];
+    cpu_set_t s = set_of("0,9,15"), back;
+    assert_int_equal(cpuset_to_bitmask(&s, bits, sizeof bits), 2);
+    assert_int_equal(bits[0], 0x01);
+    assert_int_equal(bits[1], 0x82);
+    cpuset_from_bitmask(bits, 2, &back);
+    assert_true(CPU_EQUAL(&s, &back));
+    s = set_of("200");
+    assert_int_equal(cpuset_to_bitmask(&s, bits, sizeof bits), -ENOSPC);
+    CPU_ZERO(&s);
+    assert_int_equal(cpuset_to_bitmask(&s, bits, sizeof bits), 0);
+}
+
+static void test_unit_allowed_cpus(void **state)
+{
+    struct fx *f = *state;
+    struct fake_unit *all = &f->rec.units[f->rec.n_units++];
+    *all = (struct fake_unit){.name = "turbosched-jitter.slice"};       /* AllowedCPUs= empty: all */
+    struct fake_unit *some = &f->rec.units[f->rec.n_units++];
+    *some = (struct fake_unit){.name = "db.service", .bits = {0x0c}, .n = 1};   /* 2-3 */
+
+    cpu_set_t plan = set_of("0-1");
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
+    assert_int_equal(all->n, 1);
+    assert_int_equal(all->bits[0], 0x03);
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 0);
+    assert_int_equal(f->rec.n_unit_sets, 1);
+    /* the original is kept from the first change, not the latest */
+    plan = set_of("1");
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
+    assert_int_equal(all->bits[0], 0x02);
+    /* restore: an empty array is all CPUs again */
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", NULL), 1);
+    assert_int_equal(all->n, 0);
+
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "db.service", &plan), 1);
+    assert_int_equal(some->bits[0], 0x02);
+    /* someone else changes it: restore leaves it */
+    some->bits[0] = 0x08;
+    unsigned sets = f->rec.n_unit_sets;
+    assert_int_equal(applier_restore_all(f->a), 0);
+    assert_int_equal(f->rec.n_unit_sets, sets);
+    assert_int_equal(some->bits[0], 0x08);
+
+    /* an unchanged unit is restored on restore_all, to its exact original */
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "db.service", &plan), 1);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_int_equal(some->bits[0], 0x08);
+    assert_int_equal(some->n, 1);
+
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "no such unit", &plan), -EINVAL);
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "missing.slice", &plan), -ENOENT);
+    assert_int_equal(applier_group_count(f->a), 0);
+}
+
+/* --- the D-Bus messages, against a fake systemd on a socket pair --------------------------- */
+
+struct fake_systemd {
+    sd_bus *bus;
+    char unit[64];
+    uint8_t bits[16];
+    size_t n;
+    bool runtime;
+    int calls;
+    char get_path[128];
+    char get_iface[64];
+};
+
+static int fake_set_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+    struct fake_systemd *s = userdata;
+    const char *unit, *name;
+    int runtime;
+    const void *data;
+    size_t n;
+    s->calls++;
+    assert_true(sd_bus_message_read(m, "sb", &unit, &runtime) >= 0);
+    assert_true(sd_bus_message_enter_container(m, 'a', "(sv)") > 0);
+    assert_true(sd_bus_message_enter_container(m, 'r', "sv") > 0);
+    assert_true(sd_bus_message_read(m, "s", &name) >= 0);
+    assert_string_equal(name, "AllowedCPUs");
+    assert_true(sd_bus_message_enter_container(m, 'v', "ay") > 0);
+    assert_true(sd_bus_message_read_array(m, 'y', &data, &n) >= 0);
+    snprintf(s->unit, sizeof s->unit, "%s", unit);
+    s->runtime = runtime;
+    memcpy(s->bits, data, n);
+    s->n = n;
+    return sd_bus_reply_method_return(m, NULL);
+}
+
+static int fake_get_property(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+    struct fake_systemd *s = userdata;
+    const char *iface, *prop;
+    assert_true(sd_bus_message_read(m, "ss", &iface, &prop) >= 0);
+    snprintf(s->get_path, sizeof s->get_path, "%s", sd_bus_message_get_path(m));
+    snprintf(s->get_iface, sizeof s->get_iface, "%s", iface);
+    assert_string_equal(prop, "AllowedCPUs");
+    sd_bus_message *reply = NULL;
+    assert_true(sd_bus_message_new_method_return(m, &reply) >= 0);
+    assert_true(sd_bus_message_open_container(reply, 'v', "ay") >= 0);
+    assert_true(sd_bus_message_append_array(reply, 'y', s->bits, s->n) >= 0);
+    assert_true(sd_bus_message_close_container(reply) >= 0);
+    int r = sd_bus_send(NULL, reply, NULL);
+    sd_bus_message_unref(reply);
+    return r;
+}
+
+static int fake_filter(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+    if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "SetUnitProperties"))
+        return fake_set_unit_properties(m, userdata, error);
+    if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get"))
+        return fake_get_property(m, userdata, error);
+    return 0;
+}
+
+static void *fake_systemd_run(void *arg)
+{
+    struct fake_systemd *s = arg;
+    for (;;) {
+        int r = sd_bus_process(s->bus, NULL);
+        if (r < 0)
+            break;              /* the client hung up */
+        if (r > 0)
+            continue;
+        if (sd_bus_wait(s->bus, UINT64_MAX) < 0)
+            break;
+    }
+    return NULL;
+}
+
+static void test_bus_messages(void **state)
+{
+    int fds[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    struct fake_systemd s = {.bits = {0x05}, .n = 1};
+    sd_id128_t id;
+    assert_true(sd_id128_randomize(&id) >= 0);
+
+    assert_true(sd_bus_new(&s.bus) >= 0);
+    assert_true(sd_bus_set_fd(s.bus, fds[0], fds[0]) >= 0);
+    assert_true(sd_bus_set_server(s.bus, 1, id) >= 0);
+    assert_true(sd_bus_set_anonymous(s.bus, 1) >= 0);
+    assert_true(sd_bus_add_filter(s.bus, NULL, fake_filter, &s) >= 0);
+    assert_true(sd_bus_start(s.bus) >= 0);
+
+    sd_bus *client = NULL;
+    assert_true(sd_bus_new(&client) >= 0);
+    assert_true(sd_bus_set_fd(client, fds[1], fds[1]) >= 0);
+    assert_true(sd_bus_set_anonymous(client, 1) >= 0);
+    assert_true(sd_bus_start(client) >= 0);
+
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fake_systemd_run, &s), 0);
+
+    uint8_t bits[16];
+    int n = sysops_bus_get_allowed_cpus(client, "turbosched-jitter.slice", bits, sizeof bits);
+    assert_int_equal(n, 1);
+    assert_int_equal(bits[0], 0x05);
+    assert_string_equal(s.get_iface, "org.freedesktop.systemd1.Slice");
+    /* '-' is escaped in object paths */
+    assert_string_equal(s.get_path, "/org/freedesktop/systemd1/unit/turbosched_2djitter_2eslice");
+
+    const uint8_t want[] = {0x00, 0x81};
+    assert_int_equal(sysops_bus_set_allowed_cpus(client, "db.service", want, sizeof want), 0);
+    assert_string_equal(s.unit, "db.service");
+    assert_true(s.runtime);
+    assert_int_equal(s.n, 2);
+    assert_memory_equal(s.bits, want, 2);
+
+    /* empty array = all CPUs */
+    assert_int_equal(sysops_bus_set_allowed_cpus(client, "db.service", NULL, 0), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.calls, 2);
+
+    assert_int_equal(sysops_bus_get_allowed_cpus(client, "foo.target", bits, sizeof bits), -EOPNOTSUPP);
+
+    sd_bus_flush_close_unref(client);
+    pthread_join(th, NULL);
+    sd_bus_flush_close_unref(s.bus);
+}
+
+/* --- state file and recovery ------------------------------------------------------------------ */
+
+static void test_flush_writes_once_per_batch(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    add_task(&f->rec, 400, "0-1");
+    struct task t = mk_task(&f->rec, 400, 400, "a");
+
+    assert_int_equal(applier_flush_state(f->a), 0);
+    assert_int_equal(access(f->state_file, F_OK), -1);      /* nothing changed yet */
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(access(f->state_file, F_OK), -1);      /* not per syscall */
+    assert_int_equal(applier_flush_state(f->a), 0);
+    struct state s;
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 1);
+    assert_int_equal(s.tasks[0].tid, 400);
+    assert_string_equal(s.tasks[0].comm, "a");
+    state_free(&s);
+
+    /* clean stop: restore everything, flush: the file goes */
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_int_equal(applier_flush_state(f->a), 0);
+    assert_int_equal(access(f->state_file, F_OK), -1);
+}
+
+static void test_recover_after_crash(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *alive = add_task(&f->rec, 500, "0-3");
+    struct fake_task *changed = add_task(&f->rec, 501, "0-3");
+    struct fake_task *exited = add_task(&f->rec, 502, "0-3");
+    struct fake_task *reused = add_task(&f->rec, 503, "0-3");
+    add_group(&f->rec, "/", "0-3", "0");
+    add_group(&f->rec, "/batch", "0-3", "0");
+    strcpy(alive->cpuset, "/batch");
+    f->rec.units[f->rec.n_units++] = (struct fake_unit){.name = "turbosched-jitter.slice", .bits = {0x0f}, .n = 1};
+
+    for (pid_t tid = 500; tid <= 503; tid++) {
+        struct task t = mk_task(&f->rec, tid, tid, "w");
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    }
+    assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 1);
+    assert_int_equal(applier_group_attach_v1(f->a, "/ts", 500, 500, alive->start_time), 1);
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
+    assert_int_equal(applier_flush_state(f->a), 0);
+
+    /* kill -9: no restore; meanwhile the world moves on */
+    applier_free(f->a);
+    changed->mask = set_of("2");
+    exited->alive = false;
+    reused->alive = false;
+    struct fake_task *newcomer = add_task(&f->rec, 503, "0");
+    newcomer->start_time = 77777;
+
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    assert_int_equal(applier_recover(f->a), 3);    /* one task, the cpuset group, the unit */
+    assert_mask(&alive->mask, "0-3");
+    assert_mask(&changed->mask, "2");
+    assert_mask(&newcomer->mask, "0");
+    assert_string_equal(alive->cpuset, "/batch");
+    assert_null(rec_group(&f->rec, "/ts"));
+    assert_int_equal(f->rec.units[0].bits[0], 0x0f);
+    assert_true(logged("pid 501 (w): affinity is 2, not the 0 a previous run set, leaving it"));
+    assert_int_equal(access(f->state_file, F_OK), -1);
+    assert_int_equal(applier_count(f->a), 0);
+
+    /* nothing left: a second recovery does nothing */
+    assert_int_equal(applier_recover(f->a), 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_recover_ignores_bad_file(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *ft = add_task(&f->rec, 600, "0-3");
+    struct task t = mk_task(&f->rec, 600, 600, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_flush_state(f->a), 0);
+
+    /* corrupt the set mask (0 -> 1) so a blind reader would "restore" */
+    char buf[4096];
+    ssize_t n = read_file(f->state_file, buf, sizeof buf);
+    assert_true(n > 0);
+    char *line = strstr(buf, "task 600 600");
+    assert_non_null(line);
+    char *field = strstr(line, " 0-3 0 ");
+    assert_non_null(field);
+    field[5] = '1';
+    write_file(f->state_file, buf);
+    ft->mask = set_of("1");
+    applier_free(f->a);
+
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_recover(f->a), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft->mask, "1");
+    char want[256];
+    snprintf(want, sizeof want, "state file %s: corrupted (checksum mismatch), ignoring it", f->state_file);
+    assert_true(logged(want));
+    assert_int_equal(access(f->state_file, F_OK), -1);
+
+    /* another boot: the TIDs mean nothing now */
+    struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
+                               .original = set_of("0-3"), .set = set_of("1"), .comm = "w"};
+    struct state other = {.boot_id = "99999999-2222-3333-4444-555555555555", .tasks = &rec, .n_tasks = 1};
+    assert_int_equal(state_write(f->state_file, &other), 0);
+    assert_int_equal(applier_recover(f->a), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft->mask, "1");
+    assert_true(logged("written during another boot"));
+    assert_int_equal(access(f->state_file, F_OK), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pack_intersects_with_original, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_intersection_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_packed_task_narrowed_out_of_plan_restored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_exact_original, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_someone_else_changed_not_restored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify_forgets_changed_tasks_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_esrch_forgets_quietly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eperm_logged_once_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tid_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inherited_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup_dry, teardown),
+        cmocka_unit_test_setup_teardown(test_iteration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpuset_group, setup, teardown),
+        cmocka_unit_test(test_bitmask),
+        cmocka_unit_test_setup_teardown(test_unit_allowed_cpus, setup, teardown),
+        cmocka_unit_test(test_bus_messages),
+        cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

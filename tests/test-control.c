@@ -1,0 +1,774 @@
+/* The control socket server through real unix sockets: the server runs in
+ * this process's sd-event loop, which the test pumps while it plays the
+ * clients (non-blocking sockets), so no threads and no sleeps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "control.h"
+#include "log.h"
+#include "util.h"
+#include "varlink.h"
+
+#define TIMEOUT_MS 10000
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    sd_event *e;
+    struct control_server *s;
+    size_t dump_size;       /* bytes of filler in the Dump reply */
+    unsigned reloads;
+    unsigned handler_calls;
+    int handler_mode;       /* 0 normal, 1 -EIO without error, 2 non-object reply */
+};
+
+static unsigned n_warnings, n_limit_logs;
+
+static void sink(int level, const char *msg, void *userdata)
+{
+    if (level <= LOG_WARNING)
+        n_warnings++;
+    if (strstr(msg, "refusing new ones"))
+        n_limit_logs++;
+}
+
+static int fake_handler(void *userdata, const char *method, struct json_object *params,
+                        const struct control_peer *peer, struct json_object **reply, const char **error)
+{
+    struct fixture *fx = userdata;
+    fx->handler_calls++;
+    if (fx->handler_mode == 1)
+        return -EIO;
+    if (fx->handler_mode == 2) {
+        *reply = json_object_new_array();
+        return 0;
+    }
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "method", json_object_new_string(method));
+    json_object_object_add(o, "peer_uid", json_object_new_int64(peer->uid));
+    json_object_object_add(o, "peer_pid", json_object_new_int64(peer->pid));
+    if (strcmp(method, "io.turbosched.Dump") == 0 && fx->dump_size) {
+        char *filler = malloc(fx->dump_size + 1);
+        memset(filler, 'x', fx->dump_size);
+        filler[fx->dump_size] = '\0';
+        json_object_object_add(o, "filler", json_object_new_string(filler));
+        free(filler);
+    } else if (strcmp(method, "io.turbosched.Explain") == 0) {
+        struct json_object *pid;
+        assert_true(json_object_object_get_ex(params, "pid", &pid));
+        if (json_object_get_int64(pid) == 999999) {
+            *error = TS_ERROR_NO_SUCH_PROCESS;
+            *reply = o;
+            return -ESRCH;
+        }
+        json_object_object_add(o, "pid", json_object_get(pid));
+    } else if (strcmp(method, "io.turbosched.Reload") == 0) {
+        fx->reloads++;
+    }
+    *reply = o;
+    return 0;
+}
+
+static int fx_start(struct fixture *fx, const char *group, unsigned max_clients)
+{
+    snprintf(fx->dir, sizeof fx->dir, "/tmp/ts-control-XXXXXX");
+    assert_non_null(mkdtemp(fx->dir));
+    snprintf(fx->path, sizeof fx->path, "%s/run/control", fx->dir);
+    assert_int_equal(sd_event_new(&fx->e), 0);
+    return control_server_new(fx->e, fx->path, group, max_clients, fake_handler, fx, &fx->s);
+}
+
+static int setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof *fx);
+    log_set_sink(sink, NULL);
+    n_warnings = n_limit_logs = 0;
+    assert_int_equal(fx_start(fx, NULL, 0), 0);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *fx = *state;
+    control_server_free(fx->s);
+    sd_event_unref(fx->e);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
+    assert_int_equal(system(cmd), 0);
+    free(fx);
+    log_set_sink(NULL, NULL);
+    return 0;
+}
+
+static void pump(struct fixture *fx)
+{
+    assert_true(sd_event_run(fx->e, 1000) >= 0);
+}
+
+static int client_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+static void send_all(struct fixture *fx, int fd, const void *data, size_t len)
+{
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    for (size_t off = 0; off < len;) {
+        ssize_t n = send(fd, (const char *)data + off, len - off, MSG_NOSIGNAL);
+        if (n < 0) {
+            assert_int_equal(errno, EAGAIN);
+            assert_true(now_ms() < deadline);
+            pump(fx);
+            continue;
+        }
+        off += (size_t)n;
+    }
+}
+
+static void send_str(struct fixture *fx, int fd, const char *s)
+{
+    send_all(fx, fd, s, strlen(s) + 1);  /* with its NUL */
+}
+
+/* One reply frame, or NULL on EOF. Pumps the server while waiting. */
+static struct json_object *recv_reply(struct fixture *fx, int fd, char **error)
+{
+    struct varlink_reader rd;
+    varlink_reader_init(&rd, SIZE_MAX - 1);
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    struct json_object *params = NULL;
+    *error = NULL;
+    for (;;) {
+        const char *msg;
+        size_t len;
+        if (varlink_reader_next(&rd, &msg, &len) > 0) {
+            assert_int_equal(varlink_reply_decode(msg, len, &params, error), 0);
+            /* A test reads one frame at a time; a second queued frame would be lost here. */
+            assert_int_equal(varlink_reader_pending(&rd), 0);
+            break;
+        }
+        char buf[65536];
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            break;
+        if (n < 0) {
+            assert_int_equal(errno, EAGAIN);
+            assert_true(now_ms() < deadline);
+            pump(fx);
+            continue;
+        }
+        assert_int_equal(varlink_reader_feed(&rd, buf, (size_t)n), 0);
+    }
+    varlink_reader_done(&rd);
+    return params;
+}
+
+/* Reads exactly one frame at a time even when several replies are queued. */
+static struct json_object *recv_one(struct fixture *fx, int fd, char **error)
+{
+    char *frame = NULL;
+    size_t len = 0;
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    for (;;) {
+        char ch;
+        ssize_t n = recv(fd, &ch, 1, 0);
+        if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+            free(frame);
+            *error = NULL;
+            return NULL;
+        }
+        if (n < 0) {
+            assert_int_equal(errno, EAGAIN);
+            assert_true(now_ms() < deadline);
+            pump(fx);
+            continue;
+        }
+        frame = realloc(frame, len + 1);
+        frame[len] = ch;
+        if (ch == '\0')
+            break;
+        len++;
+    }
+    struct json_object *params;
+    assert_int_equal(varlink_reply_decode(frame, len, &params, error), 0);
+    free(frame);
+    return params;
+}
+
+static bool is_eof(struct fixture *fx, int fd)
+{
+    char *err;
+    struct json_object *p = recv_reply(fx, fd, &err);
+    bool eof = p == NULL;
+    json_object_put(p);
+    free(err);
+    return eof;
+}
+
+static struct json_object *call(struct fixture *fx, int fd, const char *request, char **error)
+{
+    send_str(fx, fd, request);
+    return recv_reply(fx, fd, error);
+}
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+    struct json_object *v;
+    assert_true(json_object_object_get_ex(o, key, &v));
+    return json_object_get_string(v);
+}
+
+static void expect_error(struct fixture *fx, int fd, const char *request, const char *error_name)
+{
+    char *err;
+    struct json_object *p = call(fx, fd, request, &err);
+    assert_non_null(p);
+    assert_non_null(err);
+    assert_string_equal(err, error_name);
+    json_object_put(p);
+    free(err);
+}
+
+static void wait_for_clients(struct fixture *fx, unsigned n)
+{
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (control_server_n_clients(fx->s) != n) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+}
+
+static void test_every_method(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = client_connect(fx->path);
+    assert_true(fd >= 0);
+    char *err;
+
+    struct json_object *p = call(fx, fd, "{\"method\":\"org.varlink.service.GetInfo\"}", &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "product"), "turboschedd");
+    struct json_object *ifaces;
+    assert_true(json_object_object_get_ex(p, "interfaces", &ifaces));
+    assert_int_equal(json_object_array_length(ifaces), 2);
+    json_object_put(p);
+
+    static const char *const methods[] = {"io.turbosched.Status", "io.turbosched.Dump", "io.turbosched.Metrics"};
+    for (size_t i = 0; i < ELEMENTSOF(methods); i++) {
+        char req[128];
+        snprintf(req, sizeof req, "{\"method\":\"%s\",\"parameters\":{}}", methods[i]);
+        p = call(fx, fd, req, &err);
+        assert_null(err);
+        assert_string_equal(get_str(p, "method"), methods[i]);
+        assert_int_equal(atoi(get_str(p, "peer_pid")), getpid());
+        assert_int_equal(atoi(get_str(p, "peer_uid")), getuid());
+        json_object_put(p);
+    }
+
+    p = call(fx, fd, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":4242}}", &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "pid"), "4242");
+    json_object_put(p);
+
+    /* A handler error carries its name and parameters through. */
+    p = call(fx, fd, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":999999}}", &err);
+    assert_string_equal(err, TS_ERROR_NO_SUCH_PROCESS);
+    assert_string_equal(get_str(p, "method"), "io.turbosched.Explain");
+    json_object_put(p);
+    free(err);
+
+    p = call(fx, fd, "{\"method\":\"io.turbosched.Reload\"}", &err);
+    if (getuid() == 0) {
+        assert_null(err);
+        assert_int_equal(fx->reloads, 1);
+    } else {
+        assert_string_equal(err, TS_ERROR_PERMISSION_DENIED);
+        assert_int_equal(fx->reloads, 0);
+        free(err);
+    }
+    json_object_put(p);
+    close(fd);
+    wait_for_clients(fx, 0);
+}
+
+static void test_pipelined_and_oneway(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = client_connect(fx->path);
+    /* Three requests in one write, the first one-way: two replies, in order. */
+    const char req[] = "{\"method\":\"io.turbosched.Reload\",\"oneway\":true}\0"
+                       "{\"method\":\"io.turbosched.Status\"}\0"
+                       "{\"method\":\"io.turbosched.Metrics\"}";
+    send_all(fx, fd, req, sizeof req);
+    char *err;
+    struct json_object *p = recv_one(fx, fd, &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "method"), "io.turbosched.Status");
+    json_object_put(p);
+    p = recv_one(fx, fd, &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "method"), "io.turbosched.Metrics");
+    json_object_put(p);
+    assert_int_equal(fx->reloads, getuid() == 0 ? 1 : 0);
+    close(fd);
+}
+
+static void test_errors_keep_connection(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = client_connect(fx->path);
+    char *err;
+    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Frobnicate\"}", &err);
+    assert_string_equal(err, VARLINK_ERROR_METHOD_NOT_FOUND);
+    assert_string_equal(get_str(p, "method"), "io.turbosched.Frobnicate");
+    json_object_put(p);
+    free(err);
+
+    expect_error(fx, fd, "{\"method\":", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "[1,2,3]", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "\"io.turbosched.Status\"", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "{\"parameters\":{}}", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "{\"method\":42}", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "{\"method\":\"Status\"}", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Status\",\"parameters\":[]}", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Status\"} trailing", TS_ERROR_INVALID_REQUEST);
+    expect_error(fx, fd, "", TS_ERROR_INVALID_REQUEST);
+
+    p = call(fx, fd, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":\"1\"}}", &err);
+    assert_string_equal(err, VARLINK_ERROR_INVALID_PARAMETER);
+    assert_string_equal(get_str(p, "parameter"), "pid");
+    json_object_put(p);
+    free(err);
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":-1}}",
+                 VARLINK_ERROR_INVALID_PARAMETER);
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Explain\"}", VARLINK_ERROR_INVALID_PARAMETER);
+    assert_int_equal(fx->handler_calls, 0);
+
+    /* Still usable after all that. */
+    p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+    assert_null(err);
+    json_object_put(p);
+
+    fx->handler_mode = 1;
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Status\"}", TS_ERROR_INTERNAL);
+    fx->handler_mode = 2;
+    expect_error(fx, fd, "{\"method\":\"io.turbosched.Status\"}", TS_ERROR_INTERNAL);
+    close(fd);
+}
+
+static void test_oversized_request(void **state)
+{
+    struct fixture *fx = *state;
+    control_server_set_limits(fx->s, 1024, 0, 0);
+    for (int with_nul = 0; with_nul < 2; with_nul++) {
+        int fd = client_connect(fx->path);
+        size_t len = 4000;
+        char *big = malloc(len);
+        memset(big, ' ', len);
+        memcpy(big, "{\"method\":\"io.turbosched.Status\",\"parameters\":{\"x\":\"", 52);
+        big[len - 1] = with_nul ? '\0' : ' ';
+        send_all(fx, fd, big, len);
+        free(big);
+        char *err;
+        struct json_object *p = recv_reply(fx, fd, &err);
+        assert_non_null(p);
+        assert_string_equal(err, TS_ERROR_REQUEST_TOO_LARGE);
+        assert_string_equal(get_str(p, "max_bytes"), "1024");
+        json_object_put(p);
+        free(err);
+        assert_true(is_eof(fx, fd));
+        close(fd);
+    }
+    assert_int_equal(fx->handler_calls, 0);
+    /* Just under the bound is fine. */
+    int fd = client_connect(fx->path);
+    /* Exactly 1024 bytes before the NUL: the bound is inclusive. */
+    char req[1025];
+    const char *head = "{\"method\":\"io.turbosched.Status\",\"parameters\":{\"x\":\"";
+    int pad = 1024 - (int)strlen(head) - 3;
+    int n = snprintf(req, sizeof req, "%s%0*d\"}}", head, pad, 0);
+    assert_int_equal(n, 1024);
+    char *err;
+    struct json_object *p = call(fx, fd, req, &err);
+    assert_null(err);
+    json_object_put(p);
+    close(fd);
+}
+
+static void test_partial_and_bytewise(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = client_connect(fx->path);
+    const char *req = "{\"method\":\"io.turbosched.Status\"}";
+    send_all(fx, fd, req, 10);
+    for (int i = 0; i < 20; i++)
+        assert_true(sd_event_run(fx->e, 0) >= 0);
+    char ch;
+    assert_int_equal(recv(fd, &ch, 1, 0), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(fx->handler_calls, 0);
+    send_str(fx, fd, req + 10);
+    char *err;
+    struct json_object *p = recv_reply(fx, fd, &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "method"), "io.turbosched.Status");
+    json_object_put(p);
+
+    /* Byte by byte, the server running between bytes. */
+    const char *req2 = "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":7}}";
+    for (size_t i = 0; i <= strlen(req2); i++) {
+        send_all(fx, fd, req2 + i, 1);
+        assert_true(sd_event_run(fx->e, 0) >= 0);
+    }
+    p = recv_reply(fx, fd, &err);
+    assert_null(err);
+    assert_string_equal(get_str(p, "pid"), "7");
+    json_object_put(p);
+    close(fd);
+}
+
+static void test_half_request_times_out(void **state)
+{
+    struct fixture *fx = *state;
+    control_server_set_limits(fx->s, 0, 0, 200);
+    int fd = client_connect(fx->path);
+    send_all(fx, fd, "{\"method\":", 10);
+    wait_for_clients(fx, 1);
+    assert_true(is_eof(fx, fd));
+    wait_for_clients(fx, 0);
+    close(fd);
+}
+
+static void test_shutdown_write_still_answered(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = client_connect(fx->path);
+    send_str(fx, fd, "{\"method\":\"io.turbosched.Status\"}");
+    assert_int_equal(shutdown(fd, SHUT_WR), 0);
+    char *err;
+    struct json_object *p = recv_reply(fx, fd, &err);
+    assert_non_null(p);
+    assert_null(err);
+    json_object_put(p);
+    assert_true(is_eof(fx, fd));
+    close(fd);
+    wait_for_clients(fx, 0);
+}
+
+static void test_many_clients(void **state)
+{
+    struct fixture *fx = *state;
+    control_server_free(fx->s);
+    assert_int_equal(control_server_new(fx->e, fx->path, NULL, 64, fake_handler, fx, &fx->s), 0);
+    int fds[100];
+    for (int i = 0; i < 100; i++) {
+        fds[i] = client_connect(fx->path);
+        assert_true(fds[i] >= 0);
+    }
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (control_server_n_clients(fx->s) + control_server_n_refused(fx->s) < 100) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+    assert_int_equal(control_server_n_clients(fx->s), 64);
+    assert_int_equal(control_server_n_refused(fx->s), 36);
+    assert_int_equal(n_limit_logs, 1);
+    /* Accepted in connection order: the first 64 are served, the rest told why. */
+    for (int i = 0; i < 100; i++) {
+        char *err;
+        if (i < 64) {
+            send_str(fx, fds[i], "{\"method\":\"io.turbosched.Status\"}");
+            continue;
+        }
+        struct json_object *p = recv_reply(fx, fds[i], &err);
+        assert_non_null(p);
+        assert_string_equal(err, TS_ERROR_TOO_MANY_CLIENTS);
+        json_object_put(p);
+        free(err);
+        assert_true(is_eof(fx, fds[i]));
+        close(fds[i]);
+    }
+    for (int i = 0; i < 64; i++) {
+        char *err;
+        struct json_object *p = recv_reply(fx, fds[i], &err);
+        assert_non_null(p);
+        assert_null(err);
+        json_object_put(p);
+    }
+    assert_int_equal(fx->handler_calls, 64);
+    for (int i = 0; i < 64; i++)
+        close(fds[i]);
+    wait_for_clients(fx, 0);
+    /* Room again, and the next saturation would be logged again. */
+    int fd = client_connect(fx->path);
+    char *err;
+    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+    assert_null(err);
+    json_object_put(p);
+    close(fd);
+}
+
+static void test_slow_reader_over_bound_dropped(void **state)
+{
+    struct fixture *fx = *state;
+    fx->dump_size = 4 << 20;
+    control_server_set_limits(fx->s, 0, 64 << 10, 0);
+    int slow = client_connect(fx->path);
+    send_str(fx, slow, "{\"method\":\"io.turbosched.Dump\"}");
+    wait_for_clients(fx, 1);
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (fx->handler_calls == 0) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+    /* The kernel buffer takes a few hundred KiB at most; the rest is over
+     * the bound, so the server dropped the client instead of keeping it. */
+    wait_for_clients(fx, 0);
+    int fd = client_connect(fx->path);
+    char *err;
+    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+    assert_null(err);
+    json_object_put(p);
+    close(fd);
+    close(slow);
+}
+
+static void test_never_reading_client_does_not_block(void **state)
+{
+    struct fixture *fx = *state;
+    fx->dump_size = 256 << 10;
+    control_server_set_limits(fx->s, 0, 0, 500);
+    int slow = client_connect(fx->path);
+    /* Keep asking without reading until our own socket is full. */
+    const char req[] = "{\"method\":\"io.turbosched.Dump\"}";
+    unsigned sent = 0;
+    for (;;) {
+        ssize_t n = send(slow, req, sizeof req, MSG_NOSIGNAL);
+        if (n < 0) {
+            assert_int_equal(errno, EAGAIN);
+            break;
+        }
+        assert_int_equal(n, (ssize_t)sizeof req);  /* small writes are atomic here */
+        sent++;
+        pump(fx);
+    }
+    assert_true(sent > 1);
+    /* The server answers the others meanwhile, promptly. */
+    for (int i = 0; i < 5; i++) {
+        int fd = client_connect(fx->path);
+        char *err;
+        struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+        assert_null(err);
+        json_object_put(p);
+        close(fd);
+    }
+    /* It stopped serving the slow client after the first stuck reply. */
+    assert_true(fx->handler_calls <= 1 + 5 + 1);
+    /* And drops it when it makes no progress. */
+    wait_for_clients(fx, 0);
+    close(slow);
+}
+
+static void test_client_gone_with_reply_pending(void **state)
+{
+    struct fixture *fx = *state;
+    fx->dump_size = 2 << 20;
+    int fd = client_connect(fx->path);
+    send_str(fx, fd, "{\"method\":\"io.turbosched.Dump\"}");
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (fx->handler_calls == 0) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+    assert_int_equal(control_server_n_clients(fx->s), 1);  /* reply still queued */
+    close(fd);
+    /* Noticed at once, long before the 30 s idle timeout. */
+    wait_for_clients(fx, 0);
+}
+
+static void test_socket_file(void **state)
+{
+    struct fixture *fx = *state;
+    struct stat st;
+    assert_int_equal(stat(fx->path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0600);
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/run", fx->dir);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0755);
+
+    /* A live server owns the path. */
+    struct control_server *other = NULL;
+    assert_int_equal(control_server_new(fx->e, fx->path, NULL, 0, fake_handler, fx, &other), -EADDRINUSE);
+
+    /* A stale socket (nobody listening) is replaced. */
+    control_server_free(fx->s);
+    fx->s = NULL;
+    assert_int_equal(stat(fx->path, &st), -1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, fx->path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+    assert_int_equal(control_server_new(fx->e, fx->path, NULL, 0, fake_handler, fx, &fx->s), 0);
+    fd = client_connect(fx->path);
+    assert_true(fd >= 0);
+    close(fd);
+    control_server_free(fx->s);
+    fx->s = NULL;
+
+    /* Something that is not a socket is left alone. */
+    int f = open(fx->path, O_CREAT | O_WRONLY, 0644);
+    close(f);
+    assert_int_equal(control_server_new(fx->e, fx->path, NULL, 0, fake_handler, fx, &fx->s), -EEXIST);
+    assert_int_equal(stat(fx->path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    unlink(fx->path);
+
+    assert_int_equal(control_server_new(fx->e, fx->path, "no-such-group-here", 0, fake_handler, fx, &fx->s), -ENOENT);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    assert_int_equal(stat(fx->path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0660);
+    if (geteuid() == 0)
+        assert_int_equal(st.st_gid, 65534);
+}
+
+/* Runs the server loop until the child exits; returns its exit status. */
+static int run_child(struct fixture *fx, pid_t pid)
+{
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        assert_true(r >= 0);
+        if (r == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (now_ms() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fail_msg("child did not finish in time");
+        }
+        pump(fx);
+    }
+}
+
+static int child_call(int fd, const char *req, char **error, struct json_object **params)
+{
+    if (send(fd, req, strlen(req) + 1, MSG_NOSIGNAL) < 0)
+        return -1;
+    char buf[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = recv(fd, buf + len, sizeof buf - len, 0);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        if (memchr(buf, '\0', len))
+            break;
+        if (len == sizeof buf)
+            return -1;
+    }
+    return varlink_reply_decode(buf, strlen(buf), params, error);
+}
+
+static void drop_to_nobody(void)
+{
+    if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+        _exit(10);
+}
+
+static void test_peer_credentials(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    /* Group-readable socket: nobody (in group 65534) may connect and read. */
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        strcpy(sa.sun_path, fx->path);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+            _exit(11);
+        char *err;
+        struct json_object *p;
+        if (child_call(fd, "{\"method\":\"io.turbosched.Reload\"}", &err, &p) < 0)
+            _exit(12);
+        if (!err || strcmp(err, TS_ERROR_PERMISSION_DENIED) != 0)
+            _exit(13);
+        if (child_call(fd, "{\"method\":\"io.turbosched.Status\"}", &err, &p) < 0 || err)
+            _exit(14);
+        struct json_object *uid;
+        if (!json_object_object_get_ex(p, "peer_uid", &uid) || json_object_get_int64(uid) != 65534)
+            _exit(15);
+        _exit(0);
+    }
+    assert_int_equal(run_child(fx, pid), 0);
+    assert_int_equal(fx->reloads, 0);
+    assert_int_equal(fx->handler_calls, 1);  /* Status only: Reload never reached the handler */
+
+    /* Owner-only socket: nobody cannot even connect. */
+    control_server_free(fx->s);
+    assert_int_equal(control_server_new(fx->e, fx->path, NULL, 0, fake_handler, fx, &fx->s), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        strcpy(sa.sun_path, fx->path);
+        _exit(connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno == EACCES ? 0 : 16);
+    }
+    assert_int_equal(run_child(fx, pid), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_every_method, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_and_oneway, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_keep_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oversized_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_and_bytewise, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_half_request_times_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_write_still_answered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_reader_over_bound_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_never_reading_client_does_not_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_gone_with_reply_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,157 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+static void test_cpulist_roundtrip(void **state)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"0", "0"}, {"0-3", "0-3"}, {"0-3,8,10-11\n", "0-3,8,10-11"}, {"1,0", "0-1"},
+        {"", ""}, {"\n", ""}, {"5,6,7,9", "5-7,9"}, {"1023", "1023"},
+    };
+    for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+        cpu_set_t s;
+        char buf[64];
+        assert_int_equal(cpulist_parse(cases[i].in, &s), 0);
+        assert_int_equal(cpulist_format(&s, buf, sizeof buf), 0);
+        assert_string_equal(buf, cases[i].out);
+    }
+}
+
+static void test_cpulist_errors(void **state)
+{
+    cpu_set_t s;
+    char small[4];
+    assert_int_equal(cpulist_parse("a", &s), -EINVAL);
+    assert_int_equal(cpulist_parse("3-1", &s), -ERANGE);
+    assert_int_equal(cpulist_parse("1-", &s), -EINVAL);
+    assert_int_equal(cpulist_parse("0,,1", &s), -EINVAL);
+    assert_int_equal(cpulist_parse("1024", &s), -ERANGE);
+    assert_int_equal(cpulist_parse("1 2", &s), -EINVAL);
+    assert_int_equal(cpulist_parse("0,2,4,6", &s), 0);
+    assert_int_equal(cpulist_format(&s, small, sizeof small), -ENOSPC);
+}
+
+static void test_numbers(void **state)
+{
+    unsigned u;
+    uint64_t v;
+    bool b;
+    assert_int_equal(parse_uint("42", &u), 0);
+    assert_int_equal(u, 42);
+    assert_int_equal(parse_uint("-1", &u), -EINVAL);
+    assert_int_equal(parse_uint("4294967296", &u), -ERANGE);
+    assert_int_equal(parse_uint("12x", &u), -EINVAL);
+    assert_int_equal(parse_u64("99999999999999999999999", &v), -ERANGE);
+    assert_int_equal(parse_bool("Yes", &b), 0);
+    assert_true(b);
+    assert_int_equal(parse_bool("off", &b), 0);
+    assert_false(b);
+    assert_int_equal(parse_bool("maybe", &b), -EINVAL);
+}
+
+static void test_milli(void **state)
+{
+    unsigned u;
+    assert_int_equal(parse_milli("1.5", &u), 0);
+    assert_int_equal(u, 1500);
+    assert_int_equal(parse_milli("0.125", &u), 0);
+    assert_int_equal(u, 125);
+    assert_int_equal(parse_milli("2", &u), 0);
+    assert_int_equal(u, 2000);
+    assert_int_equal(parse_milli("1.2345", &u), -EINVAL);
+    assert_int_equal(parse_milli("1.", &u), -EINVAL);
+    assert_int_equal(parse_milli(".5", &u), -EINVAL);
+    assert_int_equal(parse_milli("99999999", &u), -ERANGE);
+}
+
+static void test_units(void **state)
+{
+    uint64_t v;
+    unsigned ms;
+    assert_int_equal(parse_size("8M", &v), 0);
+    assert_int_equal(v, 8u << 20);
+    assert_int_equal(parse_size("4096", &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(parse_size("1KiB", &v), 0);
+    assert_int_equal(v, 1024);
+    assert_int_equal(parse_size("3T", &v), -EINVAL);
+    assert_int_equal(parse_size("99999999999999G", &v), -ERANGE);
+    assert_int_equal(parse_duration_ms("250ms", &ms), 0);
+    assert_int_equal(ms, 250);
+    assert_int_equal(parse_duration_ms("2s", &ms), 0);
+    assert_int_equal(ms, 2000);
+    assert_int_equal(parse_duration_ms("1min", &ms), 0);
+    assert_int_equal(ms, 60000);
+    assert_int_equal(parse_duration_ms("100", &ms), 0);
+    assert_int_equal(ms, 100);
+    assert_int_equal(parse_duration_ms("5h", &ms), -EINVAL);
+    assert_int_equal(parse_duration_ms("9999999999s", &ms), -ERANGE);
+}
+
+static void test_read_file(void **state)
+{
+    char buf[8];
+    assert_int_equal(read_file("/nonexistent/x", buf, sizeof buf), -ENOENT);
+    /* /proc/self/stat is longer than 8 bytes */
+    assert_int_equal(read_file("/proc/self/stat", buf, sizeof buf), -EFBIG);
+    char big[4096];
+    assert_true(read_file("/proc/self/stat", big, sizeof big) > 0);
+}
+
+static void test_path_join(void **state)
+{
+    char p[32];
+    assert_int_equal(path_join(p, sizeof p, NULL, "/proc/stat"), 0);
+    assert_string_equal(p, "/proc/stat");
+    assert_int_equal(path_join(p, sizeof p, "/", "/proc/stat"), 0);
+    assert_string_equal(p, "/proc/stat");
+    assert_int_equal(path_join(p, sizeof p, "/tmp/root", "/proc/stat"), 0);
+    assert_string_equal(p, "/tmp/root/proc/stat");
+    assert_int_equal(path_join(p, 8, "/tmp/root", "/proc/stat"), -ENAMETOOLONG);
+}
+
+struct captured { int level; char msg[128]; };
+static void capture(int level, const char *msg, void *ud)
+{
+    struct captured *c = ud;
+    c->level = level;
+    snprintf(c->msg, sizeof c->msg, "%s", msg);
+}
+
+static void test_log(void **state)
+{
+    struct captured c = {-1, ""};
+    log_set_sink(capture, &c);
+    log_set_max_level(LOG_INFO);
+    log_debug("hidden %d", 1);
+    assert_int_equal(c.level, -1);
+    log_warning("x.conf:%d: unknown key '%s'", 7, "clas");
+    assert_int_equal(c.level, LOG_WARNING);
+    assert_string_equal(c.msg, "x.conf:7: unknown key 'clas'");
+    log_set_sink(NULL, NULL);
+    assert_int_equal(log_level_from_string("debug"), LOG_DEBUG);
+    assert_int_equal(log_level_from_string("3"), LOG_ERR);
+    assert_int_equal(log_level_from_string("loud"), -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpulist_roundtrip),
+        cmocka_unit_test(test_cpulist_errors),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_milli),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_path_join),
+        cmocka_unit_test(test_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

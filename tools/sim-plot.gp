@@ -1,0 +1,37 @@
+# Plot turbosched-sim's CSV: gain in ops/s and in mean frequency of the
+# CPU-intensive threads over stock CFS, against N (N intensive + N jitter).
+#   gnuplot -e "csv='docs/sim-results.csv'; out='docs/sim-results.png'" tools/sim-plot.gp
+if (!exists("csv")) csv = 'docs/sim-results.csv'
+if (!exists("out")) out = 'docs/sim-results.png'
+
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+    set terminal pngcairo size 1000,760 font "sans,10"
+} else {
+    set terminal png size 1000,760
+}
+set output out
+set datafile separator ","
+set termoption noenhanced
+set key top right
+set grid
+set xrange [1:33]
+set xtics 2
+set xzeroaxis lt -1
+
+# column 1 is the policy; select rows by name
+sel(p, col) = (strcol(1) eq p) ? column(col) : NaN
+pct(p, col) = (strcol(1) eq p) ? 100 * (column(col) - 1) : NaN
+
+set multiplot layout 2,1 title "turbosched-sim: N CPU-intensive + N jitter threads, 16 SMT4 cores"
+set ylabel "ops/s vs CFS (%)"
+plot csv using 2:(pct("turbosched", 4)) skip 1 with linespoints lw 2 pt 7 title "TurboSched in-kernel rule", \
+     csv using 2:(pct("turboschedd", 4)) skip 1 with linespoints lw 2 pt 5 title "turboschedd (packer_plan)", \
+     csv using 2:(pct("iso-best", 4)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
+     csv using 2:(pct("cfs", 4)) skip 1 with lines lt -1 dt 2 title "CFS"
+set xlabel "N"
+set ylabel "mean frequency vs CFS (%)"
+plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 2 pt 7 title "TurboSched in-kernel rule", \
+     csv using 2:(pct("turboschedd", 6)) skip 1 with linespoints lw 2 pt 5 title "turboschedd (packer_plan)", \
+     csv using 2:(pct("iso-best", 6)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
+     csv using 2:(pct("cfs", 6)) skip 1 with lines lt -1 dt 2 title "CFS"
+unset multiplot

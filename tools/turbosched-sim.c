@@ -1,0 +1,1225 @@
+/* turbosched-sim: an event-driven simulator of a POWER9-like chip running the
+ * turbo-bench workload (N CPU-intensive + N jitter threads), to compare where
+ * jitter wake-ups are placed:
+ *
+ *   cfs          stock wake-up path: prev CPU if idle, else an idle core, else
+ *                an idle CPU in the LLC (select_idle_sibling)
+ *   turbosched   TurboSched's in-kernel rule (v2-v4): first fit from prev_cpu
+ *                over non-idle cores whose utilisation plus the task's fits the
+ *                core's capacity; cores under 12.5% are skipped
+ *   iso<K>       jitter statically confined to K cores, intensive threads to
+ *                the others
+ *   turboschedd  the daemon's packer_plan() every tick; its mask is the jitter
+ *                tasks' affinity, inside which the stock wake-up path runs
+ *
+ * The chip: cores of 4 SMT threads, LLC = core pair, per-thread stop states
+ * with exit latencies and target residencies, and a chip-wide frequency limit
+ * that depends on how many cores are not in a deep stop state (WOF-like).
+ * Every parameter and its source is in docs/simulator.md.
+ *
+ * Between events nothing changes rate, so the state advances in closed form:
+ * no time step to tune. Deterministic: the only randomness (timer slack) comes
+ * from a seeded generator.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "load.h"
+#include "power_capacity.h"
+#include "topology.h"
+#include "util.h"
+
+#if __has_include("packer.h")
+#include "packer.h"
+#define HAVE_PACKER 1
+#else
+#define HAVE_PACKER 0
+#endif
+
+#define SMT 4
+#define MAX_CORES 64
+#define MAX_CPUS (MAX_CORES * SMT)
+#define MAX_TASKS 256
+#define MAX_QUEUE 16
+#define LAT_BINS 20000            /* wake-up latency histogram, 1 us bins */
+#define NEVER 1e300
+
+/* ---- parameters ---- */
+
+struct idle_state {
+    const char *name;
+    double exit_us;
+    double residency_us;
+    bool deep;                    /* loses full context: the core counts as inactive */
+};
+
+/* skiboot hw/slw.c power9_cpu_idle_states[], with the default OPAL mask
+ * ~0xEC000000 (stop8 and stop11 disabled). */
+static const struct idle_state stop_states[] = {
+    { "stop0_lite", 1, 10, false },
+    { "stop0", 2, 20, false },
+    { "stop1", 5, 50, false },
+    { "stop2", 10, 100, false },
+    { "stop4", 100, 10000, true },
+    { "stop5", 200, 20000, true },
+};
+#define N_STOP ((int) ELEMENTSOF(stop_states))
+
+struct params {
+    int n_cores;
+    int llc_cores;                /* cores sharing an LLC: the stock wake-up search span */
+    double f_nominal_mhz;         /* sustainable with every core active */
+    double f_max_mhz;             /* highest WOF/boost frequency */
+    double power_exp;             /* core power ~ f^power_exp along the V/f curve */
+    double wof_interval_us;       /* how often the limit may rise again */
+    double period_us;             /* jitter period */
+    double work_kcycles;          /* jitter work per period, fixed in cycles */
+    double slack_us;              /* hrtimer slack: wake-up lands in [t, t + slack] */
+    double pelt_half_life_us;
+    double warmup_s, measure_s;
+    /* turboschedd */
+    unsigned tick_ms, hold_ms, min_change_ms, half_life_ms;
+    unsigned busy_threshold_milli, headroom_milli, idle_machine_milli;
+    bool wof_by_quad;
+    uint64_t seed;
+};
+
+static struct params P = {
+    .n_cores = 16,
+    .llc_cores = 2,
+    .f_nominal_mhz = 2700,
+    .f_max_mhz = 3300,
+    .power_exp = 3.0,
+    .wof_interval_us = 500,
+    .period_us = 3000,
+    .work_kcycles = 200,
+    .slack_us = 50,
+    .pelt_half_life_us = 32000,
+    .warmup_s = 8,
+    .measure_s = 4,
+    .tick_ms = 1000,
+    .hold_ms = 2000,
+    .min_change_ms = 5000,
+    .half_life_ms = 2000,
+    .busy_threshold_milli = 125,
+    .headroom_milli = 100,
+    .idle_machine_milli = 50,
+    .wof_by_quad = false,
+    .seed = 1,
+};
+
+/* ---- state ---- */
+
+enum task_kind { T_INTENSIVE, T_JITTER };
+
+struct task {
+    enum task_kind kind;
+    int cpu;                      /* CPU it runs or is queued on, or last ran on (prev_cpu) */
+    bool runnable;
+    double wake_at;               /* sleeping jitter: when its timer fires */
+    int timer_cpu;                /* the hrtimer lives on the CPU the task slept on */
+    double intended;              /* timer's nominal expiry, for latency */
+    double left_cycles;           /* jitter work still to do this period, in cycles */
+    double util;                  /* PELT-like utilisation, 0..1000 */
+    cpu_set_t allowed;
+    /* measurement */
+    double ops;                   /* intensive: cycles x SMT share */
+    double freq_time;             /* intensive: integral of frequency while running */
+    double run_time;
+    double busy_tick_us;          /* jitter: running time in the current daemon tick */
+    unsigned daemon_util;         /* jitter: the daemon's smoothed view of its utilisation */
+};
+
+struct cpu {
+    int core;
+    int home;                     /* intensive task living here, -1 none */
+    int cur;                      /* jitter task running (or starting), -1 none */
+    int queue[MAX_QUEUE];         /* waiting jitter tasks */
+    int n_queue;
+    double start_at;              /* cur (or the intensive thread) runs from then on */
+    double transient_until;       /* woken only to run a timer interrupt */
+    int idle_state;               /* when idle: chosen stop state */
+    double util;                  /* PELT-like, 0..1000 */
+    double busy_tick_us;          /* running time in the current daemon tick */
+};
+
+struct sim {
+    int n_int, n_jit;
+    int n_cpus;
+    struct task tasks[MAX_TASKS];
+    int n_tasks;
+    struct cpu cpus[MAX_CPUS];
+    struct capacity_table cap;
+    double f_table[MAX_CORES + 1];
+    double now, f_mhz, next_wof, next_tick, end, measure_from;
+    uint64_t rng;
+    /* policy */
+    const struct policy *pol;
+    int iso_k;
+    /* measurement (from measure_from on) */
+    double chip_freq_time, active_time, f_seen_max;
+    uint64_t lat_hist[LAT_BINS + 1];
+    uint64_t n_lat;
+    double packed_time;           /* turboschedd: time the mask was restricted */
+    bool restricted;
+#if HAVE_PACKER
+    struct topology topo;
+    struct topo_cpu topo_cpus[MAX_CPUS];
+    struct topo_core topo_cores[MAX_CORES];
+    struct config cfg;
+    struct packer_state pst;
+    struct packer_plan *plan;
+    unsigned cpu_util_s[MAX_CPUS];
+    bool smooth_init;
+#endif
+};
+
+struct policy {
+    const char *name;
+    /* where a waking jitter task goes; timer_cpu is the CPU whose timer woke it */
+    int (*select)(struct sim *s, struct task *t);
+    void (*tick)(struct sim *s);  /* NULL: no periodic work */
+};
+
+/* ---- helpers ---- */
+
+static uint64_t rng_next(uint64_t *x)
+{
+    /* splitmix64: small, deterministic and good enough for timer slack */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(struct sim *s)
+{
+    return (double) (rng_next(&s->rng) >> 11) / 9007199254740992.0;
+}
+
+static int core_first_cpu(int core) { return core * SMT; }
+
+static int llc_of_core(int core) { return core / P.llc_cores; }
+
+/* The CPU executes something (a task whose start time has come). */
+static bool cpu_running(const struct sim *s, const struct cpu *c)
+{
+    return (c->cur >= 0 || c->home >= 0) && s->now >= c->start_at;
+}
+
+/* Not idle: running, starting (exit latency), or handling a timer. */
+static bool cpu_busy(const struct sim *s, const struct cpu *c)
+{
+    return c->cur >= 0 || c->home >= 0 || s->now < c->transient_until;
+}
+
+/* Idle in the scheduler's sense: nothing queued or running. */
+static bool cpu_idle(const struct sim *s, int cpu)
+{
+    const struct cpu *c = &s->cpus[cpu];
+    return c->cur < 0 && c->home < 0 && c->n_queue == 0;
+}
+
+static bool core_idle(const struct sim *s, int core)
+{
+    for (int i = 0; i < SMT; i++)
+        if (!cpu_idle(s, core_first_cpu(core) + i))
+            return false;
+    return true;
+}
+
+/* A core in a deep stop state on every thread is off the power budget. */
+static bool core_deep(const struct sim *s, int core)
+{
+    for (int i = 0; i < SMT; i++) {
+        const struct cpu *c = &s->cpus[core_first_cpu(core) + i];
+        if (cpu_busy(s, c) || !stop_states[c->idle_state].deep)
+            return false;
+    }
+    return true;
+}
+
+static int n_active_units(const struct sim *s)
+{
+    int n = 0;
+    if (P.wof_by_quad) {
+        for (int q = 0; q < P.n_cores; q += 4) {
+            bool active = false;
+            for (int c = q; c < q + 4 && c < P.n_cores; c++)
+                active |= !core_deep(s, c);
+            n += active ? 4 : 0;  /* a quad counts as its four cores */
+        }
+        return MIN(n, P.n_cores);
+    }
+    for (int c = 0; c < P.n_cores; c++)
+        n += !core_deep(s, c);
+    return n;
+}
+
+/* Time to the next timer queued on this CPU. */
+static double next_timer_on(const struct sim *s, int cpu)
+{
+    double t = NEVER;
+    for (int i = 0; i < s->n_tasks; i++) {
+        const struct task *k = &s->tasks[i];
+        if (k->kind == T_JITTER && !k->runnable && k->timer_cpu == cpu && k->wake_at < t)
+            t = k->wake_at;
+    }
+    return t - s->now;
+}
+
+/* The idle governor: the deepest enabled state whose target residency fits
+ * the time to the next timer (menu's main term; no history correction). */
+static int choose_idle_state(const struct sim *s, int cpu)
+{
+    double until = next_timer_on(s, cpu);
+    int best = 0;
+    for (int i = 0; i < N_STOP; i++)
+        if (stop_states[i].residency_us <= until)
+            best = i;
+    return best;
+}
+
+/* Exit latency a task pays to start on this CPU now. Thread-level wake-ups on
+ * a core that is running anyway take ~1-5 us (stop0/1): neglected. */
+static double wake_latency(const struct sim *s, int cpu)
+{
+    const struct cpu *c = &s->cpus[cpu];
+    int core = c->core;
+    bool core_awake = false;
+    int shallowest = N_STOP - 1;
+    for (int i = 0; i < SMT; i++) {
+        const struct cpu *o = &s->cpus[core_first_cpu(core) + i];
+        if (cpu_busy(s, o))
+            core_awake = true;
+        else if (o->idle_state < shallowest)
+            shallowest = o->idle_state;
+    }
+    if (core_awake || c->cur >= 0 || c->home >= 0)
+        return 0;
+    return stop_states[shallowest].exit_us;
+}
+
+/* ---- placement ---- */
+
+/* select_idle_sibling(), for a timer wake-up (waker CPU = prev CPU):
+ * prev if idle; else the first fully idle core of prev's LLC; else the first
+ * idle CPU of prev's LLC; else prev. Only allowed CPUs count. When prev is
+ * not allowed, the kernel falls back to the first allowed CPU. */
+static int cfs_select(struct sim *s, struct task *t)
+{
+    int target = t->cpu;
+    if (target < 0 || !CPU_ISSET(target, &t->allowed)) {
+        target = -1;
+        for (int i = 0; i < s->n_cpus; i++)
+            if (CPU_ISSET(i, &t->allowed)) {
+                target = i;
+                break;
+            }
+        if (target < 0)
+            return t->cpu;
+    }
+    if (cpu_idle(s, target))
+        return target;
+
+    int llc = llc_of_core(s->cpus[target].core);
+    int first_core = llc * P.llc_cores;
+    int tcore = s->cpus[target].core;
+    /* select_idle_core: scan cores from the target's, wrapping */
+    for (int k = 0; k < P.llc_cores; k++) {
+        int core = first_core + (tcore - first_core + k) % P.llc_cores;
+        if (core >= P.n_cores || !core_idle(s, core))
+            continue;
+        for (int i = 0; i < SMT; i++)
+            if (CPU_ISSET(core_first_cpu(core) + i, &t->allowed))
+                return core_first_cpu(core) + i;
+    }
+    /* select_idle_cpu: any idle allowed CPU in the LLC, from target on */
+    int span = P.llc_cores * SMT, base = first_core * SMT;
+    for (int k = 1; k < span; k++) {
+        int cpu = base + (target - base + k) % span;
+        if (cpu < s->n_cpus && CPU_ISSET(cpu, &t->allowed) && cpu_idle(s, cpu))
+            return cpu;
+    }
+    return target;
+}
+
+/* TurboSched v4 select_non_idle_core() (REFERENCE §3.1), search domain = the
+ * chip (powerpc: NUMA node): first fit from prev_cpu, each core once. */
+static int turbosched_select(struct sim *s, struct task *t)
+{
+    const unsigned core_cap = capacity_core_milli(&s->cap, SMT);
+    int start = t->cpu >= 0 ? t->cpu : 0;
+    bool seen[MAX_CORES] = { false };
+
+    for (int k = 0; k < s->n_cpus; k++) {
+        int cpu = (start + k) % s->n_cpus;
+        int core = s->cpus[cpu].core;
+        if (seen[core] || !CPU_ISSET(cpu, &t->allowed))
+            continue;
+        seen[core] = true;
+        double core_util = 0, best_util = NEVER;
+        int best = -1;
+        for (int i = 0; i < SMT; i++) {
+            int c = core_first_cpu(core) + i;
+            /* cpu_util() is capped at the CPU's capacity */
+            double u = MIN(s->cpus[c].util, 1000.0);
+            core_util += u;
+            if (CPU_ISSET(c, &t->allowed) && u < best_util) {
+                best_util = u;
+                best = c;
+            }
+        }
+        /* "may go idle soon": skip cores under 12.5% of their capacity */
+        if (core_util < core_cap / 8.0 || best < 0)
+            continue;
+        if (core_util + t->util < core_cap)
+            return s->cpus[t->cpu].core == core ? t->cpu : best;
+    }
+    return cfs_select(s, t);
+}
+
+static void turboschedd_tick(struct sim *s);
+
+static const struct policy policies[] = {
+    { "cfs", cfs_select, NULL },
+    { "turbosched", turbosched_select, NULL },
+    { "iso", cfs_select, NULL },
+    { "turboschedd", cfs_select, turboschedd_tick },
+};
+
+/* ---- dynamics ---- */
+
+static double share_of_core(const struct sim *s, int core)
+{
+    int k = 0;
+    for (int i = 0; i < SMT; i++)
+        k += cpu_running(s, &s->cpus[core_first_cpu(core) + i]);
+    return k ? capacity_core_milli(&s->cap, (unsigned) k) / 1000.0 / k : 0;
+}
+
+/* Advance every continuous quantity by dt, with rates fixed since the last event. */
+static void advance(struct sim *s, double dt)
+{
+    if (dt <= 0)
+        return;
+    double decay = exp2(-dt / P.pelt_half_life_us);
+    bool measuring = s->now >= s->measure_from;
+    double share[MAX_CORES];
+    for (int c = 0; c < P.n_cores; c++)
+        share[c] = share_of_core(s, c);
+
+    for (int i = 0; i < s->n_cpus; i++) {
+        struct cpu *c = &s->cpus[i];
+        bool run = cpu_running(s, c);
+        double r = run ? 1000.0 : 0.0;
+        c->util = r + (c->util - r) * decay;
+        if (!run)
+            continue;
+        c->busy_tick_us += dt;
+        double rate = s->f_mhz * share[c->core];   /* MHz x us = cycles */
+        if (c->cur >= 0) {
+            struct task *t = &s->tasks[c->cur];
+            t->left_cycles -= rate * dt;
+            t->busy_tick_us += dt;
+        } else if (c->home >= 0 && measuring) {
+            struct task *t = &s->tasks[c->home];
+            t->ops += rate * dt;
+            t->freq_time += s->f_mhz * dt;
+            t->run_time += dt;
+        }
+    }
+    for (int i = 0; i < s->n_tasks; i++) {
+        struct task *t = &s->tasks[i];
+        if (t->kind != T_JITTER)
+            continue;
+        bool run = t->runnable && s->cpus[t->cpu].cur == i && s->now >= s->cpus[t->cpu].start_at;
+        double r = run ? 1000.0 : 0.0;
+        t->util = r + (t->util - r) * decay;
+    }
+    if (measuring) {
+        s->chip_freq_time += s->f_mhz * dt;
+        s->active_time += n_active_units(s) * dt;
+        if (s->restricted)
+            s->packed_time += dt;
+    }
+}
+
+/* Throttling is instantaneous (REFERENCE §5); the limit rises again only at
+ * the next WOF pass. */
+static void update_freq(struct sim *s, bool wof_pass)
+{
+    double limit = s->f_table[n_active_units(s)];
+    if (limit < s->f_mhz || wof_pass)
+        s->f_mhz = limit;
+    if (s->now >= s->measure_from && s->f_mhz > s->f_seen_max)
+        s->f_seen_max = s->f_mhz;
+}
+
+static void cpu_go_idle_if_empty(struct sim *s, int cpu)
+{
+    struct cpu *c = &s->cpus[cpu];
+    if (c->cur < 0 && c->home < 0 && c->n_queue == 0)
+        c->idle_state = choose_idle_state(s, cpu);
+}
+
+/* Put a runnable jitter task on a CPU: run at once (preempting the resident
+ * intensive thread: CFS wake-up preemption favours the sleeper) or queue. */
+static void enqueue(struct sim *s, int ti, int cpu)
+{
+    struct task *t = &s->tasks[ti];
+    struct cpu *c = &s->cpus[cpu];
+    t->cpu = cpu;
+    t->runnable = true;
+    if (c->cur < 0) {
+        double lat = wake_latency(s, cpu);
+        c->cur = ti;
+        c->start_at = s->now + lat;
+    } else if (c->n_queue < MAX_QUEUE) {
+        c->queue[c->n_queue++] = ti;
+    } else {
+        /* cannot happen with the workloads swept; keep the task runnable on prev */
+        c->queue[c->n_queue - 1] = ti;
+    }
+}
+
+static void record_latency(struct sim *s, double lat_us)
+{
+    if (s->now < s->measure_from)
+        return;
+    int bin = lat_us < 0 ? 0 : lat_us >= LAT_BINS ? LAT_BINS : (int) lat_us;
+    s->lat_hist[bin]++;
+    s->n_lat++;
+}
+
+static void jitter_wake(struct sim *s, int ti)
+{
+    struct task *t = &s->tasks[ti];
+    int tcpu = t->timer_cpu;
+    struct cpu *tc = &s->cpus[tcpu];
+    double handler_lat = wake_latency(s, tcpu);
+    int cpu = s->pol->select(s, t);
+
+    if (cpu != tcpu && handler_lat > 0 && !cpu_busy(s, tc)) {
+        /* the timer still had to wake its own, idle CPU */
+        tc->transient_until = s->now + handler_lat + 2;
+    }
+    enqueue(s, ti, cpu);
+    t->left_cycles = P.work_kcycles * 1000.0;
+    /* the task starts at start_at; latency is measured there */
+    if (s->cpus[cpu].cur == ti) {
+        /* an IPI from the timer's CPU, after it woke itself */
+        if (cpu != tcpu)
+            s->cpus[cpu].start_at += handler_lat;
+        record_latency(s, s->cpus[cpu].start_at - t->intended);
+    }
+    if (cpu != tcpu)
+        cpu_go_idle_if_empty(s, tcpu);
+}
+
+static void jitter_done(struct sim *s, int cpu)
+{
+    struct cpu *c = &s->cpus[cpu];
+    struct task *t = &s->tasks[c->cur];
+    /* turbo_bench: usleep(run_period - elapsed) after the work, i.e. the next
+     * wake-up is one period after this one started, plus timer slack */
+    t->runnable = false;
+    t->timer_cpu = cpu;
+    double started = t->wake_at;  /* wake_at still holds the last actual start */
+    t->intended = MAX(started + P.period_us, s->now);
+    t->wake_at = t->intended + rng_unit(s) * P.slack_us;
+    c->cur = -1;
+    if (c->n_queue > 0) {
+        int next = c->queue[0];
+        memmove(c->queue, c->queue + 1, (size_t) (c->n_queue - 1) * sizeof(int));
+        c->n_queue--;
+        c->cur = next;
+        c->start_at = s->now;
+        record_latency(s, s->now - s->tasks[next].intended);
+        s->tasks[next].wake_at = s->now;
+    } else {
+        c->start_at = s->now;
+    }
+    cpu_go_idle_if_empty(s, cpu);
+}
+
+/* ---- turboschedd ---- */
+
+#if HAVE_PACKER
+static void daemon_setup(struct sim *s)
+{
+    struct topology *tp = &s->topo;
+    memset(tp, 0, sizeof(*tp));
+    tp->n_cpus = s->n_cpus;
+    tp->cpus = s->topo_cpus;
+    tp->n_cores = P.n_cores;
+    tp->cores = s->topo_cores;
+    tp->n_packages = 1;
+    tp->n_llcs = (P.n_cores + P.llc_cores - 1) / P.llc_cores;
+    tp->n_nodes = 1;
+    for (int i = 0; i < s->n_cpus; i++) {
+        s->topo_cpus[i] = (struct topo_cpu){ .cpu = i, .present = true, .online = true,
+                                             .core = i / SMT, .package = 0, .llc = llc_of_core(i / SMT),
+                                             .node = 0 };
+        CPU_SET(i, &tp->online);
+        CPU_SET(i, &tp->present);
+    }
+    for (int c = 0; c < P.n_cores; c++) {
+        struct topo_core *k = &s->topo_cores[c];
+        memset(k, 0, sizeof(*k));
+        k->index = c;
+        k->core_id = c;
+        k->llc = llc_of_core(c);
+        k->n_threads = k->n_online = SMT;
+        for (int i = 0; i < SMT; i++) {
+            CPU_SET(core_first_cpu(c) + i, &k->threads);
+            CPU_SET(core_first_cpu(c) + i, &k->online);
+        }
+    }
+    memset(&s->cfg, 0, sizeof(s->cfg));
+    s->cfg.tick_ms = P.tick_ms;
+    s->cfg.capacity = s->cap;
+    s->cfg.busy_threshold_milli = P.busy_threshold_milli;
+    s->cfg.headroom_milli = P.headroom_milli;
+    s->cfg.idle_machine_milli = P.idle_machine_milli;
+    s->cfg.hold_ms = P.hold_ms;
+    s->cfg.min_change_ms = P.min_change_ms;
+    s->cfg.half_life_ms = P.half_life_ms;
+    s->cfg.domain = DOMAIN_NUMA;
+    packer_state_init(&s->pst);
+    s->smooth_init = false;
+}
+
+/* What the daemon's tick does (engine.c): per-CPU utilisation from /proc/stat
+ * deltas smoothed with load_ewma(), each jitter task's CPU time since the last
+ * tick smoothed the same way and summed into the jitter load, then
+ * packer_plan(); a changed mask becomes every jitter task's affinity. */
+static void turboschedd_tick(struct sim *s)
+{
+    int util[MAX_CPUS];
+    double tick_us = P.tick_ms * 1000.0;
+    unsigned jload = 0;
+
+    for (int i = 0; i < s->n_tasks; i++) {
+        struct task *t = &s->tasks[i];
+        if (t->kind != T_JITTER)
+            continue;
+        unsigned sample = (unsigned) MIN(1000.0, t->busy_tick_us / tick_us * 1000.0);
+        t->busy_tick_us = 0;
+        /* the first tick only records the runtime: no delta yet */
+        if (s->smooth_init)
+            t->daemon_util = load_ewma(t->daemon_util, sample, P.tick_ms, P.half_life_ms);
+        jload += t->daemon_util;
+    }
+    for (int i = 0; i < s->n_cpus; i++) {
+        struct cpu *c = &s->cpus[i];
+        unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
+        c->busy_tick_us = 0;
+        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, P.tick_ms, P.half_life_ms) : u;
+        util[i] = (int) s->cpu_util_s[i];
+    }
+    s->smooth_init = true;
+
+    struct packer_input in = {
+        .topo = &s->topo,
+        .cap = &s->cap,
+        .cpu_util_milli = util,
+        .n_cpu_util = s->n_cpus,
+        .cpu_jitter_milli = NULL,     /* the daemon does not attribute CPU time per CPU */
+        .jitter_load_milli = jload,
+        .cfg = &s->cfg,
+        .now_ms = (uint64_t) llround(s->now / 1000.0),
+    };
+    if (packer_plan(&in, &s->pst, s->plan) < 0)
+        return;
+    s->restricted = s->plan->restricted;
+    if (!s->plan->changed)
+        return;
+    for (int i = 0; i < s->n_tasks; i++) {
+        struct task *t = &s->tasks[i];
+        if (t->kind != T_JITTER)
+            continue;
+        if (s->plan->restricted)
+            CPU_AND(&t->allowed, &s->plan->mask, &s->topo.online);
+        else
+            t->allowed = s->topo.online;
+        /* a sleeping task keeps prev_cpu; the wake-up falls back if it is
+         * no longer allowed. A running one finishes its (short) burst. */
+    }
+}
+#else
+static void turboschedd_tick(struct sim *s) { (void) s; }
+#endif
+
+/* ---- one run ---- */
+
+struct result {
+    double ops_per_s;             /* G thread-cycles per second (SMT share weighted) */
+    double freq_mhz;              /* mean frequency seen by intensive threads */
+    double chip_freq_mhz;         /* time-averaged chip frequency */
+    double max_freq_mhz;
+    double active_cores;
+    double lat_p50_us, lat_p99_us;
+    double packed_share;
+};
+
+/* Cores in the order CFS's fork balancing fills them: one per LLC first,
+ * then the LLCs' other cores. */
+static void spread_order(int *order)
+{
+    int n = 0;
+    for (int k = 0; k < P.llc_cores; k++)
+        for (int c = k; c < P.n_cores; c += P.llc_cores)
+            order[n++] = c;
+}
+
+static int place_fork(struct sim *s, const int *load, const bool *core_ok, int *order)
+{
+    /* find_idlest: the core with the fewest tasks, then its first free CPU */
+    int best = -1;
+    for (int k = 0; k < P.n_cores; k++) {
+        int c = order[k];
+        if (!core_ok[c])
+            continue;
+        if (best < 0 || load[c] < load[best])
+            best = c;
+    }
+    if (best < 0)
+        return -1;
+    for (int i = 0; i < SMT; i++) {
+        int cpu = core_first_cpu(best) + i;
+        if (s->cpus[cpu].home < 0 && s->cpus[cpu].cur < 0 && s->cpus[cpu].n_queue == 0)
+            return cpu;
+    }
+    return core_first_cpu(best) + load[best] % SMT;
+}
+
+static double hist_pct(const struct sim *s, double pct)
+{
+    if (!s->n_lat)
+        return 0;
+    uint64_t rank = (uint64_t) ceil(s->n_lat * pct / 100.0), acc = 0;
+    for (int i = 0; i <= LAT_BINS; i++) {
+        acc += s->lat_hist[i];
+        if (acc >= rank)
+            return i + 0.5;
+    }
+    return LAT_BINS;
+}
+
+static int run_one(const struct policy *pol, int iso_k, int n, struct result *res, void *plan_buf)
+{
+    _cleanup_free_ struct sim *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->pol = pol;
+    s->iso_k = iso_k;
+    s->n_int = n;
+    s->n_jit = n;
+    s->n_cpus = P.n_cores * SMT;
+    s->rng = P.seed * 0x2545f4914f6cdd1dull + (uint64_t) n * 7919 + (uint64_t) iso_k * 104729;
+    capacity_table_default(&s->cap);
+    for (int a = 1; a <= P.n_cores; a++)
+        s->f_table[a] = MIN(P.f_max_mhz, P.f_nominal_mhz * pow((double) P.n_cores / a, 1.0 / P.power_exp));
+    s->f_table[0] = P.f_max_mhz;
+    if (2 * n > MAX_TASKS || 2 * n > s->n_cpus * 2)
+        return -E2BIG;
+
+    cpu_set_t all, jit_ok, int_ok;
+    CPU_ZERO(&all);
+    CPU_ZERO(&jit_ok);
+    CPU_ZERO(&int_ok);
+    bool core_jit[MAX_CORES], core_int[MAX_CORES];
+    for (int c = 0; c < P.n_cores; c++) {
+        bool iso_core = iso_k > 0 && c >= P.n_cores - iso_k;
+        core_jit[c] = iso_k == 0 || iso_core;
+        core_int[c] = iso_k == 0 || !iso_core;
+        for (int i = 0; i < SMT; i++) {
+            int cpu = core_first_cpu(c) + i;
+            CPU_SET(cpu, &all);
+            if (core_jit[c])
+                CPU_SET(cpu, &jit_ok);
+            if (core_int[c])
+                CPU_SET(cpu, &int_ok);
+        }
+    }
+    for (int i = 0; i < s->n_cpus; i++) {
+        s->cpus[i] = (struct cpu){ .core = i / SMT, .home = -1, .cur = -1, .idle_state = N_STOP - 1 };
+    }
+
+    /* turbo_bench creates the intensive threads first, then the jitter ones,
+     * 1 ms apart; fork placement spreads them by load. */
+    int order[MAX_CORES], load[MAX_CORES] = { 0 };
+    spread_order(order);
+    s->now = 0;
+    for (int i = 0; i < n; i++) {
+        struct task *t = &s->tasks[s->n_tasks];
+        *t = (struct task){ .kind = T_INTENSIVE, .allowed = int_ok };
+        int cpu = place_fork(s, load, core_int, order);
+        if (cpu < 0)
+            return -EINVAL;
+        t->cpu = cpu;
+        t->runnable = true;
+        s->cpus[cpu].home = s->n_tasks;
+        s->cpus[cpu].start_at = i * 1000.0;
+        load[cpu / SMT]++;
+        s->n_tasks++;
+    }
+    for (int i = 0; i < n; i++) {
+        struct task *t = &s->tasks[s->n_tasks];
+        *t = (struct task){ .kind = T_JITTER, .allowed = jit_ok };
+        int cpu = place_fork(s, load, core_jit, order);
+        if (cpu < 0)
+            return -EINVAL;
+        load[cpu / SMT]++;
+        t->cpu = cpu;
+        t->timer_cpu = cpu;
+        t->runnable = false;
+        t->intended = (n + i) * 1000.0;
+        t->wake_at = t->intended;
+        s->n_tasks++;
+    }
+
+#if HAVE_PACKER
+    if (pol->tick) {
+        s->plan = plan_buf;
+        daemon_setup(s);
+    }
+#else
+    (void) plan_buf;
+    if (pol->tick)
+        return -EOPNOTSUPP;
+#endif
+
+    s->measure_from = P.warmup_s * 1e6;
+    s->end = s->measure_from + P.measure_s * 1e6;
+    s->f_mhz = s->f_table[n_active_units(s)];
+    s->next_tick = pol->tick ? P.tick_ms * 1000.0 : NEVER;
+
+    while (s->now < s->end) {
+        /* next event */
+        double t_next = MIN(s->end, s->next_tick);
+        /* a WOF pass only matters while the limit is above the frequency */
+        s->next_wof = NEVER;
+        if (s->f_mhz < s->f_table[n_active_units(s)]) {
+            s->next_wof = (floor(s->now / P.wof_interval_us + 1e-9) + 1) * P.wof_interval_us;
+            t_next = MIN(t_next, s->next_wof);
+        }
+        if (s->now < s->measure_from)
+            t_next = MIN(t_next, s->measure_from);
+        double share[MAX_CORES];
+        for (int c = 0; c < P.n_cores; c++)
+            share[c] = share_of_core(s, c);
+        for (int i = 0; i < s->n_cpus; i++) {
+            struct cpu *c = &s->cpus[i];
+            if (c->start_at > s->now)
+                t_next = MIN(t_next, c->start_at);
+            if (c->transient_until > s->now)
+                t_next = MIN(t_next, c->transient_until);
+            if (c->cur >= 0 && s->now >= c->start_at) {
+                double rate = s->f_mhz * share[c->core];
+                double left = s->tasks[c->cur].left_cycles;
+                t_next = MIN(t_next, s->now + (left > 0 ? left / rate : 0));
+            }
+        }
+        for (int i = 0; i < s->n_tasks; i++) {
+            struct task *t = &s->tasks[i];
+            if (t->kind == T_JITTER && !t->runnable)
+                t_next = MIN(t_next, MAX(t->wake_at, s->now));
+        }
+
+        advance(s, t_next - s->now);
+        s->now = t_next;
+
+        const double eps = 1e-6, eps_cycles = 1e-3;
+        bool wof = false;
+        /* finished jitter bursts */
+        for (int i = 0; i < s->n_cpus; i++) {
+            struct cpu *c = &s->cpus[i];
+            if (c->cur >= 0 && s->now >= c->start_at && s->tasks[c->cur].left_cycles <= eps_cycles)
+                jitter_done(s, i);
+        }
+        /* timers */
+        for (int i = 0; i < s->n_tasks; i++) {
+            struct task *t = &s->tasks[i];
+            if (t->kind == T_JITTER && !t->runnable && t->wake_at <= s->now + eps) {
+                jitter_wake(s, i);
+                if (s->cpus[t->cpu].cur == i)
+                    t->wake_at = s->cpus[t->cpu].start_at;
+            }
+        }
+        /* CPUs whose transient wake-up ended go back to idle */
+        for (int i = 0; i < s->n_cpus; i++) {
+            struct cpu *c = &s->cpus[i];
+            if (c->transient_until > 0 && c->transient_until <= s->now + eps) {
+                c->transient_until = 0;
+                cpu_go_idle_if_empty(s, i);
+            }
+        }
+        if (s->now >= s->next_wof - eps)
+            wof = true;
+        if (s->now >= s->next_tick - eps) {
+            s->next_tick += P.tick_ms * 1000.0;
+            pol->tick(s);
+        }
+        update_freq(s, wof);
+    }
+
+    double ops = 0, ft = 0, rt = 0;
+    for (int i = 0; i < s->n_tasks; i++) {
+        ops += s->tasks[i].ops;
+        ft += s->tasks[i].freq_time;
+        rt += s->tasks[i].run_time;
+    }
+    double dur = s->end - s->measure_from;
+    res->ops_per_s = ops / dur / 1000.0;   /* cycles per us / 1000 = G per s */
+    res->freq_mhz = rt > 0 ? ft / rt : 0;
+    res->chip_freq_mhz = s->chip_freq_time / dur;
+    res->max_freq_mhz = s->f_seen_max;
+    res->active_cores = s->active_time / dur;
+    res->lat_p50_us = hist_pct(s, 50);
+    res->lat_p99_us = hist_pct(s, 99);
+    res->packed_share = s->packed_time / dur;
+    return 0;
+}
+
+/* ---- sweep ---- */
+
+enum { POL_CFS, POL_TS, POL_ISO1, POL_ISO2, POL_TSD, N_POL };
+static const char *const pol_names[N_POL] = { "cfs", "turbosched", "iso1", "iso2", "turboschedd" };
+
+#define MAX_WORKERS 16
+
+/* Runs are independent: workers take them from a shared counter. Results land
+ * in fixed slots, so the output does not depend on the number of workers. */
+struct sweep {
+    const int *ns;
+    int n_n;
+    const bool *have;
+    struct result *res;
+    atomic_int next;
+    pthread_mutex_t lock;
+    int err, err_n, err_pol;
+};
+
+static void *sweep_worker(void *arg)
+{
+    struct sweep *sw = arg;
+    _cleanup_free_ void *plan_buf = NULL;
+#if HAVE_PACKER
+    plan_buf = malloc(sizeof(struct packer_plan));
+    if (!plan_buf) {
+        pthread_mutex_lock(&sw->lock);
+        sw->err = -ENOMEM;
+        pthread_mutex_unlock(&sw->lock);
+        return NULL;
+    }
+#endif
+    for (;;) {
+        int job = atomic_fetch_add(&sw->next, 1);
+        if (job >= sw->n_n * N_POL)
+            break;
+        int k = job / N_POL, p = job % N_POL;
+        if (!sw->have[p])
+            continue;
+        const struct policy *pol = &policies[p == POL_CFS ? 0 : p == POL_TS ? 1 : p == POL_TSD ? 3 : 2];
+        int iso_k = p == POL_ISO1 ? 1 : p == POL_ISO2 ? 2 : 0;
+        int r = run_one(pol, iso_k, sw->ns[k], &sw->res[job], plan_buf);
+        if (r < 0) {
+            pthread_mutex_lock(&sw->lock);
+            sw->err = r;
+            sw->err_n = sw->ns[k];
+            sw->err_pol = p;
+            pthread_mutex_unlock(&sw->lock);
+        }
+    }
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: turbosched-sim [OPTIONS]\n"
+            "  --quick               short sweep (N = 2,8,12,16,32; short runs), for tests\n"
+            "  --n LIST              intensive thread counts, CPU-list syntax (default 2-32)\n"
+            "  --csv PATH            write the results as CSV\n"
+            "  --png PATH            plot the CSV with gnuplot (needs --csv)\n"
+            "  --plot-script PATH    gnuplot script (default tools/sim-plot.gp)\n"
+            "  --seed S              timer-slack seed (default 1)\n"
+            "  --jobs J              runs in parallel (default: online CPUs)\n"
+            "  --warmup-s S, --measure-s S   simulated time before/while measuring (8, 4)\n"
+            "  --cores C             SMT4 cores on the chip (16)\n"
+            "  --fnom-mhz F, --fmax-mhz F    all-core and highest frequency (2700, 3300)\n"
+            "  --power-exp X         core power ~ f^X (3)\n"
+            "  --wof cores|quads     what the frequency limit counts (cores)\n"
+            "  --work-kcycles W      jitter work per period in kcycles (200)\n"
+            "  --period-us P         jitter period (3000)\n"
+            "  --tick-ms, --hold-ms, --min-change-ms, --half-life-ms, --headroom-milli,\n"
+            "  --busy-threshold-milli, --idle-machine-milli   turboschedd settings\n");
+}
+
+static int parse_double(const char *s, double *ret)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0))
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum {
+        O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
+        O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
+    };
+    static const struct option longopts[] = {
+        { "quick", no_argument, NULL, O_QUICK },
+        { "n", required_argument, NULL, O_N },
+        { "csv", required_argument, NULL, O_CSV },
+        { "png", required_argument, NULL, O_PNG },
+        { "plot-script", required_argument, NULL, O_SCRIPT },
+        { "seed", required_argument, NULL, O_SEED },
+        { "warmup-s", required_argument, NULL, O_WARM },
+        { "measure-s", required_argument, NULL, O_MEAS },
+        { "cores", required_argument, NULL, O_CORES },
+        { "fnom-mhz", required_argument, NULL, O_FNOM },
+        { "fmax-mhz", required_argument, NULL, O_FMAX },
+        { "power-exp", required_argument, NULL, O_PEXP },
+        { "wof", required_argument, NULL, O_WOF },
+        { "work-kcycles", required_argument, NULL, O_WORK },
+        { "period-us", required_argument, NULL, O_PERIOD },
+        { "tick-ms", required_argument, NULL, O_TICK },
+        { "hold-ms", required_argument, NULL, O_HOLD },
+        { "min-change-ms", required_argument, NULL, O_MINCH },
+        { "half-life-ms", required_argument, NULL, O_HALF },
+        { "headroom-milli", required_argument, NULL, O_HEAD },
+        { "busy-threshold-milli", required_argument, NULL, O_BUSY },
+        { "idle-machine-milli", required_argument, NULL, O_IDLE },
+        { "jobs", required_argument, NULL, O_JOBS },
+        { "help", no_argument, NULL, 'h' },
+        {},
+    };
+    unsigned jobs = 0;
+    const char *csv_path = NULL, *png_path = NULL, *script = "tools/sim-plot.gp";
+    cpu_set_t nset;
+    bool quick = false, n_given = false;
+    int c, r = 0;
+
+    CPU_ZERO(&nset);
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) >= 0) {
+        unsigned u = 0;
+        double d = 0;
+        switch (c) {
+        case O_QUICK: quick = true; break;
+        case O_N: r = cpulist_parse(optarg, &nset); n_given = true; break;
+        case O_CSV: csv_path = optarg; break;
+        case O_PNG: png_path = optarg; break;
+        case O_SCRIPT: script = optarg; break;
+        case O_SEED: r = parse_uint(optarg, &u); P.seed = u; break;
+        case O_WARM: r = parse_double(optarg, &P.warmup_s); break;
+        case O_MEAS: r = parse_double(optarg, &P.measure_s); break;
+        case O_CORES: r = parse_uint(optarg, &u); P.n_cores = (int) u; break;
+        case O_FNOM: r = parse_double(optarg, &P.f_nominal_mhz); break;
+        case O_FMAX: r = parse_double(optarg, &P.f_max_mhz); break;
+        case O_PEXP: r = parse_double(optarg, &d); P.power_exp = d; break;
+        case O_WOF:
+            if (strcmp(optarg, "cores") == 0)
+                P.wof_by_quad = false;
+            else if (strcmp(optarg, "quads") == 0)
+                P.wof_by_quad = true;
+            else
+                r = -EINVAL;
+            break;
+        case O_WORK: r = parse_double(optarg, &P.work_kcycles); break;
+        case O_PERIOD: r = parse_double(optarg, &P.period_us); break;
+        case O_TICK: r = parse_uint(optarg, &P.tick_ms); break;
+        case O_HOLD: r = parse_uint(optarg, &P.hold_ms); break;
+        case O_MINCH: r = parse_uint(optarg, &P.min_change_ms); break;
+        case O_HALF: r = parse_uint(optarg, &P.half_life_ms); break;
+        case O_HEAD: r = parse_uint(optarg, &P.headroom_milli); break;
+        case O_BUSY: r = parse_uint(optarg, &P.busy_threshold_milli); break;
+        case O_IDLE: r = parse_uint(optarg, &P.idle_machine_milli); break;
+        case O_JOBS: r = parse_uint(optarg, &jobs); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (r < 0) {
+            fprintf(stderr, "invalid value for --%s: '%s'\n", longopts[c - O_QUICK].name, optarg);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (png_path && !csv_path) {
+        fprintf(stderr, "--png needs --csv\n");
+        return 2;
+    }
+    if (P.n_cores < 2 || P.n_cores > MAX_CORES || P.f_max_mhz < P.f_nominal_mhz || P.f_nominal_mhz <= 0 ||
+        P.power_exp <= 0 || P.period_us <= 0 || P.measure_s <= 0 || P.tick_ms == 0) {
+        fprintf(stderr, "inconsistent model parameters\n");
+        return 2;
+    }
+    if (quick) {
+        if (!n_given)
+            cpulist_parse("2,8,12,16,32", &nset);
+        P.warmup_s = 3.5;
+        P.measure_s = 0.5;
+    } else if (!n_given) {
+        cpulist_parse("2-32", &nset);
+    }
+
+    int ns[CPU_SETSIZE], n_n = 0;
+    for (int i = 1; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &nset)) {
+            if (2 * i > P.n_cores * SMT) {
+                fprintf(stderr, "N=%d: more threads than the %d CPUs of the chip\n", i, P.n_cores * SMT);
+                return 2;
+            }
+            ns[n_n++] = i;
+        }
+    if (n_n == 0) {
+        fprintf(stderr, "no N to simulate\n");
+        return 2;
+    }
+
+    _cleanup_free_ struct result *res = calloc((size_t) n_n * N_POL, sizeof(*res));
+    if (!res) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    bool have[N_POL] = { true, true, true, true, HAVE_PACKER };
+    struct sweep sw = { .ns = ns, .n_n = n_n, .have = have, .res = res, .lock = PTHREAD_MUTEX_INITIALIZER };
+    long n_online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_workers = (int) MAX(1, MIN(n_online, MAX_WORKERS));
+    if (jobs > 0)
+        n_workers = (int) MIN(jobs, MAX_WORKERS);
+    pthread_t workers[MAX_WORKERS];
+    int started = 0;
+    uint64_t t0 = now_ms();
+
+    for (int i = 0; i < n_workers; i++) {
+        if (pthread_create(&workers[i], NULL, sweep_worker, &sw) != 0)
+            break;
+        started++;
+    }
+    if (started == 0)
+        sweep_worker(&sw);
+    for (int i = 0; i < started; i++)
+        pthread_join(workers[i], NULL);
+    if (sw.err < 0) {
+        fprintf(stderr, "N=%d %s: %s\n", sw.err_n, pol_names[sw.err_pol], strerror(-sw.err));
+        return 1;
+    }
+    uint64_t elapsed_ms = now_ms() - t0;
+
+    printf("# %d SMT4 cores, %.0f-%.0f MHz (WOF by active %s), jitter %.0f kcycles every %.0f us, "
+           "warm-up %.1f s, measured %.1f s, seed %llu\n",
+           P.n_cores, P.f_nominal_mhz, P.f_max_mhz, P.wof_by_quad ? "quads" : "cores", P.work_kcycles,
+           P.period_us, P.warmup_s, P.measure_s, (unsigned long long) P.seed);
+    if (!HAVE_PACKER)
+        printf("# turboschedd: not built (no packer.h in this tree)\n");
+    printf("# ops/s and mean frequency of the intensive threads, relative to cfs (%%)\n");
+    printf("%4s %8s %7s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
+           "iso1", "iso2", "turboschedd");
+    for (int k = 0; k < n_n; k++) {
+        const struct result *b = &res[k * N_POL];
+        printf("%4d %8.2f %7.0f", ns[k], b->ops_per_s, b->freq_mhz);
+        for (int p = POL_TS; p < N_POL; p++) {
+            const struct result *x = &res[k * N_POL + p];
+            if (!have[p])
+                printf(" | %14s", "-");
+            else
+                printf(" | %+6.1f%% %+5.1f%%", 100 * (x->ops_per_s / b->ops_per_s - 1),
+                       100 * (x->freq_mhz / b->freq_mhz - 1));
+        }
+        printf("\n");
+    }
+    for (int p = POL_TS; p < N_POL; p++) {
+        if (!have[p])
+            continue;
+        double best = -1e9;
+        int best_n = 0;
+        for (int k = 0; k < n_n; k++) {
+            double g = 100 * (res[k * N_POL + p].ops_per_s / res[k * N_POL].ops_per_s - 1);
+            if (g > best) {
+                best = g;
+                best_n = ns[k];
+            }
+        }
+        printf("# %-12s peak ops gain %+.1f%% at N=%d\n", pol_names[p], best, best_n);
+    }
+    printf("# simulated %d runs in %.1f s\n", n_n * (3 + HAVE_PACKER + 1), elapsed_ms / 1000.0);
+
+    if (csv_path) {
+        _cleanup_fclose_ FILE *f = fopen(csv_path, "we");
+        if (!f) {
+            fprintf(stderr, "%s: %s\n", csv_path, strerror(errno));
+            return 1;
+        }
+        fprintf(f, "policy,n,ops_gps,ops_rel_cfs,freq_mhz,freq_rel_cfs,chip_freq_mhz,max_freq_mhz,"
+                   "active_cores,lat_p50_us,lat_p99_us,restricted_share\n");
+        for (int p = 0; p <= N_POL; p++) {
+            for (int k = 0; k < n_n; k++) {
+                const struct result *b = &res[k * N_POL];
+                const struct result *x;
+                const char *name;
+                if (p == N_POL) {
+                    /* the better static split for this N */
+                    const struct result *i1 = &res[k * N_POL + POL_ISO1], *i2 = &res[k * N_POL + POL_ISO2];
+                    x = i1->ops_per_s >= i2->ops_per_s ? i1 : i2;
+                    name = "iso-best";
+                } else {
+                    if (!have[p])
+                        break;
+                    x = &res[k * N_POL + p];
+                    name = pol_names[p];
+                }
+                fprintf(f, "%s,%d,%.4f,%.4f,%.1f,%.4f,%.1f,%.1f,%.2f,%.1f,%.1f,%.3f\n", name, ns[k],
+                        x->ops_per_s, x->ops_per_s / b->ops_per_s, x->freq_mhz, x->freq_mhz / b->freq_mhz,
+                        x->chip_freq_mhz, x->max_freq_mhz, x->active_cores, x->lat_p50_us, x->lat_p99_us,
+                        x->packed_share);
+            }
+        }
+        if (fflush(f) != 0) {
+            fprintf(stderr, "%s: %s\n", csv_path, strerror(errno));
+            return 1;
+        }
+    }
+    if (png_path) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "fork: %s\n", strerror(errno));
+            return 1;
+        }
+        if (pid == 0) {
+            char arg[8192];
+            snprintf(arg, sizeof(arg), "csv='%s'; out='%s'; fmax=%.0f", csv_path, png_path, P.f_max_mhz);
+            execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);
+            fprintf(stderr, "gnuplot: %s\n", strerror(errno));
+            _exit(127);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "gnuplot failed; the CSV is still in %s\n", csv_path);
+            return 1;
+        }
+    }
+    return 0;
+}
