@@ -1,37 +1,328 @@
 /* turboschedd: wiring only. Options, config, event loop, signals, shutdown. */
+#include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
 
+#include "classifier.h"
+#include "config.h"
+#include "control.h"
+#include "engine.h"
+#include "log.h"
+#include "power_capacity.h"
+#include "privileges.h"
+#include "report.h"
+#include "topology.h"
+#include "util.h"
+#include "varlink.h"
 #include "version.h"
+
+#define DEFAULT_CONFIG CONFIG_PATH_DEFAULT
+
+/* Exit codes, as documented in turboschedd(8). */
+enum {
+    EXIT_OK = 0,
+    EXIT_RUNTIME = 1,
+    EXIT_USAGE = 2,
+    EXIT_CONFIG = 3,
+};
+
+struct daemon {
+    sd_event *event;
+    struct engine *engine;
+    struct control_server *control;
+    sd_event_source *tick_source;
+    char status[256];
+};
 
 static void help(void)
 {
-    printf("Usage: turboschedd [OPTIONS]\n\n"
-           "Keep busy cores in turbo by packing jitter tasks onto them.\n\n"
-           "  -h, --help      show this help\n"
-           "  -V, --version   show the version\n");
+    printf("Usage: turboschedd [OPTIONS]\n"
+           "\n"
+           "Keep busy cores in turbo by packing short, low-utilisation \"jitter\" tasks\n"
+           "onto cores that are already busy and still have spare SMT capacity.\n"
+           "Runs in the foreground (a Type=notify service); SIGHUP reloads the\n"
+           "configuration, SIGTERM/SIGINT restore every change and exit.\n"
+           "\n"
+           "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG ");\n"
+           "                          drop-ins are read from FILE's directory, rules.d/*.conf\n"
+           "      --check-config      validate the configuration, print it as understood, exit\n"
+           "      --print-topology    print the packages, cores, SMT threads and capacities seen\n"
+           "      --sysfs-root DIR    with --print-topology: read DIR/sys instead of /sys\n"
+           "  -n, --dry-run           decide and log every change, change nothing\n"
+           "  -l, --log-level LEVEL   err, warning, notice, info or debug (overrides the config)\n"
+           "  -h, --help              show this help\n"
+           "  -V, --version           show the version\n"
+           "\n"
+           "Exit status: 0 success, 1 runtime failure, 2 usage error, 3 invalid configuration.\n"
+           "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
+}
+
+static int print_topology(const char *root, const struct config *cfg)
+{
+    struct topology *t;
+    if (topology_read(root, &t) < 0)
+        return EXIT_RUNTIME;   /* topology_read named the file */
+    topology_print(stdout, t, &cfg->capacity);
+    topology_free(t);
+    return EXIT_OK;
+}
+
+static void update_status(struct daemon *d)
+{
+    char buf[256];
+    engine_status_line(d->engine, buf, sizeof buf);
+    if (strcmp(buf, d->status) != 0) {
+        snprintf(d->status, sizeof d->status, "%s", buf);
+        sd_notifyf(false, "STATUS=%s", buf);
+    }
+}
+
+static int reload(struct daemon *d, char *msg, size_t size)
+{
+    sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
+    int r = engine_reload(d->engine, msg, size);
+    /* The tick period may have changed. */
+    sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    d->status[0] = '\0';
+    sd_notify(false, "READY=1");
+    update_status(d);
+    return r;
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    struct daemon *d = userdata;
+    engine_tick(d->engine);
+    update_status(d);
+    sd_event_source_set_time_relative(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    return 0;
+}
+
+static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+    struct daemon *d = userdata;
+    engine_on_events(d->engine);
+    return 0;
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+    struct daemon *d = userdata;
+    if (si->ssi_signo == SIGHUP) {
+        log_info("SIGHUP: reloading the configuration");
+        reload(d, NULL, 0);
+        return 0;
+    }
+    log_info("%s: restoring every change and exiting", strsignal((int)si->ssi_signo));
+    sd_notify(false, "STOPPING=1\nSTATUS=stopping: restoring every change");
+    return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int on_control(void *userdata, const char *method, struct json_object *params,
+                      const struct control_peer *peer, struct json_object **reply, const char **error)
+{
+    struct daemon *d = userdata;
+    switch (varlink_method_from_name(method)) {
+    case VARLINK_METHOD_STATUS:
+        *reply = report_status(d->engine);
+        return 0;
+    case VARLINK_METHOD_DUMP:
+        *reply = report_dump(d->engine);
+        return 0;
+    case VARLINK_METHOD_METRICS:
+        *reply = report_metrics(d->engine);
+        return 0;
+    case VARLINK_METHOD_EXPLAIN: {
+        struct json_object *pid;
+        if (!json_object_object_get_ex(params, "pid", &pid))
+            return -EINVAL;
+        int r = report_explain(d->engine, (pid_t)json_object_get_int64(pid), reply);
+        if (r == -ESRCH)
+            *error = TS_ERROR_NO_SUCH_PROCESS;
+        return r;
+    }
+    case VARLINK_METHOD_RELOAD: {
+        char msg[256];
+        log_info("reload requested over the control socket by uid %u pid %d", (unsigned)peer->uid, (int)peer->pid);
+        int r = reload(d, msg, sizeof msg);
+        struct json_object *o = json_object_new_object();
+        json_object_object_add(o, "message", json_object_new_string(msg));
+        *reply = o;
+        if (r < 0)
+            *error = "io.turbosched.ReloadFailed";
+        return r;
+    }
+    default:
+        return -EOPNOTSUPP;
+    }
+}
+
+static int run(struct daemon *d)
+{
+    struct engine *e = d->engine;
+    sigset_t mask;
+    int r;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+        return -errno;
+    if ((r = sd_event_default(&d->event)) < 0)
+        return r;
+    sd_event_add_signal(d->event, NULL, SIGTERM, on_signal, d);
+    sd_event_add_signal(d->event, NULL, SIGINT, on_signal, d);
+    sd_event_add_signal(d->event, NULL, SIGHUP, on_signal, d);
+    /* Sends WATCHDOG=1 at half of WatchdogSec= when the unit sets it. */
+    sd_event_set_watchdog(d->event, true);
+
+    /* systemd's Reloading signal flushes the unit property cache. */
+    classifier_attach_event(e->classifier, d->event);
+    if ((r = engine_start(e)) < 0)
+        return r;
+    r = sd_event_add_io(d->event, NULL, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
+    if (r < 0) {
+        log_err("adding the proc connector to the event loop: %s", strerror(-r));
+        return r;
+    }
+    r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
+                                   (uint64_t)e->cfg->tick_ms * 1000, 1000, on_tick, d);
+    if (r < 0)
+        return r;
+    r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
+    if (r < 0) {
+        log_err("control socket %s: %s", e->cfg->control_socket, strerror(-r));
+        return r;
+    }
+    /* Everything that needs privilege beyond the working set is opened. */
+    privileges_drop_unneeded();
+
+    update_status(d);
+    sd_notify(false, "READY=1");
+    log_info("ready: %s", d->status);
+    r = sd_event_loop(d->event);
+    return r;
 }
 
 int main(int argc, char **argv)
 {
+    enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS };
     static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check-config", no_argument, NULL, OPT_CHECK},
+        {"print-topology", no_argument, NULL, OPT_TOPO},
+        {"sysfs-root", required_argument, NULL, OPT_SYSFS},
+        {"dry-run", no_argument, NULL, 'n'},
+        {"log-level", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {0},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) >= 0) {
+    const char *config_path = NULL, *sysfs_root = NULL;
+    bool check = false, topo = false, dry_run = false;
+    int log_level = -1, c;
+
+    while ((c = getopt_long(argc, argv, "c:nl:hV", opts, NULL)) >= 0) {
         switch (c) {
+        case 'c':
+            config_path = optarg;
+            break;
+        case OPT_CHECK:
+            check = true;
+            break;
+        case OPT_TOPO:
+            topo = true;
+            break;
+        case OPT_SYSFS:
+            sysfs_root = optarg;
+            break;
+        case 'n':
+            dry_run = true;
+            break;
+        case 'l':
+            log_level = log_level_from_string(optarg);
+            if (log_level < 0) {
+                fprintf(stderr, "turboschedd: unknown log level '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            log_set_max_level(log_level);
+            break;
         case 'h':
             help();
-            return 0;
+            return EXIT_OK;
         case 'V':
             printf("turboschedd %s\n", TS_VERSION);
-            return 0;
+            return EXIT_OK;
         default:
-            return 2;
+            fprintf(stderr, "Try 'turboschedd --help'.\n");
+            return EXIT_USAGE;
         }
     }
-    return 0;
+    if (optind < argc) {
+        fprintf(stderr, "turboschedd: unexpected argument '%s'\nTry 'turboschedd --help'.\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (sysfs_root && !topo) {
+        fprintf(stderr, "turboschedd: --sysfs-root only applies to --print-topology\n");
+        return EXIT_USAGE;
+    }
+
+    /* Without --config, a missing default file means built-in defaults. */
+    struct config *cfg = NULL;
+    if (!config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
+        cfg = calloc(1, sizeof(*cfg));
+        if (!cfg)
+            return EXIT_RUNTIME;
+        config_init_defaults(cfg);
+        if (!topo)
+            log_notice("%s not found: using built-in defaults and no rules", DEFAULT_CONFIG);
+    } else {
+        if (!config_path)
+            config_path = DEFAULT_CONFIG;
+        if (config_load(config_path, NULL, &cfg) < 0) {
+            log_err("%s: invalid configuration%s", config_path, check || topo ? "" : ", not starting");
+            return EXIT_CONFIG;
+        }
+    }
+    if (log_level < 0)
+        log_set_max_level(cfg->log_level);
+
+    if (check) {
+        config_print(stdout, cfg);
+        config_destroy(cfg);
+        return EXIT_OK;
+    }
+    if (topo) {
+        int r = print_topology(sysfs_root, cfg);
+        config_destroy(cfg);
+        return r;
+    }
+
+    struct engine_params p = {
+        .config_path = config_path,
+        .root = "/",
+        .dry_run = dry_run,
+        .log_level = log_level,
+    };
+    struct daemon d = {0};
+    int r = engine_new(cfg, &p, &d.engine);
+    if (r < 0)
+        return EXIT_RUNTIME;
+    r = run(&d);
+    if (r < 0)
+        log_err("%s", strerror(-r));
+    control_server_free(d.control);
+    engine_free(d.engine);   /* restores every change */
+    sd_event_source_unref(d.tick_source);
+    sd_event_unref(d.event);
+    log_info("stopped");
+    return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }

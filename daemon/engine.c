@@ -1,0 +1,532 @@
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apply.h"
+#include "classifier.h"
+#include "log.h"
+#include "procmon.h"
+#include "procscan.h"
+#include "sysops.h"
+#include "task.h"
+#include "util.h"
+
+/* The jitter slice's AllowedCPUs= follows the plan where systemd owns it. */
+#define JITTER_SLICE "turbosched-jitter.slice"
+
+static const char *root_of(const struct engine *e) { return e->params.root; }
+
+static const cpu_set_t *plan_mask(const struct engine *e)
+{
+    return e->planned && e->plan->restricted ? &e->plan->mask : NULL;
+}
+
+/* Tasks confined per thread: jitter, except those whose group the applier
+ * confines as a whole. */
+static bool packs_per_thread(const struct engine *e, const struct task *t)
+{
+    if (t->class != CLASS_JITTER)
+        return false;
+    if (t->source == SOURCE_SLICE && classifier_unit_optin_active(e->classifier))
+        return false;
+    return true;
+}
+
+/* Bring one task's placement in line with its class and the current plan. */
+static void place_task(struct engine *e, struct task *t)
+{
+    int r;
+    if (packs_per_thread(e, t)) {
+        r = applier_pack_task(e->applier, t, plan_mask(e));
+        if (r > 0)
+            e->counters.packs++;
+    } else if (applier_find(e->applier, t->tid)) {
+        r = applier_restore_task(e->applier, t->tid);
+        if (r > 0)
+            e->counters.restores++;
+    }
+}
+
+static int classify_and_place(struct engine *e, struct task *t)
+{
+    int r = classifier_classify(e->classifier, t);
+    e->counters.classified++;
+    if (r < 0) {
+        if (!errno_is_gone(r))
+            log_debug("tid %d: classification failed: %s", (int)t->tid, strerror(-r));
+        /* Leave it unclassified; a later exec, rename or rescan tries again. */
+        return 0;
+    }
+    if (r > 0)
+        log_debug("tid %d (%s): %s (%s)", (int)t->tid, t->comm, task_class_to_string(t->class),
+                  class_source_to_string(t->source));
+    place_task(e, t);
+    return 0;
+}
+
+static int hook_task_new(struct task *t, void *userdata)
+{
+    struct engine *e = userdata;
+    /* A new task inherits its creator's mask: if that is one we set, record
+     * the new task with the creator's original so it is restored like it. */
+    pid_t parent = 0;
+    if (t->tid != t->pid)
+        parent = t->pid;
+    else if (e->fork_parent_tid > 0)
+        parent = e->fork_parent_tid;
+    if (parent > 0 && applier_find(e->applier, parent))
+        applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
+    return classify_and_place(e, t);
+}
+
+static int hook_task_changed(struct task *t, void *userdata)
+{
+    return classify_and_place(userdata, t);
+}
+
+static void hook_task_gone(struct task *t, void *userdata)
+{
+    struct engine *e = userdata;
+    applier_forget_task(e->applier, t->tid);
+}
+
+static const struct procscan_hooks *hooks_of(struct engine *e)
+{
+    static struct procscan_hooks h;
+    h = (struct procscan_hooks){
+        .task_new = hook_task_new,
+        .task_changed = hook_task_changed,
+        .task_gone = hook_task_gone,
+        .userdata = e,
+    };
+    return &h;
+}
+
+static int rescan(struct engine *e)
+{
+    struct procscan_stats st;
+    classifier_batch_begin(e->classifier);
+    int r = procscan_reconcile(root_of(e), e->tasks, hooks_of(e), &st);
+    classifier_batch_end(e->classifier);
+    e->counters.rescans++;
+    e->counters.table_full += st.failed;
+    log_debug("rescan: %u live, %u added, %u removed, %u reused, %" PRIu64 " us",
+              st.seen, st.added, st.removed, st.reused, st.duration_us);
+    if (r == -ENOSPC)
+        log_warning("task table full (%u threads, max_tasks): %u threads are not tracked",
+                    task_table_count(e->tasks), st.failed);
+    else if (r < 0)
+        log_warning("rescan of /proc: %s", strerror(-r));
+    return r == -ENOSPC ? 0 : r;
+}
+
+static int alloc_cpu_arrays(struct engine *e, int n_cpus)
+{
+    if (n_cpus <= e->n_cpus)
+        return 0;
+    struct cpu_stat *s = realloc(e->stat_prev, sizeof(*s) * (size_t)n_cpus);
+    if (!s)
+        return -ENOMEM;
+    e->stat_prev = s;
+    int *u = realloc(e->util_milli, sizeof(*u) * (size_t)n_cpus);
+    if (!u)
+        return -ENOMEM;
+    for (int i = e->n_cpus; i < n_cpus; i++) {
+        s[i] = (struct cpu_stat){0};
+        u[i] = -1;
+    }
+    e->util_milli = u;
+    e->n_cpus = n_cpus;
+    return 0;
+}
+
+int engine_new(struct config *cfg, const struct engine_params *p, struct engine **ret)
+{
+    struct engine *e = calloc(1, sizeof(*e));
+    int r;
+    if (!e) {
+        config_destroy(cfg);
+        return -ENOMEM;
+    }
+    e->params = *p;
+    if (!e->params.root)
+        e->params.root = "/";
+    e->cfg = cfg;
+    if (p->dry_run)
+        cfg->dry_run = true;
+    if (p->log_level >= 0)
+        cfg->log_level = p->log_level;
+    log_set_max_level(cfg->log_level);
+    e->start_ms = now_ms();
+    e->last_reload_ok = true;
+    e->plan = calloc(1, sizeof(*e->plan));
+    if (!e->plan) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    packer_state_init(&e->pstate);
+
+    r = topology_read(e->params.root, &e->topo);
+    if (r < 0) {
+        log_err("reading the CPU topology: %s", strerror(-r));
+        goto fail;
+    }
+    if ((r = alloc_cpu_arrays(e, MAX(e->topo->n_cpus, 1))) < 0)
+        goto fail;
+    if ((r = task_table_new(cfg->max_tasks, &e->tasks)) < 0)
+        goto fail;
+    if ((r = classifier_new(cfg, e->params.root, &e->classifier)) < 0) {
+        log_err("setting up classification: %s", strerror(-r));
+        goto fail;
+    }
+    if ((r = applier_new(&sysops_real, cfg->state_file, cfg->dry_run, &e->applier)) < 0) {
+        log_err("setting up the applier: %s", strerror(-r));
+        goto fail;
+    }
+    *ret = e;
+    return 0;
+fail:
+    engine_free(e);
+    return r;
+}
+
+int engine_procmon_fd(const struct engine *e) { return e->procmon ? procmon_fd(e->procmon) : -EBADF; }
+
+static int sample_cpus(struct engine *e, uint64_t now)
+{
+    int cap = MAX(e->topo->n_cpus, e->n_cpus);
+    _cleanup_free_ struct cpu_stat *cur = calloc((size_t)cap, sizeof(*cur));
+    _cleanup_free_ int *raw = calloc((size_t)cap, sizeof(*raw));
+    int n_cur, r;
+    if (!cur || !raw)
+        return -ENOMEM;
+    r = load_read_stat(root_of(e), cur, cap, &n_cur);
+    if (r < 0) {
+        log_warning("reading /proc/stat: %s", strerror(-r));
+        return r;
+    }
+    if ((r = alloc_cpu_arrays(e, n_cur)) < 0)
+        return r;
+    load_cpu_util(e->stat_prev, e->n_stat_prev, cur, n_cur, raw, n_cur);
+    uint64_t dt = e->stat_prev_ms ? now - e->stat_prev_ms : 0;
+    for (int i = 0; i < e->n_cpus; i++) {
+        if (i >= n_cur || raw[i] < 0)
+            e->util_milli[i] = (i < n_cur && cur[i].present && e->util_milli[i] >= 0) ? e->util_milli[i] : -1;
+        else if (e->util_milli[i] < 0)
+            e->util_milli[i] = raw[i];     /* first sample: nothing to smooth with */
+        else
+            e->util_milli[i] = (int)load_ewma((unsigned)e->util_milli[i], (unsigned)raw[i], dt,
+                                              e->cfg->half_life_ms);
+    }
+    memcpy(e->stat_prev, cur, sizeof(*cur) * (size_t)n_cur);
+    e->n_stat_prev = n_cur;
+    e->stat_prev_ms = now;
+    return 0;
+}
+
+/* CPU time of jitter tasks since the last tick, smoothed per task. */
+static void sample_tasks(struct engine *e, uint64_t now)
+{
+    uint64_t dt_ms = e->task_sample_ms ? now - e->task_sample_ms : 0;
+    uint64_t total = 0;
+    size_t iter = 0;
+    struct task *t;
+
+    memset(e->n_by_class, 0, sizeof e->n_by_class);
+    while ((t = task_table_next(e->tasks, &iter))) {
+        if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
+            e->n_by_class[t->class]++;
+        if (t->class != CLASS_JITTER)
+            continue;
+        uint64_t rt;
+        if (load_read_task_runtime(root_of(e), t->pid, t->tid, &rt) < 0)
+            continue;   /* gone: its exit event removes it */
+        if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
+            uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */
+            t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), dt_ms, e->cfg->half_life_ms);
+        }
+        t->runtime_ns = rt;
+        total += t->util_milli;
+    }
+    e->task_sample_ms = now;
+    e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
+}
+
+static void apply_plan(struct engine *e)
+{
+    const cpu_set_t *mask = plan_mask(e);
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if (packs_per_thread(e, t))
+            place_task(e, t);
+    if (classifier_unit_optin_active(e->classifier)) {
+        int r = applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask);
+        if (r < 0 && r != -ENOENT)
+            log_warning("%s: setting AllowedCPUs: %s", JITTER_SLICE, strerror(-r));
+    }
+}
+
+/* Topology changes (hotplug, SMT switches) show in the online list first:
+ * one small read a tick, the full topology only when it changed. */
+static void refresh_topology(struct engine *e)
+{
+    cpu_set_t online;
+    if (topology_read_online(root_of(e), &online) < 0 || CPU_EQUAL(&online, &e->topo->online))
+        return;
+    struct topology *t;
+    int r = topology_read(root_of(e), &t);
+    if (r < 0) {
+        log_warning("re-reading the CPU topology: %s", strerror(-r));
+        return;
+    }
+    char was[256], now_s[256];
+    cpulist_format(&e->topo->online, was, sizeof was);
+    cpulist_format(&t->online, now_s, sizeof now_s);
+    log_notice("online CPUs changed: %s -> %s", was, now_s);
+    topology_free(e->topo);
+    e->topo = t;
+    alloc_cpu_arrays(e, t->n_cpus);
+}
+
+int engine_tick(struct engine *e)
+{
+    uint64_t now = now_ms();
+    e->counters.ticks++;
+    refresh_topology(e);
+    if (sample_cpus(e, now) < 0)
+        return 0;
+    sample_tasks(e, now);
+
+    if (classifier_uclamp_supported(e->classifier) && e->cfg->uclamp_recheck_ms &&
+        now - e->last_uclamp_ms >= e->cfg->uclamp_recheck_ms) {
+        /* No event reports a changed clamp: look again now and then. */
+        size_t iter = 0;
+        struct task *t;
+        while ((t = task_table_next(e->tasks, &iter)))
+            if (classifier_recheck_uclamp(e->classifier, t) > 0)
+                place_task(e, t);
+        e->last_uclamp_ms = now;
+    }
+
+    struct packer_input in = {
+        .topo = e->topo,
+        .cap = &e->cfg->capacity,
+        .cpu_util_milli = e->util_milli,
+        .n_cpu_util = e->n_cpus,
+        .jitter_load_milli = e->jitter_load_milli,
+        .cfg = e->cfg,
+        .now_ms = now,
+    };
+    int r = packer_plan(&in, &e->pstate, e->plan);
+    if (r < 0) {
+        log_warning("planning: %s", strerror(-r));
+        return 0;
+    }
+    bool first = !e->planned;
+    e->planned = true;
+    if (e->plan->changed || first) {
+        if (e->plan->changed) {
+            e->counters.plan_changes++;
+            log_info("plan: %s", e->plan->summary);
+        }
+        apply_plan(e);
+    }
+    applier_verify(e->applier, 256);
+    applier_flush_state(e->applier);
+    e->n_packed = (unsigned)applier_count(e->applier);
+    return 0;
+}
+
+int engine_start(struct engine *e)
+{
+    int r = applier_recover(e->applier);
+    if (r > 0)
+        log_notice("restored %d changes left by a previous run", r);
+
+    r = procmon_open(e->cfg->rcvbuf_bytes, &e->procmon);
+    if (r < 0) {
+        log_err("opening the proc connector: %s%s", strerror(-r),
+                r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+        return r;
+    }
+    /* Subscribe first, then scan: a task born in between is seen twice,
+     * which the table tolerates, rather than not at all. */
+    r = rescan(e);
+    if (r < 0)
+        return r;
+    log_info("tracking %u threads", task_table_count(e->tasks));
+    engine_tick(e);
+    return 0;
+}
+
+static int on_event(const struct procmon_event *ev, void *userdata)
+{
+    struct engine *e = userdata;
+    e->fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
+    int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
+    e->fork_parent_tid = 0;
+    if (r == -ENOSPC) {
+        e->counters.table_full++;
+        return 0;
+    }
+    if (r < 0)
+        log_debug("tid %d: %s event: %s", (int)ev->tid, procmon_kind_to_string(ev->kind), strerror(-r));
+    return 0;
+}
+
+int engine_on_events(struct engine *e)
+{
+    int r = procmon_dispatch(e->procmon, on_event, e);
+    if (r == -ENOBUFS) {
+        log_info("proc connector overflowed, events lost: rescanning /proc");
+        return rescan(e);
+    }
+    if (r < 0 && r != -EAGAIN && r != -EINTR) {
+        log_warning("reading the proc connector: %s", strerror(-r));
+        return r;
+    }
+    return 0;
+}
+
+static void reset_classes(struct engine *e)
+{
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter))) {
+        t->class = CLASS_UNSET;
+        t->source = SOURCE_NONE;
+        t->rule = -1;
+    }
+}
+
+struct first_error {
+    char msg[256];
+};
+
+static void capture_first_error(int level, const char *msg, void *userdata)
+{
+    struct first_error *fe = userdata;
+    fprintf(stderr, "<%d>%s\n", level, msg);
+    if (level <= LOG_ERR && !fe->msg[0])
+        snprintf(fe->msg, sizeof fe->msg, "%s", msg);
+}
+
+int engine_reload(struct engine *e, char *msg, size_t size)
+{
+    struct config *cfg = NULL;
+    struct first_error fe = {{0}};
+    log_set_sink(capture_first_error, &fe);
+    int r;
+    if (e->params.config_path)
+        r = config_load(e->params.config_path, e->params.dropin_dir, &cfg);
+    else if (!(cfg = calloc(1, sizeof(*cfg))))
+        r = -ENOMEM;
+    else {
+        /* Started without a configuration file: built-in defaults again. */
+        config_init_defaults(cfg);
+        r = 0;
+    }
+    log_set_sink(NULL, NULL);
+    e->last_reload_time = time(NULL);
+    if (r < 0) {
+        e->counters.reloads_failed++;
+        e->last_reload_ok = false;
+        snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "%s",
+                 fe.msg[0] ? fe.msg : strerror(-r));
+        log_err("reload failed, keeping the previous configuration: %s", e->last_reload_msg);
+        if (msg)
+            snprintf(msg, size, "%s", e->last_reload_msg);
+        return r;
+    }
+    if (e->params.dry_run)
+        cfg->dry_run = true;
+    if (e->params.log_level >= 0)
+        cfg->log_level = e->params.log_level;
+
+    /* Start from a clean slate: every change undone, every task classified
+     * again under the new rules, the plan recomputed from scratch. */
+    int restored = applier_restore_all(e->applier);
+    applier_flush_state(e->applier);
+    if (cfg->dry_run != e->cfg->dry_run || (cfg->state_file && e->cfg->state_file &&
+                                            strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
+        struct applier *a;
+        r = applier_new(&sysops_real, cfg->state_file, cfg->dry_run, &a);
+        if (r < 0) {
+            config_destroy(cfg);
+            e->counters.reloads_failed++;
+            snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "applier: %s", strerror(-r));
+            if (msg)
+                snprintf(msg, size, "%s", e->last_reload_msg);
+            return r;
+        }
+        applier_free(e->applier);
+        e->applier = a;
+    }
+    classifier_set_config(e->classifier, cfg);
+    config_destroy(e->cfg);
+    e->cfg = cfg;
+    log_set_max_level(cfg->log_level);
+    packer_state_init(&e->pstate);
+    e->planned = false;
+    reset_classes(e);
+    size_t iter = 0;
+    struct task *t;
+    classifier_batch_begin(e->classifier);
+    while ((t = task_table_next(e->tasks, &iter)))
+        classify_and_place(e, t);
+    classifier_batch_end(e->classifier);
+    e->counters.reloads_ok++;
+    e->last_reload_ok = true;
+    snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "%zu rules, %d changes undone", cfg->n_rules, restored);
+    log_notice("configuration reloaded: %s", e->last_reload_msg);
+    if (msg)
+        snprintf(msg, size, "%s", e->last_reload_msg);
+    engine_tick(e);
+    return 0;
+}
+
+void engine_stop(struct engine *e)
+{
+    if (!e->applier)
+        return;
+    int n = applier_restore_all(e->applier);
+    applier_flush_state(e->applier);
+    if (n > 0)
+        log_info("restored %d changes", n);
+}
+
+void engine_free(struct engine *e)
+{
+    if (!e)
+        return;
+    engine_stop(e);
+    applier_free(e->applier);
+    sysops_real_close();
+    procmon_free(e->procmon);
+    classifier_free(e->classifier);
+    task_table_free(e->tasks);
+    topology_free(e->topo);
+    free(e->stat_prev);
+    free(e->util_milli);
+    free(e->plan);
+    config_destroy(e->cfg);
+    free(e);
+}
+
+void engine_status_line(const struct engine *e, char *buf, size_t size)
+{
+    char cpus[128] = "";
+    const cpu_set_t *mask = plan_mask(e);
+    if (mask)
+        cpulist_format(mask, cpus, sizeof cpus);
+    snprintf(buf, size, "%u tasks, %u jitter, %u packed %s%s; uclamp %s%s",
+             task_table_count(e->tasks), e->n_by_class[CLASS_JITTER], e->n_packed,
+             mask ? "on CPUs " : "(no restriction", mask ? cpus : ")",
+             classifier_uclamp_supported(e->classifier) ? "supported" : "unsupported",
+             e->cfg->dry_run ? "; dry run" : "");
+}

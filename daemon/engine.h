@@ -1,0 +1,95 @@
+/* The daemon's state and what it does on each input: a proc connector event,
+ * a tick, a reload, a stop. main.c wires these to the sd-event loop; the
+ * control socket's replies are built from this state by report.c. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "config.h"
+#include "load.h"
+#include "packer.h"
+#include "topology.h"
+
+struct task;
+struct task_table;
+struct classifier;
+struct applier;
+struct procmon;
+
+struct engine_params {
+    const char *config_path;     /* for reloads */
+    const char *dropin_dir;      /* NULL: derived from config_path */
+    const char *root;            /* "/" on a real system; /proc and /sys are read below it */
+    bool dry_run;                /* --dry-run: overrides the config */
+    int log_level;               /* --log-level, or -1: the config decides */
+};
+
+struct engine_counters {
+    uint64_t ticks;
+    uint64_t rescans;
+    uint64_t reloads_ok, reloads_failed;
+    uint64_t classified;         /* classifications run */
+    uint64_t packs, restores;    /* affinity changes made */
+    uint64_t plan_changes;
+    uint64_t table_full;         /* tasks not tracked because the table was full */
+};
+
+struct engine {
+    struct engine_params params;
+    struct config *cfg;
+    struct topology *topo;
+    struct task_table *tasks;
+    struct classifier *classifier;
+    struct applier *applier;
+    struct procmon *procmon;
+
+    /* load */
+    int n_cpus;                  /* entries in the per-CPU arrays */
+    struct cpu_stat *stat_prev;
+    int n_stat_prev;
+    uint64_t stat_prev_ms;
+    int *util_milli;             /* smoothed per-CPU utilisation, -1 = no sample */
+    unsigned jitter_load_milli;
+    uint64_t task_sample_ms;
+
+    /* plan */
+    struct packer_state pstate;
+    struct packer_plan *plan;    /* last computed plan (large: heap) */
+    bool planned;
+
+    /* a fork event in flight: whose mask the new task inherited */
+    pid_t fork_parent_tid;
+
+    /* bookkeeping */
+    struct engine_counters counters;
+    uint64_t start_ms;
+    uint64_t last_uclamp_ms;
+    time_t last_reload_time;
+    bool last_reload_ok;
+    char last_reload_msg[256];
+    unsigned n_by_class[4];      /* indexed by enum task_class */
+    unsigned n_packed;
+};
+
+/* Takes ownership of cfg. Nothing on the system is touched yet. */
+int engine_new(struct config *cfg, const struct engine_params *p, struct engine **ret);
+/* Undo every change (restore_all, state file removed), release everything. */
+void engine_free(struct engine *e);
+
+/* Recover from a crashed predecessor, open the proc connector, scan every
+ * existing thread through the same path as a new one, take the first load
+ * sample. After this the daemon is ready. */
+int engine_start(struct engine *e);
+int engine_procmon_fd(const struct engine *e);
+/* Drain the proc connector; rescans /proc after an overflow. */
+int engine_on_events(struct engine *e);
+/* Sample load, plan, apply; called every tick_interval. */
+int engine_tick(struct engine *e);
+/* Parse, validate, swap, reclassify. A bad config keeps the old one; the
+ * reason goes to the log and into *msg. */
+int engine_reload(struct engine *e, char *msg, size_t size);
+/* Restore every change; the engine can be freed afterwards. */
+void engine_stop(struct engine *e);
+/* "412 tasks, 23 jitter packed on CPUs 0-3; uclamp unsupported" */
+void engine_status_line(const struct engine *e, char *buf, size_t size);

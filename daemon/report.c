@@ -1,0 +1,319 @@
+#include "report.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apply.h"
+#include "classifier.h"
+#include "cpustats.h"
+#include "engine.h"
+#include "procmon.h"
+#include "task.h"
+#include "util.h"
+#include "version.h"
+
+static void add_int(struct json_object *o, const char *k, int64_t v)
+{
+    json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+static void add_str(struct json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static void add_bool(struct json_object *o, const char *k, bool v)
+{
+    json_object_object_add(o, k, json_object_new_boolean(v));
+}
+
+static void add_mask(struct json_object *o, const char *k, const cpu_set_t *m)
+{
+    char buf[1024];
+    if (cpulist_format(m, buf, sizeof buf) < 0)
+        snprintf(buf, sizeof buf, "(too long)");
+    add_str(o, k, buf);
+}
+
+static struct json_object *plan_json(const struct engine *e)
+{
+    struct json_object *p = json_object_new_object();
+    const struct packer_plan *pl = e->plan;
+    add_bool(p, "restricted", e->planned && pl->restricted);
+    if (e->planned && pl->restricted)
+        add_mask(p, "cpus", &pl->mask);
+    else
+        add_str(p, "cpus", NULL);
+    add_str(p, "reason", e->planned ? pl->summary : "no plan yet");
+    add_str(p, "state", e->planned ? packer_reason_to_string(pl->reason) : "none");
+    add_str(p, "wait", e->planned ? packer_wait_to_string(pl->wait) : "none");
+    add_int(p, "jitter_load_milli", e->jitter_load_milli);
+    return p;
+}
+
+static struct json_object *cpus_json(void)
+{
+    struct cpustats cs;
+    if (cpustats_read(&cs) < 0)
+        return json_object_new_array();
+    struct json_object *a = cpustats_to_json(&cs);
+    cpustats_done(&cs);
+    return a ? a : json_object_new_array();
+}
+
+struct json_object *report_status(const struct engine *e)
+{
+    struct json_object *o = json_object_new_object();
+    add_str(o, "version", TS_VERSION);
+    add_int(o, "uptime_s", (int64_t)((now_ms() - e->start_ms) / 1000));
+    add_str(o, "mode", e->cfg->mode == APPLY_CGROUP ? "cgroup" : "affinity");
+    add_bool(o, "dry_run", e->cfg->dry_run);
+    add_bool(o, "uclamp_supported", classifier_uclamp_supported(e->classifier));
+    add_bool(o, "unit_optin", classifier_unit_optin_active(e->classifier));
+
+    struct json_object *t = json_object_new_object();
+    add_int(t, "tracked", task_table_count(e->tasks));
+    add_int(t, "jitter", e->n_by_class[CLASS_JITTER]);
+    add_int(t, "intensive", e->n_by_class[CLASS_INTENSIVE]);
+    add_int(t, "ignore", e->n_by_class[CLASS_IGNORE]);
+    add_int(t, "unclassified", e->n_by_class[CLASS_UNSET]);
+    add_int(t, "packed", e->n_packed);
+    add_int(t, "max", task_table_max(e->tasks));
+    add_int(t, "memory_bytes", (int64_t)task_table_memory_bytes(e->tasks));
+    json_object_object_add(o, "tasks", t);
+
+    struct json_object *ev = json_object_new_object();
+    const struct procmon_counters *pc = e->procmon ? procmon_counters(e->procmon) : NULL;
+    static const struct procmon_counters zero;
+    if (!pc)
+        pc = &zero;
+    add_int(ev, "fork", (int64_t)pc->fork);
+    add_int(ev, "exec", (int64_t)pc->exec);
+    add_int(ev, "comm", (int64_t)pc->comm);
+    add_int(ev, "exit", (int64_t)pc->exit);
+    add_int(ev, "uid", (int64_t)pc->uid);
+    add_int(ev, "other", (int64_t)pc->other);
+    add_int(ev, "malformed", (int64_t)pc->malformed);
+    json_object_object_add(o, "events", ev);
+    add_int(o, "overflows", (int64_t)pc->overflows);
+    add_int(o, "rescans", (int64_t)e->counters.rescans);
+    json_object_object_add(o, "plan", plan_json(e));
+
+    struct json_object *rl = json_object_new_object();
+    add_bool(rl, "ok", e->last_reload_ok);
+    add_int(rl, "time_s", (int64_t)e->last_reload_time);
+    add_str(rl, "message", e->last_reload_msg[0] ? e->last_reload_msg : "no reload yet");
+    json_object_object_add(o, "last_reload", rl);
+    json_object_object_add(o, "cpus", cpus_json());
+    return o;
+}
+
+static void task_detail(const struct engine *e, const struct task *t, char *buf, size_t size)
+{
+    if (classifier_explain(e->classifier, t, buf, size) < 0)
+        snprintf(buf, size, "%s", class_source_to_string(t->source));
+}
+
+static struct json_object *task_json(const struct engine *e, const struct task *t)
+{
+    struct json_object *o = json_object_new_object();
+    char detail[512];
+    add_int(o, "tid", t->tid);
+    add_int(o, "pid", t->pid);
+    add_str(o, "comm", t->comm);
+    add_str(o, "class", task_class_to_string(t->class));
+    add_str(o, "source", class_source_to_string(t->source));
+    task_detail(e, t, detail, sizeof detail);
+    add_str(o, "detail", detail);
+    const struct applied_task *at = applier_find(e->applier, t->tid);
+    cpu_set_t cur;
+    if (at) {
+        add_mask(o, "original_mask", &at->original);
+        add_mask(o, "current_mask", &at->set);
+    } else if (sched_getaffinity(t->tid, sizeof cur, &cur) == 0) {
+        add_mask(o, "original_mask", &cur);
+        add_mask(o, "current_mask", &cur);
+    }
+    return o;
+}
+
+struct json_object *report_dump(const struct engine *e)
+{
+    struct json_object *o = json_object_new_object();
+    struct json_object *cores = json_object_new_array();
+    const struct packer_plan *pl = e->plan;
+    for (int i = 0; i < e->topo->n_cores; i++) {
+        const struct topo_core *c = &e->topo->cores[i];
+        struct json_object *co = json_object_new_object();
+        add_int(co, "package", c->package);
+        add_int(co, "core", c->index);
+        add_int(co, "core_id", c->core_id);
+        add_mask(co, "threads", &c->threads);
+        add_mask(co, "online", &c->online);
+        add_int(co, "n_online", c->n_online);
+        const struct packer_core_info *pi = NULL;
+        for (int k = 0; e->planned && k < pl->n_cores; k++)
+            if (pl->cores[k].core == i)
+                pi = &pl->cores[k];
+        add_int(co, "capacity_milli", capacity_core_milli(&e->cfg->capacity, (unsigned)c->n_online));
+        if (pi) {
+            add_int(co, "util_milli", pi->util_milli);
+            add_int(co, "spare_milli", pi->spare_milli);
+            add_bool(co, "busy", pi->busy);
+            add_bool(co, "in_mask", pi->applied);
+        }
+        json_object_array_add(cores, co);
+    }
+    json_object_object_add(o, "cores", cores);
+
+    struct json_object *tasks = json_object_new_array();
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if (t->class == CLASS_JITTER || t->class == CLASS_INTENSIVE)
+            json_object_array_add(tasks, task_json(e, t));
+    json_object_object_add(o, "tasks", tasks);
+    json_object_object_add(o, "plan", plan_json(e));
+    json_object_object_add(o, "cpus", cpus_json());
+    return o;
+}
+
+static void placement(const struct engine *e, const struct task *t, char *buf, size_t size)
+{
+    char mask[256];
+    const struct applied_task *at = applier_find(e->applier, t->tid);
+    int hands_off = applier_hands_off(e->applier, t->tid);
+    if (at) {
+        cpulist_format(&at->set, mask, sizeof mask);
+        snprintf(buf, size, "packed on CPUs %s (plan: %s)", mask, e->plan->summary);
+    } else if (hands_off == -EBUSY)
+        snprintf(buf, size, "left alone: its affinity was changed by someone else after we set it");
+    else if (hands_off < 0)
+        snprintf(buf, size, "left alone: the kernel refused a change (%s)", strerror(-hands_off));
+    else if (t->class != CLASS_JITTER)
+        snprintf(buf, size, "not moved: class %s", task_class_to_string(t->class));
+    else if (!e->planned || !e->plan->restricted)
+        snprintf(buf, size, "not confined: %s", e->planned ? e->plan->summary : "no plan yet");
+    else
+        snprintf(buf, size, "not confined: its own affinity does not intersect the plan");
+}
+
+int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
+{
+    struct json_object *threads = json_object_new_array();
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter))) {
+        if (t->pid != pid)
+            continue;
+        struct json_object *o = task_json(e, t);
+        char buf[512];
+        placement(e, t, buf, sizeof buf);
+        add_str(o, "placement", buf);
+        json_object_array_add(threads, o);
+    }
+    if (json_object_array_length(threads) == 0) {
+        json_object_put(threads);
+        return -ESRCH;
+    }
+    struct json_object *o = json_object_new_object();
+    add_int(o, "pid", pid);
+    json_object_object_add(o, "threads", threads);
+    *ret = o;
+    return 0;
+}
+
+static struct json_object *family(struct json_object *arr, const char *name, const char *type, const char *help)
+{
+    struct json_object *f = json_object_new_object();
+    add_str(f, "name", name);
+    add_str(f, "help", help);
+    add_str(f, "type", type);
+    struct json_object *s = json_object_new_array();
+    json_object_object_add(f, "samples", s);
+    json_object_array_add(arr, f);
+    return s;
+}
+
+static void sample(struct json_object *samples, const char *label, const char *value_label, double v)
+{
+    struct json_object *s = json_object_new_object();
+    struct json_object *l = json_object_new_object();
+    if (label)
+        add_str(l, label, value_label);
+    json_object_object_add(s, "labels", l);
+    json_object_object_add(s, "value", json_object_new_double(v));
+    json_object_array_add(samples, s);
+}
+
+struct json_object *report_metrics(const struct engine *e)
+{
+    struct json_object *arr = json_object_new_array();
+    struct json_object *s;
+    static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
+
+    s = family(arr, "turbosched_tasks", "gauge", "Tracked threads by class");
+    for (size_t i = 0; i < ELEMENTSOF(classes); i++)
+        sample(s, "class", task_class_to_string(classes[i]), e->n_by_class[classes[i]]);
+    s = family(arr, "turbosched_tasks_packed", "gauge", "Threads whose affinity the daemon set");
+    sample(s, NULL, NULL, e->n_packed);
+
+    const struct procmon_counters *pc = e->procmon ? procmon_counters(e->procmon) : NULL;
+    if (pc) {
+        s = family(arr, "turbosched_events_total", "counter", "Proc connector events handled by kind");
+        sample(s, "kind", "fork", (double)pc->fork);
+        sample(s, "kind", "exec", (double)pc->exec);
+        sample(s, "kind", "comm", (double)pc->comm);
+        sample(s, "kind", "exit", (double)pc->exit);
+        sample(s, "kind", "uid", (double)pc->uid);
+        sample(s, "kind", "other", (double)pc->other);
+        s = family(arr, "turbosched_netlink_overflows_total", "counter",
+                   "Proc connector receive buffer overflows (events lost, /proc rescanned)");
+        sample(s, NULL, NULL, (double)pc->overflows);
+    }
+    s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
+    sample(s, NULL, NULL, (double)e->counters.rescans);
+    s = family(arr, "turbosched_plan_changes_total", "counter", "Changes of the jitter CPU mask");
+    sample(s, NULL, NULL, (double)e->counters.plan_changes);
+    s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");
+    sample(s, NULL, NULL, e->planned && e->plan->restricted);
+    s = family(arr, "turbosched_jitter_load_ratio", "gauge", "Load of jitter tasks in CPUs");
+    sample(s, NULL, NULL, e->jitter_load_milli / 1000.0);
+    s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");
+    sample(s, "result", "ok", (double)e->counters.reloads_ok);
+    sample(s, "result", "failed", (double)e->counters.reloads_failed);
+
+    s = family(arr, "turbosched_cpu_utilisation_ratio", "gauge", "Smoothed utilisation per CPU");
+    for (int i = 0; i < e->n_cpus; i++) {
+        if (e->util_milli[i] < 0)
+            continue;
+        char cpu[16];
+        snprintf(cpu, sizeof cpu, "%d", i);
+        sample(s, "cpu", cpu, e->util_milli[i] / 1000.0);
+    }
+
+    struct cpustats cs;
+    if (cpustats_read(&cs) == 0) {
+        struct json_object *fq = family(arr, "turbosched_cpu_frequency_hertz", "gauge",
+                                        "Current CPU frequency (absent without a cpufreq driver)");
+        struct json_object *iu = family(arr, "turbosched_cpu_idle_entries_total", "counter",
+                                        "Idle state entries per CPU, all states");
+        for (unsigned i = 0; i < cs.n_cpus; i++) {
+            char cpu[16];
+            snprintf(cpu, sizeof cpu, "%u", cs.cpus[i].cpu);
+            if (cs.cpus[i].freq_khz)
+                sample(fq, "cpu", cpu, (double)cs.cpus[i].freq_khz * 1000.0);
+            uint64_t n = 0;
+            for (unsigned k = 0; k < cs.cpus[i].n_idle; k++)
+                n += cs.cpus[i].idle[k].usage;
+            if (cs.cpus[i].n_idle)
+                sample(iu, "cpu", cpu, (double)n);
+        }
+        cpustats_done(&cs);
+    }
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "metrics", arr);
+    return o;
+}
