@@ -140,6 +140,12 @@ static int alloc_cpu_arrays(struct engine *e, int n_cpus)
         u[i] = -1;
     }
     e->util_milli = u;
+    int *j = realloc(e->jitter_milli, sizeof(*j) * (size_t)n_cpus);
+    if (!j)
+        return -ENOMEM;
+    for (int i = e->n_cpus; i < n_cpus; i++)
+        j[i] = 0;
+    e->jitter_milli = j;
     e->n_cpus = n_cpus;
     return 0;
 }
@@ -228,7 +234,9 @@ static int sample_cpus(struct engine *e, uint64_t now)
     return 0;
 }
 
-/* CPU time of jitter tasks since the last tick, smoothed per task. */
+/* CPU time of jitter tasks since the last tick, smoothed per task and
+ * charged to the CPU each last ran on: the packer then does not count jitter
+ * it packed onto a core against that core's own spare room. */
 static void sample_tasks(struct engine *e, uint64_t now)
 {
     uint64_t dt_ms = e->task_sample_ms ? now - e->task_sample_ms : 0;
@@ -237,13 +245,15 @@ static void sample_tasks(struct engine *e, uint64_t now)
     struct task *t;
 
     memset(e->n_by_class, 0, sizeof e->n_by_class);
+    memset(e->jitter_milli, 0, sizeof(*e->jitter_milli) * (size_t)e->n_cpus);
     while ((t = task_table_next(e->tasks, &iter))) {
         if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
             e->n_by_class[t->class]++;
         if (t->class != CLASS_JITTER)
             continue;
         uint64_t rt;
-        if (load_read_task_runtime(root_of(e), t->pid, t->tid, &rt) < 0)
+        int cpu;
+        if (load_read_task_sample(root_of(e), t->pid, t->tid, &rt, &cpu) < 0)
             continue;   /* gone: its exit event removes it */
         if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
             uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */
@@ -251,6 +261,8 @@ static void sample_tasks(struct engine *e, uint64_t now)
         }
         t->runtime_ns = rt;
         total += t->util_milli;
+        if (cpu < e->n_cpus)
+            e->jitter_milli[cpu] = (int)MIN((unsigned)e->jitter_milli[cpu] + t->util_milli, 1000u);
     }
     e->task_sample_ms = now;
     e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
@@ -318,6 +330,7 @@ int engine_tick(struct engine *e)
         .cap = &e->cfg->capacity,
         .cpu_util_milli = e->util_milli,
         .n_cpu_util = e->n_cpus,
+        .cpu_jitter_milli = e->jitter_milli,
         .jitter_load_milli = e->jitter_load_milli,
         .cfg = e->cfg,
         .now_ms = now,
@@ -513,6 +526,7 @@ void engine_free(struct engine *e)
     topology_free(e->topo);
     free(e->stat_prev);
     free(e->util_milli);
+    free(e->jitter_milli);
     free(e->plan);
     config_destroy(e->cfg);
     free(e);

@@ -50,6 +50,7 @@ struct engine {
     int n_stat_prev;
     uint64_t stat_prev_ms;
     int *util_milli;             /* smoothed per-CPU utilisation, -1 = no sample */
+    int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
     unsigned jitter_load_milli;
     uint64_t task_sample_ms;
 

@@ -124,6 +124,40 @@ int load_parse_task_stat_cputime(const char *text, long clk_tck, uint64_t *runti
     return 0;
 }
 
+int load_parse_task_stat_cpu(const char *text, int *cpu)
+{
+    const char *p = strrchr(text, ')');
+    if (!p)
+        return -EINVAL;
+    /* after ")": field 3 (state) ... field 39 (processor): skip 36 fields */
+    p++;
+    for (int field = 3; field < 39; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -EINVAL;
+    }
+    int v;
+    if (sscanf(p, " %d", &v) != 1 || v < 0)
+        return -EINVAL;
+    *cpu = v;
+    return 0;
+}
+
+int load_read_task_sample(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns, int *last_cpu)
+{
+    char rel[64], path[PATH_MAX], buf[1024];
+    int r = load_read_task_runtime(root, pid, tid, runtime_ns);
+    if (r < 0)
+        return r;
+    snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    if ((r = path_join(path, sizeof path, root, rel)) < 0)
+        return r;
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    return load_parse_task_stat_cpu(buf, last_cpu);
+}
+
 int load_read_task_runtime(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns)
 {
     char rel[64], path[PATH_MAX], buf[1024];

@@ -31,6 +31,10 @@ unsigned load_ewma(unsigned prev_milli, unsigned sample_milli, uint64_t dt_ms, u
 /* CPU time a thread has consumed, in ns: /proc/PID/task/TID/schedstat (first
  * field), falling back to utime+stime from .../stat. -ESRCH/-ENOENT when gone. */
 int load_read_task_runtime(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns);
-/* Pure parsers behind it. */
+/* The same, plus the CPU the thread last ran on (field 39 of its stat), so
+ * its load can be charged to that CPU. */
+int load_read_task_sample(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns, int *last_cpu);
+/* Pure parsers behind them. */
+int load_parse_task_stat_cpu(const char *text, int *cpu);
 int load_parse_schedstat(const char *text, uint64_t *runtime_ns);
 int load_parse_task_stat_cputime(const char *text, long clk_tck, uint64_t *runtime_ns);

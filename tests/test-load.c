@@ -137,6 +137,25 @@ static void test_task_runtime(void **state)
     assert_int_equal(load_parse_schedstat("x", &ns), -EINVAL);
 }
 
+static void test_task_last_cpu(void **state)
+{
+    char root[PATH_MAX];
+    uint64_t ns;
+    int cpu = -1;
+    snprintf(root, sizeof root, "%s/proc-load", TS_FIXTURES);
+    /* field 39 of the fixture's stat lines: 1 for the leader, 0 for 1240 */
+    assert_int_equal(load_read_task_sample(root, 1234, 1234, &ns, &cpu), 0);
+    assert_int_equal(cpu, 1);
+    assert_int_equal(ns, 123456789ull);
+    assert_int_equal(load_read_task_sample(root, 1234, 1240, &ns, &cpu), 0);
+    assert_int_equal(cpu, 0);
+    assert_int_equal(load_read_task_sample(root, 1234, 4321, &ns, &cpu), -ENOENT);
+    assert_int_equal(load_parse_task_stat_cpu("1 (x) S 1 2 3", &cpu), -EINVAL);
+    /* the live thread runs on an online CPU */
+    assert_int_equal(load_read_task_sample("/", getpid(), getpid(), &ns, &cpu), 0);
+    assert_in_range(cpu, 0, sysconf(_SC_NPROCESSORS_CONF) - 1);
+}
+
 static void test_task_runtime_live(void **state)
 {
     uint64_t a, b;
@@ -160,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_live),
         cmocka_unit_test(test_ewma),
         cmocka_unit_test(test_task_runtime),
+        cmocka_unit_test(test_task_last_cpu),
         cmocka_unit_test(test_task_runtime_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
