@@ -323,8 +323,11 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         }
         if (r < 0) {
             /* we cannot move it: put it back the way it was and stay away */
-            refused(a, t->tid, t->start_time, t->comm, r);
-            return restore_entry(a, e);
+            log_warning("pid %d (%s): sched_setaffinity: %s, restoring it and leaving it alone", (int)t->tid,
+                        t->comm, strerror(-r));
+            int k = restore_entry(a, e);
+            set_hands_off(a, t->tid, t->start_time, r);
+            return k;
         }
         e->set = want;
         a->dirty = true;
@@ -652,12 +655,16 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
         /* a stale record of a TID that was reused */
         free(m->original_path);
     } else {
-        struct applied_member *n = reallocarray(g->members, g->n_members + 1, sizeof *n);
-        if (!n) {
-            free(orig);
-            return -ENOMEM;
+        /* capacity doubles at each power of two: attaching many threads stays linear */
+        size_t n_members = g->n_members;
+        if (n_members < 16 ? n_members == 0 : (n_members & (n_members - 1)) == 0) {
+            struct applied_member *n = reallocarray(g->members, n_members < 16 ? 16 : n_members * 2, sizeof *n);
+            if (!n) {
+                free(orig);
+                return -ENOMEM;
+            }
+            g->members = n;
         }
-        g->members = n;
         m = &g->members[g->n_members++];
     }
     *m = (struct applied_member){.tid = tid, .pid = pid, .start_time = start_time, .original_path = orig};
@@ -666,9 +673,10 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
 }
 
 /* Move the members still in the group (and still the same tasks) back to
- * where they were, then remove the group; the kernel side of libcgroup moves
- * any thread left (children forked inside) to the parent. */
-static int cpuset_undo(struct applier *a, const struct applied_group *g)
+ * where they were, then remove the group; libcgroup moves any thread left
+ * (children forked inside) to the parent. applied: the moves really happened
+ * (false for the groups of a dry run, true for those a previous run left). */
+static int cpuset_undo(struct applier *a, const struct applied_group *g, bool applied)
 {
     for (size_t i = 0; i < g->n_members; i++) {
         const struct applied_member *m = &g->members[i];
@@ -678,8 +686,7 @@ static int cpuset_undo(struct applier *a, const struct applied_group *g)
             continue;
         if (a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path) < 0)
             continue;
-        /* in a dry run it never left its original cpuset */
-        if (strcmp(path, a->dry_run ? m->original_path : g->name) != 0) {
+        if (strcmp(path, applied ? g->name : m->original_path) != 0) {
             log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)m->tid, path);
             continue;
         }
@@ -710,7 +717,7 @@ int applier_group_remove_v1(struct applier *a, const char *group)
     struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
     if (!g)
         return 0;
-    int r = cpuset_undo(a, g);
+    int r = cpuset_undo(a, g, !a->dry_run);
     group_drop(a, g);
     return r;
 }
@@ -824,7 +831,7 @@ int applier_restore_all(struct applier *a)
     }
     while (a->n_groups > 0) {
         struct applied_group *g = &a->groups[a->n_groups - 1];
-        int r = g->kind == GROUP_CPUSET_V1 ? cpuset_undo(a, g) : unit_undo(a, g);
+        int r = g->kind == GROUP_CPUSET_V1 ? cpuset_undo(a, g, !a->dry_run) : unit_undo(a, g);
         if (r > 0)
             restored++;
         group_drop(a, g);
@@ -930,7 +937,7 @@ int applier_recover(struct applier *a)
     for (size_t i = 0; i < s.n_tasks; i++)
         restored += recover_task(a, &s.tasks[i]);
     for (size_t i = 0; i < s.n_groups; i++) {
-        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i]) : unit_undo(a, &s.groups[i]);
+        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i], true) : unit_undo(a, &s.groups[i]);
         restored += k > 0;
     }
     log_info("state file %s: undid %d of %zu changes left by a previous run", a->state_file, restored,

@@ -46,7 +46,7 @@ struct fake_unit {
 };
 
 struct recorder {
-    struct fake_task tasks[32];
+    struct fake_task tasks[80];
     size_t n_tasks;
     struct fake_group groups[8];
     size_t n_groups;
@@ -732,6 +732,19 @@ static void test_cpuset_group(void **state)
     assert_string_equal(c->cpuset, "/batch");   /* left where someone put it */
     assert_null(rec_group(&f->rec, "/ts"));
     assert_int_equal(applier_group_count(f->a), 0);
+
+    /* many members: all recorded, all moved back */
+    assert_int_equal(applier_group_set_v1(f->a, "/many", &plan), 1);
+    for (pid_t tid = 1000; tid < 1040; tid++) {
+        struct fake_task *m = add_task(&f->rec, tid, "0-3");
+        strcpy(m->cpuset, "/batch");
+        assert_int_equal(applier_group_attach_v1(f->a, "/many", tid, tid, m->start_time), 1);
+    }
+    iter = 0;
+    assert_int_equal(applier_next_group(f->a, &iter)->n_members, 40);
+    assert_int_equal(applier_group_remove_v1(f->a, "/many"), 1);
+    for (pid_t tid = 1000; tid < 1040; tid++)
+        assert_string_equal(rec_task(&f->rec, tid)->cpuset, "/batch");
 
     assert_int_equal(applier_group_set_v1(f->a, "../etc", &plan), -EINVAL);
     assert_int_equal(applier_group_set_v1(f->a, "/a b", &plan), -EINVAL);
