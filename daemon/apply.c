@@ -343,6 +343,16 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         set_hands_off(a, t->tid, t->start_time, r);
         return 0;
     }
+    /* A thread we never saw created (events lost, or no adopt call) may
+     * carry the mask it inherited from its packed thread group leader: its
+     * original is the leader's, or it could never be restored. */
+    const struct applied_task *leader = t->pid != t->tid ? tm_find(&a->tasks, t->pid) : NULL;
+    cpu_set_t current = original;
+    if (leader && CPU_EQUAL(&original, expected_mask(a, leader))) {
+        original = leader->original;
+        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)t->pid, fmt_set(&original));
+    }
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
         /* a mask the user narrowed is never widened or moved */
@@ -354,12 +364,15 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         return 0;
     /* want is a subset of what getaffinity reported, so the kernel stores it
      * as it is and getaffinity returns exactly it afterwards. */
-    r = set_mask(a, t->tid, t->comm, &original, &want);
-    if (errno_is_gone(r))
-        return 0;
-    if (r < 0) {
-        refused(a, t->tid, t->start_time, t->comm, r);
-        return 0;
+    bool changed = !CPU_EQUAL(&want, &current);
+    if (changed) {
+        r = set_mask(a, t->tid, t->comm, &current, &want);
+        if (errno_is_gone(r))
+            return 0;
+        if (r < 0) {
+            refused(a, t->tid, t->start_time, t->comm, r);
+            return 0;
+        }
     }
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
                                .original = original, .set = want};
@@ -368,12 +381,12 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (!tm_add(&a->tasks, &rec)) {
         /* we could not remember it, so we must not leave it changed */
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
-        if (!a->dry_run)
-            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &original);
+        if (!a->dry_run && changed)
+            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &current);
         return -ENOMEM;
     }
     a->dirty = true;
-    return 1;
+    return changed;
 }
 
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)

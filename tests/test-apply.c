@@ -609,6 +609,21 @@ static void test_inherited_threads(void **state)
     struct fake_task *other = add_task(&f->rec, 162, "2");
     assert_int_equal(applier_adopt_inherited(f->a, 162, 160, other->start_time, 160), 0);
     assert_null(applier_find(f->a, 162));
+    /* a thread we were never told about, carrying the mask we set on its
+     * thread group leader: packing it takes over the leader's original */
+    struct fake_task *unseen = add_task(&f->rec, 164, "1");
+    struct task tu = mk_task(&f->rec, 164, 160, "parent");
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0);     /* already where the plan wants it */
+    assert_int_equal(f->rec.n_set, sets);
+    assert_non_null(e = applier_find(f->a, 164));
+    assert_mask(&e->original, "0-3");
+    cpu_set_t wider = set_of("1-2");
+    assert_int_equal(applier_pack_task(f->a, &tu, &wider), 1);
+    assert_mask(&unseen->mask, "1-2");
+    assert_int_equal(applier_restore_task(f->a, 164), 1);
+    assert_mask(&unseen->mask, "0-3");
+
     /* nor is the child of a task we did not pack */
     add_task(&f->rec, 163, "1");
     assert_int_equal(applier_adopt_inherited(f->a, 163, 163, 1163, 999), 0);
