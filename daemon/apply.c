@@ -1,6 +1,8 @@
 #include "apply.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +138,9 @@ struct applier {
     struct applied_group *groups;
     size_t n_groups;
     size_t verify_cursor;
+    /* the last group/unit failure, so one that repeats every tick is logged once */
+    char *failed_group;
+    int failed_err;
     bool dirty;                 /* the state file is behind */
     bool state_warned;
     char boot_id[40];
@@ -173,6 +178,7 @@ void applier_free(struct applier *a)
     for (size_t i = 0; i < a->n_groups; i++)
         group_free(&a->groups[i]);
     free(a->groups);
+    free(a->failed_group);
     free(a->state_file);
     free(a);
 }
@@ -482,6 +488,34 @@ const struct applied_task *applier_next(const struct applier *a, size_t *iter)
 
 /* --- groups --------------------------------------------------------------------------- */
 
+/* Log a group or unit failure at error level once; the same failure of the
+ * same group again (the next tick) only at debug level. */
+static void group_failed(struct applier *a, const char *name, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void group_failed(struct applier *a, const char *name, int err, const char *fmt, ...)
+{
+    bool again = a->failed_group && a->failed_err == err && strcmp(a->failed_group, name) == 0;
+    if (!again) {
+        free(a->failed_group);
+        a->failed_group = strdup(name);
+        a->failed_err = err;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_internal(again ? LOG_DEBUG : LOG_ERR, "%s", msg);
+}
+
+static void group_succeeded(struct applier *a, const char *name)
+{
+    if (a->failed_group && strcmp(a->failed_group, name) == 0) {
+        free(a->failed_group);
+        a->failed_group = NULL;
+    }
+}
+
 static struct applied_group *group_find(struct applier *a, enum applied_group_kind kind, const char *name)
 {
     for (size_t i = 0; i < a->n_groups; i++)
@@ -542,7 +576,7 @@ static void parent_of(const char *group, char *buf, size_t size)
 int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *mask)
 {
     if (!cpuset_group_ok(group)) {
-        log_err("cpuset group '%s': not a path under the cpuset root", group);
+        group_failed(a, group, -EINVAL, "cpuset group '%s': not a path under the cpuset root", group);
         return -EINVAL;
     }
     char parent[4096];
@@ -554,7 +588,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
     if (r >= 0)
         r = cpulist_parse(buf, &parent_cpus);
     if (r < 0) {
-        log_err("cpuset group %s: reading cpuset.cpus of %s: %s", group, parent, strerror(-r));
+        group_failed(a, group, r, "cpuset group %s: reading cpuset.cpus of %s: %s", group, parent, strerror(-r));
         return r;
     }
     /* a child cpuset cannot hold CPUs its parent lacks */
@@ -573,7 +607,8 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         char mems[CPULIST_MAX];
         r = a->ops->cpuset_read(a->ops->userdata, parent, "cpuset.mems", mems, sizeof mems);
         if (r < 0) {
-            log_err("cpuset group %s: reading cpuset.mems of %s: %s", group, parent, strerror(-r));
+            group_failed(a, group, r, "cpuset group %s: reading cpuset.mems of %s: %s", group, parent,
+                         strerror(-r));
             return r;
         }
         if (a->dry_run)
@@ -581,7 +616,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         else {
             r = a->ops->cpuset_create(a->ops->userdata, group, fmt_set(&want), mems);
             if (r < 0) {
-                log_err("cpuset group %s: creating it: %s", group, strerror(-r));
+                group_failed(a, group, r, "cpuset group %s: creating it: %s", group, strerror(-r));
                 return r;
             }
             log_info("cpuset group %s: created with cpus %s", group, fmt_set(&want));
@@ -594,6 +629,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         }
         g->set = want;
         a->dirty = true;
+        group_succeeded(a, group);
         return 1;
     }
 
@@ -604,13 +640,15 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
     else {
         r = a->ops->cpuset_write(a->ops->userdata, group, "cpuset.cpus", fmt_set(&want));
         if (r < 0) {
-            log_err("cpuset group %s: writing cpuset.cpus %s: %s", group, fmt_set(&want), strerror(-r));
+            group_failed(a, group, r, "cpuset group %s: writing cpuset.cpus %s: %s", group, fmt_set(&want),
+                         strerror(-r));
             return r;
         }
         log_debug("cpuset group %s: cpus %s -> %s", group, fmt_set(&g->set), fmt_set(&want));
     }
     g->set = want;
     a->dirty = true;
+    group_succeeded(a, group);
     return 1;
 }
 
@@ -775,7 +813,7 @@ static int unit_undo(struct applier *a, const struct applied_group *g)
 int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu_set_t *mask)
 {
     if (!unit_name_ok(unit)) {
-        log_err("unit '%s': not a unit name", unit);
+        group_failed(a, unit, -EINVAL, "unit '%s': not a unit name", unit);
         return -EINVAL;
     }
     struct applied_group *g = group_find(a, GROUP_UNIT, unit);
@@ -794,7 +832,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
     if (!g) {
         int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, unit, bits, sizeof bits);
         if (n < 0) {
-            log_err("unit %s: reading AllowedCPUs: %s", unit, strerror(-n));
+            group_failed(a, unit, n, "unit %s: reading AllowedCPUs: %s", unit, strerror(-n));
             return n;
         }
         g = group_add(a, GROUP_UNIT, unit);
@@ -813,7 +851,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
         int n = cpuset_to_bitmask(mask, bits, sizeof bits);
         int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, unit, bits, (size_t)n);
         if (r < 0) {
-            log_err("unit %s: setting AllowedCPUs %s: %s", unit, fmt_set(mask), strerror(-r));
+            group_failed(a, unit, r, "unit %s: setting AllowedCPUs %s: %s", unit, fmt_set(mask), strerror(-r));
             if (created)
                 group_drop(a, g);
             return r;
@@ -822,6 +860,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
     }
     g->set = *mask;
     a->dirty = true;
+    group_succeeded(a, unit);
     return 1;
 }
 
