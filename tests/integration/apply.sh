@@ -270,5 +270,7 @@ else
     stop_driver
 fi
 
+check "driver ran clean under the sanitizers" bash -c "! grep -qE 'Sanitizer|runtime error' '$TMP/driver.log'"
+
 echo "$PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
