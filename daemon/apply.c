@@ -354,22 +354,25 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
      * original is the leader's, or it could never be restored. */
     const struct applied_task *leader = t->pid != t->tid ? tm_find(&a->tasks, t->pid) : NULL;
     cpu_set_t current = original;
-    if (leader && CPU_EQUAL(&original, expected_mask(a, leader))) {
+    bool inherited = leader && CPU_EQUAL(&original, expected_mask(a, leader));
+    if (inherited) {
         original = leader->original;
         log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
                   (int)t->tid, t->comm, (int)t->pid, fmt_set(&original));
     }
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
-        /* a mask the user narrowed is never widened or moved */
-        log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
-                  fmt_set(&original), fmt_set(plan));
-        return 0;
+        if (!inherited) {
+            /* a mask the user narrowed is never widened or moved */
+            log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
+                      fmt_set(&original), fmt_set(plan));
+            return 0;
+        }
+        want = original;        /* the mask is ours: give the original back */
     }
-    if (CPU_EQUAL(&want, &original))
-        return 0;
-    /* want is a subset of what getaffinity reported, so the kernel stores it
-     * as it is and getaffinity returns exactly it afterwards. */
+    /* want is a subset of what getaffinity reported (or the original an
+     * inherited mask came from), so the kernel stores it as it is and
+     * getaffinity returns exactly it afterwards. */
     bool changed = !CPU_EQUAL(&want, &current);
     if (changed) {
         r = set_mask(a, t->tid, t->comm, &current, &want);
@@ -380,6 +383,8 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
             return 0;
         }
     }
+    if (CPU_EQUAL(&want, &original))
+        return changed;         /* nothing restricted: nothing to remember */
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
                                .original = original, .set = want};
     memcpy(rec.comm, t->comm, sizeof rec.comm);

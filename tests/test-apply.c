@@ -623,6 +623,18 @@ static void test_inherited_threads(void **state)
     assert_mask(&unseen->mask, "1-2");
     assert_int_equal(applier_restore_task(f->a, 164), 1);
     assert_mask(&unseen->mask, "0-3");
+    /* another unseen thread, and a plan that no longer restricts anything:
+     * it gets the leader's original although we never recorded it */
+    struct fake_task *unseen2 = add_task(&f->rec, 165, "1");
+    struct task tu2 = mk_task(&f->rec, 165, 160, "parent");
+    cpu_set_t all = set_of("0-7");
+    assert_int_equal(applier_pack_task(f->a, &tu2, &all), 1);
+    assert_mask(&unseen2->mask, "0-3");
+    assert_null(applier_find(f->a, 165));
+    unseen2->mask = set_of("1");
+    cpu_set_t elsewhere = set_of("6");
+    assert_int_equal(applier_pack_task(f->a, &tu2, &elsewhere), 1);
+    assert_mask(&unseen2->mask, "0-3");
 
     /* nor is the child of a task we did not pack */
     add_task(&f->rec, 163, "1");
