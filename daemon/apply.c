@@ -1,6 +1,8 @@
 #include "apply.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +138,9 @@ struct applier {
     struct applied_group *groups;
     size_t n_groups;
     size_t verify_cursor;
+    /* the last group/unit failure, so one that repeats every tick is logged once */
+    char *failed_group;
+    int failed_err;
     bool dirty;                 /* the state file is behind */
     bool state_warned;
     char boot_id[40];
@@ -173,6 +178,7 @@ void applier_free(struct applier *a)
     for (size_t i = 0; i < a->n_groups; i++)
         group_free(&a->groups[i]);
     free(a->groups);
+    free(a->failed_group);
     free(a->state_file);
     free(a);
 }
@@ -323,8 +329,11 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         }
         if (r < 0) {
             /* we cannot move it: put it back the way it was and stay away */
-            refused(a, t->tid, t->start_time, t->comm, r);
-            return restore_entry(a, e);
+            log_warning("pid %d (%s): sched_setaffinity: %s, restoring it and leaving it alone", (int)t->tid,
+                        t->comm, strerror(-r));
+            int k = restore_entry(a, e);
+            set_hands_off(a, t->tid, t->start_time, r);
+            return k;
         }
         e->set = want;
         a->dirty = true;
@@ -340,24 +349,42 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         set_hands_off(a, t->tid, t->start_time, r);
         return 0;
     }
+    /* A thread we never saw created (events lost, or no adopt call) may
+     * carry the mask it inherited from its packed thread group leader: its
+     * original is the leader's, or it could never be restored. */
+    const struct applied_task *leader = t->pid != t->tid ? tm_find(&a->tasks, t->pid) : NULL;
+    cpu_set_t current = original;
+    bool inherited = leader && CPU_EQUAL(&original, expected_mask(a, leader));
+    if (inherited) {
+        original = leader->original;
+        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)t->pid, fmt_set(&original));
+    }
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
-        /* a mask the user narrowed is never widened or moved */
-        log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
-                  fmt_set(&original), fmt_set(plan));
-        return 0;
+        if (!inherited) {
+            /* a mask the user narrowed is never widened or moved */
+            log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
+                      fmt_set(&original), fmt_set(plan));
+            return 0;
+        }
+        want = original;        /* the mask is ours: give the original back */
+    }
+    /* want is a subset of what getaffinity reported (or the original an
+     * inherited mask came from), so the kernel stores it as it is and
+     * getaffinity returns exactly it afterwards. */
+    bool changed = !CPU_EQUAL(&want, &current);
+    if (changed) {
+        r = set_mask(a, t->tid, t->comm, &current, &want);
+        if (errno_is_gone(r))
+            return 0;
+        if (r < 0) {
+            refused(a, t->tid, t->start_time, t->comm, r);
+            return 0;
+        }
     }
     if (CPU_EQUAL(&want, &original))
-        return 0;
-    /* want is a subset of what getaffinity reported, so the kernel stores it
-     * as it is and getaffinity returns exactly it afterwards. */
-    r = set_mask(a, t->tid, t->comm, &original, &want);
-    if (errno_is_gone(r))
-        return 0;
-    if (r < 0) {
-        refused(a, t->tid, t->start_time, t->comm, r);
-        return 0;
-    }
+        return changed;         /* nothing restricted: nothing to remember */
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
                                .original = original, .set = want};
     memcpy(rec.comm, t->comm, sizeof rec.comm);
@@ -365,12 +392,12 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (!tm_add(&a->tasks, &rec)) {
         /* we could not remember it, so we must not leave it changed */
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
-        if (!a->dry_run)
-            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &original);
+        if (!a->dry_run && changed)
+            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &current);
         return -ENOMEM;
     }
     a->dirty = true;
-    return 1;
+    return changed;
 }
 
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
@@ -466,6 +493,34 @@ const struct applied_task *applier_next(const struct applier *a, size_t *iter)
 
 /* --- groups --------------------------------------------------------------------------- */
 
+/* Log a group or unit failure at error level once; the same failure of the
+ * same group again (the next tick) only at debug level. */
+static void group_failed(struct applier *a, const char *name, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void group_failed(struct applier *a, const char *name, int err, const char *fmt, ...)
+{
+    bool again = a->failed_group && a->failed_err == err && strcmp(a->failed_group, name) == 0;
+    if (!again) {
+        free(a->failed_group);
+        a->failed_group = strdup(name);
+        a->failed_err = err;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_internal(again ? LOG_DEBUG : LOG_ERR, "%s", msg);
+}
+
+static void group_succeeded(struct applier *a, const char *name)
+{
+    if (a->failed_group && strcmp(a->failed_group, name) == 0) {
+        free(a->failed_group);
+        a->failed_group = NULL;
+    }
+}
+
 static struct applied_group *group_find(struct applier *a, enum applied_group_kind kind, const char *name)
 {
     for (size_t i = 0; i < a->n_groups; i++)
@@ -526,7 +581,7 @@ static void parent_of(const char *group, char *buf, size_t size)
 int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *mask)
 {
     if (!cpuset_group_ok(group)) {
-        log_err("cpuset group '%s': not a path under the cpuset root", group);
+        group_failed(a, group, -EINVAL, "cpuset group '%s': not a path under the cpuset root", group);
         return -EINVAL;
     }
     char parent[4096];
@@ -538,7 +593,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
     if (r >= 0)
         r = cpulist_parse(buf, &parent_cpus);
     if (r < 0) {
-        log_err("cpuset group %s: reading cpuset.cpus of %s: %s", group, parent, strerror(-r));
+        group_failed(a, group, r, "cpuset group %s: reading cpuset.cpus of %s: %s", group, parent, strerror(-r));
         return r;
     }
     /* a child cpuset cannot hold CPUs its parent lacks */
@@ -557,7 +612,8 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         char mems[CPULIST_MAX];
         r = a->ops->cpuset_read(a->ops->userdata, parent, "cpuset.mems", mems, sizeof mems);
         if (r < 0) {
-            log_err("cpuset group %s: reading cpuset.mems of %s: %s", group, parent, strerror(-r));
+            group_failed(a, group, r, "cpuset group %s: reading cpuset.mems of %s: %s", group, parent,
+                         strerror(-r));
             return r;
         }
         if (a->dry_run)
@@ -565,7 +621,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         else {
             r = a->ops->cpuset_create(a->ops->userdata, group, fmt_set(&want), mems);
             if (r < 0) {
-                log_err("cpuset group %s: creating it: %s", group, strerror(-r));
+                group_failed(a, group, r, "cpuset group %s: creating it: %s", group, strerror(-r));
                 return r;
             }
             log_info("cpuset group %s: created with cpus %s", group, fmt_set(&want));
@@ -578,6 +634,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         }
         g->set = want;
         a->dirty = true;
+        group_succeeded(a, group);
         return 1;
     }
 
@@ -588,13 +645,15 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
     else {
         r = a->ops->cpuset_write(a->ops->userdata, group, "cpuset.cpus", fmt_set(&want));
         if (r < 0) {
-            log_err("cpuset group %s: writing cpuset.cpus %s: %s", group, fmt_set(&want), strerror(-r));
+            group_failed(a, group, r, "cpuset group %s: writing cpuset.cpus %s: %s", group, fmt_set(&want),
+                         strerror(-r));
             return r;
         }
         log_debug("cpuset group %s: cpus %s -> %s", group, fmt_set(&g->set), fmt_set(&want));
     }
     g->set = want;
     a->dirty = true;
+    group_succeeded(a, group);
     return 1;
 }
 
@@ -652,12 +711,16 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
         /* a stale record of a TID that was reused */
         free(m->original_path);
     } else {
-        struct applied_member *n = reallocarray(g->members, g->n_members + 1, sizeof *n);
-        if (!n) {
-            free(orig);
-            return -ENOMEM;
+        /* capacity doubles at each power of two: attaching many threads stays linear */
+        size_t n_members = g->n_members;
+        if (n_members < 16 ? n_members == 0 : (n_members & (n_members - 1)) == 0) {
+            struct applied_member *n = reallocarray(g->members, n_members < 16 ? 16 : n_members * 2, sizeof *n);
+            if (!n) {
+                free(orig);
+                return -ENOMEM;
+            }
+            g->members = n;
         }
-        g->members = n;
         m = &g->members[g->n_members++];
     }
     *m = (struct applied_member){.tid = tid, .pid = pid, .start_time = start_time, .original_path = orig};
@@ -666,9 +729,10 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
 }
 
 /* Move the members still in the group (and still the same tasks) back to
- * where they were, then remove the group; the kernel side of libcgroup moves
- * any thread left (children forked inside) to the parent. */
-static int cpuset_undo(struct applier *a, const struct applied_group *g)
+ * where they were, then remove the group; libcgroup moves any thread left
+ * (children forked inside) to the parent. applied: the moves really happened
+ * (false for the groups of a dry run, true for those a previous run left). */
+static int cpuset_undo(struct applier *a, const struct applied_group *g, bool applied)
 {
     for (size_t i = 0; i < g->n_members; i++) {
         const struct applied_member *m = &g->members[i];
@@ -678,8 +742,7 @@ static int cpuset_undo(struct applier *a, const struct applied_group *g)
             continue;
         if (a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path) < 0)
             continue;
-        /* in a dry run it never left its original cpuset */
-        if (strcmp(path, a->dry_run ? m->original_path : g->name) != 0) {
+        if (strcmp(path, applied ? g->name : m->original_path) != 0) {
             log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)m->tid, path);
             continue;
         }
@@ -710,7 +773,7 @@ int applier_group_remove_v1(struct applier *a, const char *group)
     struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
     if (!g)
         return 0;
-    int r = cpuset_undo(a, g);
+    int r = cpuset_undo(a, g, !a->dry_run);
     group_drop(a, g);
     return r;
 }
@@ -755,7 +818,7 @@ static int unit_undo(struct applier *a, const struct applied_group *g)
 int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu_set_t *mask)
 {
     if (!unit_name_ok(unit)) {
-        log_err("unit '%s': not a unit name", unit);
+        group_failed(a, unit, -EINVAL, "unit '%s': not a unit name", unit);
         return -EINVAL;
     }
     struct applied_group *g = group_find(a, GROUP_UNIT, unit);
@@ -774,7 +837,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
     if (!g) {
         int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, unit, bits, sizeof bits);
         if (n < 0) {
-            log_err("unit %s: reading AllowedCPUs: %s", unit, strerror(-n));
+            group_failed(a, unit, n, "unit %s: reading AllowedCPUs: %s", unit, strerror(-n));
             return n;
         }
         g = group_add(a, GROUP_UNIT, unit);
@@ -793,7 +856,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
         int n = cpuset_to_bitmask(mask, bits, sizeof bits);
         int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, unit, bits, (size_t)n);
         if (r < 0) {
-            log_err("unit %s: setting AllowedCPUs %s: %s", unit, fmt_set(mask), strerror(-r));
+            group_failed(a, unit, r, "unit %s: setting AllowedCPUs %s: %s", unit, fmt_set(mask), strerror(-r));
             if (created)
                 group_drop(a, g);
             return r;
@@ -802,6 +865,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
     }
     g->set = *mask;
     a->dirty = true;
+    group_succeeded(a, unit);
     return 1;
 }
 
@@ -824,7 +888,7 @@ int applier_restore_all(struct applier *a)
     }
     while (a->n_groups > 0) {
         struct applied_group *g = &a->groups[a->n_groups - 1];
-        int r = g->kind == GROUP_CPUSET_V1 ? cpuset_undo(a, g) : unit_undo(a, g);
+        int r = g->kind == GROUP_CPUSET_V1 ? cpuset_undo(a, g, !a->dry_run) : unit_undo(a, g);
         if (r > 0)
             restored++;
         group_drop(a, g);
@@ -930,7 +994,7 @@ int applier_recover(struct applier *a)
     for (size_t i = 0; i < s.n_tasks; i++)
         restored += recover_task(a, &s.tasks[i]);
     for (size_t i = 0; i < s.n_groups; i++) {
-        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i]) : unit_undo(a, &s.groups[i]);
+        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i], true) : unit_undo(a, &s.groups[i]);
         restored += k > 0;
     }
     log_info("state file %s: undid %d of %zu changes left by a previous run", a->state_file, restored,

@@ -42,7 +42,9 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
 /* A new thread or process of a task we packed inherits the packed mask from
  * the kernel. If parent_tid is ours and tid's mask still equals what we set on
  * the parent, record tid with the parent's original mask so it is restored
- * like the parent. Returns 1 if adopted, 0 if not. */
+ * like the parent. Call it on the fork event, before tid is packed itself
+ * (packing first would take the inherited mask for its original). Returns 1
+ * if adopted, 0 if not, -ENOMEM. */
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid);
 
 /* Restore tid's original mask if it is ours and its mask is still what we
@@ -111,6 +113,7 @@ int applier_flush_state(struct applier *a);
  * we set gets its original back; any other is left as it is. cpuset members
  * still in our group go back to their original cpuset and the group is
  * removed; units get their original AllowedCPUs= back. An unusable file is
- * ignored with a message. The file is removed afterwards. Returns the number
- * of things restored, -errno if the file could not be read at all. */
+ * ignored with a message. The file is removed afterwards (not in a dry run).
+ * Returns the number of things restored (0 without a usable file), -errno
+ * only when the boot id cannot be read or memory runs out. */
 int applier_recover(struct applier *a);

@@ -216,6 +216,20 @@ static int field_set(char **p, cpu_set_t *ret)
     return 0;
 }
 
+/* Make room for element n of *array: capacity doubles at each power of two,
+ * so reading a file of many records stays linear. */
+static int grow(void *array, size_t n, size_t elem_size)
+{
+    void **p = array;
+    if (n >= 16 && (n & (n - 1)) != 0)
+        return 0;
+    void *m = reallocarray(*p, n < 16 ? 16 : n * 2, elem_size);
+    if (!m)
+        return -ENOMEM;
+    *p = m;
+    return 0;
+}
+
 static int parse_entry(char *line, struct state *s)
 {
     char *p = line;
@@ -235,10 +249,8 @@ static int parse_entry(char *line, struct state *s)
             field_set(&p, &t.original) < 0 || field_set(&p, &t.set) < 0)
             return -EBADMSG;
         snprintf(t.comm, sizeof t.comm, "%s", p);
-        struct applied_task *n = reallocarray(s->tasks, s->n_tasks + 1, sizeof *n);
-        if (!n)
+        if (grow(&s->tasks, s->n_tasks, sizeof *s->tasks) < 0)
             return -ENOMEM;
-        s->tasks = n;
         s->tasks[s->n_tasks++] = t;
         return 0;
     }
@@ -255,10 +267,8 @@ static int parse_entry(char *line, struct state *s)
         }
         if (!*p || (g.kind == GROUP_CPUSET_V1 && p[0] != '/'))
             return -EBADMSG;
-        struct applied_group *n = reallocarray(s->groups, s->n_groups + 1, sizeof *n);
-        if (!n)
+        if (grow(&s->groups, s->n_groups, sizeof *s->groups) < 0)
             return -ENOMEM;
-        s->groups = n;
         if (!(g.name = strdup(p)))
             return -ENOMEM;
         s->groups[s->n_groups++] = g;
@@ -272,10 +282,8 @@ static int parse_entry(char *line, struct state *s)
         if (field_pid(&p, &m.tid) < 0 || field_pid(&p, &m.pid) < 0 || field_u64(&p, &m.start_time) < 0 ||
             p[0] != '/')
             return -EBADMSG;
-        struct applied_member *n = reallocarray(g->members, g->n_members + 1, sizeof *n);
-        if (!n)
+        if (grow(&g->members, g->n_members, sizeof *g->members) < 0)
             return -ENOMEM;
-        g->members = n;
         if (!(m.original_path = strdup(p)))
             return -ENOMEM;
         g->members[g->n_members++] = m;

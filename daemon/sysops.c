@@ -67,6 +67,8 @@ static int real_boot_id(void *userdata, char *buf, size_t size)
  * once where it handles them; its own messages are only debugging detail. By
  * default it would print them to stdout. */
 static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap)
 {
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);

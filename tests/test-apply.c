@@ -46,7 +46,7 @@ struct fake_unit {
 };
 
 struct recorder {
-    struct fake_task tasks[32];
+    struct fake_task tasks[80];
     size_t n_tasks;
     struct fake_group groups[8];
     size_t n_groups;
@@ -609,6 +609,33 @@ static void test_inherited_threads(void **state)
     struct fake_task *other = add_task(&f->rec, 162, "2");
     assert_int_equal(applier_adopt_inherited(f->a, 162, 160, other->start_time, 160), 0);
     assert_null(applier_find(f->a, 162));
+    /* a thread we were never told about, carrying the mask we set on its
+     * thread group leader: packing it takes over the leader's original */
+    struct fake_task *unseen = add_task(&f->rec, 164, "1");
+    struct task tu = mk_task(&f->rec, 164, 160, "parent");
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0);     /* already where the plan wants it */
+    assert_int_equal(f->rec.n_set, sets);
+    assert_non_null(e = applier_find(f->a, 164));
+    assert_mask(&e->original, "0-3");
+    cpu_set_t wider = set_of("1-2");
+    assert_int_equal(applier_pack_task(f->a, &tu, &wider), 1);
+    assert_mask(&unseen->mask, "1-2");
+    assert_int_equal(applier_restore_task(f->a, 164), 1);
+    assert_mask(&unseen->mask, "0-3");
+    /* another unseen thread, and a plan that no longer restricts anything:
+     * it gets the leader's original although we never recorded it */
+    struct fake_task *unseen2 = add_task(&f->rec, 165, "1");
+    struct task tu2 = mk_task(&f->rec, 165, 160, "parent");
+    cpu_set_t all = set_of("0-7");
+    assert_int_equal(applier_pack_task(f->a, &tu2, &all), 1);
+    assert_mask(&unseen2->mask, "0-3");
+    assert_null(applier_find(f->a, 165));
+    unseen2->mask = set_of("1");
+    cpu_set_t elsewhere = set_of("6");
+    assert_int_equal(applier_pack_task(f->a, &tu2, &elsewhere), 1);
+    assert_mask(&unseen2->mask, "0-3");
+
     /* nor is the child of a task we did not pack */
     add_task(&f->rec, 163, "1");
     assert_int_equal(applier_adopt_inherited(f->a, 163, 163, 1163, 999), 0);
@@ -733,6 +760,19 @@ static void test_cpuset_group(void **state)
     assert_null(rec_group(&f->rec, "/ts"));
     assert_int_equal(applier_group_count(f->a), 0);
 
+    /* many members: all recorded, all moved back */
+    assert_int_equal(applier_group_set_v1(f->a, "/many", &plan), 1);
+    for (pid_t tid = 1000; tid < 1040; tid++) {
+        struct fake_task *m = add_task(&f->rec, tid, "0-3");
+        strcpy(m->cpuset, "/batch");
+        assert_int_equal(applier_group_attach_v1(f->a, "/many", tid, tid, m->start_time), 1);
+    }
+    iter = 0;
+    assert_int_equal(applier_next_group(f->a, &iter)->n_members, 40);
+    assert_int_equal(applier_group_remove_v1(f->a, "/many"), 1);
+    for (pid_t tid = 1000; tid < 1040; tid++)
+        assert_string_equal(rec_task(&f->rec, tid)->cpuset, "/batch");
+
     assert_int_equal(applier_group_set_v1(f->a, "../etc", &plan), -EINVAL);
     assert_int_equal(applier_group_set_v1(f->a, "/a b", &plan), -EINVAL);
 }
@@ -790,7 +830,13 @@ static void test_unit_allowed_cpus(void **state)
     assert_int_equal(some->n, 1);
 
     assert_int_equal(applier_unit_set_allowed_cpus(f->a, "no such unit", &plan), -EINVAL);
-    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "missing.slice", &plan), -ENOENT);
+    /* a failure that repeats every tick is an error once, then debug */
+    logbuf[0] = '\0';
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(applier_unit_set_allowed_cpus(f->a, "missing.slice", &plan), -ENOENT);
+    assert_non_null(strstr(logbuf, "<3>unit missing.slice: reading AllowedCPUs: No such file or directory"));
+    assert_null(strstr(strstr(logbuf, "<3>") + 1, "<3>"));
+    assert_non_null(strstr(logbuf, "<7>unit missing.slice: reading AllowedCPUs"));
     assert_int_equal(applier_group_count(f->a), 0);
 }
 

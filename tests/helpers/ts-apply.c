@@ -5,7 +5,8 @@
  * driver at any point.
  *
  *   ts-apply [--dry-run] STATE_FILE
- *   pack TID CPULIST | restore TID | forget TID | verify | restore-all | flush
+ *   pack TID CPULIST | adopt TID PARENT_TID | restore TID | forget TID
+ *   verify | restore-all | flush
  *   recover | find TID | hands-off TID | count
  *   group-set GROUP CPULIST|- | group-attach GROUP TID | group-remove GROUP
  *   quit
@@ -69,6 +70,14 @@ static int run(struct applier *a, char *line, char *answer, size_t answer_size)
         if ((r = task_from_proc(tid, &t)) < 0)
             return r;
         return applier_pack_task(a, &t, &set);
+    }
+    if (strcmp(cmd, "adopt") == 0) {
+        pid_t parent;
+        if (parse_tid(arg1, &tid) < 0 || parse_tid(arg2, &parent) < 0)
+            return -EINVAL;
+        if ((r = task_from_proc(tid, &t)) < 0)
+            return r;
+        return applier_adopt_inherited(a, t.tid, t.pid, t.start_time, parent);
     }
     if (strcmp(cmd, "restore") == 0)
         return parse_tid(arg1, &tid) < 0 ? -EINVAL : applier_restore_task(a, tid);

@@ -155,6 +155,22 @@ kill -9 "$D"; wait "$D" 2>/dev/null
 check "restore of an exited task" drv_is restore "$D" "ok 0"
 check "nothing recorded" drv_is count "ok 0"
 
+# a child forked after its parent was packed inherits the mask from the kernel
+spawn P bash -c "until [ -e '$TMP/go' ]; do sleep 0.01; done; sleep 1000 & wait"
+wait_for 10 test -e "/proc/$P/status"
+check "pack parent" drv_is pack "$P" 0 "ok 1"
+touch "$TMP/go"
+child_of() { pgrep -P "$1" -x sleep | head -1; }
+wait_for 10 test -n "$(child_of "$P")" || fail "child of $P did not start"
+K=$(child_of "$P")
+CHILDREN+=("$K")
+check "child inherited the packed mask" affinity_is "$K" 0
+check "child adopted" drv_is adopt "$K" "$P" "ok 1"
+check "child recorded with the parent's original" drv_is find "$K" "ok original $ORIG set 0"
+check "child restored to the parent's original" drv_is restore "$K" "ok 1"
+check "child's original back" affinity_is "$K" "$ORIG"
+check "parent restored" drv_is restore "$P" "ok 1"
+
 # a clean stop: restore everything, flush, and the state file goes
 spawn H sleep 1000
 wait_for 10 test -e "/proc/$H/status"
@@ -253,6 +269,8 @@ else
     check "task back home after recovery" cpuset_is "$G" "$HOME_GROUP"
     stop_driver
 fi
+
+check "driver ran clean under the sanitizers" bash -c "! grep -qE 'Sanitizer|runtime error' '$TMP/driver.log'"
 
 echo "$PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
