@@ -447,10 +447,33 @@ int applier_restore_task(struct applier *a, pid_t tid)
     return restore_entry(a, e);
 }
 
+static void member_drop(struct applier *a, struct applied_group *g, size_t i)
+{
+    free(g->members[i].original_path);
+    g->members[i] = g->members[--g->n_members];
+    a->dirty = true;
+}
+
+static struct applied_member *member_find(struct applied_group *g, pid_t tid, size_t *idx)
+{
+    for (size_t i = 0; i < g->n_members; i++)
+        if (g->members[i].tid == tid) {
+            *idx = i;
+            return &g->members[i];
+        }
+    return NULL;
+}
+
 void applier_forget_task(struct applier *a, pid_t tid)
 {
     forget(a, tid);
     tm_remove(&a->hands_off, tid);
+    /* An exited member: nothing to move back. */
+    for (size_t k = 0; k < a->n_groups; k++) {
+        size_t i;
+        if (a->groups[k].kind == GROUP_CPUSET_V1 && member_find(&a->groups[k], tid, &i))
+            member_drop(a, &a->groups[k], i);
+    }
 }
 
 int applier_verify(struct applier *a, size_t max_tasks)
@@ -766,6 +789,37 @@ static int cpuset_undo(struct applier *a, const struct applied_group *g, bool ap
     }
     log_info("cpuset group %s: removed", g->name);
     return 1;
+}
+
+int applier_group_detach_v1(struct applier *a, const char *group, pid_t tid)
+{
+    struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
+    size_t i;
+    struct applied_member *m = g ? member_find(g, tid, &i) : NULL;
+    if (!m)
+        return 0;
+    char path[4096];
+    uint64_t start_time;
+    int r = 0;
+    if (a->ops->task_start_time(a->ops->userdata, tid, &start_time) < 0 || start_time != m->start_time ||
+        a->ops->cpuset_task_path(a->ops->userdata, tid, path, sizeof path) < 0)
+        goto drop;   /* gone, or another task under a reused TID */
+    if (strcmp(path, g->name) != 0 && !a->dry_run) {
+        log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)tid, path);
+        goto drop;
+    }
+    if (a->dry_run) {
+        log_info("would move pid %d back from cpuset %s to %s", (int)tid, g->name, m->original_path);
+        r = 1;
+        goto drop;
+    }
+    r = a->ops->cpuset_attach(a->ops->userdata, m->original_path, tid);
+    if (r < 0 && !errno_is_gone(r))
+        log_warning("pid %d: moving it back to cpuset %s: %s", (int)tid, m->original_path, strerror(-r));
+    r = r < 0 ? 0 : 1;
+drop:
+    member_drop(a, g, i);
+    return r;
 }
 
 int applier_group_remove_v1(struct applier *a, const char *group)

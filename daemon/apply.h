@@ -89,6 +89,10 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
  * there / gone, -errno. */
 int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid_t pid, uint64_t start_time);
 
+/* Move tid back to the cpuset it came from (unless it was moved elsewhere
+ * since) and stop recording it. 1 moved back, 0 not a member / left alone. */
+int applier_group_detach_v1(struct applier *a, const char *group, pid_t tid);
+
 /* Move every recorded member back to its original cpuset (unless it was moved
  * elsewhere since) and remove the group. 1 removed, 0 not ours, -errno. */
 int applier_group_remove_v1(struct applier *a, const char *group);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "classifier.h"
@@ -25,21 +26,58 @@ static const cpu_set_t *plan_mask(const struct engine *e)
     return e->planned && e->plan->restricted ? &e->plan->mask : NULL;
 }
 
-/* Tasks confined per thread: jitter, except those whose group the applier
- * confines as a whole. */
+/* Jitter confined through the daemon's cpuset group rather than per thread:
+ * every jitter task in cgroup mode, or those of rules that ask for it. */
+static bool uses_group(const struct engine *e, const struct task *t)
+{
+    if (t->class != CLASS_JITTER || !e->cpuset_v1)
+        return false;
+    if (e->cfg->mode == APPLY_CGROUP)
+        return true;
+    return t->source == SOURCE_RULE && t->rule >= 0 && (size_t)t->rule < e->cfg->n_rules &&
+           e->cfg->rules[t->rule].cgroup_mode;
+}
+
+/* Tasks confined per thread: jitter, except those whose group is confined
+ * as a whole (the daemon's cpuset group, or the jitter slice under systemd). */
 static bool packs_per_thread(const struct engine *e, const struct task *t)
 {
-    if (t->class != CLASS_JITTER)
+    if (t->class != CLASS_JITTER || uses_group(e, t))
         return false;
     if (t->source == SOURCE_SLICE && classifier_unit_optin_active(e->classifier))
         return false;
     return true;
 }
 
+static int ensure_group(struct engine *e)
+{
+    if (e->group_ready)
+        return 0;
+    int r = applier_group_set_v1(e->applier, e->group, plan_mask(e));
+    if (r < 0)
+        return r;   /* the applier said why */
+    e->group_ready = true;
+    return 0;
+}
+
 /* Bring one task's placement in line with its class and the current plan. */
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
+    if (uses_group(e, t) && ensure_group(e) == 0) {
+        if (applier_find(e->applier, t->tid))
+            applier_restore_task(e->applier, t->tid);
+        if (applier_group_attach_v1(e->applier, e->group, t->tid, t->pid, t->start_time) > 0) {
+            t->flags |= TASK_F_GROUP;
+            e->counters.packs++;
+        }
+        return;
+    }
+    if (t->flags & TASK_F_GROUP) {
+        t->flags &= ~TASK_F_GROUP;
+        if (applier_group_detach_v1(e->applier, e->group, t->tid) > 0)
+            e->counters.restores++;
+    }
     if (packs_per_thread(e, t)) {
         r = applier_pack_task(e->applier, t, plan_mask(e));
         if (r > 0)
@@ -49,6 +87,22 @@ static void place_task(struct engine *e, struct task *t)
         if (r > 0)
             e->counters.restores++;
     }
+}
+
+/* cgroup mode needs a cpuset group the daemon can create: cgroup v1. */
+static void setup_group_mode(struct engine *e)
+{
+    char path[PATH_MAX];
+    e->group_ready = false;
+    snprintf(e->group, sizeof e->group, "/%s", e->cfg->cgroup_name ? e->cfg->cgroup_name : "turbosched");
+    e->cpuset_v1 = path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 &&
+                   access(path, F_OK) == 0;
+    bool wanted = e->cfg->mode == APPLY_CGROUP;
+    for (size_t i = 0; i < e->cfg->n_rules && !wanted; i++)
+        wanted = e->cfg->rules[i].cgroup_mode;
+    if (wanted && !e->cpuset_v1)
+        log_notice("cgroup mode needs the cgroup v1 cpuset controller, which is not mounted: "
+                   "confining jitter per thread instead");
 }
 
 static int classify_and_place(struct engine *e, struct task *t)
@@ -193,6 +247,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         log_err("setting up the applier: %s", strerror(-r));
         goto fail;
     }
+    setup_group_mode(e);
     *ret = e;
     return 0;
 fail:
@@ -276,11 +331,11 @@ static void apply_plan(struct engine *e)
     while ((t = task_table_next(e->tasks, &iter)))
         if (packs_per_thread(e, t))
             place_task(e, t);
-    if (classifier_unit_optin_active(e->classifier)) {
-        int r = applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask);
-        if (r < 0 && r != -ENOENT)
-            log_warning("%s: setting AllowedCPUs: %s", JITTER_SLICE, strerror(-r));
-    }
+    /* Groups follow with one write each; the applier logs failures. */
+    if (e->group_ready)
+        applier_group_set_v1(e->applier, e->group, mask);
+    if (classifier_unit_optin_active(e->classifier))
+        applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask);
 }
 
 /* Topology changes (hotplug, SMT switches) show in the online list first:
@@ -414,6 +469,7 @@ static void reset_classes(struct engine *e)
         t->class = CLASS_UNSET;
         t->source = SOURCE_NONE;
         t->rule = -1;
+        t->flags &= ~TASK_F_GROUP;   /* restore_all removed the group */
     }
 }
 
@@ -484,6 +540,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     config_destroy(e->cfg);
     e->cfg = cfg;
     log_set_max_level(cfg->log_level);
+    setup_group_mode(e);
     packer_state_init(&e->pstate);
     e->planned = false;
     reset_classes(e);

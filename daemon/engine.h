@@ -25,6 +25,9 @@ struct engine_params {
     int log_level;               /* --log-level, or -1: the config decides */
 };
 
+/* struct task.flags */
+#define TASK_F_GROUP 0x1u        /* attached to the daemon's cpuset group */
+
 struct engine_counters {
     uint64_t ticks;
     uint64_t rescans;
@@ -58,6 +61,12 @@ struct engine {
     struct packer_state pstate;
     struct packer_plan *plan;    /* last computed plan (large: heap) */
     bool planned;
+
+    /* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,
+     * whose CPUs follow the plan with one write */
+    bool cpuset_v1;              /* the v1 cpuset controller is mounted */
+    char group[256];             /* "/" + cfg->cgroup_name */
+    bool group_ready;            /* created by the applier */
 
     /* a fork event in flight: whose mask the new task inherited */
     pid_t fork_parent_tid;

@@ -198,12 +198,10 @@ static int run(struct daemon *d)
     if (r < 0)
         return r;
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
-    if (r < 0) {
-        log_err("control socket %s: %s", e->cfg->control_socket, strerror(-r));
-        return r;
-    }
+    if (r < 0)
+        return r;   /* control.c said why */
     /* Everything that needs privilege beyond the working set is opened. */
-    privileges_drop_unneeded();
+    privileges_drop_unneeded(e->cpuset_v1);
 
     update_status(d);
     sd_notify(false, "READY=1");

@@ -9,16 +9,18 @@
 
 #include "log.h"
 
-uint64_t privileges_kept_mask(void)
+uint64_t privileges_kept_mask(bool cpuset_v1)
 {
     return (1ull << CAP_SYS_NICE) |     /* sched_setaffinity on other users' tasks */
            (1ull << CAP_NET_ADMIN) |    /* proc connector, SO_RCVBUFFORCE */
-           (1ull << CAP_SYS_PTRACE);    /* readlink /proc/PID/exe of other users' tasks for exe= rules */
+           (1ull << CAP_SYS_PTRACE) |   /* readlink /proc/PID/exe of other users' tasks for exe= rules */
+           /* mkdir/rmdir of our group below the v1 cpuset root, which is 0555 */
+           (cpuset_v1 ? 1ull << CAP_DAC_OVERRIDE : 0);
 }
 
-int privileges_drop_unneeded(void)
+int privileges_drop_unneeded(bool cpuset_v1)
 {
-    uint64_t keep = privileges_kept_mask();
+    uint64_t keep = privileges_kept_mask(cpuset_v1);
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct data[2];
 
@@ -53,6 +55,6 @@ int privileges_drop_unneeded(void)
         log_warning("dropping capabilities: %s", strerror(errno));
         return r;
     }
-    log_debug("capabilities reduced to sys_nice, net_admin, sys_ptrace");
+    log_debug("capabilities reduced to sys_nice, net_admin, sys_ptrace%s", cpuset_v1 ? ", dac_override" : "");
     return 0;
 }

@@ -3,8 +3,12 @@
 #pragma once
 #include <stdint.h>
 
-/* The capabilities kept, as a bit mask of CAP_* numbers. */
-uint64_t privileges_kept_mask(void);
+#include <stdbool.h>
+
+/* The capabilities kept, as a bit mask of CAP_* numbers. cpuset_v1: the
+ * daemon may create and remove its group in a cgroup v1 cpuset hierarchy,
+ * whose root directory is mode 0555 even for root. */
+uint64_t privileges_kept_mask(bool cpuset_v1);
 /* Drop every other capability from the effective, permitted, inheritable and
  * bounding sets. Returns 0, or -errno (logged) if the kernel refused. */
-int privileges_drop_unneeded(void);
+int privileges_drop_unneeded(bool cpuset_v1);

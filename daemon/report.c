@@ -188,7 +188,10 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
     if (at) {
         cpulist_format(&at->set, mask, sizeof mask);
         snprintf(buf, size, "packed on CPUs %s (plan: %s)", mask, e->plan->summary);
-    } else if (hands_off == -EBUSY)
+    } else if (t->flags & TASK_F_GROUP)
+        snprintf(buf, size, "in cpuset group %s, whose CPUs follow the plan (%s)", e->group,
+                 e->planned ? e->plan->summary : "no plan yet");
+    else if (hands_off == -EBUSY)
         snprintf(buf, size, "left alone: its affinity was changed by someone else after we set it");
     else if (hands_off < 0)
         snprintf(buf, size, "left alone: the kernel refused a change (%s)", strerror(-hands_off));

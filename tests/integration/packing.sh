@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The real daemon on the real kernel: a CPU hog on CPU 0 and jitter processes
+# matched by a rule. Jitter is confined to the busy CPU, follows the load,
+# leaves a user-pinned task alone, and every mask comes back on stop, after
+# kill -9 and a restart, and when the load goes away.
+. "$(dirname "$0")/lib.bash"
+require_root
+[ "$(nproc)" -ge 2 ] || skip "needs 2 online CPUs"
+ALL=$(all_cpus)
+[ "$ALL" = "0-1" ] || skip "written for a 2-CPU machine (online: $ALL)"
+
+NAME="tj$$"
+write_config <<CONF
+[rule test-jitter]
+comm = ${NAME}*
+class = jitter
+CONF
+
+jitter_pids=()
+start_jitter() {
+    local p i
+    for i in 1 2 3; do spawn p "$LOAD" -d 2 -p 20 -n "${NAME}$i"; jitter_pids+=("$p"); done
+}
+all_jitter_on() { local p; for p in "${jitter_pids[@]}"; do affinity_is "$p" "$1" || return 1; done; }
+explain_class() { ctl --json explain "$1" 2>/dev/null | grep -q "\"class\": *\"$2\""; }
+
+check "daemon starts" start_daemon
+
+spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+# A jitter task the user pinned to CPU 1 before the daemon saw it.
+spawn PINNED taskset -c 1 "$LOAD" -d 2 -p 20 -n "${NAME}p"
+t0=$(date +%s%N)
+start_jitter
+check "jitter confined to the busy CPU 0" wait_for 20 all_jitter_on 0
+for p in "${jitter_pids[@]}"; do echo "  jitter $p: $(affinity_of $p)"; done
+echo "  confined $(( ($(date +%s%N) - t0) / 1000000 )) ms after the jitter tasks started"
+check "pinned task classified jitter" wait_for 10 explain_class "$PINNED" jitter
+check "pinned task left on CPU 1" affinity_is "$PINNED" 1
+check "dump shows a jitter task with its masks" \
+    bash -c "'$CTL' --socket '$TMP/control' dump | grep -q '${NAME}1'"
+
+kill "$HOG"; wait "$HOG" 2>/dev/null
+check "load gone: masks back to the originals" wait_for 20 all_jitter_on "$ALL"
+check "pinned task still on CPU 1" affinity_is "$PINNED" 1
+
+spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+check "load back: confined again" wait_for 20 all_jitter_on 0
+check "SIGTERM: daemon exits cleanly" stop_daemon TERM
+check "SIGTERM: every mask restored" all_jitter_on "$ALL"
+check "SIGTERM: pinned task untouched" affinity_is "$PINNED" 1
+check "SIGTERM: state file removed" test ! -e "$TMP/state"
+
+check "restart" start_daemon
+check "restart: confined again" wait_for 20 all_jitter_on 0
+check "state file written" test -s "$TMP/state"
+stop_daemon KILL
+check "kill -9 leaves tasks confined (the state file remembers them)" all_jitter_on 0
+kill "$HOG"; wait "$HOG" 2>/dev/null
+check "restart after kill -9" start_daemon
+check "restart after kill -9: nothing left confined" wait_for 20 all_jitter_on "$ALL"
+check "pinned task still on CPU 1 after all" affinity_is "$PINNED" 1
+check "final SIGTERM" stop_daemon TERM
+check "no error in the daemon's log" bash -c "! grep -q '^<[0-3]>' '$TMP/daemon.log'"
+finish
