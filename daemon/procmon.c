@@ -17,7 +17,6 @@
 
 /* Event filter (Linux 6.6+): PROC_CN_MCAST_LISTEN followed by an event mask
  * (struct proc_input). Older uapi headers lack it, so spell it out. */
-#define TS_PROC_EVENT_NONZERO_EXIT 0x20000000u
 #define TS_PROC_EVENTS_WANTED (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_UID | PROC_EVENT_COMM | PROC_EVENT_EXIT)
 
 /* Messages per dispatch: a fork storm must not keep the loop here forever. */
@@ -339,9 +338,11 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
         log_err("proc connector: PROC_CN_MCAST_LISTEN: %s", strerror(-r));
         goto fail;
     }
-    /* Then narrow it with the event filter. Kernels before 6.6 drop a request
-     * of this length without a word, leaving the plain LISTEN in force; 6.6+
-     * switch this socket to the mask (the ack of this one is filtered out). */
+    /* Then narrow it with the event filter. Kernels before 6.6 return early
+     * on any request that is not exactly 4 bytes (no ack, no error), leaving
+     * the plain LISTEN in force; 6.6+ switch this socket to the mask (and the
+     * ack of this request, what = 0, is itself filtered out). On 6.18 a gid
+     * change arrives without the mask and not with it (test-procmon). */
     uint32_t wanted = TS_PROC_EVENTS_WANTED;
     r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &wanted);
     if (r < 0)

@@ -287,6 +287,46 @@ static void test_live(void **state)
     procmon_free(pm);
 }
 
+static int count_only(const struct procmon_event *ev, void *userdata)
+{
+    (*(unsigned *)userdata)++;
+    return 0;
+}
+
+/* A receive buffer far too small for a burst of forks: the kernel drops
+ * events, dispatch says -ENOBUFS once and counts the overflow, and what is
+ * queued after it is still delivered. */
+static void test_live_overflow(void **state)
+{
+    struct procmon *pm;
+    int r = procmon_open(0, &pm);
+    if (r == -EPERM || r == -EACCES || geteuid() != 0)
+        skip();
+    assert_int_equal(r, 0);
+    assert_true(procmon_set_rcvbuf(pm, 1) > 0);   /* the kernel rounds up to its minimum */
+    unsigned handled = 0;
+    uint64_t deadline = now_ms() + 20000;
+    while (procmon_counters(pm)->overflows == 0 && now_ms() < deadline) {
+        for (int i = 0; i < 100; i++) {
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(0);
+            if (pid > 0)
+                waitpid(pid, NULL, 0);
+        }
+        r = procmon_dispatch(pm, count_only, &handled);
+        if (r < 0)
+            assert_int_equal(r, -ENOBUFS);
+    }
+    assert_true(procmon_counters(pm)->overflows >= 1);
+    /* events queued around the overflow were still delivered */
+    for (int i = 0; i < 50 && (r = procmon_dispatch(pm, count_only, &handled)) == -ENOBUFS; i++)
+        ;
+    assert_true(handled > 0);
+    assert_int_equal(procmon_counters(pm)->malformed, 0);
+    procmon_free(pm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_comm_without_nul),
         cmocka_unit_test(test_unknown_and_unaligned),
         cmocka_unit_test(test_live),
+        cmocka_unit_test(test_live_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
