@@ -392,9 +392,10 @@ static int client_new(struct control_server *s, int fd)
     struct ucred cred;
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+        int r = -errno;
         log_warning("control: SO_PEERCRED on a new connection: %m, closing it");
         close(fd);
-        return -errno;
+        return r;
     }
     struct control_client *c = calloc(1, sizeof *c);
     if (!c) {
@@ -486,8 +487,13 @@ static int mkdir_parents(const char *path, mode_t mode)
         bool end = *q == '\0';
         if (*q == '/' || end) {
             *q = '\0';
-            if (mkdir(p, mode) < 0 && errno != EEXIST)
+            if (mkdir(p, mode) == 0) {
+                /* Under a strict umask the directory would bar the group. */
+                if (chmod(p, mode) < 0)
+                    return -errno;
+            } else if (errno != EEXIST) {
                 return -errno;
+            }
             if (end)
                 break;
             *q = '/';
