@@ -246,8 +246,8 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
         _cleanup_free_ char *msg = strdup(str(rl, "message"));
         if (msg)
             table_sanitize(msg);
-        fprintf(f, "Last reload:   %s%s%s at %s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
-                when, msg ? msg : "-");
+        fprintf(f, "Last reload:   %s%s%s%s%s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
+                strcmp(when, "-") ? " at " : "", strcmp(when, "-") ? when : "", msg ? msg : "-");
     }
     fputc('\n', f);
     return render_cpus(f, array(reply, "cpus"), o);

@@ -80,7 +80,16 @@ static int render_metrics_cb(FILE *f, struct json_object *reply, const struct re
 
 static int render_reload_cb(FILE *f, struct json_object *reply, const struct render_opts *o)
 {
-    fprintf(f, "Configuration reloaded.\n");
+    struct json_object *msg;
+    if (json_object_object_get_ex(reply, "message", &msg) && json_object_is_type(msg, json_type_string) &&
+        json_object_get_string_len(msg) > 0) {
+        _cleanup_free_ char *m = strdup(json_object_get_string(msg));
+        if (m)
+            table_sanitize(m);
+        fprintf(f, "Configuration reloaded: %s\n", m ? m : "-");
+    } else {
+        fprintf(f, "Configuration reloaded.\n");
+    }
     return 0;
 }
 

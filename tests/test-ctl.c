@@ -71,6 +71,7 @@ struct fixture {
     sd_event *e;
     struct control_server *s;
     bool deny_reload;
+    const char *status_override;
 };
 
 static int handler(void *userdata, const char *method, struct json_object *params, const struct control_peer *peer,
@@ -79,7 +80,7 @@ static int handler(void *userdata, const char *method, struct json_object *param
     struct fixture *fx = userdata;
     const char *text = "{}";
     if (strcmp(method, "io.turbosched.Status") == 0)
-        text = status_json;
+        text = fx->status_override ? fx->status_override : status_json;
     else if (strcmp(method, "io.turbosched.Dump") == 0)
         text = dump_json;
     else if (strcmp(method, "io.turbosched.Metrics") == 0)
@@ -94,9 +95,12 @@ static int handler(void *userdata, const char *method, struct json_object *param
             return -ESRCH;
         }
         text = explain_json;
-    } else if (strcmp(method, "io.turbosched.Reload") == 0 && fx->deny_reload) {
-        *error = TS_ERROR_PERMISSION_DENIED;
-        return -EPERM;
+    } else if (strcmp(method, "io.turbosched.Reload") == 0) {
+        if (fx->deny_reload) {
+            *error = TS_ERROR_PERMISSION_DENIED;
+            return -EPERM;
+        }
+        text = "{\"message\":\"3 rules\"}";
     }
     *reply = json_tokener_parse(text);
     assert_non_null(*reply);
@@ -323,6 +327,27 @@ static void test_status(void **state)
     assert_non_null(strstr(lines[2], "7 (1.5ms)"));
     /* CPU 1 has no haltpoll state: "-" and still aligned. */
     assert_true(lines[2][strlen(lines[2]) - 1] == '-');
+    run_free(&r);
+}
+
+static void test_status_missing_fields(void **state)
+{
+    struct fixture *fx = *state;
+    fx->status_override = "{\"last_reload\":{\"ok\":false,\"message\":\"rules.conf:3: unknown key\"},"
+                          "\"cpus\":[{\"cpu\":0,\"freq_khz\":0}],\"plan\":{}}";
+    struct run r = RUN(fx, "status", "--socket", fx->path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "turboschedd -, up -\n"));
+    assert_non_null(strstr(r.out, "Tasks:         - tracked: - jitter, - intensive, - ignored; - packed\n"));
+    assert_non_null(strstr(r.out, "Plan:          CPUs -: -\n"));
+    assert_non_null(strstr(r.out, "Last reload:   failed: rules.conf:3: unknown key\n"));
+    assert_non_null(strstr(r.out, "  0   n/a\n"));
+    run_free(&r);
+    fx->status_override = "{}";
+    r = RUN(fx, "status", "--socket", fx->path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "Last reload:   -\n"));
+    assert_non_null(strstr(r.out, "CPU statistics: -\n"));
     run_free(&r);
 }
 
@@ -580,6 +605,8 @@ static void test_exit_codes(void **state)
 
     r = RUN(fx, "reload", "--socket", fx->path);
     assert_int_equal(r.status, getuid() == 0 ? 0 : 4);
+    if (getuid() == 0)
+        assert_string_equal(r.out, "Configuration reloaded: 3 rules\n");
     run_free(&r);
     fx->deny_reload = true;
     r = RUN(fx, "reload", "--socket", fx->path);
@@ -651,6 +678,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_missing_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dump_and_topology, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_exposition, setup, teardown),
