@@ -54,7 +54,10 @@ static const char dump_json[] =
 static const char explain_json[] =
     "{\"pid\":42,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":\"rule\","
     "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
-    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43}]}";
+    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43},"
+    "{\"tid\":44,\"comm\":\"chronyd-w\",\"class\":\"jitter\",\"source\":\"rule\","
+    "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
+    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"}]}";
 
 static const char metrics_json[] =
     "{\"metrics\":[{\"name\":\"turbosched_tasks\",\"help\":\"Tracked threads by class\",\"type\":\"gauge\","
@@ -399,10 +402,12 @@ static void test_explain(void **state)
     struct fixture *fx = *state;
     struct run r = RUN(fx, "explain", "42", "--socket", fx->path);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "Process 42: 2 threads"));
-    assert_non_null(strstr(r.out, "thread 42 (chronyd): jitter"));
+    assert_non_null(strstr(r.out, "Process 42: 3 threads"));
+    /* Threads with the same explanation share one block. */
+    assert_non_null(strstr(r.out, "\n  threads 42 (chronyd), 44 (chronyd-w): jitter\n"));
+    assert_null(strstr(r.out, "thread 44"));
     assert_non_null(strstr(r.out, "placement      packed on CPUs 0 (plan: packed on core 0)"));
-    assert_non_null(strstr(r.out, "thread 43 (-): -"));
+    assert_non_null(strstr(r.out, "\n  thread 43 (-): -\n"));
     run_free(&r);
 
     r = RUN(fx, "explain", "999", "--socket", fx->path);
