@@ -412,7 +412,7 @@ static void test_explain(void **state)
 
     r = RUN(fx, "explain", "999", "--socket", fx->path);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "no such process: no process 999"));
+    assert_non_null(strstr(r.err, "no such process 999: no process 999\n"));
     run_free(&r);
 }
 
