@@ -675,11 +675,12 @@ static void test_socket_file(void **state)
     unlink(fx->path);
 
     assert_int_equal(control_server_new(fx->e, fx->path, "no-such-group-here", 0, fake_handler, fx, &fx->s), -ENOENT);
+    if (geteuid() != 0)
+        return;  /* giving the socket to another group needs root */
     assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
     assert_int_equal(stat(fx->path, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0660);
-    if (geteuid() == 0)
-        assert_int_equal(st.st_gid, 65534);
+    assert_int_equal(st.st_gid, 65534);
 }
 
 /* Runs the server loop until the child exits; returns its exit status. */
