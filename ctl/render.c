@@ -246,8 +246,8 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
         _cleanup_free_ char *msg = strdup(str(rl, "message"));
         if (msg)
             table_sanitize(msg);
-        fprintf(f, "Last reload:   %s%s%s at %s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
-                when, msg ? msg : "-");
+        fprintf(f, "Last reload:   %s%s%s%s%s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
+                strcmp(when, "-") ? " at " : "", strcmp(when, "-") ? when : "", msg ? msg : "-");
     }
     fputc('\n', f);
     return render_cpus(f, array(reply, "cpus"), o);
@@ -351,24 +351,54 @@ int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
     return r;
 }
 
+static const char *const explain_keys[] = {"class", "source", "detail", "placement", "original_mask", "current_mask"};
+
+static bool same_explanation(struct json_object *a, struct json_object *b)
+{
+    for (size_t k = 0; k < ELEMENTSOF(explain_keys); k++)
+        if (strcmp(str(a, explain_keys[k]), str(b, explain_keys[k])) != 0)
+            return false;
+    return true;
+}
+
+/* Threads of one process usually share their explanation: each distinct
+ * explanation is printed once, with the threads it applies to. */
 int render_explain(FILE *f, struct json_object *reply, const struct render_opts *o)
 {
     struct json_object *threads = array(reply, "threads");
     size_t n = threads ? json_object_array_length(threads) : 0;
     fprintf(f, "Process %s: %zu thread%s\n", str(reply, "pid"), n, n == 1 ? "" : "s");
+    _cleanup_free_ bool *done = calloc(n + 1, sizeof *done);
+    if (!done)
+        return -ENOMEM;
+    static const struct { const char *label, *key; } lines[] = {
+        {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
+        {"original mask", "original_mask"}, {"current mask", "current_mask"},
+    };
     for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
         struct json_object *th = json_object_array_get_idx(threads, i);
+        size_t n_same = 0;
+        for (size_t j = i; j < n; j++)
+            if (!done[j] && same_explanation(th, json_object_array_get_idx(threads, j)))
+                n_same++;
+        fprintf(f, "\n  thread%s", n_same > 1 ? "s" : "");
+        size_t shown = 0;
+        for (size_t j = i; j < n; j++) {
+            struct json_object *other = json_object_array_get_idx(threads, j);
+            if (done[j] || !same_explanation(th, other))
+                continue;
+            done[j] = true;
+            _cleanup_free_ char *comm = strdup(str(other, "comm"));
+            if (comm)
+                table_sanitize(comm);
+            fprintf(f, "%s %s (%s)", shown ? "," : "", str(other, "tid"), comm ? comm : "-");
+            shown++;
+        }
         const char *cls = str(th, "class");
         bool col = o->color && class_color(cls) != TABLE_PLAIN;
-        struct { const char *label, *key; } lines[] = {
-            {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
-            {"original mask", "original_mask"}, {"current mask", "current_mask"},
-        };
-        _cleanup_free_ char *comm = strdup(str(th, "comm"));
-        if (comm)
-            table_sanitize(comm);
-        fprintf(f, "\n  thread %s (%s): %s%s%s\n", str(th, "tid"), comm ? comm : "-",
-                col ? table_color_on(class_color(cls)) : "", cls, col ? TABLE_COLOR_OFF : "");
+        fprintf(f, ": %s%s%s\n", col ? table_color_on(class_color(cls)) : "", cls, col ? TABLE_COLOR_OFF : "");
         for (size_t k = 0; k < ELEMENTSOF(lines); k++) {
             _cleanup_free_ char *v = strdup(str(th, lines[k].key));
             if (v)

@@ -80,7 +80,16 @@ static int render_metrics_cb(FILE *f, struct json_object *reply, const struct re
 
 static int render_reload_cb(FILE *f, struct json_object *reply, const struct render_opts *o)
 {
-    fprintf(f, "Configuration reloaded.\n");
+    struct json_object *msg;
+    if (json_object_object_get_ex(reply, "message", &msg) && json_object_is_type(msg, json_type_string) &&
+        json_object_get_string_len(msg) > 0) {
+        _cleanup_free_ char *m = strdup(json_object_get_string(msg));
+        if (m)
+            table_sanitize(m);
+        fprintf(f, "Configuration reloaded: %s\n", m ? m : "-");
+    } else {
+        fprintf(f, "Configuration reloaded.\n");
+    }
     return 0;
 }
 
@@ -93,7 +102,7 @@ static const struct command commands[] = {
     {"reload", "io.turbosched.Reload", render_reload_cb, false},
 };
 
-static int print_error(const char *error, struct json_object *params, bool json)
+static int print_error(const char *error, struct json_object *params, bool json, const char *pid)
 {
     if (json) {
         struct json_object *o = json_object_new_object();
@@ -116,7 +125,8 @@ static int print_error(const char *error, struct json_object *params, bool json)
         return EXIT_PERMISSION;
     }
     if (strcmp(error, TS_ERROR_NO_SUCH_PROCESS) == 0)
-        fprintf(stderr, "turbosched-ctl: no such process%s%s\n", d ? ": " : "", d ? d : "");
+        fprintf(stderr, "turbosched-ctl: no such process%s%s%s%s\n", pid ? " " : "", pid ? pid : "", d ? ": " : "",
+                d ? d : "");
     else if (strcmp(error, TS_ERROR_TOO_MANY_CLIENTS) == 0)
         fprintf(stderr, "turbosched-ctl: the daemon has too many clients right now, try again\n");
     else
@@ -214,7 +224,7 @@ int main(int argc, char **argv)
     }
     int ret = EXIT_OK;
     if (error)
-        ret = print_error(error, reply, json);
+        ret = print_error(error, reply, json, cmd->takes_pid ? argv[optind + 1] : NULL);
     else if (json)
         printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
     else {

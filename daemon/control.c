@@ -22,6 +22,8 @@
 #define READS_PER_DISPATCH 4
 #define ACCEPT_RETRY_MS 100
 
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+
 struct control_client {
     struct control_server *server;
     struct control_client *prev, *next;
@@ -135,6 +137,12 @@ static int client_flush(struct control_client *c)
         client_touch(c);
     }
     c->out_off = c->out_len = 0;
+    /* One large dump must not pin its buffer for the life of the connection. */
+    if (c->out_cap > 65536) {
+        free(c->out);
+        c->out = NULL;
+        c->out_cap = 0;
+    }
     return 0;
 }
 
@@ -144,9 +152,18 @@ static int client_reply(struct control_client *c, struct json_object *params, co
     _cleanup_free_ char *msg = varlink_reply_format(params, error, &len);
     if (!msg)
         return -ENOMEM;
-    int r = client_queue(c, msg, len);
-    if (r < 0)
-        return r;
+    int r = 0;
+    if (client_unsent(c) == 0) {
+        /* The usual case: adopt the formatted reply instead of copying it. */
+        free(c->out);
+        c->out = TAKE_PTR(msg);
+        c->out_off = 0;
+        c->out_len = c->out_cap = len;
+    } else {
+        r = client_queue(c, msg, len);
+        if (r < 0)
+            return r;
+    }
     r = client_flush(c);
     if (r < 0)
         return r;
@@ -375,9 +392,10 @@ static int client_new(struct control_server *s, int fd)
     struct ucred cred;
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+        int r = -errno;
         log_warning("control: SO_PEERCRED on a new connection: %m, closing it");
         close(fd);
-        return -errno;
+        return r;
     }
     struct control_client *c = calloc(1, sizeof *c);
     if (!c) {
@@ -469,8 +487,13 @@ static int mkdir_parents(const char *path, mode_t mode)
         bool end = *q == '\0';
         if (*q == '/' || end) {
             *q = '\0';
-            if (mkdir(p, mode) < 0 && errno != EEXIST)
+            if (mkdir(p, mode) == 0) {
+                /* Under a strict umask the directory would bar the group. */
+                if (chmod(p, mode) < 0)
+                    return -errno;
+            } else if (errno != EEXIST) {
                 return -errno;
+            }
             if (end)
                 break;
             *q = '/';

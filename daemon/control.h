@@ -26,7 +26,9 @@ struct control_peer {
  * *reply set (ownership passes to the server; NULL means {}), or a negative
  * errno with *error set to a varlink error name (*reply may then carry the
  * error's parameters). A negative return without *error becomes
- * io.turbosched.InternalError. */
+ * io.turbosched.InternalError. method is the full name; compare it with
+ * varlink_method_from_name() (varlink.h). Explain's "pid" is already checked
+ * to be a positive integer; Reload reaches the handler only for uid 0. */
 typedef int (*control_handler_fn)(void *userdata, const char *method, struct json_object *params,
                                   const struct control_peer *peer, struct json_object **reply,
                                   const char **error);
@@ -34,7 +36,8 @@ typedef int (*control_handler_fn)(void *userdata, const char *method, struct jso
 /* Creates the parent directory (0755) if missing, replaces a stale socket
  * (-EADDRINUSE if a live server answers there, -EEXIST if the path is not a
  * socket), binds mode 0600, or 0660 owned by ro_group when given (-ENOENT if
- * the group does not exist). max_clients 0 → CONTROL_MAX_CLIENTS_DEFAULT. */
+ * the group does not exist; a numeric gid works too). max_clients 0 →
+ * CONTROL_MAX_CLIENTS_DEFAULT. Logs why it failed; the caller need not. */
 int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
                        control_handler_fn fn, void *userdata, struct control_server **ret);
 /* Closes every client and unlinks the socket. NULL is fine. */

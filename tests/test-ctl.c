@@ -54,7 +54,10 @@ static const char dump_json[] =
 static const char explain_json[] =
     "{\"pid\":42,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":\"rule\","
     "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
-    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43}]}";
+    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43},"
+    "{\"tid\":44,\"comm\":\"chronyd-w\",\"class\":\"jitter\",\"source\":\"rule\","
+    "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
+    "\"original_mask\":\"0-1\",\"current_mask\":\"0\"}]}";
 
 static const char metrics_json[] =
     "{\"metrics\":[{\"name\":\"turbosched_tasks\",\"help\":\"Tracked threads by class\",\"type\":\"gauge\","
@@ -71,6 +74,7 @@ struct fixture {
     sd_event *e;
     struct control_server *s;
     bool deny_reload;
+    const char *status_override;
 };
 
 static int handler(void *userdata, const char *method, struct json_object *params, const struct control_peer *peer,
@@ -79,7 +83,7 @@ static int handler(void *userdata, const char *method, struct json_object *param
     struct fixture *fx = userdata;
     const char *text = "{}";
     if (strcmp(method, "io.turbosched.Status") == 0)
-        text = status_json;
+        text = fx->status_override ? fx->status_override : status_json;
     else if (strcmp(method, "io.turbosched.Dump") == 0)
         text = dump_json;
     else if (strcmp(method, "io.turbosched.Metrics") == 0)
@@ -94,9 +98,12 @@ static int handler(void *userdata, const char *method, struct json_object *param
             return -ESRCH;
         }
         text = explain_json;
-    } else if (strcmp(method, "io.turbosched.Reload") == 0 && fx->deny_reload) {
-        *error = TS_ERROR_PERMISSION_DENIED;
-        return -EPERM;
+    } else if (strcmp(method, "io.turbosched.Reload") == 0) {
+        if (fx->deny_reload) {
+            *error = TS_ERROR_PERMISSION_DENIED;
+            return -EPERM;
+        }
+        text = "{\"message\":\"3 rules\"}";
     }
     *reply = json_tokener_parse(text);
     assert_non_null(*reply);
@@ -107,10 +114,6 @@ static void quiet(int level, const char *msg, void *userdata) {}
 
 static int setup(void **state)
 {
-    if (access(CTL, X_OK) < 0) {
-        print_message("%s not built\n", CTL);
-        return -1;
-    }
     struct fixture *fx = calloc(1, sizeof *fx);
     log_set_sink(quiet, NULL);
     snprintf(fx->dir, sizeof fx->dir, "/tmp/ts-ctl-XXXXXX");
@@ -330,6 +333,27 @@ static void test_status(void **state)
     run_free(&r);
 }
 
+static void test_status_missing_fields(void **state)
+{
+    struct fixture *fx = *state;
+    fx->status_override = "{\"last_reload\":{\"ok\":false,\"message\":\"rules.conf:3: unknown key\"},"
+                          "\"cpus\":[{\"cpu\":0,\"freq_khz\":0}],\"plan\":{}}";
+    struct run r = RUN(fx, "status", "--socket", fx->path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "turboschedd -, up -\n"));
+    assert_non_null(strstr(r.out, "Tasks:         - tracked: - jitter, - intensive, - ignored; - packed\n"));
+    assert_non_null(strstr(r.out, "Plan:          CPUs -: -\n"));
+    assert_non_null(strstr(r.out, "Last reload:   failed: rules.conf:3: unknown key\n"));
+    assert_non_null(strstr(r.out, "  0   n/a\n"));
+    run_free(&r);
+    fx->status_override = "{}";
+    r = RUN(fx, "status", "--socket", fx->path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "Last reload:   -\n"));
+    assert_non_null(strstr(r.out, "CPU statistics: -\n"));
+    run_free(&r);
+}
+
 static void test_dump_and_topology(void **state)
 {
     struct fixture *fx = *state;
@@ -378,15 +402,17 @@ static void test_explain(void **state)
     struct fixture *fx = *state;
     struct run r = RUN(fx, "explain", "42", "--socket", fx->path);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "Process 42: 2 threads"));
-    assert_non_null(strstr(r.out, "thread 42 (chronyd): jitter"));
+    assert_non_null(strstr(r.out, "Process 42: 3 threads"));
+    /* Threads with the same explanation share one block. */
+    assert_non_null(strstr(r.out, "\n  threads 42 (chronyd), 44 (chronyd-w): jitter\n"));
+    assert_null(strstr(r.out, "thread 44"));
     assert_non_null(strstr(r.out, "placement      packed on CPUs 0 (plan: packed on core 0)"));
-    assert_non_null(strstr(r.out, "thread 43 (-): -"));
+    assert_non_null(strstr(r.out, "\n  thread 43 (-): -\n"));
     run_free(&r);
 
     r = RUN(fx, "explain", "999", "--socket", fx->path);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "no such process: no process 999"));
+    assert_non_null(strstr(r.err, "no such process 999: no process 999\n"));
     run_free(&r);
 }
 
@@ -584,6 +610,8 @@ static void test_exit_codes(void **state)
 
     r = RUN(fx, "reload", "--socket", fx->path);
     assert_int_equal(r.status, getuid() == 0 ? 0 : 4);
+    if (getuid() == 0)
+        assert_string_equal(r.out, "Configuration reloaded: 3 rules\n");
     run_free(&r);
     fx->deny_reload = true;
     r = RUN(fx, "reload", "--socket", fx->path);
@@ -649,8 +677,13 @@ static void test_color_only_on_terminals(void **state)
 
 int main(void)
 {
+    if (access(CTL, X_OK) < 0) {
+        printf("skip: %s is not built\n", CTL);
+        return 77;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_missing_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dump_and_topology, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_exposition, setup, teardown),
