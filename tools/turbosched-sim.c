@@ -107,8 +107,8 @@ static struct params P = {
     .work_kcycles = 200,
     .slack_us = 50,
     .pelt_half_life_us = 32000,
-    .warmup_s = 8,
-    .measure_s = 4,
+    .warmup_s = 6,
+    .measure_s = 3,
     .tick_ms = 1000,
     .hold_ms = 2000,
     .min_change_ms = 5000,
@@ -411,15 +411,12 @@ static double share_of_core(const struct sim *s, int core)
 }
 
 /* Advance every continuous quantity by dt, with rates fixed since the last event. */
-static void advance(struct sim *s, double dt)
+static void advance(struct sim *s, double dt, const double *share, int n_active)
 {
     if (dt <= 0)
         return;
     double decay = exp2(-dt / P.pelt_half_life_us);
     bool measuring = s->now >= s->measure_from;
-    double share[MAX_CORES];
-    for (int c = 0; c < P.n_cores; c++)
-        share[c] = share_of_core(s, c);
 
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
@@ -451,7 +448,7 @@ static void advance(struct sim *s, double dt)
     }
     if (measuring) {
         s->chip_freq_time += s->f_mhz * dt;
-        s->active_time += n_active_units(s) * dt;
+        s->active_time += n_active * dt;
         if (s->restricted)
             s->packed_time += dt;
     }
@@ -811,9 +808,10 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     while (s->now < s->end) {
         /* next event */
         double t_next = MIN(s->end, s->next_tick);
+        int n_active = n_active_units(s);
         /* a WOF pass only matters while the limit is above the frequency */
         s->next_wof = NEVER;
-        if (s->f_mhz < s->f_table[n_active_units(s)]) {
+        if (s->f_mhz < s->f_table[n_active]) {
             s->next_wof = (floor(s->now / P.wof_interval_us + 1e-9) + 1) * P.wof_interval_us;
             t_next = MIN(t_next, s->next_wof);
         }
@@ -840,7 +838,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
                 t_next = MIN(t_next, MAX(t->wake_at, s->now));
         }
 
-        advance(s, t_next - s->now);
+        advance(s, t_next - s->now, share, n_active);
         s->now = t_next;
 
         const double eps = 1e-6, eps_cycles = 1e-3;
@@ -959,7 +957,7 @@ static void usage(FILE *f)
             "  --plot-script PATH    gnuplot script (default tools/sim-plot.gp)\n"
             "  --seed S              timer-slack seed (default 1)\n"
             "  --jobs J              runs in parallel (default: online CPUs)\n"
-            "  --warmup-s S, --measure-s S   simulated time before/while measuring (8, 4)\n"
+            "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
             "  --cores C             SMT4 cores on the chip (16)\n"
             "  --fnom-mhz F, --fmax-mhz F    all-core and highest frequency (2700, 3300)\n"
             "  --power-exp X         core power ~ f^X (3)\n"
