@@ -52,7 +52,7 @@
 #define MAX_CORES 64
 #define MAX_CPUS (MAX_CORES * SMT)
 #define MAX_TASKS 256
-#define MAX_QUEUE 16
+#define MAX_QUEUE MAX_TASKS       /* never full: at most every task waits on one CPU */
 #define LAT_BINS 20000            /* wake-up latency histogram, 1 us bins */
 #define NEVER 1e300
 
@@ -188,7 +188,7 @@ struct sim {
 
 struct policy {
     const char *name;
-    /* where a waking jitter task goes; timer_cpu is the CPU whose timer woke it */
+    /* where a waking jitter task goes (t->timer_cpu is the CPU whose timer fired) */
     int (*select)(struct sim *s, struct task *t);
     void (*tick)(struct sim *s);  /* NULL: no periodic work */
 };
@@ -484,11 +484,8 @@ static void enqueue(struct sim *s, int ti, int cpu)
         double lat = wake_latency(s, cpu);
         c->cur = ti;
         c->start_at = s->now + lat;
-    } else if (c->n_queue < MAX_QUEUE) {
-        c->queue[c->n_queue++] = ti;
     } else {
-        /* cannot happen with the workloads swept; keep the task runnable on prev */
-        c->queue[c->n_queue - 1] = ti;
+        c->queue[c->n_queue++] = ti;
     }
 }
 
@@ -682,9 +679,9 @@ static void spread_order(int *order)
             order[n++] = c;
 }
 
-static int place_fork(struct sim *s, const int *load, const bool *core_ok, int *order)
+static int place_fork(const int *load, const int *cpu_load, const bool *core_ok, const int *order)
 {
-    /* find_idlest: the core with the fewest tasks, then its first free CPU */
+    /* find_idlest: the core with the fewest tasks, then its least loaded CPU */
     int best = -1;
     for (int k = 0; k < P.n_cores; k++) {
         int c = order[k];
@@ -695,12 +692,11 @@ static int place_fork(struct sim *s, const int *load, const bool *core_ok, int *
     }
     if (best < 0)
         return -1;
-    for (int i = 0; i < SMT; i++) {
-        int cpu = core_first_cpu(best) + i;
-        if (s->cpus[cpu].home < 0 && s->cpus[cpu].cur < 0 && s->cpus[cpu].n_queue == 0)
-            return cpu;
-    }
-    return core_first_cpu(best) + load[best] % SMT;
+    int cpu = core_first_cpu(best);
+    for (int i = 1; i < SMT; i++)
+        if (cpu_load[core_first_cpu(best) + i] < cpu_load[cpu])
+            cpu = core_first_cpu(best) + i;
+    return cpu;
 }
 
 static double hist_pct(const struct sim *s, double pct)
@@ -758,13 +754,13 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
 
     /* turbo_bench creates the intensive threads first, then the jitter ones,
      * 1 ms apart; fork placement spreads them by load. */
-    int order[MAX_CORES], load[MAX_CORES] = { 0 };
+    int order[MAX_CORES], load[MAX_CORES] = { 0 }, cpu_load[MAX_CPUS] = { 0 };
     spread_order(order);
     s->now = 0;
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
         *t = (struct task){ .kind = T_INTENSIVE, .allowed = int_ok };
-        int cpu = place_fork(s, load, core_int, order);
+        int cpu = place_fork(load, cpu_load, core_int, order);
         if (cpu < 0)
             return -EINVAL;
         t->cpu = cpu;
@@ -772,15 +768,17 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         s->cpus[cpu].home = s->n_tasks;
         s->cpus[cpu].start_at = i * 1000.0;
         load[cpu / SMT]++;
+        cpu_load[cpu]++;
         s->n_tasks++;
     }
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
         *t = (struct task){ .kind = T_JITTER, .allowed = jit_ok };
-        int cpu = place_fork(s, load, core_jit, order);
+        int cpu = place_fork(load, cpu_load, core_jit, order);
         if (cpu < 0)
             return -EINVAL;
         load[cpu / SMT]++;
+        cpu_load[cpu]++;
         t->cpu = cpu;
         t->timer_cpu = cpu;
         t->runnable = false;
