@@ -268,7 +268,7 @@ static int render_cores(FILE *f, struct json_object *cores, const struct render_
             table_align_right(t, c);
     for (size_t i = 0; i < json_object_array_length(cores); i++) {
         struct json_object *c = json_object_array_get_idx(cores, i);
-        int64_t cap, util, spare, n_online;
+        int64_t cap = 0, util = 0, spare = 0, n_online = 0;
         table_add(t, str(c, "package"), TABLE_PLAIN);
         table_add(t, get(c, "core_id") ? str(c, "core_id") : str(c, "core"), TABLE_PLAIN);
         table_add(t, str(c, "threads"), TABLE_PLAIN);

@@ -99,7 +99,7 @@ static int print_error(const char *error, struct json_object *params, bool json)
         struct json_object *o = json_object_new_object();
         json_object_object_add(o, "error", json_object_new_string(error));
         json_object_object_add(o, "parameters", json_object_get(params));
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
     }
     const char *detail = NULL;
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     if (error)
         ret = print_error(error, reply, json);
     else if (json)
-        printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
     else {
         struct render_opts o = {.color = want_color(no_color)};
         if (cmd->render(stdout, reply, &o) < 0) {

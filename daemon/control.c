@@ -312,7 +312,9 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 {
     struct control_client *c = userdata;
     int r = 0;
-    if (revents & EPOLLOUT) {
+    /* EPOLLHUP/EPOLLERR come even while only EPOLLOUT is wanted; the send
+     * then fails and the client is dropped instead of spinning. */
+    if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && client_unsent(c) > 0) {
         r = client_flush(c);
         if (r >= 0 && client_unsent(c) == 0)
             r = client_process(c);  /* frames that waited behind the reply */

@@ -130,13 +130,12 @@ static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, 
     return !a_restricted || CPU_EQUAL(a, b);
 }
 
-/* Mask of all online threads of the cores of one domain (or of all domains
- * with dom < 0). */
+/* Mask of all online threads of the cores of one domain. */
 static void domain_online(const struct packer_input *in, const struct packer_plan *out, int dom, cpu_set_t *set)
 {
     for (int i = 0; i < out->n_cores; i++) {
         const struct packer_core_info *ci = &out->cores[i];
-        if (ci->domain < 0 || (dom >= 0 && ci->domain != dom))
+        if (ci->domain != dom)
             continue;
         CPU_OR(set, set, &in->topo->cores[ci->core].online);
     }
@@ -334,6 +333,58 @@ static void describe_cores(const struct packer_input *in, const struct packer_pl
         snprintf(cpus_buf, cpus_size, "...");
 }
 
+static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan *out)
+{
+    int n = 0;
+    for (int i = 0; i < out->n_cores; i++)
+        if (out->cores[i].chosen)
+            n += CPU_COUNT(&in->topo->cores[out->cores[i].core].online);
+    return n;
+}
+
+/* "; LLCs 2-3 unrestricted (no busy core)" for each fallback reason, or with
+ * without unrestricted_form ": no busy core". */
+static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out,
+                                   char *buf, size_t size, bool *first, bool unrestricted_form)
+{
+    /* The reason that says most about the load first. */
+    static const enum packer_reason order[] = {
+        PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
+        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
+    };
+    const char *kind = domain_kind(in->cfg->domain);
+    for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+        enum packer_reason r = order[k];
+        cpu_set_t ids;
+        int n = 0;
+        bool unknown = false;
+        char list[128];
+
+        CPU_ZERO(&ids);
+        for (int i = 0; i < out->n_domains; i++) {
+            const struct packer_domain_info *d = &out->domains[i];
+            if (d->n_cores == 0 || d->packed || d->reason != r)
+                continue;
+            n++;
+            if (d->id >= 0 && d->id < CPU_SETSIZE)
+                CPU_SET(d->id, &ids);
+            else
+                unknown = true;
+        }
+        if (n == 0)
+            continue;
+        if (cpulist_format(&ids, list, sizeof(list)) < 0)
+            snprintf(list, sizeof(list), "...");
+        sappend(buf, size, "%s %s%s %s%s%s", *first ? "" : ";", kind, n > 1 ? "s" : "", list,
+                unknown && list[0] ? "," : "", unknown ? "unknown" : "");
+        if (unrestricted_form)
+            sappend(buf, size, " unrestricted (%s)", packer_reason_describe(r));
+        else
+            sappend(buf, size, ": %s", packer_reason_describe(r));
+        *first = false;
+    }
+}
+
 /* The wanted plan in words, into buf. */
 static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
 {
@@ -363,8 +414,8 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         const struct packer_domain_info *d = out->n_domains ? &out->domains[0] : NULL;
         if (out->wanted_reason == PACKER_REASON_PACKED) {
             describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
-            sappend(buf, size, "packed on core%s %s (CPUs %s): spare %s covers jitter %s + headroom %s",
-                    d && d->n_chosen > 1 ? "s" : "", cores, cpus,
+            sappend(buf, size, "packed on core%s %s (CPU%s %s): spare %s covers jitter %s + headroom %s",
+                    d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
                     fmt_units(a, sizeof(a), d ? d->chosen_spare_milli : 0),
                     fmt_units(b, sizeof(b), out->jitter_load_milli),
                     fmt_units(c, sizeof(c), in->cfg->headroom_milli));
@@ -379,26 +430,25 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         return;
     }
 
-    /* Several domains: one clause each, packing domains first. */
-    const char *kind = domain_kind(in->cfg->domain);
-    sappend(buf, size, "%s", out->wanted_reason == PACKER_REASON_PACKED ? "packed:" : "fallback:");
+    /* Several domains: packing domains one by one, then the others grouped
+     * by reason so a machine with many LLCs still fits on one line. */
     bool first = true;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < out->n_domains; i++) {
-            const struct packer_domain_info *d = &out->domains[i];
-            if (d->n_cores == 0 || d->packed != (pass == 0))
-                continue;
-            sappend(buf, size, "%s %s %d ", first ? "" : ";", kind, d->id);
-            first = false;
-            if (d->packed) {
-                describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
-                sappend(buf, size, "on core%s %s (spare %s)", d->n_chosen > 1 ? "s" : "", cores,
-                        fmt_units(a, sizeof(a), d->chosen_spare_milli));
-            } else {
-                sappend(buf, size, "unrestricted (%s)", packer_reason_describe(d->reason));
-            }
-        }
+    if (out->wanted_reason != PACKER_REASON_PACKED) {
+        sappend(buf, size, "fallback:");
+        append_fallback_groups(in, out, buf, size, &first, false);
+        return;
     }
+    sappend(buf, size, "packed:");
+    for (int i = 0; i < out->n_domains; i++) {
+        const struct packer_domain_info *d = &out->domains[i];
+        if (d->n_cores == 0 || !d->packed)
+            continue;
+        describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
+        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
+                d->id, d->n_chosen > 1 ? "s" : "", cores, fmt_units(a, sizeof(a), d->chosen_spare_milli));
+        first = false;
+    }
+    append_fallback_groups(in, out, buf, size, &first, true);
     sappend(buf, size, "; need jitter %s + headroom %s",
             fmt_units(b, sizeof(b), out->jitter_load_milli), fmt_units(c, sizeof(c), in->cfg->headroom_milli));
 }
@@ -466,13 +516,11 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             out->domains[i].reason = PACKER_REASON_IDLE_MACHINE;
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
-        cpu_set_t mask, all;
+        cpu_set_t mask;
         bool any_packed = false;
         int heaviest = -1;
 
         CPU_ZERO(&mask);
-        CPU_ZERO(&all);
-        domain_online(in, out, -1, &all);
         for (int i = 0; i < out->n_domains; i++) {
             struct packer_domain_info *d = &out->domains[i];
             plan_domain(in, st, out, i);
@@ -489,7 +537,9 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
                     heaviest = i;
             }
         }
-        if (any_packed && !CPU_EQUAL(&mask, &all)) {
+        /* A packing domain leaves out at least its non-busy cores, so the
+         * mask is a real restriction whenever any domain packs. */
+        if (any_packed) {
             out->wanted_restricted = true;
             out->wanted_mask = mask;
             out->wanted_reason = PACKER_REASON_PACKED;

@@ -386,8 +386,8 @@ int state_read(const char *path, const char *boot_id, struct state *ret)
         return -EBADMSG;
     }
     if (boot_id && strcmp(s.boot_id, boot_id) != 0) {
-        state_free(&s);
         log_notice("state file %s: written during another boot (%s), ignoring it", path, s.boot_id);
+        state_free(&s);
         return -ESTALE;
     }
     *ret = s;

@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 
 #define CPU_SYSFS "/sys/devices/system/cpu"
-#define _cleanup_(f) __attribute__((cleanup(f)))
 #define NODE_SYSFS "/sys/devices/system/node"
+#define _cleanup_(f) __attribute__((cleanup(f)))
 
 /* What one cpuN directory says, before cores are formed. */
 struct cpu_raw {
@@ -331,9 +331,14 @@ static int read_cpu_llc(struct reader *rd, int cpu)
     _cleanup_(closedirp) DIR *d = opendir(dir);
     if (!d)
         return 0;  /* no cache information: see the package fallback */
+    /* The highest level wins, the lowest index among equals, so the answer
+     * does not depend on readdir order. */
+    int best_index = -1;
+    unsigned best_level = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (name_number(de->d_name, "index") < 0)
+        int index = name_number(de->d_name, "index");
+        if (index < 0)
             continue;
         r = pathf(path, sizeof path, "%s/%s/level", dir, de->d_name);
         if (r < 0)
@@ -348,22 +353,20 @@ static int read_cpu_llc(struct reader *rd, int cpu)
             log_err("reading topology: %s: not a cache level: '%s'", path, buf);
             return -EINVAL;
         }
-        if (c->has_llc && level <= c->llc_level)
-            continue;
-        r = pathf(path, sizeof path, "%s/%s/shared_cpu_list", dir, de->d_name);
-        if (r < 0)
-            return r;
-        bool found;
-        cpu_set_t shared;
-        r = read_cpulist(path, &found, &shared);
-        if (r < 0)
-            return r;
-        if (!found)
-            continue;
-        c->has_llc = true;
-        c->llc_level = level;
-        c->llc = shared;
+        if (best_index < 0 || level > best_level || (level == best_level && index < best_index)) {
+            best_index = index;
+            best_level = level;
+        }
     }
+    if (best_index < 0)
+        return 0;
+    r = pathf(path, sizeof path, "%s/index%d/shared_cpu_list", dir, best_index);
+    if (r < 0)
+        return r;
+    r = read_cpulist(path, &c->has_llc, &c->llc);
+    if (r < 0)
+        return r;
+    c->llc_level = best_level;
     return 0;
 }
 
@@ -533,12 +536,12 @@ static void build_llcs(struct reader *rd, struct topology *t)
 {
     int n = rd->n_cpus;
     int *parent = rd->parent;
-    int cacheless_of_pkg[CPU_SETSIZE];  /* first cache-less CPU of each core's package, by core */
+    int pkg_cacheless[CPU_SETSIZE];  /* by a package's first core: its first cache-less CPU */
 
     for (int cpu = 0; cpu < n; cpu++)
         parent[cpu] = cpu;
     for (int i = 0; i < t->n_cores; i++) {
-        cacheless_of_pkg[i] = -1;
+        pkg_cacheless[i] = -1;
         int first = -1;
         for (int cpu = 0; cpu < n; cpu++) {
             if (!CPU_ISSET(cpu, &t->cores[i].threads))
@@ -560,16 +563,15 @@ static void build_llcs(struct reader *rd, struct topology *t)
                     uf_union(parent, cpu, s);
             continue;
         }
-        /* Cores of one package are contiguous after the sort: find the
-         * package's first cache-less CPU among earlier cores. */
-        int pkg = t->cores[ci].package, anchor = -1;
-        for (int j = ci; j >= 0 && t->cores[j].package == pkg; j--)
-            if (cacheless_of_pkg[j] >= 0)
-                anchor = cacheless_of_pkg[j];
-        if (anchor >= 0)
-            uf_union(parent, anchor, cpu);
+        /* Cores of one package are contiguous after the sort: the package's
+         * first core holds its first cache-less CPU. */
+        int first_core = ci;
+        while (first_core > 0 && t->cores[first_core - 1].package == t->cores[ci].package)
+            first_core--;
+        if (pkg_cacheless[first_core] >= 0)
+            uf_union(parent, pkg_cacheless[first_core], cpu);
         else
-            cacheless_of_pkg[ci] = cpu;
+            pkg_cacheless[first_core] = cpu;
     }
 
     int dense[CPU_SETSIZE];
@@ -694,6 +696,19 @@ int topology_read(const char *root, struct topology **ret)
     return 0;
 }
 
+int topology_read_online(const char *root, cpu_set_t *ret)
+{
+    char path[PATH_MAX];
+    bool found;
+    int r = path_join(path, sizeof path, root, CPU_SYSFS "/online");
+    if (r < 0)
+        return r;
+    r = read_cpulist(path, &found, ret);
+    if (r < 0)
+        return r;
+    return found ? 0 : -ENOENT;
+}
+
 void topology_free(struct topology *t)
 {
     if (!t)
@@ -743,6 +758,11 @@ static void print_package_name(FILE *f, int package)
 void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap)
 {
     int online_total = CPU_COUNT(&t->online), present_total = CPU_COUNT(&t->present);
+    struct capacity_table fallback;
+    if (!cap) {
+        capacity_table_default(&fallback);
+        cap = &fallback;
+    }
 
     for (int i = 0; i < t->n_cores;) {
         int pkg = t->cores[i].package, end = i, online = 0, known_offline = 0;

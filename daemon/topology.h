@@ -46,8 +46,13 @@ int topology_read(const char *root, struct topology **ret);
 void topology_free(struct topology *t);
 /* Same layout? Used to notice hotplug and SMT switches between ticks. */
 bool topology_equal(const struct topology *a, const struct topology *b);
+/* Only <root>/sys/devices/system/cpu/online: one file, so a tick can poll it and
+ * call topology_read only when it differs from topology.online (hotplug and
+ * SMT switches change it). Returns 0 or -errno. */
+int topology_read_online(const char *root, cpu_set_t *ret);
 
 struct capacity_table;
 /* Human-readable layout for --print-topology: per package, each core with its
- * online and offline threads and its capacity factor, then a summary line. */
+ * online and offline threads and its capacity factor, then a summary line.
+ * cap NULL: capacity_table_default. */
 void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap);

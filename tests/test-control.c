@@ -594,6 +594,23 @@ static void test_never_reading_client_does_not_block(void **state)
     close(slow);
 }
 
+static void test_client_gone_with_reply_pending(void **state)
+{
+    struct fixture *fx = *state;
+    fx->dump_size = 2 << 20;
+    int fd = client_connect(fx->path);
+    send_str(fx, fd, "{\"method\":\"io.turbosched.Dump\"}");
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (fx->handler_calls == 0) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+    assert_int_equal(control_server_n_clients(fx->s), 1);  /* reply still queued */
+    close(fd);
+    /* Noticed at once, long before the 30 s idle timeout. */
+    wait_for_clients(fx, 0);
+}
+
 static void test_socket_file(void **state)
 {
     struct fixture *fx = *state;
@@ -749,6 +766,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_over_bound_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_reading_client_does_not_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_gone_with_reply_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
     };

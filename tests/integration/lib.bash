@@ -1,0 +1,107 @@
+# Shared by the integration tests (sourced, not run): preconditions, waiting
+# on conditions, a daemon under test with its own config, and cleanup.
+# Tests exit 77 (skip) with a one-line reason when a precondition is missing.
+
+set -u
+: "${TS_BUILD_DIR:?TS_BUILD_DIR is not set (run through ctest)}"
+: "${TS_SOURCE_DIR:?TS_SOURCE_DIR is not set (run through ctest)}"
+
+DAEMON="$TS_BUILD_DIR/turboschedd"
+CTL="$TS_BUILD_DIR/turbosched-ctl"
+LOAD="$TS_BUILD_DIR/ts-load"
+TMP=$(mktemp -d /tmp/turbosched-test.XXXXXX)
+DAEMON_PID=
+CHILDREN=()
+FAILS=0
+PASSES=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (proc connector, affinity of other tasks)"; }
+
+cleanup() {
+    local p
+    for p in "${CHILDREN[@]}"; do kill -9 "$p" 2>/dev/null; done
+    if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+        kill -TERM "$DAEMON_PID" 2>/dev/null
+        wait "$DAEMON_PID" 2>/dev/null
+    fi
+    wait 2>/dev/null
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+pass() { PASSES=$((PASSES + 1)); echo "PASS $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; }
+check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+finish() {
+    echo "$PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+}
+
+# wait_for TIMEOUT_S COMMAND...: poll every 20 ms until COMMAND succeeds.
+wait_for() {
+    local timeout=$1; shift
+    local deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while ! "$@"; do
+        [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+        sleep 0.02
+    done
+}
+
+affinity_of() { awk '/^Cpus_allowed_list:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+affinity_is() { [ "$(affinity_of "$1")" = "$2" ]; }
+all_cpus() { cat /sys/devices/system/cpu/online; }
+
+# spawn VAR COMMAND...: start a background child, remember it for cleanup.
+spawn() {
+    local __var=$1; shift
+    "$@" &
+    local pid=$!
+    CHILDREN+=("$pid")
+    printf -v "$__var" '%s' "$pid"
+}
+
+# write_config EXTRA...: a config for a daemon confined to $TMP, with fast
+# ticks and short hysteresis so tests wait seconds, not minutes.
+write_config() {
+    mkdir -p "$TMP/rules.d"
+    cat > "$TMP/turbosched.conf" <<CONF
+[daemon]
+tick_interval = 100ms
+log_level = debug
+control_socket = $TMP/control
+state_file = $TMP/state
+cgroup_name = turbosched-test-$$
+
+[packing]
+hold_time = 200ms
+min_change_interval = 200ms
+half_life = 200ms
+
+[classify]
+unit_optin = no
+CONF
+    cat >> "$TMP/turbosched.conf"
+}
+
+daemon_ready() { [ -S "$TMP/control" ] && grep -q "ready:" "$TMP/daemon.log"; }
+
+start_daemon() {
+    "$DAEMON" --config "$TMP/turbosched.conf" "$@" >>"$TMP/daemon.log" 2>&1 &
+    DAEMON_PID=$!
+    if ! wait_for 30 daemon_ready; then
+        echo "daemon did not become ready; its log:"; cat "$TMP/daemon.log"
+        return 1
+    fi
+}
+
+stop_daemon() {
+    local sig=${1:-TERM}
+    kill "-$sig" "$DAEMON_PID"
+    wait "$DAEMON_PID" 2>/dev/null
+    local rc=$?
+    DAEMON_PID=
+    return $rc
+}
+
+ctl() { "$CTL" --socket "$TMP/control" "$@"; }

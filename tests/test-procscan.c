@@ -1,0 +1,524 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procscan.h"
+#include "util.h"
+
+#define SMALL TS_FIXTURES "/proc-small"
+
+/* ---- reading ---- */
+
+static void test_read_task(void **state)
+{
+    struct task t;
+    assert_int_equal(procscan_read_task(SMALL, 100, 100, &t), 0);
+    assert_int_equal(t.tid, 100);
+    assert_int_equal(t.pid, 100);
+    assert_string_equal(t.comm, "my prog (v2)");
+    assert_int_equal(t.start_time, 1000);
+    assert_int_equal(t.uid, 1000);
+    assert_int_equal(t.rule, -1);
+    assert_int_equal(t.class, CLASS_UNSET);
+
+    assert_int_equal(procscan_read_task(SMALL, 100, 101, &t), 0);
+    assert_int_equal(t.tid, 101);
+    assert_int_equal(t.pid, 100);
+    assert_string_equal(t.comm, "worker) 1 (x");
+    assert_int_equal(t.start_time, 1001);
+
+    /* the effective uid counts */
+    assert_int_equal(procscan_read_task(SMALL, 300, 300, &t), 0);
+    assert_int_equal(t.uid, 0);
+
+    /* a zombie has sent its exit event: gone */
+    assert_int_equal(procscan_read_task(SMALL, 200, 200, &t), -ESRCH);
+    assert_true(errno_is_gone(procscan_read_task(SMALL, 100, 999, &t)));
+    assert_true(errno_is_gone(procscan_read_task(SMALL, 999, 999, &t)));
+    /* a TID under the wrong process */
+    assert_true(errno_is_gone(procscan_read_task(SMALL, 1, 101, &t)));
+
+    pid_t tgid = 0;
+    assert_int_equal(procscan_tgid_of(SMALL, 101, &tgid), 0);
+    assert_int_equal(tgid, 100);
+    assert_int_equal(procscan_tgid_of(SMALL, 100, &tgid), 0);
+    assert_int_equal(tgid, 100);
+    assert_true(errno_is_gone(procscan_tgid_of(SMALL, 999, &tgid)));
+}
+
+static void test_parse_stat(void **state)
+{
+    struct task t = { 0 };
+    char st = 0;
+    assert_int_equal(procscan_parse_stat("7 ((sd-pam)) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 1 2\n", &t, &st), 0);
+    assert_int_equal(t.tid, 7);
+    assert_string_equal(t.comm, "(sd-pam)");
+    assert_int_equal(t.start_time, 424242);
+    assert_int_equal(st, 'S');
+    /* starttime as the last field */
+    assert_int_equal(procscan_parse_stat("7 (a b) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", &t, &st), 0);
+    assert_int_equal(t.start_time, 99);
+    assert_string_equal(t.comm, "a b");
+    /* a comm longer than the kernel's 15 bytes is cut, not overflowed */
+    assert_int_equal(procscan_parse_stat("7 (0123456789abcdefghij) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", &t, &st), 0);
+    assert_string_equal(t.comm, "0123456789abcde");
+
+    static const char *const bad[] = {
+        "",
+        "7 (x",                                                   /* no ')' */
+        "7 x) R 1",                                               /* no '(' */
+        "(x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",  /* no tid */
+        "-7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",
+        "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18",   /* short */
+        "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 ",
+        "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 9x9 1",
+        "7 (x)R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",
+        "7 (x) ",
+        "7x (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",
+    };
+    for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+        if (procscan_parse_stat(bad[i], &t, &st) != -EBADMSG)
+            fail_msg("accepted \"%s\"", bad[i]);
+
+    uid_t uid = 1;
+    assert_int_equal(procscan_parse_status_uid("Name:\tx\nUid:\t5\t6\t7\t8\n", &uid), 0);
+    assert_int_equal(uid, 6);
+    assert_int_equal(procscan_parse_status_uid("Name:\tx\nGid:\t5\t6\t7\t8\n", &uid), -EBADMSG);
+    assert_int_equal(procscan_parse_status_uid("Uid:\t5\n", &uid), -EBADMSG);
+}
+
+struct collected {
+    unsigned n;
+    pid_t pid[32], tid[32];
+};
+
+static int collect(pid_t pid, pid_t tid, void *userdata)
+{
+    struct collected *c = userdata;
+    assert_true(c->n < 32);
+    c->pid[c->n] = pid;
+    c->tid[c->n] = tid;
+    c->n++;
+    return 0;
+}
+
+static bool has(const struct collected *c, pid_t pid, pid_t tid)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        if (c->pid[i] == pid && c->tid[i] == tid)
+            return true;
+    return false;
+}
+
+static int stop_at_second(pid_t pid, pid_t tid, void *userdata)
+{
+    return ++*(int *)userdata == 2 ? -ECANCELED : 0;
+}
+
+static void test_walk(void **state)
+{
+    struct collected c = { 0 };
+    /* self, 123abc, stat and the task-less 400 and 101 are skipped */
+    assert_int_equal(procscan_all(SMALL, collect, &c), 6);
+    assert_int_equal(c.n, 6);
+    assert_true(has(&c, 1, 1));
+    assert_true(has(&c, 100, 100));
+    assert_true(has(&c, 100, 101));
+    assert_true(has(&c, 100, 102));
+    assert_true(has(&c, 200, 200));
+    assert_true(has(&c, 300, 300));
+    int calls = 0;
+    assert_int_equal(procscan_all(SMALL, stop_at_second, &calls), -ECANCELED);
+    assert_int_equal(calls, 2);
+    assert_true(errno_is_gone(procscan_all(TS_FIXTURES "/no-such-tree", collect, &c)));
+}
+
+/* ---- a mutable tree for reconcile and events ---- */
+
+struct tree {
+    char root[1024];
+};
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void mk_task(struct tree *tr, pid_t pid, pid_t tid, const char *comm, char state, uint64_t start,
+                    int euid, bool with_status)
+{
+    char path[PATH_MAX], text[1024];
+    snprintf(path, sizeof path, "%s/proc/%d/task/%d", tr->root, pid, tid);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/proc/%d/task/%d/stat", tr->root, pid, tid);
+    snprintf(text, sizeof text, "%d (%s) %c 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1 2 3\n", tid, comm, state,
+             pid, pid, (unsigned long long)start);
+    write_text(path, text);
+    snprintf(path, sizeof path, "%s/proc/%d/task/%d/status", tr->root, pid, tid);
+    if (with_status) {
+        snprintf(text, sizeof text, "Name:\t%s\nTgid:\t%d\nPid:\t%d\nUid:\t%d\t%d\t%d\t%d\n", comm, pid, tid, euid, euid,
+                 euid, euid);
+        write_text(path, text);
+    } else {
+        unlink(path);
+    }
+}
+
+static void rm_task(struct tree *tr, pid_t pid, pid_t tid)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/%d/task/%d'", tr->root, pid, tid);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int tree_setup(void **state)
+{
+    struct tree *tr = calloc(1, sizeof(*tr));
+    snprintf(tr->root, sizeof tr->root, "%s/procscan-XXXXXX", TS_BUILD_DIR);
+    if (!mkdtemp(tr->root))
+        return -1;
+    *state = tr;
+    return 0;
+}
+
+static int tree_teardown(void **state)
+{
+    struct tree *tr = *state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tr->root);
+    int r = system(cmd);
+    free(tr);
+    return r == 0 ? 0 : -1;
+}
+
+struct rec {
+    struct task_table *tt;
+    unsigned n_new, n_changed, n_gone;
+    pid_t last_new, last_changed, last_gone;
+    uint64_t last_gone_start;
+    bool gone_was_tracked;      /* task_gone runs before removal */
+    int new_ret;
+};
+
+static int on_new(struct task *t, void *ud)
+{
+    struct rec *r = ud;
+    r->n_new++;
+    r->last_new = t->tid;
+    assert_ptr_equal(task_table_find(r->tt, t->tid), t);
+    return r->new_ret;
+}
+
+static int on_changed(struct task *t, void *ud)
+{
+    struct rec *r = ud;
+    r->n_changed++;
+    r->last_changed = t->tid;
+    return 0;
+}
+
+static void on_gone(struct task *t, void *ud)
+{
+    struct rec *r = ud;
+    r->n_gone++;
+    r->last_gone = t->tid;
+    r->last_gone_start = t->start_time;
+    r->gone_was_tracked = task_table_find(r->tt, t->tid) == t;
+}
+
+#define HOOKS(rec) { .task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = &(rec) }
+
+static void test_reconcile(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    struct procscan_stats st;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+
+    mk_task(tr, 1, 1, "init", 'S', 5, 0, true);
+    mk_task(tr, 100, 100, "srv (main)", 'S', 1000, 1000, true);
+    mk_task(tr, 100, 101, "srv) w", 'R', 1001, 1000, true);
+    mk_task(tr, 100, 102, "srv gc", 'S', 1002, 1000, true);
+    mk_task(tr, 200, 200, "zombie", 'Z', 2000, 0, true);
+
+    /* startup: everything live is added, the zombie is not */
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.generation, 1);
+    assert_int_equal(st.seen, 4);
+    assert_int_equal(st.added, 4);
+    assert_int_equal(st.removed, 0);
+    assert_int_equal(rec.n_new, 4);
+    assert_int_equal(task_table_count(tt), 4);
+    assert_string_equal(task_table_find(tt, 101)->comm, "srv) w");
+    assert_int_equal(task_table_find(tt, 101)->pid, 100);
+    assert_int_equal(task_table_find(tt, 101)->uid, 1000);
+    assert_null(task_table_find(tt, 200));
+
+    /* nothing changed: nothing to do */
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.generation, 2);
+    assert_int_equal(st.added + st.removed + st.reused, 0);
+    assert_int_equal(rec.n_new + rec.n_gone, 0);
+
+    /* a thread gone, another new: removal through task_gone first */
+    rm_task(tr, 100, 101);
+    mk_task(tr, 100, 103, "srv w2", 'S', 1500, 1000, true);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.added, 1);
+    assert_int_equal(st.removed, 1);
+    assert_int_equal(rec.n_gone, 1);
+    assert_int_equal(rec.last_gone, 101);
+    assert_true(rec.gone_was_tracked);
+    assert_null(task_table_find(tt, 101));
+    assert_int_equal(rec.last_new, 103);
+    assert_non_null(task_table_find(tt, 103));
+
+    /* TID reuse: same TID, another start time -> old gone, new added */
+    mk_task(tr, 100, 102, "new one", 'S', 9999, 1000, true);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.reused, 1);
+    assert_int_equal(st.added, 0);
+    assert_int_equal(rec.n_gone, 1);
+    assert_int_equal(rec.last_gone, 102);
+    assert_int_equal(rec.last_gone_start, 1002);
+    assert_int_equal(rec.n_new, 1);
+    assert_int_equal(task_table_find(tt, 102)->start_time, 9999);
+    assert_string_equal(task_table_find(tt, 102)->comm, "new one");
+
+    /* TID reused by another process */
+    rm_task(tr, 100, 103);
+    mk_task(tr, 300, 103, "other", 'S', 1500, 0, true);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.reused, 1);
+    assert_int_equal(task_table_find(tt, 103)->pid, 300);
+
+    /* a whole process gone; the hooks see every thread of it */
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/100'", tr->root);
+    assert_int_equal(system(cmd), 0);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.removed, 2);
+    assert_int_equal(rec.n_gone, 2);
+    assert_int_equal(task_table_count(tt), 2);
+    assert_int_equal(task_table_generation(tt), 6);
+
+    /* a failed walk removes nothing */
+    assert_true(procscan_reconcile(TS_FIXTURES "/no-such-tree", tt, &h, &st) < 0);
+    assert_int_equal(task_table_count(tt), 2);
+    task_table_free(tt);
+}
+
+static void test_reconcile_bound(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    struct procscan_stats st;
+    assert_int_equal(task_table_new(2, &tt), 0);
+    for (pid_t p = 10; p < 15; p++)
+        mk_task(tr, p, p, "p", 'S', (uint64_t)p, 0, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, NULL, &st), -ENOSPC);
+    assert_int_equal(st.added, 2);
+    assert_int_equal(st.failed, 3);
+    assert_int_equal(task_table_count(tt), 2);
+    task_table_free(tt);
+}
+
+static struct procmon_event ev_of(enum procmon_kind kind, pid_t tgid, pid_t tid)
+{
+    return (struct procmon_event){ .kind = kind, .tgid = tgid, .tid = tid };
+}
+
+static void test_events(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    struct procmon_event ev;
+
+    mk_task(tr, 100, 100, "parent", 'S', 1000, 1000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    rec = (struct rec){ .tt = tt };
+
+    /* fork of a process: its stat is read once; the uid comes from the
+     * tracked parent (no status file needed) */
+    mk_task(tr, 500, 500, "parent", 'S', 5000, 0, false);
+    ev = ev_of(PROCMON_FORK, 500, 500);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    struct task *t = task_table_find(tt, 500);
+    assert_non_null(t);
+    assert_int_equal(t->pid, 500);
+    assert_int_equal(t->start_time, 5000);
+    assert_int_equal(t->uid, 1000);
+    assert_int_equal(rec.n_new, 1);
+
+    /* a new thread: the event names the process's parent, the uid comes
+     * from its own thread group */
+    mk_task(tr, 500, 501, "parent", 'S', 5001, 0, false);
+    t->uid = 4242;
+    ev = ev_of(PROCMON_FORK, 500, 501);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 501)->pid, 500);
+    assert_int_equal(task_table_find(tt, 501)->uid, 4242);
+
+    /* an untracked parent: the uid is read from status */
+    mk_task(tr, 600, 600, "orphan", 'S', 6000, 77, true);
+    ev = ev_of(PROCMON_FORK, 600, 600);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 600)->uid, 77);
+
+    /* a child already gone when its fork event is handled: not an error */
+    rec = (struct rec){ .tt = tt };
+    ev = ev_of(PROCMON_FORK, 700, 700);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 700));
+    assert_int_equal(rec.n_new, 0);
+
+    /* a fork event for a task a rescan already found: nothing happens */
+    ev = ev_of(PROCMON_FORK, 500, 500);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_new + rec.n_gone, 0);
+
+    /* comm: taken from the event, no file read (the files are gone) */
+    rm_task(tr, 500, 501);
+    ev = ev_of(PROCMON_COMM, 500, 501);
+    strcpy(ev.comm.comm, "renamed (1)");
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_string_equal(task_table_find(tt, 501)->comm, "renamed (1)");
+    assert_int_equal(rec.n_changed, 1);
+    assert_int_equal(rec.last_changed, 501);
+
+    /* exec: comm and uid re-read */
+    mk_task(tr, 500, 500, "sh", 'S', 5000, 33, true);
+    ev = ev_of(PROCMON_EXEC, 500, 500);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_string_equal(task_table_find(tt, 500)->comm, "sh");
+    assert_int_equal(task_table_find(tt, 500)->uid, 33);
+    assert_int_equal(rec.n_changed, 2);
+
+    /* uid */
+    ev = ev_of(PROCMON_UID, 500, 500);
+    ev.uid.ruid = 1;
+    ev.uid.euid = 2;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 500)->uid, 2);
+    assert_int_equal(rec.n_changed, 3);
+
+    /* exit of a thread, then of the process: task_gone before removal */
+    ev = ev_of(PROCMON_EXIT, 500, 501);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.last_gone, 501);
+    assert_true(rec.gone_was_tracked);
+    assert_null(task_table_find(tt, 501));
+    ev = ev_of(PROCMON_EXIT, 500, 500);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 500));
+    assert_int_equal(rec.n_gone, 2);
+    /* exit of something untracked */
+    ev = ev_of(PROCMON_EXIT, 12345, 12345);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_gone, 2);
+
+    /* an event for a task we never saw adds it */
+    mk_task(tr, 800, 800, "late", 'S', 8000, 5, true);
+    ev = ev_of(PROCMON_COMM, 800, 800);
+    strcpy(ev.comm.comm, "late");
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_non_null(task_table_find(tt, 800));
+
+    /* fork onto a tracked TID with another start time: a reuse */
+    rec = (struct rec){ .tt = tt };
+    mk_task(tr, 800, 800, "late2", 'S', 8888, 5, true);
+    ev = ev_of(PROCMON_FORK, 800, 800);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_gone, 1);
+    assert_int_equal(rec.last_gone_start, 8000);
+    assert_int_equal(task_table_find(tt, 800)->start_time, 8888);
+
+    /* other kinds and acks change nothing */
+    unsigned n = task_table_count(tt);
+    ev = ev_of(PROCMON_OTHER, 800, 800);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    ev = ev_of(PROCMON_ACK, 0, 0);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_count(tt), n);
+    task_table_free(tt);
+}
+
+/* exec from a non-leader thread: the kernel gives it the leader's TID and
+ * its own TID disappears without an exit event. */
+static void test_exec_from_thread(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    struct procmon_event ev;
+
+    mk_task(tr, 900, 900, "mt", 'S', 9000, 0, true);
+    mk_task(tr, 900, 901, "mt", 'S', 9001, 0, true);
+    mk_task(tr, 900, 902, "mt", 'S', 9002, 0, true);
+    mk_task(tr, 50, 50, "bystander", 'S', 50, 0, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    assert_int_equal(task_table_count(tt), 4);
+
+    /* thread 902 execs: the leader and 901 exit (events), 902 becomes 900 */
+    rm_task(tr, 900, 901);
+    rm_task(tr, 900, 902);
+    mk_task(tr, 900, 900, "newprog", 'S', 9002, 0, true);
+    rec = (struct rec){ .tt = tt };
+    ev = ev_of(PROCMON_EXIT, 900, 901);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    ev = ev_of(PROCMON_EXIT, 900, 900);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    ev = ev_of(PROCMON_EXEC, 900, 900);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 902));
+    assert_string_equal(task_table_find(tt, 900)->comm, "newprog");
+    assert_non_null(task_table_find(tt, 50));
+    assert_int_equal(task_table_count(tt), 2);
+    assert_int_equal(rec.n_gone, 3);
+    task_table_free(tt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_task),
+        cmocka_unit_test(test_parse_stat),
+        cmocka_unit_test(test_walk),
+        cmocka_unit_test_setup_teardown(test_reconcile, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_exec_from_thread, tree_setup, tree_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,311 @@
+/* The state file: round trip, and every way a file can be unusable is
+ * refused with a message naming the file and the reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "state.h"
+#include "util.h"
+
+#define BOOT "0a1b2c3d-2222-3333-4444-555555555555"
+
+static char logbuf[8192];
+
+static void sink(int level, const char *msg, void *userdata)
+{
+    size_t n = strlen(logbuf);
+    snprintf(logbuf + n, sizeof logbuf - n, "<%d>%s\n", level, msg);
+}
+
+struct fx {
+    char dir[64];
+    char path[128];
+    struct state s;
+    struct applied_task tasks[3];
+    struct applied_group groups[2];
+    struct applied_member members[2];
+};
+
+static cpu_set_t set_of(const char *cpus)
+{
+    cpu_set_t s;
+    assert_int_equal(cpulist_parse(cpus, &s), 0);
+    return s;
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    strcpy(f->dir, "/tmp/test-state.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    /* the parent directory is created on the first write */
+    snprintf(f->path, sizeof f->path, "%s/run/state", f->dir);
+
+    f->tasks[0] = (struct applied_task){.tid = 4242, .pid = 4240, .start_time = 123456789012ull,
+                                        .original = set_of("0-3,8-11"), .set = set_of("1"), .comm = "kworker helper"};
+    f->tasks[1] = (struct applied_task){.tid = 7, .pid = 7, .start_time = 5, .original = set_of("0-1023"),
+                                        .set = set_of("0,2,4,6,1023"), .comm = "we\nird"};
+    f->tasks[2] = (struct applied_task){.tid = 8, .pid = 7, .start_time = 6, .original = set_of("0-1"),
+                                        .set = set_of("0"), .comm = ""};
+    f->members[0] = (struct applied_member){.tid = 4242, .pid = 4240, .start_time = 1,
+                                            .original_path = "/system.slice/a b.service"};
+    f->members[1] = (struct applied_member){.tid = 9, .pid = 9, .start_time = 2, .original_path = "/"};
+    f->groups[0] = (struct applied_group){.kind = GROUP_CPUSET_V1, .name = "/turbosched", .set = set_of("0-1"),
+                                          .members = f->members, .n_members = 2};
+    f->groups[1] = (struct applied_group){.kind = GROUP_UNIT, .name = "turbosched-jitter.slice",
+                                          .set = set_of("2"), .original_all = true};
+    f->s = (struct state){.boot_id = BOOT, .tasks = f->tasks, .n_tasks = 3, .groups = f->groups, .n_groups = 2};
+
+    logbuf[0] = '\0';
+    log_set_sink(sink, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    char run[160];
+    unlink(f->path);
+    snprintf(run, sizeof run, "%s/run", f->dir);
+    rmdir(run);
+    rmdir(f->dir);
+    log_set_sink(NULL, NULL);
+    free(f);
+    return 0;
+}
+
+static void test_round_trip(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_string_equal(r.boot_id, BOOT);
+    assert_int_equal(r.n_tasks, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(r.tasks[i].tid, f->tasks[i].tid);
+        assert_int_equal(r.tasks[i].pid, f->tasks[i].pid);
+        assert_int_equal(r.tasks[i].start_time, f->tasks[i].start_time);
+        assert_true(CPU_EQUAL(&r.tasks[i].original, &f->tasks[i].original));
+        assert_true(CPU_EQUAL(&r.tasks[i].set, &f->tasks[i].set));
+    }
+    assert_string_equal(r.tasks[0].comm, "kworker helper");
+    assert_string_equal(r.tasks[1].comm, "we?ird");     /* one record per line, whatever the name */
+    assert_string_equal(r.tasks[2].comm, "");
+
+    assert_int_equal(r.n_groups, 2);
+    assert_int_equal(r.groups[0].kind, GROUP_CPUSET_V1);
+    assert_string_equal(r.groups[0].name, "/turbosched");
+    assert_int_equal(r.groups[0].n_members, 2);
+    assert_string_equal(r.groups[0].members[0].original_path, "/system.slice/a b.service");
+    assert_int_equal(r.groups[0].members[0].tid, 4242);
+    assert_int_equal(r.groups[0].members[0].start_time, 1);
+    assert_string_equal(r.groups[0].members[1].original_path, "/");
+    assert_int_equal(r.groups[1].kind, GROUP_UNIT);
+    assert_string_equal(r.groups[1].name, "turbosched-jitter.slice");
+    assert_true(r.groups[1].original_all);
+    assert_true(CPU_EQUAL(&r.groups[1].set, &f->groups[1].set));
+    state_free(&r);
+
+    /* a unit with a real original survives too */
+    f->groups[1].original_all = false;
+    f->groups[1].original = set_of("4-7");
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_false(r.groups[1].original_all);
+    assert_true(CPU_EQUAL(&r.groups[1].original, &f->groups[1].original));
+    state_free(&r);
+
+    /* no temporary files left next to it */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "test $(ls -A %s/run | wc -l) -eq 1", f->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_empty_state_removes_file(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(access(f->path, F_OK), 0);
+    struct state empty = {.boot_id = BOOT};
+    assert_int_equal(state_write(f->path, &empty), 0);
+    assert_int_equal(access(f->path, F_OK), -1);
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), -ENOENT);
+    assert_string_equal(logbuf, "");        /* no file is not worth a message */
+}
+
+static size_t load(const char *path, char *buf, size_t size)
+{
+    ssize_t n = read_file(path, buf, size);
+    assert_true(n > 0);
+    return (size_t)n;
+}
+
+static void store(const char *path, const char *buf, size_t n)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, n, fp), n);
+    fclose(fp);
+}
+
+static void test_truncated(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    static char full[65536];
+    size_t n = load(f->path, full, sizeof full);
+
+    /* every possible cut (a crash cannot produce them with rename, but a full
+     * disk or a hand edit can) is refused */
+    for (size_t cut = 0; cut < n; cut++) {
+        store(f->path, full, cut);
+        struct state r;
+        logbuf[0] = '\0';
+        int ret = state_read(f->path, BOOT, &r);
+        assert_true(ret < 0);
+        assert_true(strstr(logbuf, f->path) != NULL);
+        assert_true(strstr(logbuf, "ignoring it") != NULL);
+    }
+    /* cut at a line boundary before the end line: said plainly */
+    char *end = strstr(full, "\nend ");
+    assert_non_null(end);
+    store(f->path, full, (size_t)(end - full) + 1);
+    struct state r;
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    char want[256];
+    snprintf(want, sizeof want, "state file %s: truncated (no end line), ignoring it", f->path);
+    assert_non_null(strstr(logbuf, want));
+}
+
+static void test_corrupted(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    static char full[65536], copy[65536];
+    size_t n = load(f->path, full, sizeof full);
+    struct state r;
+
+    /* every single changed byte before the end line is caught */
+    size_t end = (size_t)(strstr(full, "\nend ") - full) + 1;
+    for (size_t i = 0; i < end; i++) {
+        memcpy(copy, full, n);
+        copy[i] = copy[i] == '1' ? '2' : '1';
+        store(f->path, copy, n);
+        logbuf[0] = '\0';
+        assert_true(state_read(f->path, BOOT, &r) < 0);
+        assert_non_null(strstr(logbuf, f->path));
+    }
+
+    /* a changed mask: the checksum says so */
+    memcpy(copy, full, n);
+    char *p = strstr(copy, "task 4242 4240 123456789012 0-3,8-11 1 ");
+    assert_non_null(p);
+    p[strlen("task 4242 4240 123456789012 0-3,8-11 ")] = '2';
+    store(f->path, copy, n);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    assert_non_null(strstr(logbuf, "corrupted (checksum mismatch)"));
+
+    /* garbage after the end line */
+    memcpy(copy, full, n);
+    memcpy(copy + n, "task 1 1 1 0 0 x\n", 17);
+    store(f->path, copy, n + 17);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    assert_non_null(strstr(logbuf, "data after the end line"));
+
+    /* not ours at all */
+    store(f->path, "hello\n", 6);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    assert_non_null(strstr(logbuf, "not a turbosched state file"));
+}
+
+static void test_unreadable_line_with_valid_checksum(void **state)
+{
+    struct fx *f = *state;
+    /* a well-formed file (right checksum) with a record we cannot read is
+     * refused as a whole: nothing is restored from half a file */
+    f->tasks[0].original = (cpu_set_t){0};          /* written as an empty field */
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
+}
+
+static void test_other_boot(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    struct state r;
+    assert_int_equal(state_read(f->path, "ffffffff-2222-3333-4444-555555555555", &r), -ESTALE);
+    char want[256];
+    snprintf(want, sizeof want, "state file %s: written during another boot (%s), ignoring it", f->path, BOOT);
+    assert_non_null(strstr(logbuf, want));
+}
+
+static void test_other_version(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    static char full[65536];
+    size_t n = load(f->path, full, sizeof full);
+    full[strlen("turbosched-state ")] = '2';
+    store(f->path, full, n);
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPROTONOSUPPORT);
+    char want[256];
+    snprintf(want, sizeof want, "state file %s: format version 2, this daemon reads 1, ignoring it", f->path);
+    assert_non_null(strstr(logbuf, want));
+}
+
+static void test_many_tasks(void **state)
+{
+    struct fx *f = *state;
+    enum { N = 5000 };
+    struct applied_task *tasks = calloc(N, sizeof *tasks);
+    assert_non_null(tasks);
+    for (int i = 0; i < N; i++)
+        tasks[i] = (struct applied_task){.tid = i + 1, .pid = i + 1, .start_time = (uint64_t)i * 3,
+                                         .original = set_of("0-63"), .set = set_of("0,32"), .comm = "w"};
+    struct state s = {.boot_id = BOOT, .tasks = tasks, .n_tasks = N};
+    assert_int_equal(state_write(f->path, &s), 0);
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, N);
+    assert_int_equal(r.tasks[N - 1].tid, N);
+    assert_int_equal(r.tasks[N - 1].start_time, (uint64_t)(N - 1) * 3);
+    state_free(&r);
+    free(tasks);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_state_removes_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_line_with_valid_checksum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_boot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_tasks, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
