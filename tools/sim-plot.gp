@@ -18,20 +18,40 @@ set xrange [1:33]
 set xtics 2
 set xzeroaxis lt -1
 
+# Published TurboSched gains read from the cover letters' ASCII charts
+# (REFERENCE.md §5, [DERIVED], +-1.7 points, +-1 N): ops/s, then frequency.
+$pub_ops << EOD
+10,13,v2
+10,13,v4
+11,12,v4
+12,10,v4
+12,15,v5
+9,15,v6
+EOD
+$pub_freq << EOD
+10,15,v2
+10,13,v4
+6,10,v4
+9,16,v5
+9,18,v6
+EOD
+
 # column 1 is the policy; select rows by name
 sel(p, col) = (strcol(1) eq p) ? column(col) : NaN
 pct(p, col) = (strcol(1) eq p) ? 100 * (column(col) - 1) : NaN
 
 set multiplot layout 2,1 title "turbosched-sim: N CPU-intensive + N jitter threads, 16 SMT4 cores"
 set ylabel "ops/s vs CFS (%)"
-plot csv using 2:(pct("turbosched", 4)) skip 1 with linespoints lw 2 pt 7 title "TurboSched in-kernel rule", \
+plot csv using 2:(pct("turbosched", 4)) skip 1 with linespoints lw 5 pt 7 ps 1.5 title "TurboSched in-kernel rule", \
      csv using 2:(pct("turboschedd", 4)) skip 1 with linespoints lw 2 pt 5 title "turboschedd (packer_plan)", \
      csv using 2:(pct("iso-best", 4)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
-     csv using 2:(pct("cfs", 4)) skip 1 with lines lt -1 dt 2 title "CFS"
+     csv using 2:(pct("cfs", 4)) skip 1 with lines lt -1 dt 2 title "CFS", \
+     $pub_ops using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"
 set xlabel "N"
 set ylabel "mean frequency vs CFS (%)"
-plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 2 pt 7 title "TurboSched in-kernel rule", \
+plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 5 pt 7 ps 1.5 title "TurboSched in-kernel rule", \
      csv using 2:(pct("turboschedd", 6)) skip 1 with linespoints lw 2 pt 5 title "turboschedd (packer_plan)", \
      csv using 2:(pct("iso-best", 6)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
-     csv using 2:(pct("cfs", 6)) skip 1 with lines lt -1 dt 2 title "CFS"
+     csv using 2:(pct("cfs", 6)) skip 1 with lines lt -1 dt 2 title "CFS", \
+     $pub_freq using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"
 unset multiplot

@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -36,6 +38,7 @@ struct options {
     unsigned work_us;
     unsigned time_s;
     bool json;
+    bool uclamp;                 /* jitter threads ask for util_max = 0, as turbo_bench -u did */
 };
 
 struct intensive {
@@ -54,7 +57,21 @@ struct jitter {
     cpu_set_t cpus;
 };
 
+/* uapi struct sched_attr (linux/sched/types.h clashes with glibc's sched.h) */
+struct bench_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+    uint32_t sched_util_min, sched_util_max;
+};
+#define BENCH_FLAG_KEEP_POLICY 0x08
+#define BENCH_FLAG_KEEP_PARAMS 0x10
+#define BENCH_FLAG_UTIL_CLAMP_MAX 0x40
+
 static atomic_bool stop_flag;
+static atomic_int uclamp_err;    /* first error from sched_setattr, as -errno */
 static struct options opt = {
     .n_intensive = 1, .n_jitter = 2, .period_ms = 3, .work_us = 300, .time_s = 10,
 };
@@ -114,6 +131,18 @@ static void *jitter_main(void *arg)
     uint64_t next_ns;
 
     pthread_setname_np(pthread_self(), NAME_JITTER);
+    if (opt.uclamp) {
+        struct bench_sched_attr attr = {
+            .size = sizeof(attr),
+            /* keep policy and nice, change only the clamp */
+            .sched_flags = BENCH_FLAG_KEEP_POLICY | BENCH_FLAG_KEEP_PARAMS | BENCH_FLAG_UTIL_CLAMP_MAX,
+            .sched_util_max = 0,
+        };
+        if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
+            int expected = 0;
+            atomic_compare_exchange_strong(&uclamp_err, &expected, -errno);
+        }
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
     next_ns = ts_ns(&now) + period_ns;
 
@@ -179,6 +208,7 @@ static void usage(FILE *f)
             "  -p, --period-ms P    jitter wake-up period in ms (default 3)\n"
             "  -w, --work-us W      jitter work per period in us (default 300)\n"
             "  -t, --time T         run time in seconds (default 10)\n"
+            "  -u, --uclamp-max0    jitter threads set their uclamp util_max to 0\n"
             "      --json           print the report as JSON\n"
             "  -h, --help\n");
 }
@@ -192,12 +222,13 @@ static int parse_args(int argc, char **argv)
         { "work-us", required_argument, NULL, 'w' },
         { "time", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'J' },
+        { "uclamp-max0", no_argument, NULL, 'u' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:m:p:w:t:h", longopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, "n:m:p:w:t:uh", longopts, NULL)) >= 0) {
         unsigned *dst = NULL;
         switch (c) {
         case 'n': dst = &opt.n_intensive; break;
@@ -206,6 +237,7 @@ static int parse_args(int argc, char **argv)
         case 'w': dst = &opt.work_us; break;
         case 't': dst = &opt.time_s; break;
         case 'J': opt.json = true; continue;
+        case 'u': opt.uclamp = true; continue;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return -EINVAL;
         }
@@ -249,6 +281,7 @@ int main(int argc, char **argv)
     r = parse_args(argc, argv);
     if (r <= 0)
         return r < 0 ? 2 : 0;
+    r = 0;
 
     in = calloc(opt.n_intensive ? opt.n_intensive : 1, sizeof(*in));
     ji = calloc(opt.n_jitter ? opt.n_jitter : 1, sizeof(*ji));
@@ -333,11 +366,20 @@ int main(int argc, char **argv)
     double p50 = percentile(lat, n_lat, 50) / 1e3, p90 = percentile(lat, n_lat, 90) / 1e3;
     double p99 = percentile(lat, n_lat, 99) / 1e3, pmax = n_lat ? lat[n_lat - 1] / 1e3 : 0;
     const char *ended = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "time";
+    int uerr = atomic_load(&uclamp_err);
+    char uclamp_txt[128];
+    if (!opt.uclamp)
+        snprintf(uclamp_txt, sizeof(uclamp_txt), "not set");
+    else if (uerr == 0)
+        snprintf(uclamp_txt, sizeof(uclamp_txt), "util_max 0");
+    else
+        snprintf(uclamp_txt, sizeof(uclamp_txt), "failed: %s", strerror(-uerr));
 
     if (opt.json) {
         printf("{\n  \"elapsed_s\": %.3f,\n  \"ended_by\": \"%s\",\n", elapsed_s, ended);
         printf("  \"intensive\": %u,\n  \"jitter\": %u,\n  \"period_ms\": %u,\n  \"work_us\": %u,\n",
                opt.n_intensive, opt.n_jitter, opt.period_ms, opt.work_us);
+        printf("  \"jitter_uclamp\": \"%s\",\n", uclamp_txt);
         printf("  \"ops_per_s_total\": %.0f,\n  \"ops_per_s_thread\": [", total_ops / elapsed_s);
         for (unsigned i = 0; i < opt.n_intensive; i++)
             printf("%s%.0f", i ? ", " : "", atomic_load(&in[i].ops) / elapsed_s);
@@ -362,6 +404,7 @@ int main(int argc, char **argv)
             printf("intensive %u: %.0f ops/s\n", i, atomic_load(&in[i].ops) / elapsed_s);
         printf("ops/s total: %.0f\n", total_ops / elapsed_s);
         printf("jitter wake-ups: %" PRIu64 ", missed periods: %" PRIu64 "\n", wakeups, missed);
+        printf("jitter uclamp: %s\n", uclamp_txt);
         printf("jitter latency us: p50 %.1f p90 %.1f p99 %.1f max %.1f\n", p50, p90, p99, pmax);
         printf("cpus intensive: %s\n", buf_in);
         printf("cpus jitter: %s\n", buf_ji);

@@ -52,7 +52,7 @@
 #define MAX_CORES 64
 #define MAX_CPUS (MAX_CORES * SMT)
 #define MAX_TASKS 256
-#define MAX_QUEUE 16
+#define MAX_QUEUE MAX_TASKS       /* never full: at most every task waits on one CPU */
 #define LAT_BINS 20000            /* wake-up latency histogram, 1 us bins */
 #define NEVER 1e300
 
@@ -96,6 +96,9 @@ struct params {
     uint64_t seed;
 };
 
+static bool trace;                /* print every daemon tick's plan to stderr */
+static bool pass_cpu_jitter;      /* give packer_plan() each CPU's jitter share (engine.c passes NULL) */
+
 static struct params P = {
     .n_cores = 16,
     .llc_cores = 2,
@@ -107,8 +110,8 @@ static struct params P = {
     .work_kcycles = 200,
     .slack_us = 50,
     .pelt_half_life_us = 32000,
-    .warmup_s = 8,
-    .measure_s = 4,
+    .warmup_s = 6,
+    .measure_s = 3,
     .tick_ms = 1000,
     .hold_ms = 2000,
     .min_change_ms = 5000,
@@ -153,6 +156,7 @@ struct cpu {
     int idle_state;               /* when idle: chosen stop state */
     double util;                  /* PELT-like, 0..1000 */
     double busy_tick_us;          /* running time in the current daemon tick */
+    double jitter_tick_us;        /* of which jitter tasks */
 };
 
 struct sim {
@@ -173,6 +177,7 @@ struct sim {
     uint64_t lat_hist[LAT_BINS + 1];
     uint64_t n_lat;
     double packed_time;           /* turboschedd: time the mask was restricted */
+    unsigned mask_changes;        /* turboschedd: applied mask changes while measuring */
     bool restricted;
 #if HAVE_PACKER
     struct topology topo;
@@ -181,14 +186,14 @@ struct sim {
     struct config cfg;
     struct packer_state pst;
     struct packer_plan *plan;
-    unsigned cpu_util_s[MAX_CPUS];
+    unsigned cpu_util_s[MAX_CPUS], cpu_jitter_s[MAX_CPUS];
     bool smooth_init;
 #endif
 };
 
 struct policy {
     const char *name;
-    /* where a waking jitter task goes; timer_cpu is the CPU whose timer woke it */
+    /* where a waking jitter task goes (t->timer_cpu is the CPU whose timer fired) */
     int (*select)(struct sim *s, struct task *t);
     void (*tick)(struct sim *s);  /* NULL: no periodic work */
 };
@@ -411,15 +416,12 @@ static double share_of_core(const struct sim *s, int core)
 }
 
 /* Advance every continuous quantity by dt, with rates fixed since the last event. */
-static void advance(struct sim *s, double dt)
+static void advance(struct sim *s, double dt, const double *share, int n_active)
 {
     if (dt <= 0)
         return;
     double decay = exp2(-dt / P.pelt_half_life_us);
     bool measuring = s->now >= s->measure_from;
-    double share[MAX_CORES];
-    for (int c = 0; c < P.n_cores; c++)
-        share[c] = share_of_core(s, c);
 
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
@@ -434,6 +436,7 @@ static void advance(struct sim *s, double dt)
             struct task *t = &s->tasks[c->cur];
             t->left_cycles -= rate * dt;
             t->busy_tick_us += dt;
+            c->jitter_tick_us += dt;
         } else if (c->home >= 0 && measuring) {
             struct task *t = &s->tasks[c->home];
             t->ops += rate * dt;
@@ -451,7 +454,7 @@ static void advance(struct sim *s, double dt)
     }
     if (measuring) {
         s->chip_freq_time += s->f_mhz * dt;
-        s->active_time += n_active_units(s) * dt;
+        s->active_time += n_active * dt;
         if (s->restricted)
             s->packed_time += dt;
     }
@@ -487,11 +490,8 @@ static void enqueue(struct sim *s, int ti, int cpu)
         double lat = wake_latency(s, cpu);
         c->cur = ti;
         c->start_at = s->now + lat;
-    } else if (c->n_queue < MAX_QUEUE) {
-        c->queue[c->n_queue++] = ti;
     } else {
-        /* cannot happen with the workloads swept; keep the task runnable on prev */
-        c->queue[c->n_queue - 1] = ti;
+        c->queue[c->n_queue++] = ti;
     }
 }
 
@@ -608,7 +608,7 @@ static void daemon_setup(struct sim *s)
  * packer_plan(); a changed mask becomes every jitter task's affinity. */
 static void turboschedd_tick(struct sim *s)
 {
-    int util[MAX_CPUS];
+    int util[MAX_CPUS], jit[MAX_CPUS];
     double tick_us = P.tick_ms * 1000.0;
     unsigned jload = 0;
 
@@ -626,9 +626,12 @@ static void turboschedd_tick(struct sim *s)
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
         unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
-        c->busy_tick_us = 0;
+        unsigned j = (unsigned) MIN((double) u, c->jitter_tick_us / tick_us * 1000.0);
+        c->busy_tick_us = c->jitter_tick_us = 0;
         s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, P.tick_ms, P.half_life_ms) : u;
+        s->cpu_jitter_s[i] = s->smooth_init ? load_ewma(s->cpu_jitter_s[i], j, P.tick_ms, P.half_life_ms) : j;
         util[i] = (int) s->cpu_util_s[i];
+        jit[i] = (int) MIN(s->cpu_jitter_s[i], s->cpu_util_s[i]);
     }
     s->smooth_init = true;
 
@@ -637,16 +640,22 @@ static void turboschedd_tick(struct sim *s)
         .cap = &s->cap,
         .cpu_util_milli = util,
         .n_cpu_util = s->n_cpus,
-        .cpu_jitter_milli = NULL,     /* the daemon does not attribute CPU time per CPU */
+        /* engine.c passes NULL: it does not attribute jitter time per CPU */
+        .cpu_jitter_milli = pass_cpu_jitter ? jit : NULL,
         .jitter_load_milli = jload,
         .cfg = &s->cfg,
         .now_ms = (uint64_t) llround(s->now / 1000.0),
     };
     if (packer_plan(&in, &s->pst, s->plan) < 0)
         return;
+    if (trace)
+        fprintf(stderr, "N=%d t=%.0f ms%s: %s\n", s->n_int, s->now / 1000, s->plan->changed ? " (changed)" : "",
+                s->plan->summary);
     s->restricted = s->plan->restricted;
     if (!s->plan->changed)
         return;
+    if (s->now >= s->measure_from)
+        s->mask_changes++;
     for (int i = 0; i < s->n_tasks; i++) {
         struct task *t = &s->tasks[i];
         if (t->kind != T_JITTER)
@@ -673,6 +682,8 @@ struct result {
     double active_cores;
     double lat_p50_us, lat_p99_us;
     double packed_share;
+    double mask_changes_per_min;
+    char plan_summary[256];       /* turboschedd: the last plan's explanation */
 };
 
 /* Cores in the order CFS's fork balancing fills them: one per LLC first,
@@ -685,9 +696,9 @@ static void spread_order(int *order)
             order[n++] = c;
 }
 
-static int place_fork(struct sim *s, const int *load, const bool *core_ok, int *order)
+static int place_fork(const int *load, const int *cpu_load, const bool *core_ok, const int *order)
 {
-    /* find_idlest: the core with the fewest tasks, then its first free CPU */
+    /* find_idlest: the core with the fewest tasks, then its least loaded CPU */
     int best = -1;
     for (int k = 0; k < P.n_cores; k++) {
         int c = order[k];
@@ -698,12 +709,11 @@ static int place_fork(struct sim *s, const int *load, const bool *core_ok, int *
     }
     if (best < 0)
         return -1;
-    for (int i = 0; i < SMT; i++) {
-        int cpu = core_first_cpu(best) + i;
-        if (s->cpus[cpu].home < 0 && s->cpus[cpu].cur < 0 && s->cpus[cpu].n_queue == 0)
-            return cpu;
-    }
-    return core_first_cpu(best) + load[best] % SMT;
+    int cpu = core_first_cpu(best);
+    for (int i = 1; i < SMT; i++)
+        if (cpu_load[core_first_cpu(best) + i] < cpu_load[cpu])
+            cpu = core_first_cpu(best) + i;
+    return cpu;
 }
 
 static double hist_pct(const struct sim *s, double pct)
@@ -761,13 +771,13 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
 
     /* turbo_bench creates the intensive threads first, then the jitter ones,
      * 1 ms apart; fork placement spreads them by load. */
-    int order[MAX_CORES], load[MAX_CORES] = { 0 };
+    int order[MAX_CORES], load[MAX_CORES] = { 0 }, cpu_load[MAX_CPUS] = { 0 };
     spread_order(order);
     s->now = 0;
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
         *t = (struct task){ .kind = T_INTENSIVE, .allowed = int_ok };
-        int cpu = place_fork(s, load, core_int, order);
+        int cpu = place_fork(load, cpu_load, core_int, order);
         if (cpu < 0)
             return -EINVAL;
         t->cpu = cpu;
@@ -775,15 +785,17 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         s->cpus[cpu].home = s->n_tasks;
         s->cpus[cpu].start_at = i * 1000.0;
         load[cpu / SMT]++;
+        cpu_load[cpu]++;
         s->n_tasks++;
     }
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
         *t = (struct task){ .kind = T_JITTER, .allowed = jit_ok };
-        int cpu = place_fork(s, load, core_jit, order);
+        int cpu = place_fork(load, cpu_load, core_jit, order);
         if (cpu < 0)
             return -EINVAL;
         load[cpu / SMT]++;
+        cpu_load[cpu]++;
         t->cpu = cpu;
         t->timer_cpu = cpu;
         t->runnable = false;
@@ -811,9 +823,10 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     while (s->now < s->end) {
         /* next event */
         double t_next = MIN(s->end, s->next_tick);
+        int n_active = n_active_units(s);
         /* a WOF pass only matters while the limit is above the frequency */
         s->next_wof = NEVER;
-        if (s->f_mhz < s->f_table[n_active_units(s)]) {
+        if (s->f_mhz < s->f_table[n_active]) {
             s->next_wof = (floor(s->now / P.wof_interval_us + 1e-9) + 1) * P.wof_interval_us;
             t_next = MIN(t_next, s->next_wof);
         }
@@ -840,7 +853,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
                 t_next = MIN(t_next, MAX(t->wake_at, s->now));
         }
 
-        advance(s, t_next - s->now);
+        advance(s, t_next - s->now, share, n_active);
         s->now = t_next;
 
         const double eps = 1e-6, eps_cycles = 1e-3;
@@ -892,6 +905,11 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     res->lat_p50_us = hist_pct(s, 50);
     res->lat_p99_us = hist_pct(s, 99);
     res->packed_share = s->packed_time / dur;
+    res->mask_changes_per_min = s->mask_changes / (dur / 60e6);
+#if HAVE_PACKER
+    if (pol->tick)
+        snprintf(res->plan_summary, sizeof(res->plan_summary), "%s", s->plan->summary);
+#endif
     return 0;
 }
 
@@ -959,7 +977,10 @@ static void usage(FILE *f)
             "  --plot-script PATH    gnuplot script (default tools/sim-plot.gp)\n"
             "  --seed S              timer-slack seed (default 1)\n"
             "  --jobs J              runs in parallel (default: online CPUs)\n"
-            "  --warmup-s S, --measure-s S   simulated time before/while measuring (8, 4)\n"
+            "  -v, --verbose         print the daemon's last plan for each N\n"
+            "      --trace           print every daemon tick's plan to stderr\n"
+            "      --cpu-jitter      give packer_plan() each CPU's jitter share (the daemon passes none)\n"
+            "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
             "  --cores C             SMT4 cores on the chip (16)\n"
             "  --fnom-mhz F, --fmax-mhz F    all-core and highest frequency (2700, 3300)\n"
             "  --power-exp X         core power ~ f^X (3)\n"
@@ -1011,17 +1032,21 @@ int main(int argc, char **argv)
         { "busy-threshold-milli", required_argument, NULL, O_BUSY },
         { "idle-machine-milli", required_argument, NULL, O_IDLE },
         { "jobs", required_argument, NULL, O_JOBS },
+        { "verbose", no_argument, NULL, 'v' },
+        { "trace", no_argument, NULL, 'T' },
+        { "cpu-jitter", no_argument, NULL, 'J' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
     unsigned jobs = 0;
+    bool verbose = false;
     const char *csv_path = NULL, *png_path = NULL, *script = "tools/sim-plot.gp";
     cpu_set_t nset;
     bool quick = false, n_given = false;
     int c, r = 0;
 
     CPU_ZERO(&nset);
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) >= 0) {
         unsigned u = 0;
         double d = 0;
         switch (c) {
@@ -1055,6 +1080,9 @@ int main(int argc, char **argv)
         case O_BUSY: r = parse_uint(optarg, &P.busy_threshold_milli); break;
         case O_IDLE: r = parse_uint(optarg, &P.idle_machine_milli); break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
+        case 'v': verbose = true; break;
+        case 'T': trace = true; break;
+        case 'J': pass_cpu_jitter = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -1165,7 +1193,10 @@ int main(int argc, char **argv)
         }
         printf("# %-12s peak ops gain %+.1f%% at N=%d\n", pol_names[p], best, best_n);
     }
-    printf("# simulated %d runs in %.1f s\n", n_n * (3 + HAVE_PACKER + 1), elapsed_ms / 1000.0);
+    printf("# simulated %d runs in %.1f s\n", n_n * (4 + HAVE_PACKER), elapsed_ms / 1000.0);
+    if (verbose && HAVE_PACKER)
+        for (int k = 0; k < n_n; k++)
+            printf("# turboschedd N=%d: %s\n", ns[k], res[k * N_POL + POL_TSD].plan_summary);
 
     if (csv_path) {
         _cleanup_fclose_ FILE *f = fopen(csv_path, "we");
@@ -1174,7 +1205,7 @@ int main(int argc, char **argv)
             return 1;
         }
         fprintf(f, "policy,n,ops_gps,ops_rel_cfs,freq_mhz,freq_rel_cfs,chip_freq_mhz,max_freq_mhz,"
-                   "active_cores,lat_p50_us,lat_p99_us,restricted_share\n");
+                   "active_cores,lat_p50_us,lat_p99_us,restricted_share,mask_changes_per_min\n");
         for (int p = 0; p <= N_POL; p++) {
             for (int k = 0; k < n_n; k++) {
                 const struct result *b = &res[k * N_POL];
@@ -1191,10 +1222,10 @@ int main(int argc, char **argv)
                     x = &res[k * N_POL + p];
                     name = pol_names[p];
                 }
-                fprintf(f, "%s,%d,%.4f,%.4f,%.1f,%.4f,%.1f,%.1f,%.2f,%.1f,%.1f,%.3f\n", name, ns[k],
+                fprintf(f, "%s,%d,%.4f,%.4f,%.1f,%.4f,%.1f,%.1f,%.2f,%.1f,%.1f,%.3f,%.1f\n", name, ns[k],
                         x->ops_per_s, x->ops_per_s / b->ops_per_s, x->freq_mhz, x->freq_mhz / b->freq_mhz,
                         x->chip_freq_mhz, x->max_freq_mhz, x->active_cores, x->lat_p50_us, x->lat_p99_us,
-                        x->packed_share);
+                        x->packed_share, x->mask_changes_per_min);
             }
         }
         if (fflush(f) != 0) {

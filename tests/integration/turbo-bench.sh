@@ -70,3 +70,13 @@ for pat in 'ended by SIGTERM' '^ops/s total: [1-9]' '^jitter latency us: p50 [0-
     grep -Eq "$pat" "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "text report lacks /$pat/"; }
 done
 echo "text report ok after SIGTERM"
+
+# 3. --uclamp-max0 reports whether the kernel took the clamp: it must where
+# uclamp exists (the file below appears only with CONFIG_UCLAMP_TASK).
+"$bench" -n 0 -m 1 -t 1 -u >"$tmp/uclamp.txt" || fail "turbo-bench -u exited with $?"
+if [[ -e /proc/sys/kernel/sched_util_clamp_max ]]; then
+    grep -qx 'jitter uclamp: util_max 0' "$tmp/uclamp.txt" || { cat "$tmp/uclamp.txt"; fail "uclamp not applied on a uclamp kernel"; }
+else
+    grep -q '^jitter uclamp: failed: ' "$tmp/uclamp.txt" || { cat "$tmp/uclamp.txt"; fail "uclamp failure not reported"; }
+fi
+echo "uclamp report ok"
