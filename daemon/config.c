@@ -206,9 +206,11 @@ static void format_percent(char *buf, size_t size, unsigned milli)
 
 static void format_duration(char *buf, size_t size, unsigned ms)
 {
-    if (ms != 0 && ms % 60000 == 0)
+    if (ms == 0)
+        snprintf(buf, size, "0");
+    else if (ms % 60000 == 0)
         snprintf(buf, size, "%umin", ms / 60000);
-    else if (ms != 0 && ms % 1000 == 0)
+    else if (ms % 1000 == 0)
         snprintf(buf, size, "%us", ms / 1000);
     else
         snprintf(buf, size, "%ums", ms);
@@ -320,7 +322,27 @@ struct parser {
     size_t first_rule;          /* first rule defined by this file */
     char last_key[32];
     bool last_key_ok;
+    /* rules with a bad key: already reported, not checked again at the end */
+    size_t *broken;
+    size_t n_broken;
 };
+
+static void mark_broken(struct parser *p)
+{
+    size_t *nb = realloc(p->broken, (p->n_broken + 1) * sizeof *nb);
+    if (!nb)
+        return;
+    p->broken = nb;
+    p->broken[p->n_broken++] = p->rule;
+}
+
+static bool is_broken(const struct parser *p, size_t rule)
+{
+    for (size_t i = 0; i < p->n_broken; i++)
+        if (p->broken[i] == rule)
+            return true;
+    return false;
+}
 
 static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void perr(struct parser *p, const char *fmt, ...)
@@ -760,7 +782,18 @@ static void set_setting(struct parser *p, const struct setting *st, const char *
         perr(p, "bad value '%s' for '%s': must be %s", value, st->key, range);
 }
 
+static bool rule_key_ok(struct parser *p, const char *key, const char *value, bool continuation);
+
 static void rule_key(struct parser *p, const char *key, const char *value, bool continuation)
+{
+    if (rule_key_ok(p, key, value, continuation))
+        p->last_key_ok = true;
+    else
+        mark_broken(p);
+}
+
+/* false: reported */
+static bool rule_key_ok(struct parser *p, const char *key, const char *value, bool continuation)
 {
     struct rule *r = &p->c->rules[p->rule];
     enum rule_key k = rule_key_from_string(key);
@@ -768,54 +801,62 @@ static void rule_key(struct parser *p, const char *key, const char *value, bool 
     if (k != _RULE_KEY_MAX) {
         if (!continuation && r->globs[k]) {
             perr(p, "duplicate key '%s' in rule '%s'", key, r->name);
-            return;
+            return false;
         }
         if (!r->globs[k]) {
             /* An empty list still marks the key as used. */
             r->globs[k] = calloc(1, sizeof(char *));
             if (!r->globs[k]) {
                 perr(p, "out of memory");
-                return;
+                return false;
             }
         }
         if (globs_append(&r->globs[k], value, &why) < 0) {
             perr(p, "bad value for '%s': %s", key, why);
-            return;
+            return false;
         }
-        p->last_key_ok = true;
-        return;
+        return true;
     }
     if (continuation) {
         perr(p, "continuation line for '%s', which takes a single value", key);
-        return;
+        return false;
     }
     if (strcmp(key, "class") == 0) {
         int c = task_class_from_string(value);
         if (c < 0) {
             perr(p, "bad value '%s' for 'class': expected jitter, intensive or ignore", value);
-            return;
+            return false;
         }
         r->class = (enum task_class)c;
     } else if (strcmp(key, "cgroup_mode") == 0) {
         if (parse_bool(value, &r->cgroup_mode) < 0) {
             perr(p, "bad value '%s' for 'cgroup_mode': expected yes or no", value);
-            return;
+            return false;
         }
     } else {
         perr(p, "unknown key '%s' in rule '%s'", key, r->name);
-        return;
+        return false;
     }
-    p->last_key_ok = true;
+    return true;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct parser *p = user;
     bool continuation = p->line == LINE_CONTINUATION;
+    char *cut;
     if (continuation) {
         if (!p->last_key_ok)
             return 1;   /* the key itself was already reported */
         name = p->last_key;
+        /* inih 55 leaves inline comments on continuation lines; newer ones
+         * strip them. Strip here so both behave the same. */
+        cut = strdupa(value);
+        char *e = (char *)find_chars_or_comment(cut, NULL);
+        *e = '\0';
+        while (e > cut && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+        value = cut;
     } else {
         snprintf(p->last_key, sizeof p->last_key, "%s", name);
         p->last_key_ok = false;
@@ -855,6 +896,8 @@ static void check_rules(struct parser *p)
 {
     for (size_t i = p->first_rule; i < p->c->n_rules; i++) {
         const struct rule *r = &p->c->rules[i];
+        if (is_broken(p, i))
+            continue;
         p->lineno = r->line;
         if (r->class == CLASS_UNSET)
             perr(p, "rule '%s' has no class (jitter, intensive or ignore)", r->name);
@@ -882,9 +925,11 @@ int config_load_string(const char *text, const char *name, struct config *c)
     int r = ini_parse_stream(reader, &p, handler, &p);
     if (r == -2) {
         log_err("%s: out of memory", p.name);
+        free(p.broken);
         return -ENOMEM;
     }
     check_rules(&p);
+    free(p.broken);
     return p.n_errors ? -EINVAL : 0;
 }
 

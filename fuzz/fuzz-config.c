@@ -38,7 +38,9 @@ static char *print_bare(const struct config *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    log_set_sink(quiet, NULL);
+    /* TS_FUZZ_VERBOSE=1 shows the parser's messages when debugging a crash. */
+    if (!getenv("TS_FUZZ_VERBOSE"))
+        log_set_sink(quiet, NULL);
     char *text = malloc(size + 1);
     if (!text)
         return 0;
