@@ -236,7 +236,7 @@ static void test_rules_parsed(void **state)
                            "[rule first]\n"
                            "comm = a b*  c?\n"
                            "   d     ; indented: continues comm\n"
-                           "cmdline = \"python3 *worker.py*\" \"\" x\"y\n"
+                           "cmdline = \"python3 *worker.py*\" \"\" x?y\n"
                            "exe: /usr/bin/*\n"
                            "class = jitter ; inline comment\n"
                            "\n"
@@ -262,7 +262,7 @@ static void test_rules_parsed(void **state)
     assert_null(r->globs[RULE_COMM][4]);
     assert_string_equal(r->globs[RULE_CMDLINE][0], "python3 *worker.py*");
     assert_string_equal(r->globs[RULE_CMDLINE][1], "");
-    assert_string_equal(r->globs[RULE_CMDLINE][2], "x\"y");
+    assert_string_equal(r->globs[RULE_CMDLINE][2], "x?y");
     assert_null(r->globs[RULE_CMDLINE][3]);
     assert_string_equal(r->globs[RULE_EXE][0], "/usr/bin/*");
     assert_null(r->globs[RULE_USER]);
@@ -354,6 +354,7 @@ static const struct {
     {"[rule a]\ncomm = x\nclass = jitter\nprio = 3\n", "<3>t.conf:4: unknown key 'prio' in rule 'a'\n"},
     {"[rule a]\ncomm = \"x y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': unterminated quote\n"},
     {"[rule a]\ncomm = \"x\"y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': text after a closing quote\n"},
+    {"[rule a]\ncomm = x\"y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': '\"' inside a glob\n"},
     {"[rule a]\ncomm = x\nclass = jitter\n  intensive\n",
      "<3>t.conf:4: continuation line for 'class', which takes a single value\n"},
     {"[rule a]\ncomm = x\nclass = jitter\n[rule a]\nexe = y\nclass = ignore\n",

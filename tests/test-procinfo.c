@@ -53,7 +53,7 @@ static const struct {
     {600, 600, "cron", "/usr/sbin/cron", "/usr/sbin/cron -f", "/system.slice/cron.service", "cron.service",
      "cron.service", "root", false},
     /* v1 where only the cpuset group says anything */
-    {700, 700, "batch", "/opt/batch/run", "/opt/batch/run", "/jobs/batch", NULL, NULL, NULL, false},
+    {700, 700, "batch", "/opt/batch/run", "/opt/batch/run", "/jobs/batch", NULL, NULL, "4000001", false},
     /* hybrid, jitter slice seen through name=systemd */
     {800, 800, "logrotate", "/usr/sbin/logrotate", "/usr/sbin/logrotate /etc/logrotate.conf",
      "/turbosched.slice/turbosched-jitter.slice/logrotate.service", "logrotate.service", "logrotate.service",
