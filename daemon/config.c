@@ -281,8 +281,14 @@ static int globs_append(char ***list, const char *value, const char **why)
             }
         } else {
             start = p;
-            while (*p && !is_blank(*p))
+            while (*p && !is_blank(*p)) {
+                /* Keeps every glob printable in quotes (use '?' for a quote). */
+                if (*p == '"') {
+                    *why = "'\"' inside a glob";
+                    return -EINVAL;
+                }
                 p++;
+            }
             end = p;
         }
         if (n >= CONFIG_MAX_GLOBS) {
@@ -1170,4 +1176,54 @@ void config_print(FILE *f, const struct config *c)
         if (r->cgroup_mode)
             fprintf(f, "cgroup_mode = yes\n");
     }
+}
+
+/* config_print without the "# origin" comment lines. */
+static char *print_bare(const struct config *c)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    config_print(f, c);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    char *w = buf;
+    for (char *r = buf; *r;) {
+        char *nl = strchrnul(r, '\n');
+        size_t n = (size_t)(nl - r) + (*nl ? 1 : 0);
+        if (*r != '#') {
+            memmove(w, r, n);
+            w += n;
+        }
+        r += n;
+    }
+    *w = '\0';
+    return buf;
+}
+
+int config_check_print(const struct config *c)
+{
+    _cleanup_free_ char *once = print_bare(c);
+    if (!once)
+        return -ENOMEM;
+    struct config again;
+    config_init_defaults(&again);
+    int r = config_load_string(once, "<printed>", &again);
+    _cleanup_free_ char *twice = r == 0 ? print_bare(&again) : NULL;
+    config_free(&again);
+    if (r < 0) {
+        log_debug("printed configuration does not parse:\n%s", once);
+        return -EPROTO;
+    }
+    if (!twice)
+        return -ENOMEM;
+    if (strcmp(once, twice) != 0) {
+        log_debug("configuration differs after print and parse:\n%s\n---\n%s", once, twice);
+        return -EPROTO;
+    }
+    return 0;
 }
