@@ -462,6 +462,27 @@ static void test_explain(void **state)
     assert_string_equal(buf, "no rule matched ('a': user '4000001'); uclamp off; default class: ignore");
 }
 
+/* This machine may or may not have systemd on the system bus; without it
+ * unit opt-in is off, the log says so once, and the slice still works. */
+static void test_no_systemd_said_once(void **state)
+{
+    captured[0] = '\0';
+    log_set_sink(sink, NULL);
+    config_init_defaults(&fx.cfg);
+    assert_int_equal(classifier_new(&fx.cfg, ROOT, &fx.c), 0);
+    if (classifier_unit_optin_active(fx.c))
+        skip();
+    const char *msg = "<6>unit opt-in: systemd is not on the system bus";
+    for (pid_t pid = 100; pid <= 800; pid += 100) {
+        struct task t = task(pid, pid, NULL);
+        assert_int_equal(classifier_classify(fx.c, &t), 1);
+        assert_int_equal(t.class, pid == 200 || pid == 800 ? CLASS_JITTER : CLASS_IGNORE);
+    }
+    char *first = strstr(captured, msg);
+    assert_non_null(first);
+    assert_null(strstr(first + 1, msg));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +495,7 @@ int main(void)
         cmocka_unit_test_teardown(test_unit_cache, teardown),
         cmocka_unit_test(test_parse_x_turbosched),
         cmocka_unit_test_teardown(test_explain, teardown),
+        cmocka_unit_test_teardown(test_no_systemd_said_once, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
