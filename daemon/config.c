@@ -531,8 +531,9 @@ static char *reader(char *str, int num, void *stream)
     str[len] = '\n';
     str[len + 1] = '\0';
     analyse_line(p, str);
-    if (p->line == LINE_BAD || p->line == LINE_SECTION) {
-        /* Already handled; inih must not see it (it would only count it). */
+    /* Already reported; inih would only count it. Section lines do go
+     * through: inih forgets the previous key there, as analyse_line does. */
+    if (p->line == LINE_BAD) {
         str[0] = '\n';
         str[1] = '\0';
     }

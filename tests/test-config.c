@@ -433,6 +433,26 @@ static void test_long_line(void **state)
     free(text);
 }
 
+/* An indented key right after a section header is a key, not a
+ * continuation of the previous section's last key (inih and we agree). */
+static void test_indented_key_after_section(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("[rule a]\ncomm = x\nclass = jitter\n[rule b]\n  exe = y\nclass = ignore\n", &c), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c.n_rules, 2);
+    assert_string_equal(c.rules[1].globs[RULE_EXE][0], "y");
+    assert_int_equal(c.rules[1].class, CLASS_IGNORE);
+    assert_null(c.rules[0].globs[RULE_COMM][1]);
+    config_free(&c);
+    /* but an indented line after a key continues it */
+    assert_int_equal(parse("[rule a]\nclass = jitter\ncomm = x\n  exe = y\n", &c), 0);
+    assert_string_equal(c.rules[0].globs[RULE_COMM][1], "exe");
+    assert_string_equal(c.rules[0].globs[RULE_COMM][3], "y");
+    assert_null(c.rules[0].globs[RULE_EXE]);
+    config_free(&c);
+}
+
 static void test_bom_crlf(void **state)
 {
     struct config c;
@@ -564,6 +584,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all_errors_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_indented_key_after_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bom_crlf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_good, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_explicit_dropin_dir, setup, teardown),
