@@ -154,6 +154,30 @@ static void test_shipped_conf_documents_defaults(void **state)
     config_free(&d);
 }
 
+/* The shipped example drop-in parses, with turbo-bench's thread names. */
+static void test_shipped_example_dropin(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(TS_SOURCE_DIR "/conf/turbosched.conf", TS_FIXTURES "/does-not-exist", &c), 0);
+    assert_int_equal(c->n_rules, 0);
+    config_destroy(c);
+    FILE *f = fopen(TS_SOURCE_DIR "/conf/rules.d/50-turbo-bench.conf.example", "re");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    struct config d;
+    assert_int_equal(parse(text, &d), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(d.n_rules, 3);
+    assert_string_equal(d.rules[0].globs[RULE_COMM][0], "tb-jitter");
+    assert_int_equal(d.rules[0].class, CLASS_JITTER);
+    assert_string_equal(d.rules[1].globs[RULE_COMM][0], "tb-intensive");
+    assert_int_equal(d.rules[1].class, CLASS_INTENSIVE);
+    config_free(&d);
+}
+
 /* ------------------------------------------------------------ good values */
 
 static void test_values(void **state)
@@ -579,6 +603,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
