@@ -864,6 +864,12 @@ static int handler(void *user, const char *section, const char *name, const char
         while (e > cut && isspace((unsigned char)e[-1]))
             *--e = '\0';
         value = cut;
+        /* inih takes an indented "[section]" after a key for a continuation;
+         * as globs it would be accepted silently. */
+        if (value[0] == '[' && value[strlen(value) - 1] == ']') {
+            perr(p, "indented section header (an indented line continues '%s')", name);
+            return 1;
+        }
     } else {
         snprintf(p->last_key, sizeof p->last_key, "%s", name);
         p->last_key_ok = false;

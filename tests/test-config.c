@@ -356,6 +356,10 @@ static const struct {
     {"[daemon]\ntick_interval = 1s\n  2s\n",
      "<3>t.conf:3: continuation line for 'tick_interval', which takes a single value\n"},
     /* rules */
+    {"[rule a]\ncomm = x\nclass = jitter\n  [rule b]\n",
+     "<3>t.conf:4: indented section header (an indented line continues 'class')\n"},
+    {"[rule a]\nclass = jitter\ncomm = x\n  [rule b]\n",
+     "<3>t.conf:4: indented section header (an indented line continues 'comm')\n"},
     {"[rule]\n", "<3>t.conf:1: rule section without a name (expected [rule NAME])\n"},
     {"[rule a b]\ncomm = x\nclass = jitter\n",
      "<3>t.conf:1: invalid rule name 'a b' (1-64 of A-Z a-z 0-9 - _ . @ : +)\n"},
