@@ -206,9 +206,11 @@ static void format_percent(char *buf, size_t size, unsigned milli)
 
 static void format_duration(char *buf, size_t size, unsigned ms)
 {
-    if (ms != 0 && ms % 60000 == 0)
+    if (ms == 0)
+        snprintf(buf, size, "0");
+    else if (ms % 60000 == 0)
         snprintf(buf, size, "%umin", ms / 60000);
-    else if (ms != 0 && ms % 1000 == 0)
+    else if (ms % 1000 == 0)
         snprintf(buf, size, "%us", ms / 1000);
     else
         snprintf(buf, size, "%ums", ms);
@@ -279,8 +281,14 @@ static int globs_append(char ***list, const char *value, const char **why)
             }
         } else {
             start = p;
-            while (*p && !is_blank(*p))
+            while (*p && !is_blank(*p)) {
+                /* Keeps every glob printable in quotes (use '?' for a quote). */
+                if (*p == '"') {
+                    *why = "'\"' inside a glob";
+                    return -EINVAL;
+                }
                 p++;
+            }
             end = p;
         }
         if (n >= CONFIG_MAX_GLOBS) {
@@ -320,7 +328,27 @@ struct parser {
     size_t first_rule;          /* first rule defined by this file */
     char last_key[32];
     bool last_key_ok;
+    /* rules with a bad key: already reported, not checked again at the end */
+    size_t *broken;
+    size_t n_broken;
 };
+
+static void mark_broken(struct parser *p)
+{
+    size_t *nb = realloc(p->broken, (p->n_broken + 1) * sizeof *nb);
+    if (!nb)
+        return;
+    p->broken = nb;
+    p->broken[p->n_broken++] = p->rule;
+}
+
+static bool is_broken(const struct parser *p, size_t rule)
+{
+    for (size_t i = 0; i < p->n_broken; i++)
+        if (p->broken[i] == rule)
+            return true;
+    return false;
+}
 
 static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void perr(struct parser *p, const char *fmt, ...)
@@ -503,8 +531,9 @@ static char *reader(char *str, int num, void *stream)
     str[len] = '\n';
     str[len + 1] = '\0';
     analyse_line(p, str);
-    if (p->line == LINE_BAD || p->line == LINE_SECTION) {
-        /* Already handled; inih must not see it (it would only count it). */
+    /* Already reported; inih would only count it. Section lines do go
+     * through: inih forgets the previous key there, as analyse_line does. */
+    if (p->line == LINE_BAD) {
         str[0] = '\n';
         str[1] = '\0';
     }
@@ -760,7 +789,18 @@ static void set_setting(struct parser *p, const struct setting *st, const char *
         perr(p, "bad value '%s' for '%s': must be %s", value, st->key, range);
 }
 
+static bool rule_key_ok(struct parser *p, const char *key, const char *value, bool continuation);
+
 static void rule_key(struct parser *p, const char *key, const char *value, bool continuation)
+{
+    if (rule_key_ok(p, key, value, continuation))
+        p->last_key_ok = true;
+    else
+        mark_broken(p);
+}
+
+/* false: reported */
+static bool rule_key_ok(struct parser *p, const char *key, const char *value, bool continuation)
 {
     struct rule *r = &p->c->rules[p->rule];
     enum rule_key k = rule_key_from_string(key);
@@ -768,54 +808,68 @@ static void rule_key(struct parser *p, const char *key, const char *value, bool 
     if (k != _RULE_KEY_MAX) {
         if (!continuation && r->globs[k]) {
             perr(p, "duplicate key '%s' in rule '%s'", key, r->name);
-            return;
+            return false;
         }
         if (!r->globs[k]) {
             /* An empty list still marks the key as used. */
             r->globs[k] = calloc(1, sizeof(char *));
             if (!r->globs[k]) {
                 perr(p, "out of memory");
-                return;
+                return false;
             }
         }
         if (globs_append(&r->globs[k], value, &why) < 0) {
             perr(p, "bad value for '%s': %s", key, why);
-            return;
+            return false;
         }
-        p->last_key_ok = true;
-        return;
+        return true;
     }
     if (continuation) {
         perr(p, "continuation line for '%s', which takes a single value", key);
-        return;
+        return false;
     }
     if (strcmp(key, "class") == 0) {
         int c = task_class_from_string(value);
         if (c < 0) {
             perr(p, "bad value '%s' for 'class': expected jitter, intensive or ignore", value);
-            return;
+            return false;
         }
         r->class = (enum task_class)c;
     } else if (strcmp(key, "cgroup_mode") == 0) {
         if (parse_bool(value, &r->cgroup_mode) < 0) {
             perr(p, "bad value '%s' for 'cgroup_mode': expected yes or no", value);
-            return;
+            return false;
         }
     } else {
         perr(p, "unknown key '%s' in rule '%s'", key, r->name);
-        return;
+        return false;
     }
-    p->last_key_ok = true;
+    return true;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct parser *p = user;
     bool continuation = p->line == LINE_CONTINUATION;
+    char *cut;
     if (continuation) {
         if (!p->last_key_ok)
             return 1;   /* the key itself was already reported */
         name = p->last_key;
+        /* inih 55 leaves inline comments on continuation lines; newer ones
+         * strip them. Strip here so both behave the same. */
+        cut = strdupa(value);
+        char *e = (char *)find_chars_or_comment(cut, NULL);
+        *e = '\0';
+        while (e > cut && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+        value = cut;
+        /* inih takes an indented "[section]" after a key for a continuation;
+         * as globs it would be accepted silently. */
+        if (value[0] == '[' && value[strlen(value) - 1] == ']') {
+            perr(p, "indented section header (an indented line continues '%s')", name);
+            return 1;
+        }
     } else {
         snprintf(p->last_key, sizeof p->last_key, "%s", name);
         p->last_key_ok = false;
@@ -855,6 +909,8 @@ static void check_rules(struct parser *p)
 {
     for (size_t i = p->first_rule; i < p->c->n_rules; i++) {
         const struct rule *r = &p->c->rules[i];
+        if (is_broken(p, i))
+            continue;
         p->lineno = r->line;
         if (r->class == CLASS_UNSET)
             perr(p, "rule '%s' has no class (jitter, intensive or ignore)", r->name);
@@ -882,9 +938,11 @@ int config_load_string(const char *text, const char *name, struct config *c)
     int r = ini_parse_stream(reader, &p, handler, &p);
     if (r == -2) {
         log_err("%s: out of memory", p.name);
+        free(p.broken);
         return -ENOMEM;
     }
     check_rules(&p);
+    free(p.broken);
     return p.n_errors ? -EINVAL : 0;
 }
 
@@ -1125,4 +1183,54 @@ void config_print(FILE *f, const struct config *c)
         if (r->cgroup_mode)
             fprintf(f, "cgroup_mode = yes\n");
     }
+}
+
+/* config_print without the "# origin" comment lines. */
+static char *print_bare(const struct config *c)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    config_print(f, c);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    char *w = buf;
+    for (char *r = buf; *r;) {
+        char *nl = strchrnul(r, '\n');
+        size_t n = (size_t)(nl - r) + (*nl ? 1 : 0);
+        if (*r != '#') {
+            memmove(w, r, n);
+            w += n;
+        }
+        r += n;
+    }
+    *w = '\0';
+    return buf;
+}
+
+int config_check_print(const struct config *c)
+{
+    _cleanup_free_ char *once = print_bare(c);
+    if (!once)
+        return -ENOMEM;
+    struct config again;
+    config_init_defaults(&again);
+    int r = config_load_string(once, "<printed>", &again);
+    _cleanup_free_ char *twice = r == 0 ? print_bare(&again) : NULL;
+    config_free(&again);
+    if (r < 0) {
+        log_debug("printed configuration does not parse:\n%s", once);
+        return -EPROTO;
+    }
+    if (!twice)
+        return -ENOMEM;
+    if (strcmp(once, twice) != 0) {
+        log_debug("configuration differs after print and parse:\n%s\n---\n%s", once, twice);
+        return -EPROTO;
+    }
+    return 0;
 }

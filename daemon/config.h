@@ -110,6 +110,10 @@ int config_load_string(const char *text, const char *name, struct config *c);
  * included, rules in match order with their origin (like `sshd -T`). The
  * output parses back to an equal config. */
 void config_print(FILE *f, const struct config *c);
+/* Self-check used by the fuzzer and the corpus replay: c printed, parsed
+ * again and printed again gives the same text (origin comments aside).
+ * 0 if so, -EPROTO (with both texts logged at debug) if not. */
+int config_check_print(const struct config *c);
 /* config_free() and free() of a config from config_load; NULL is fine.
  * config_freep is for __attribute__((cleanup)). */
 void config_destroy(struct config *c);

@@ -1,0 +1,626 @@
+/* The config parser: every value of every key, every error message exactly
+ * (with file:line, all of them, not only the first), drop-in order and
+ * overrides, and config_print round trips. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+
+#define FIX TS_FIXTURES "/config"
+
+/* ---------------------------------------------------- captured messages */
+
+static char captured[16384];
+
+static void sink(int level, const char *msg, void *userdata)
+{
+    (void)userdata;
+    size_t n = strlen(captured);
+    snprintf(captured + n, sizeof captured - n, "<%d>%s\n", level, msg);
+}
+
+static int setup(void **state)
+{
+    captured[0] = '\0';
+    log_set_sink(sink, NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    log_set_sink(NULL, NULL);
+    return 0;
+}
+
+/* Parse text as "t.conf"; return the result, messages in `captured`. */
+static int parse(const char *text, struct config *c)
+{
+    captured[0] = '\0';
+    config_init_defaults(c);
+    return config_load_string(text, "t.conf", c);
+}
+
+static char *print_to_string(const struct config *c)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    config_print(f, c);
+    fclose(f);
+    return buf;
+}
+
+/* Without "# ..." lines, which name the origin. */
+static char *strip_comments(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r;) {
+        char *nl = strchrnul(r, '\n');
+        size_t n = (size_t)(nl - r) + (*nl ? 1 : 0);
+        if (*r != '#') {
+            memmove(w, r, n);
+            w += n;
+        }
+        r += n;
+    }
+    *w = '\0';
+    return s;
+}
+
+/* ------------------------------------------------------------- defaults */
+
+static void test_defaults(void **state)
+{
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.tick_ms, 250);
+    assert_int_equal(c.mode, APPLY_AFFINITY);
+    assert_false(c.dry_run);
+    assert_int_equal(c.log_level, LOG_INFO);
+    assert_int_equal(c.rcvbuf_bytes, 16u << 20);
+    assert_int_equal(c.max_tasks, 131072);
+    assert_string_equal(c.control_socket, "/run/turbosched/control");
+    assert_null(c.control_group);
+    assert_string_equal(c.state_file, "/run/turbosched/state.json");
+    assert_string_equal(c.cgroup_name, "turbosched");
+    assert_int_equal(c.capacity.factor_milli[1], 1000);
+    assert_int_equal(c.capacity.factor_milli[2], 1250);
+    assert_int_equal(c.capacity.factor_milli[4], 1500);
+    assert_int_equal(c.capacity.factor_milli[8], 2000);
+    assert_int_equal(c.busy_threshold_milli, 125);
+    assert_int_equal(c.headroom_milli, 100);
+    assert_int_equal(c.idle_machine_milli, 50);
+    assert_int_equal(c.hold_ms, 1000);
+    assert_int_equal(c.min_change_ms, 2000);
+    assert_int_equal(c.half_life_ms, 1000);
+    assert_int_equal(c.domain, DOMAIN_PACKAGE);
+    assert_true(c.use_uclamp);
+    assert_int_equal(c.uclamp_threshold, 204);
+    assert_int_equal(c.uclamp_recheck_ms, 5000);
+    assert_int_equal(c.default_class, CLASS_IGNORE);
+    assert_true(c.unit_optin);
+    assert_int_equal(c.n_rules, 0);
+    config_free(&c);
+}
+
+/* The shipped conf/turbosched.conf documents every key with its default:
+ * uncommenting every "#key = value" line must give exactly the defaults. */
+static void test_shipped_conf_documents_defaults(void **state)
+{
+    FILE *f = fopen(TS_SOURCE_DIR "/conf/turbosched.conf", "re");
+    assert_non_null(f);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    char line[512];
+    unsigned keys = 0;
+    bool in_rules = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "#[rule", 6) == 0)
+            in_rules = true;
+        /* "#key = value" (no space after '#') is a documented setting */
+        if (!in_rules && line[0] == '#' && line[1] != ' ' && line[1] != '\n' && strchr(line, '=')) {
+            fputs(line + 1, out);
+            keys++;
+        } else
+            fputs(line, out);
+    }
+    fclose(f);
+    fclose(out);
+    struct config c, d;
+    assert_int_equal(parse(text, &c), 0);
+    assert_string_equal(captured, "");
+    config_init_defaults(&d);
+    char *pc = strip_comments(print_to_string(&c)), *pd = strip_comments(print_to_string(&d));
+    assert_string_equal(pc, pd);
+    /* every key config_print knows appears in the shipped file */
+    unsigned printed = 0;
+    for (char *s = pd; (s = strstr(s, " =")); s++)
+        printed++;
+    assert_int_equal(keys, printed);
+    free(pc);
+    free(pd);
+    free(text);
+    config_free(&c);
+    config_free(&d);
+}
+
+/* The shipped example drop-in parses, with turbo-bench's thread names. */
+static void test_shipped_example_dropin(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(TS_SOURCE_DIR "/conf/turbosched.conf", TS_FIXTURES "/does-not-exist", &c), 0);
+    assert_int_equal(c->n_rules, 0);
+    config_destroy(c);
+    FILE *f = fopen(TS_SOURCE_DIR "/conf/rules.d/50-turbo-bench.conf.example", "re");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    struct config d;
+    assert_int_equal(parse(text, &d), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(d.n_rules, 3);
+    assert_string_equal(d.rules[0].globs[RULE_COMM][0], "tb-jitter");
+    assert_int_equal(d.rules[0].class, CLASS_JITTER);
+    assert_string_equal(d.rules[1].globs[RULE_COMM][0], "tb-intensive");
+    assert_int_equal(d.rules[1].class, CLASS_INTENSIVE);
+    config_free(&d);
+}
+
+/* ------------------------------------------------------------ good values */
+
+static void test_values(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("[daemon]\n"
+                           "tick_interval = 2s\n"
+                           "mode = cgroup\n"
+                           "dry_run = true\n"
+                           "log_level = 7\n"
+                           "netlink_rcvbuf = 1G\n"
+                           "max_tasks = 16\n"
+                           "control_socket = /tmp/x.sock\n"
+                           "control_group = wheel\n"
+                           "state_file = /var/lib/x\n"
+                           "cgroup_name = a/b\n"
+                           "[capacity]\n"
+                           "smt1 = 0.9\n"
+                           "smt8 = 8\n"
+                           "[packing]\n"
+                           "busy_threshold = 100%\n"
+                           "headroom = 0.5%\n"
+                           "idle_threshold = 0%\n"
+                           "hold_time = 1min\n"
+                           "min_change_interval = 0\n"
+                           "half_life = 32ms\n"
+                           "domain = llc\n"
+                           "[classify]\n"
+                           "uclamp = yes\n"
+                           "uclamp_threshold = 1023\n"
+                           "uclamp_recheck_interval = 10s\n"
+                           "default_class = jitter\n"
+                           "unit_optin = off\n",
+                           &c),
+                     0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c.tick_ms, 2000);
+    assert_int_equal(c.mode, APPLY_CGROUP);
+    assert_true(c.dry_run);
+    assert_int_equal(c.log_level, LOG_DEBUG);
+    assert_int_equal(c.rcvbuf_bytes, 1u << 30);
+    assert_int_equal(c.max_tasks, 16);
+    assert_string_equal(c.control_socket, "/tmp/x.sock");
+    assert_string_equal(c.control_group, "wheel");
+    assert_string_equal(c.state_file, "/var/lib/x");
+    assert_string_equal(c.cgroup_name, "a/b");
+    assert_int_equal(c.capacity.factor_milli[1], 900);
+    assert_int_equal(c.capacity.factor_milli[2], 1250);
+    assert_int_equal(c.capacity.factor_milli[8], 8000);
+    assert_int_equal(c.busy_threshold_milli, 1000);
+    assert_int_equal(c.headroom_milli, 5);
+    assert_int_equal(c.idle_machine_milli, 0);
+    assert_int_equal(c.hold_ms, 60000);
+    assert_int_equal(c.min_change_ms, 0);
+    assert_int_equal(c.half_life_ms, 32);
+    assert_int_equal(c.domain, DOMAIN_LLC);
+    assert_true(c.use_uclamp);
+    assert_int_equal(c.uclamp_threshold, 1023);
+    assert_int_equal(c.uclamp_recheck_ms, 10000);
+    assert_int_equal(c.default_class, CLASS_JITTER);
+    assert_false(c.unit_optin);
+    config_free(&c);
+
+    /* empty control_group: back to root only; uclamp = auto/no */
+    assert_int_equal(parse("[daemon]\ncontrol_group = adm\ncontrol_group =\n[classify]\nuclamp = no\n", &c), 0);
+    assert_null(c.control_group);
+    assert_false(c.use_uclamp);
+    config_free(&c);
+    assert_int_equal(parse("[classify]\nuclamp = auto\n[packing]\ndomain = numa\n", &c), 0);
+    assert_true(c.use_uclamp);
+    assert_int_equal(c.domain, DOMAIN_NUMA);
+    config_free(&c);
+}
+
+static void test_rules_parsed(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("; comment\n"
+                           "# comment\n"
+                           "[rule first]\n"
+                           "comm = a b*  c?\n"
+                           "   d     ; indented: continues comm\n"
+                           "cmdline = \"python3 *worker.py*\" \"\" x?y\n"
+                           "exe: /usr/bin/*\n"
+                           "class = jitter ; inline comment\n"
+                           "\n"
+                           "[ rule   second ]\n"
+                           "user = root\n"
+                           "cgroup = /a/* /b\n"
+                           "unit = *.service\n"
+                           "class = ignore\n"
+                           "cgroup_mode = yes\n",
+                           &c),
+                     0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c.n_rules, 2);
+    const struct rule *r = &c.rules[0];
+    assert_string_equal(r->name, "first");
+    assert_string_equal(r->file, "t.conf");
+    assert_int_equal(r->line, 3);
+    assert_int_equal(r->class, CLASS_JITTER);
+    assert_false(r->cgroup_mode);
+    const char *comm[] = {"a", "b*", "c?", "d", NULL};
+    for (int i = 0; comm[i]; i++)
+        assert_string_equal(r->globs[RULE_COMM][i], comm[i]);
+    assert_null(r->globs[RULE_COMM][4]);
+    assert_string_equal(r->globs[RULE_CMDLINE][0], "python3 *worker.py*");
+    assert_string_equal(r->globs[RULE_CMDLINE][1], "");
+    assert_string_equal(r->globs[RULE_CMDLINE][2], "x?y");
+    assert_null(r->globs[RULE_CMDLINE][3]);
+    assert_string_equal(r->globs[RULE_EXE][0], "/usr/bin/*");
+    assert_null(r->globs[RULE_USER]);
+    r = &c.rules[1];
+    assert_string_equal(r->name, "second");
+    assert_int_equal(r->line, 10);
+    assert_int_equal(r->class, CLASS_IGNORE);
+    assert_true(r->cgroup_mode);
+    assert_string_equal(r->globs[RULE_USER][0], "root");
+    assert_string_equal(r->globs[RULE_CGROUP][1], "/b");
+    assert_string_equal(r->globs[RULE_UNIT][0], "*.service");
+    assert_null(r->globs[RULE_COMM]);
+    config_free(&c);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const struct {
+    const char *text;
+    const char *messages;
+} bad[] = {
+    {"[daemon]\nprioity = 3\n", "<3>t.conf:2: unknown key 'prioity' in [daemon]\n"},
+    {"[daemons]\ntick_interval = 1s\n", "<3>t.conf:1: unknown section [daemons]\n"},
+    {"tick_interval = 1s\n", "<3>t.conf:1: key 'tick_interval' outside of any section\n"},
+    {"[daemon\n", "<3>t.conf:1: section header without ']'\n"},
+    {"[daemon] x\n", "<3>t.conf:1: unexpected text after section header\n"},
+    {"[daemon]\njust words\n", "<3>t.conf:2: expected 'key = value', '[section]' or a comment\n"},
+    {"[daemon]\ntick_interval = fast\n",
+     "<3>t.conf:2: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"},
+    {"[daemon]\ntick_interval = 5ms\n", "<3>t.conf:2: bad value '5ms' for 'tick_interval': must be between 10ms and 1min\n"},
+    {"[daemon]\nmode = both\n", "<3>t.conf:2: bad value 'both' for 'mode': expected affinity or cgroup\n"},
+    {"[daemon]\ndry_run = maybe\n", "<3>t.conf:2: bad value 'maybe' for 'dry_run': expected yes or no\n"},
+    {"[daemon]\nlog_level = loud\n",
+     "<3>t.conf:2: bad value 'loud' for 'log_level': expected err, warning, notice, info or debug\n"},
+    {"[daemon]\nnetlink_rcvbuf = 1K\n", "<3>t.conf:2: bad value '1K' for 'netlink_rcvbuf': must be between 4K and 1G\n"},
+    {"[daemon]\nnetlink_rcvbuf = lots\n", "<3>t.conf:2: bad value 'lots' for 'netlink_rcvbuf': expected a size such as 16M\n"},
+    {"[daemon]\nmax_tasks = -1\n", "<3>t.conf:2: bad value '-1' for 'max_tasks': expected a whole number\n"},
+    {"[daemon]\nmax_tasks = 15\n", "<3>t.conf:2: bad value '15' for 'max_tasks': must be between 16 and 4194304\n"},
+    {"[daemon]\ncontrol_socket = run/x\n", "<3>t.conf:2: bad value 'run/x' for 'control_socket': expected an absolute path\n"},
+    {"[daemon]\ncontrol_socket = /0123456789012345678901234567890123456789012345678901234567890123456789"
+     "0123456789012345678901234567890123456789\n",
+     "<3>t.conf:2: bad value '/0123456789012345678901234567890123456789012345678901234567890123456789"
+     "0123456789012345678901234567890123456789' for 'control_socket': must be at most 107 characters long\n"},
+    {"[daemon]\ncontrol_group = a b\n",
+     "<3>t.conf:2: bad value 'a b' for 'control_group': expected a group name, or nothing for root only\n"},
+    {"[daemon]\ncgroup_name = ../x\n",
+     "<3>t.conf:2: bad value '../x' for 'cgroup_name': expected a relative cgroup path without '.' or '..' components\n"},
+    {"[daemon]\ncgroup_name = /x\n",
+     "<3>t.conf:2: bad value '/x' for 'cgroup_name': expected a relative cgroup path without '.' or '..' components\n"},
+    {"[capacity]\nsmt2 = 2.5\n", "<3>t.conf:2: bad value '2.5' for 'smt2': must be above 0 and at most 2.0\n"},
+    {"[capacity]\nsmt4 = 0\n", "<3>t.conf:2: bad value '0' for 'smt4': must be above 0 and at most 4.0\n"},
+    {"[capacity]\nsmt4 = 1.5x\n", "<3>t.conf:2: bad value '1.5x' for 'smt4': expected a factor such as 1.25\n"},
+    {"[capacity]\nsmt9 = 2\n", "<3>t.conf:2: unknown key 'smt9' in [capacity]\n"},
+    {"[packing]\nbusy_threshold = 12.5\n",
+     "<3>t.conf:2: bad value '12.5' for 'busy_threshold': expected a percentage such as 12.5%\n"},
+    {"[packing]\nbusy_threshold = 0%\n", "<3>t.conf:2: bad value '0%' for 'busy_threshold': must be between 0.1% and 100%\n"},
+    {"[packing]\nidle_threshold = 100.1%\n",
+     "<3>t.conf:2: bad value '100.1%' for 'idle_threshold': must be between 0% and 100%\n"},
+    {"[packing]\nheadroom = 12.25%\n", "<3>t.conf:2: bad value '12.25%' for 'headroom': expected a percentage such as 12.5%\n"},
+    {"[packing]\ndomain = die\n", "<3>t.conf:2: bad value 'die' for 'domain': expected package, llc or numa\n"},
+    {"[packing]\nhalf_life = 0\n", "<3>t.conf:2: bad value '0' for 'half_life': must be between 1ms and 60min\n"},
+    {"[classify]\nuclamp = sometimes\n", "<3>t.conf:2: bad value 'sometimes' for 'uclamp': expected auto, yes or no\n"},
+    {"[classify]\nuclamp_threshold = 1024\n",
+     "<3>t.conf:2: bad value '1024' for 'uclamp_threshold': must be between 0 and 1023\n"},
+    {"[classify]\ndefault_class = unset\n",
+     "<3>t.conf:2: bad value 'unset' for 'default_class': expected jitter, intensive or ignore\n"},
+    {"[daemon]\ntick_interval = 1s\n  2s\n",
+     "<3>t.conf:3: continuation line for 'tick_interval', which takes a single value\n"},
+    /* rules */
+    {"[rule a]\ncomm = x\nclass = jitter\n  [rule b]\n",
+     "<3>t.conf:4: indented section header (an indented line continues 'class')\n"},
+    {"[rule a]\nclass = jitter\ncomm = x\n  [rule b]\n",
+     "<3>t.conf:4: indented section header (an indented line continues 'comm')\n"},
+    {"[rule]\n", "<3>t.conf:1: rule section without a name (expected [rule NAME])\n"},
+    {"[rule a b]\ncomm = x\nclass = jitter\n",
+     "<3>t.conf:1: invalid rule name 'a b' (1-64 of A-Z a-z 0-9 - _ . @ : +)\n"},
+    {"[rule a]\ncomm = x\n", "<3>t.conf:1: rule 'a' has no class (jitter, intensive or ignore)\n"},
+    {"[rule a]\nclass = jitter\n",
+     "<3>t.conf:1: rule 'a' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
+    {"[rule a]\n",
+     "<3>t.conf:1: rule 'a' has no class (jitter, intensive or ignore)\n"
+     "<3>t.conf:1: rule 'a' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
+    {"[rule a]\ncomm =\nclass = jitter\n", "<3>t.conf:1: rule 'a': 'comm' has no glob\n"},
+    {"[rule a]\ncomm = x\nclass = fast\n",
+     "<3>t.conf:3: bad value 'fast' for 'class': expected jitter, intensive or ignore\n"},
+    /* a rule whose only key is broken: that error alone */
+    {"[rule a]\ncomm = \"x\nclass = jitter\n[rule b]\nclass = ignore\n",
+     "<3>t.conf:2: bad value for 'comm': unterminated quote\n"
+     "<3>t.conf:4: rule 'b' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
+    {"[rule a]\ncomm = x\nclass = jitter\ncgroup_mode = perhaps\n",
+     "<3>t.conf:4: bad value 'perhaps' for 'cgroup_mode': expected yes or no\n"},
+    {"[rule a]\ncomm = x\ncomm = y\nclass = jitter\n", "<3>t.conf:3: duplicate key 'comm' in rule 'a'\n"},
+    {"[rule a]\ncomm = x\nclass = jitter\nprio = 3\n", "<3>t.conf:4: unknown key 'prio' in rule 'a'\n"},
+    {"[rule a]\ncomm = \"x y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': unterminated quote\n"},
+    {"[rule a]\ncomm = \"x\"y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': text after a closing quote\n"},
+    {"[rule a]\ncomm = x\"y\nclass = jitter\n", "<3>t.conf:2: bad value for 'comm': '\"' inside a glob\n"},
+    {"[rule a]\ncomm = x\nclass = jitter\n  intensive\n",
+     "<3>t.conf:4: continuation line for 'class', which takes a single value\n"},
+    {"[rule a]\ncomm = x\nclass = jitter\n[rule a]\nexe = y\nclass = ignore\n",
+     "<3>t.conf:4: duplicate rule 'a' (first defined at t.conf:1)\n"},
+};
+
+static void test_errors(void **state)
+{
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct config c;
+        print_message("case %zu\n", i);
+        assert_int_equal(parse(bad[i].text, &c), -EINVAL);
+        assert_string_equal(captured, bad[i].messages);
+        config_free(&c);
+    }
+}
+
+/* Every error of a file is reported, in line order, not only the first;
+ * keys of a broken section are not reported a second time. */
+static void test_all_errors_reported(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("[daemon]\n"
+                           "bogus = 1\n"
+                           "tick_interval = fast\n"
+                           "[nope]\n"
+                           "whatever = 1\n"
+                           "[rule good]\n"
+                           "comm = x\n"
+                           "class = jitter\n"
+                           "[rule bad]\n"
+                           "comm = y\n"
+                           "[packing]\n"
+                           "domain = die\n",
+                           &c),
+                     -EINVAL);
+    assert_string_equal(captured,
+                        "<3>t.conf:2: unknown key 'bogus' in [daemon]\n"
+                        "<3>t.conf:3: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"
+                        "<3>t.conf:4: unknown section [nope]\n"
+                        "<3>t.conf:12: bad value 'die' for 'domain': expected package, llc or numa\n"
+                        "<3>t.conf:9: rule 'bad' has no class (jitter, intensive or ignore)\n");
+    config_free(&c);
+}
+
+/* inih reads lines into a fixed buffer and would split a long one. */
+static void test_long_line(void **state)
+{
+    size_t max = config_max_line();
+    assert_true(max >= 100);
+    char *text = malloc(max + 64);
+    assert_non_null(text);
+    struct config c;
+
+    /* exactly the limit: fine */
+    int n = snprintf(text, max + 64, "[rule a]\nclass = jitter\ncomm = ");
+    size_t line = strlen("comm = ");
+    memset(text + n, 'x', max - line);
+    text[n + max - line] = '\0';
+    assert_int_equal(parse(text, &c), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(strlen(c.rules[0].globs[RULE_COMM][0]), max - line);
+    config_free(&c);
+
+    /* one more: reported, and the rest of the line does not leak into the next */
+    n = snprintf(text, max + 64, "[rule a]\nclass = jitter\ncomm = ");
+    memset(text + n, 'x', max - line + 1);
+    strcpy(text + n + max - line + 1, "\nexe = y\n");
+    assert_int_equal(parse(text, &c), -EINVAL);
+    char want[128];
+    snprintf(want, sizeof want, "<3>t.conf:3: line too long (%zu characters, at most %zu)\n", max + 1, max);
+    assert_string_equal(captured, want);
+    assert_null(c.rules[0].globs[RULE_COMM]);
+    assert_string_equal(c.rules[0].globs[RULE_EXE][0], "y");
+    config_free(&c);
+    free(text);
+}
+
+/* An indented key right after a section header is a key, not a
+ * continuation of the previous section's last key (inih and we agree). */
+static void test_indented_key_after_section(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("[rule a]\ncomm = x\nclass = jitter\n[rule b]\n  exe = y\nclass = ignore\n", &c), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c.n_rules, 2);
+    assert_string_equal(c.rules[1].globs[RULE_EXE][0], "y");
+    assert_int_equal(c.rules[1].class, CLASS_IGNORE);
+    assert_null(c.rules[0].globs[RULE_COMM][1]);
+    config_free(&c);
+    /* but an indented line after a key continues it */
+    assert_int_equal(parse("[rule a]\nclass = jitter\ncomm = x\n  exe = y\n", &c), 0);
+    assert_string_equal(c.rules[0].globs[RULE_COMM][1], "exe");
+    assert_string_equal(c.rules[0].globs[RULE_COMM][3], "y");
+    assert_null(c.rules[0].globs[RULE_EXE]);
+    config_free(&c);
+}
+
+static void test_bom_crlf(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("\xef\xbb\xbf[rule r]\r\ncomm = a\r\n  b\r\nclass = jitter\r\n", &c), 0);
+    assert_string_equal(captured, "");
+    assert_string_equal(c.rules[0].globs[RULE_COMM][0], "a");
+    assert_string_equal(c.rules[0].globs[RULE_COMM][1], "b");
+    config_free(&c);
+}
+
+/* ----------------------------------------------------------------- files */
+
+static void test_load_good(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(FIX "/good/turbosched.conf", NULL, &c), 0);
+    assert_string_equal(captured, "");
+    assert_string_equal(c->path, FIX "/good/turbosched.conf");
+    /* main file first, then drop-ins in lexical order; README and
+     * *.conf.disabled are not read */
+    assert_int_equal(c->n_rules, 4);
+    assert_string_equal(c->rules[0].name, "monitoring-agents");
+    assert_string_equal(c->rules[1].name, "workers");
+    assert_string_equal(c->rules[2].name, "early");
+    assert_string_equal(c->rules[2].file, FIX "/good/rules.d/10-early.conf");
+    assert_int_equal(c->rules[2].line, 1);
+    assert_string_equal(c->rules[3].name, "late");
+    /* a drop-in overrides the main file */
+    assert_int_equal(c->tick_ms, 1000);
+    assert_int_equal(c->mode, APPLY_CGROUP);
+    /* the continuation line's inline comment is not a glob */
+    assert_string_equal(c->rules[0].globs[RULE_COMM][2], "collectd");
+    assert_null(c->rules[0].globs[RULE_COMM][3]);
+
+    /* print, parse the output, print again: the same (rules keep their order) */
+    char *once = print_to_string(c);
+    assert_non_null(strstr(once, "# " FIX "/good/turbosched.conf:34\n[rule monitoring-agents]\n"
+                                 "comm = telegraf node_exporter collectd\nuser = root nobody\nclass = jitter\n"));
+    assert_non_null(strstr(once, "[rule workers]\ncmdline = \"python3 *worker.py*\"\ncgroup = /system.slice/*\n"
+                                 "class = ignore\ncgroup_mode = yes\n"));
+    assert_non_null(strstr(once, "[daemon]\ntick_interval = 1s\nmode = cgroup\ndry_run = yes\nlog_level = debug\n"
+                                 "netlink_rcvbuf = 8M\nmax_tasks = 5000\ncontrol_socket = /run/ts-test/control\n"
+                                 "control_group = adm\nstate_file = /run/ts-test/state.json\n"
+                                 "cgroup_name = turbosched/jitter\n"));
+    assert_non_null(strstr(once, "[packing]\nbusy_threshold = 15%\nheadroom = 2.5%\nidle_threshold = 0%\n"
+                                 "hold_time = 0\nmin_change_interval = 1min\nhalf_life = 2s\ndomain = numa\n"));
+    assert_non_null(strstr(once, "smt2 = 1.2\nsmt3 = 1.375\nsmt4 = 1.6\n"));
+    struct config again;
+    assert_int_equal(parse(once, &again), 0);
+    assert_string_equal(captured, "");
+    char *twice = print_to_string(&again);
+    assert_string_equal(strip_comments(once), strip_comments(twice));
+    free(once);
+    free(twice);
+    config_free(&again);
+    config_destroy(c);
+}
+
+static void test_load_explicit_dropin_dir(void **state)
+{
+    struct config *c = NULL;
+    /* no drop-ins: a missing directory is fine */
+    assert_int_equal(config_load(FIX "/good/turbosched.conf", FIX "/does-not-exist", &c), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c->n_rules, 2);
+    assert_int_equal(c->tick_ms, 500);
+    config_destroy(c);
+}
+
+static void test_duplicate_across_files(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(FIX "/dup/turbosched.conf", NULL, &c), -EINVAL);
+    assert_null(c);
+    assert_string_equal(captured, "<3>" FIX "/dup/rules.d/50-dup.conf:4: duplicate rule 'agents' (first defined at " FIX
+                                  "/dup/turbosched.conf:1)\n");
+}
+
+static void test_errors_in_every_file(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(FIX "/badfiles/turbosched.conf", NULL, &c), -EINVAL);
+    assert_null(c);
+    assert_string_equal(captured,
+                        "<3>" FIX "/badfiles/turbosched.conf:2: bad value 'fast' for 'mode': expected affinity or cgroup\n"
+                        "<3>" FIX "/badfiles/rules.d/10-bad.conf:1: rule 'x' has no match key (comm, exe, cmdline, "
+                        "cgroup, unit or user)\n"
+                        "<3>" FIX "/badfiles/rules.d/30-dir.conf: cannot read: Is a directory\n");
+}
+
+static void test_missing_file(void **state)
+{
+    struct config *c = NULL;
+    assert_int_equal(config_load(FIX "/missing.conf", NULL, &c), -ENOENT);
+    assert_null(c);
+    assert_string_equal(captured, "<3>" FIX "/missing.conf: cannot read: No such file or directory\n");
+}
+
+static void test_names(void **state)
+{
+    assert_string_equal(task_class_to_string(CLASS_JITTER), "jitter");
+    assert_string_equal(task_class_to_string(CLASS_INTENSIVE), "intensive");
+    assert_string_equal(task_class_to_string(CLASS_IGNORE), "ignore");
+    assert_string_equal(task_class_to_string(CLASS_UNSET), "unset");
+    assert_int_equal(task_class_from_string("jitter"), CLASS_JITTER);
+    assert_int_equal(task_class_from_string("intensive"), CLASS_INTENSIVE);
+    assert_int_equal(task_class_from_string("ignore"), CLASS_IGNORE);
+    assert_int_equal(task_class_from_string("unset"), -EINVAL);
+    assert_int_equal(task_class_from_string("Jitter"), -EINVAL);
+    assert_int_equal(task_class_from_string(NULL), -EINVAL);
+    const char *src[] = {"none", "slice", "unit", "rule", "uclamp", "default"};
+    for (int s = SOURCE_NONE; s <= SOURCE_DEFAULT; s++)
+        assert_string_equal(class_source_to_string((enum class_source)s), src[s]);
+    const char *keys[] = {"comm", "exe", "cmdline", "cgroup", "unit", "user"};
+    for (int k = 0; k < _RULE_KEY_MAX; k++) {
+        assert_string_equal(rule_key_to_string((enum rule_key)k), keys[k]);
+        assert_int_equal(rule_key_from_string(keys[k]), k);
+    }
+    assert_int_equal(rule_key_from_string("class"), _RULE_KEY_MAX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_all_errors_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_indented_key_after_section, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bom_crlf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_good, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_explicit_dropin_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_across_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_in_every_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
