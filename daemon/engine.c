@@ -166,6 +166,8 @@ static int rescan(struct engine *e)
     classifier_batch_begin(e->classifier);
     int r = procscan_reconcile(root_of(e), e->tasks, hooks_of(e), &st);
     classifier_batch_end(e->classifier);
+    e->rescan_pending = false;
+    e->last_rescan_ms = now_ms();
     e->counters.rescans++;
     e->counters.table_full += st.failed;
     log_debug("rescan: %u live, %u added, %u removed, %u reused, %" PRIu64 " us",
@@ -364,6 +366,8 @@ int engine_tick(struct engine *e)
 {
     uint64_t now = now_ms();
     e->counters.ticks++;
+    if (e->rescan_pending)
+        rescan(e);
     refresh_topology(e);
     if (sample_cpus(e, now) < 0)
         return 0;
@@ -451,8 +455,15 @@ int engine_on_events(struct engine *e)
 {
     int r = procmon_dispatch(e->procmon, on_event, e);
     if (r == -ENOBUFS) {
-        log_info("proc connector overflowed, events lost: rescanning /proc");
-        return rescan(e);
+        /* Under a sustained storm the socket overflows again and again: a
+         * full walk of /proc each time would be the daemon's whole work, so
+         * rescan at most once a tick (the tick does the pending one). */
+        if (!e->rescan_pending)
+            log_info("proc connector overflowed, events lost: rescanning /proc");
+        if (now_ms() - e->last_rescan_ms >= e->cfg->tick_ms)
+            return rescan(e);
+        e->rescan_pending = true;
+        return 0;
     }
     if (r < 0 && r != -EAGAIN && r != -EINTR) {
         log_warning("reading the proc connector: %s", strerror(-r));
@@ -552,7 +563,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     classifier_batch_end(e->classifier);
     e->counters.reloads_ok++;
     e->last_reload_ok = true;
-    snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "%zu rules, %d changes undone", cfg->n_rules, restored);
+    snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "rules: %zu, changes undone: %d", cfg->n_rules, restored);
     log_notice("configuration reloaded: %s", e->last_reload_msg);
     if (msg)
         snprintf(msg, size, "%s", e->last_reload_msg);

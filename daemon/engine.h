@@ -71,6 +71,10 @@ struct engine {
     /* a fork event in flight: whose mask the new task inherited */
     pid_t fork_parent_tid;
 
+    /* overflow: events were lost; rescan, at most once a tick */
+    bool rescan_pending;
+    uint64_t last_rescan_ms;
+
     /* bookkeeping */
     struct engine_counters counters;
     uint64_t start_ms;

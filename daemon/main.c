@@ -101,7 +101,9 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     struct daemon *d = userdata;
     engine_tick(d->engine);
     update_status(d);
+    /* A time source fires once; arm it again. */
     sd_event_source_set_time_relative(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
     return 0;
 }
 

@@ -29,17 +29,21 @@ int main(int argc, char **argv)
     unsigned duty_pct = 50, period_ms = 10;
     int cpu = -1;
     double seconds = 0;
-    const char *name = NULL;
+    const char *name = NULL, *rename_to = NULL;
+    const char *rename_file = NULL;
     int c;
-    while ((c = getopt(argc, argv, "d:p:c:n:t:h")) >= 0) {
+    while ((c = getopt(argc, argv, "d:p:c:n:t:r:f:h")) >= 0) {
         switch (c) {
         case 'd': duty_pct = (unsigned)atoi(optarg); break;
         case 'p': period_ms = (unsigned)atoi(optarg); break;
         case 'c': cpu = atoi(optarg); break;
         case 'n': name = optarg; break;
         case 't': seconds = atof(optarg); break;
+        case 'r': rename_to = optarg; break;
+        case 'f': rename_file = optarg; break;
         default:
-            fprintf(stderr, "usage: ts-load [-d duty%%] [-p period_ms] [-c cpu] [-n comm] [-t seconds]\n");
+            fprintf(stderr, "usage: ts-load [-d duty%%] [-p period_ms] [-c cpu] [-n comm] [-t seconds]\n"
+                            "               [-r new-comm -f trigger-file]  (rename once the file exists)\n");
             return 2;
         }
     }
@@ -65,6 +69,13 @@ int main(int argc, char **argv)
     uint64_t next = ns_now();
     volatile unsigned long sink = 0;
     while (!stop && (!end || ns_now() < end)) {
+        if (rename_to && rename_file && access(rename_file, F_OK) == 0) {
+            if (prctl(PR_SET_NAME, rename_to, 0, 0, 0) < 0) {
+                perror("prctl(PR_SET_NAME)");
+                return 1;
+            }
+            rename_to = NULL;
+        }
         uint64_t start = ns_now();
         while (ns_now() - start < busy)
             sink++;
