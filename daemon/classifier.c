@@ -105,6 +105,7 @@ void classifier_set_config(struct classifier *c, const struct config *cfg)
     c->cfg = cfg;
     c->cache_valid = false;
     units_cache_flush(c->units);
+    procinfo_user_cache_flush();
     /* unit_optin may just have been switched on; a failed connect is retried once per reload. */
     c->units_tried = false;
     connect_units(c);

@@ -172,6 +172,36 @@ bool procinfo_path_in_jitter_slice(const char *path)
     return false;
 }
 
+/* getpwuid_r reads and parses /etc/passwd (or asks NSS) on every call: about
+ * half the cost of reading a task's inputs. Names are remembered per uid,
+ * direct-mapped, until procinfo_user_cache_flush (on reload). */
+#define USER_CACHE_SLOTS 64u
+static struct {
+    bool valid;
+    uid_t uid;
+    char name[64];
+} user_cache[USER_CACHE_SLOTS];
+
+void procinfo_user_cache_flush(void) { memset(user_cache, 0, sizeof user_cache); }
+
+static void user_name(uid_t uid, char *buf, size_t size)
+{
+    unsigned slot = (unsigned)uid % USER_CACHE_SLOTS;
+    if (user_cache[slot].valid && user_cache[slot].uid == uid) {
+        snprintf(buf, size, "%s", user_cache[slot].name);
+        return;
+    }
+    struct passwd pw, *res = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && strlen(res->pw_name) < sizeof user_cache[0].name)
+        snprintf(user_cache[slot].name, sizeof user_cache[slot].name, "%s", res->pw_name);
+    else
+        snprintf(user_cache[slot].name, sizeof user_cache[slot].name, "%lu", (unsigned long)uid);
+    user_cache[slot].uid = uid;
+    user_cache[slot].valid = true;
+    snprintf(buf, size, "%s", user_cache[slot].name);
+}
+
 static int read_user(int dirfd, char *buf, size_t size)
 {
     char status[4096];
@@ -185,13 +215,7 @@ static int read_user(int dirfd, char *buf, size_t size)
     if (sscanf(uid_line + 5, "%lu %lu", &real, &eff) != 2)
         return -EBADMSG;
     /* The effective uid, as ps(1) shows in USER. */
-    uid_t uid = (uid_t)eff;
-    struct passwd pw, *res = NULL;
-    char pwbuf[1024];
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && strlen(res->pw_name) < size)
-        snprintf(buf, size, "%s", res->pw_name);
-    else
-        snprintf(buf, size, "%lu", eff);
+    user_name((uid_t)eff, buf, size);
     return 0;
 }
 

@@ -40,6 +40,9 @@ struct procinfo {
  *  user    the effective uid's name (getpwuid_r), else the uid in decimal */
 int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, struct procinfo *pi);
 
+/* User names are cached per uid; forget them (on reload). */
+void procinfo_user_cache_flush(void);
+
 /* Pure helpers on /proc/PID/cgroup contents and cgroup paths. */
 /* The path used for the cgroup key (see above). -ENOENT if no usable line. */
 int procinfo_cgroup_pick(const char *cgroup_file, char *buf, size_t size);
