@@ -5,7 +5,8 @@
 #
 # Env: TS_BUILD_DIR, TS_SOURCE_DIR (set by ctest). Optional: TS_E2E_CACHE
 # (image cache, default /var/cache/turbosched-e2e), TS_E2E_KEEP=1 (keep the
-# run directory), TS_E2E_TIMEOUT_S (qemu, default 280). The guest's console
+# run directory), TS_E2E_GUEST_SCRIPT (run this in the guest instead of
+# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 420). The guest's console
 # and result logs of the last run stay in $TS_BUILD_DIR/e2e-logs/.
 # Exit 0 pass, 1 fail, 77 skip (with a one-line reason).
 set -euo pipefail
@@ -13,7 +14,7 @@ set -euo pipefail
 src=${TS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TS_BUILD_DIR:-$src/build}
 cache=${TS_E2E_CACHE:-/var/cache/turbosched-e2e}
-qemu_timeout_s=${TS_E2E_TIMEOUT_S:-280}
+qemu_timeout_s=${TS_E2E_TIMEOUT_S:-420}
 here=$src/tests/e2e
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -81,7 +82,9 @@ set -e
 
 # --- the payload disk: what changes per run -----------------------------------
 mkdir "$run/payload"
-cp "$deb" "$here/guest-test.sh" "$run/payload/"
+cp "$deb" "$run/payload/"
+# TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
+install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
 cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
 truncate -s 64M "$run/payload.img"
 mkfs.ext4 -q -F -L tspayload -d "$run/payload" "$run/payload.img"
