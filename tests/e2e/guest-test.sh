@@ -18,6 +18,7 @@ failed=0
 
 BUSY_CPU=2          # the CPU-bound service's CPU
 BUSY_CORE="2 3"     # that CPU and its SMT sibling: where jitter must go
+PIN_CPU=5           # an idle service's own pin, set before turbosched comes
 ALL_CPUS="0-7"
 CONFINE_TIMEOUT_S=60
 RULE_TIMEOUT_S=40
@@ -74,10 +75,15 @@ cpulist_within() {
 
 tid_cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
 
+# A unit's cgroup does not move while it runs: ask systemd once per unit,
+# polls stay cheap under emulation.
+declare -A unit_cgroup
 unit_tids() {
-    local cg
-    cg=$(systemctl show -P ControlGroup "$1")
-    [ -n "$cg" ] && cat "/sys/fs/cgroup$cg/cgroup.threads" 2>/dev/null
+    if [ -z "${unit_cgroup[$1]:-}" ]; then
+        unit_cgroup[$1]=$(systemctl show -P ControlGroup "$1")
+        [ -n "${unit_cgroup[$1]}" ] || return 0
+    fi
+    cat "/sys/fs/cgroup${unit_cgroup[$1]}/cgroup.threads" 2>/dev/null
 }
 
 # unit_cpus_are UNIT WANT: every thread of UNIT has exactly the CPU list WANT
@@ -99,6 +105,11 @@ unit_cpus_are() {
         return 1
     done
     [ "$n" -gt 0 ] || { why="$unit has no tasks"; return 1; }
+}
+
+unit_cpus_are_all() {   # unit_cpus_are_all UNIT=WANT...
+    local a
+    for a in "$@"; do unit_cpus_are "${a%%=*}" "${a#*=}" || return 1; done
 }
 
 slice_allowed_cpus() { systemctl show -P AllowedCPUs turbosched-jitter.slice; }
@@ -140,36 +151,7 @@ check smt-siblings "cpu$BUSY_CPU thread_siblings_list is '$(cat /sys/devices/sys
 check cgroup2-cpuset "no cpuset in /sys/fs/cgroup/cgroup.controllers" \
     grep -qw cpuset /sys/fs/cgroup/cgroup.controllers
 
-# --- the package ------------------------------------------------------------
-deb=$(ls "$payload"/turbosched_*.deb 2>/dev/null | head -1)
-if out=$(dpkg -i "$deb" 2>&1); then
-    pass dpkg-install
-else
-    fail dpkg-install "$(echo "$out" | tail -3 | tr '\n' ' ')"
-    finish
-fi
-check package-files "missing $(for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /etc/turbosched/rules.d /usr/share/man/man8/turboschedd.8; do [ -e $f ] || echo -n "$f "; done)" \
-    bash -c 'for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /usr/share/man/man8/turboschedd.8; do [ -e $f ] || exit 1; done; [ -d /etc/turbosched/rules.d ]'
-check conffile "/etc/turbosched/turbosched.conf is not a conffile of the package: $(dpkg-query -W -f='${Conffiles}' turbosched | tr '\n' ' ')" \
-    bash -c "dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/turbosched.conf '"
-# --man=no: the image has no man-db; the man-pages check below covers Documentation=.
-if out=$(systemd-analyze verify --man=no turboschedd.service turbosched-jitter.slice 2>&1) && [ -z "$out" ]; then
-    pass unit-verify
-else
-    fail unit-verify "$(echo "$out" | head -5 | tr '\n' ' ')"
-fi
-missing_man=""
-for page in $(systemctl show -P Documentation turboschedd.service turbosched-jitter.slice | tr ' ' '\n' | sed -n 's/^man:\(.*\)(\([0-9]\))$/\1.\2/p' | sort -u); do
-    dpkg -L turbosched | grep -q "/man${page##*.}/$page\(\.gz\)\?$" || missing_man+="$page "
-done
-check man-pages "pages named in Documentation= but not shipped: $missing_man" test -z "$missing_man"
-check postinst-enabled "systemctl is-enabled turboschedd: $(systemctl is-enabled turboschedd.service 2>&1)" \
-    test "$(systemctl is-enabled turboschedd.service 2>/dev/null)" = enabled
-check version "turboschedd --version: $(/usr/sbin/turboschedd --version 2>&1 | head -1)" \
-    bash -c '/usr/sbin/turboschedd --version | grep -q "^turboschedd [0-9]"'
-info "$(systemd-analyze security turboschedd.service 2>/dev/null | grep -i 'overall exposure')"
-
-# --- workloads, set up as an administrator would ----------------------------
+# --- workloads, written as an administrator would -------------------------
 cat >/usr/local/bin/ts-e2e-jitter <<'EOF'
 #!/bin/sh
 # Short, low-utilisation work: wake up, fork a sleep, go back to sleep.
@@ -178,6 +160,17 @@ EOF
 cp /usr/local/bin/ts-e2e-jitter /usr/local/bin/ts-e2e-late     # comm "ts-e2e-late"
 chmod 755 /usr/local/bin/ts-e2e-jitter /usr/local/bin/ts-e2e-late
 
+# A user's own pin, there before turbosched is installed. On Debian 12's
+# kernel the first AllowedCPUs= on any slice turns the cpuset controller on
+# for every top-level cgroup, and emptying it turns it off; each toggle
+# resets the affinity of every task outside the slice to all CPUs.
+cat >/etc/systemd/system/ts-pin.service <<EOF
+[Unit]
+Description=e2e: idle service pinned by its admin to CPU $PIN_CPU
+[Service]
+ExecStart=/bin/sleep infinity
+CPUAffinity=$PIN_CPU
+EOF
 cat >/etc/systemd/system/ts-busy.service <<EOF
 [Unit]
 Description=e2e: CPU-bound loop on CPU $BUSY_CPU
@@ -210,6 +203,41 @@ Description=e2e: service that only a rule added later makes jitter
 ExecStart=/usr/local/bin/ts-e2e-late
 EOF
 systemctl daemon-reload
+systemctl start ts-pin.service
+check user-pin-set - unit_cpus_are ts-pin.service "$PIN_CPU"
+
+
+# --- the package ------------------------------------------------------------
+deb=$(ls "$payload"/turbosched_*.deb 2>/dev/null | head -1)
+if out=$(dpkg -i "$deb" 2>&1); then
+    pass dpkg-install
+else
+    fail dpkg-install "$(echo "$out" | tail -3 | tr '\n' ' ')"
+    finish
+fi
+check package-files "missing $(for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /etc/turbosched/rules.d /usr/share/man/man8/turboschedd.8; do [ -e $f ] || echo -n "$f "; done)" \
+    bash -c 'for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /usr/share/man/man8/turboschedd.8; do [ -e $f ] || exit 1; done; [ -d /etc/turbosched/rules.d ]'
+check conffile "/etc/turbosched/turbosched.conf is not a conffile of the package: $(dpkg-query -W -f='${Conffiles}' turbosched | tr '\n' ' ')" \
+    bash -c "dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/turbosched.conf '"
+# --man=no: the image has no man-db; the man-pages check below covers Documentation=.
+if out=$(systemd-analyze verify --man=no turboschedd.service turbosched-jitter.slice 2>&1) && [ -z "$out" ]; then
+    pass unit-verify
+else
+    fail unit-verify "$(echo "$out" | head -5 | tr '\n' ' ')"
+fi
+pages=$(systemctl show -P Documentation turboschedd.service turbosched-jitter.slice |
+        tr -d '"' | tr ' ' '\n' | sed -n 's/^man:\(.*\)(\([0-9]\))$/\1.\2/p' | sort -u)
+missing_man=""
+for page in $pages; do
+    dpkg -L turbosched | grep -q "/man${page##*.}/$page\(\.gz\)\?$" || missing_man+="$page "
+done
+check man-pages "named in Documentation= but not shipped: ${missing_man:-(no man: entries found)}" \
+    test -n "$pages" -a -z "$missing_man"
+check postinst-enabled "systemctl is-enabled turboschedd: $(systemctl is-enabled turboschedd.service 2>&1)" \
+    test "$(systemctl is-enabled turboschedd.service 2>/dev/null)" = enabled
+check version "turboschedd --version: $(/usr/sbin/turboschedd --version 2>&1 | head -1)" \
+    bash -c '/usr/sbin/turboschedd --version | grep -q "^turboschedd [0-9]"'
+info "$(systemd-analyze security turboschedd.service 2>/dev/null | grep -i 'overall exposure')"
 
 # --- the daemon -------------------------------------------------------------
 if out=$(systemctl enable --now turboschedd.service 2>&1) && wait_until 10 daemon_active; then
@@ -255,7 +283,11 @@ if [ "$confined_seen" = 1 ]; then
 else
     fail late-untouched-before-rule "the daemon confined nothing, so leaving ts-late alone proves nothing"
 fi
-check busy-untouched - unit_cpus_are ts-busy.service "$BUSY_CPU"
+if [ "$confined_seen" = 1 ]; then
+    check user-pins-kept - unit_cpus_are_all "ts-busy.service=$BUSY_CPU" "ts-pin.service=$PIN_CPU"
+else
+    fail user-pins-kept "the daemon confined nothing, so keeping the pins proves nothing"
+fi
 
 # --- a rule added in rules.d takes effect on reload ---------------------------
 cat >/etc/turbosched/rules.d/50-e2e.conf <<'EOF'
@@ -295,7 +327,13 @@ else
     fail stop-restores-masks "the daemon confined nothing, so there was nothing to restore"
     fail stop-resets-slice "the daemon never set the slice's AllowedCPUs"
 fi
-check stop-keeps-user-pin - unit_cpus_are ts-busy.service "$BUSY_CPU"
+if [ "$confined_seen" = 1 ]; then
+    check stop-keeps-user-pins - unit_cpus_are_all "ts-busy.service=$BUSY_CPU" "ts-pin.service=$PIN_CPU"
+else
+    fail stop-keeps-user-pins "the daemon confined nothing, so keeping the pins proves nothing"
+fi
+# The CPU-bound loop takes a whole host CPU under emulation: not a moment longer.
+systemctl stop ts-busy.service ts-pin.service
 
 errors=$(journalctl --no-pager -q -b -u turboschedd.service -p err 2>&1)
 check journal-clean "$(echo "$errors" | head -3 | tr '\n' ' ')" test -z "$errors"
