@@ -51,6 +51,10 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+# Without these, a signal would end bash without running the EXIT trap.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
