@@ -1,0 +1,351 @@
+#!/bin/bash
+# Runs inside the qemu guest (Debian 12, real systemd as PID 1, 8 CPUs as four
+# SMT2 cores: siblings 0-1, 2-3, 4-5, 6-7), started by ts-e2e-runner.service.
+#
+#   guest-test.sh PAYLOAD_DIR RESULT_TTY
+#
+# Uses turbosched as an administrator would: dpkg -i, systemctl, drop-ins,
+# rules.d, reload, stop, purge. Every check prints "PASS name" or
+# "FAIL name: detail" to the console and to RESULT_TTY; the last line on
+# RESULT_TTY is "E2E-RESULT: N passed, M failed". On any failure the guest
+# leaves through isa-debug-exit, so qemu's exit status says it too.
+set -u
+
+payload=$1
+result_tty=$2
+passed=0
+failed=0
+
+BUSY_CPU=2          # the CPU-bound service's CPU
+BUSY_CORE="2 3"     # that CPU and its SMT sibling: where jitter must go
+PIN_CPU=5           # an idle service's own pin, set before turbosched comes
+ALL_CPUS="0-7"
+CONFINE_TIMEOUT_S=60
+RULE_TIMEOUT_S=40
+RESTORE_TIMEOUT_S=30
+
+say() { echo "$*"; echo "$*" >"$result_tty"; }
+pass() { passed=$((passed + 1)); say "PASS $1"; }
+fail() { failed=$((failed + 1)); say "FAIL $1: $2"; }
+info() { say "INFO $*"; }
+# check NAME DETAIL COMMAND...: DETAIL "-" means the $why that COMMAND left.
+check() {
+    local name=$1 detail=$2
+    shift 2
+    why=""
+    if "$@"; then pass "$name"; return; fi
+    [ "$detail" = - ] && detail=$why
+    fail "$name" "$detail"
+}
+
+# wait_until TIMEOUT_S COMMAND...: poll every 200 ms; 0 once COMMAND succeeds.
+wait_until() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while :; do
+        "$@" && return 0
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.2
+    done
+}
+
+# cpulist_expand "0-2,5" -> "0 1 2 5"
+cpulist_expand() {
+    local part out=""
+    local IFS=,
+    for part in $1; do
+        if [[ $part == *-* ]]; then
+            out+=" $(seq -s ' ' "${part%-*}" "${part#*-}")"
+        elif [ -n "$part" ]; then
+            out+=" $part"
+        fi
+    done
+    echo $out
+}
+
+# cpulist_within LIST "ALLOWED CPUS": every CPU of LIST is allowed, LIST not empty.
+cpulist_within() {
+    local cpu cpus
+    cpus=$(cpulist_expand "$1")
+    [ -n "$cpus" ] || return 1
+    for cpu in $cpus; do
+        [[ " $2 " == *" $cpu "* ]] || return 1
+    done
+}
+
+tid_cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
+
+# A unit's cgroup does not move while it runs: ask systemd once per unit,
+# polls stay cheap under emulation.
+declare -A unit_cgroup
+unit_tids() {
+    if [ -z "${unit_cgroup[$1]:-}" ]; then
+        unit_cgroup[$1]=$(systemctl show -P ControlGroup "$1")
+        [ -n "${unit_cgroup[$1]}" ] || return 0
+    fi
+    cat "/sys/fs/cgroup${unit_cgroup[$1]}/cgroup.threads" 2>/dev/null
+}
+
+# unit_cpus_are UNIT WANT: every thread of UNIT has exactly the CPU list WANT
+# ("within:LIST" for a subset). Leaves a description of the first offender in
+# $why for the failure message.
+why=""
+unit_cpus_are() {
+    local unit=$1 want=$2 tid cpus n=0
+    for tid in $(unit_tids "$unit"); do
+        cpus=$(tid_cpus "$tid")
+        [ -n "$cpus" ] || continue     # exited meanwhile
+        n=$((n + 1))
+        if [[ $want == within:* ]]; then
+            cpulist_within "$cpus" "$(cpulist_expand "${want#within:}")" && continue
+        else
+            [ "$cpus" = "$want" ] && continue
+        fi
+        why="$unit: tid $tid ($(cat /proc/"$tid"/comm 2>/dev/null)) has Cpus_allowed_list $cpus, want ${want#within:}"
+        return 1
+    done
+    [ "$n" -gt 0 ] || { why="$unit has no tasks"; return 1; }
+}
+
+unit_cpus_are_all() {   # unit_cpus_are_all UNIT=WANT...
+    local a
+    for a in "$@"; do unit_cpus_are "${a%%=*}" "${a#*=}" || return 1; done
+}
+
+slice_allowed_cpus() { systemctl show -P AllowedCPUs turbosched-jitter.slice; }
+slice_confined() {
+    local v
+    v=$(slice_allowed_cpus)
+    cpulist_within "$v" "$BUSY_CORE" && return 0
+    why="turbosched-jitter.slice AllowedCPUs='$v', want a subset of ${BUSY_CORE// /,}"
+    return 1
+}
+slice_reset() {
+    local v
+    v=$(slice_allowed_cpus)
+    [ -z "$v" ] && return 0
+    why="turbosched-jitter.slice AllowedCPUs='$v' after stop, want empty"
+    return 1
+}
+
+daemon_active() { [ "$(systemctl is-active turboschedd.service)" = active ]; }
+
+finish() {
+    info "systemctl status turboschedd: $(systemctl is-active turboschedd.service 2>&1) ($(systemctl show -P Result turboschedd.service 2>&1))"
+    # Details for whoever reads the console log.
+    systemctl --no-pager status turboschedd.service 2>&1 | head -20
+    journalctl --no-pager -b -u turboschedd.service -n 40 2>&1
+    say "E2E-RESULT: $passed passed, $failed failed"
+    sync
+    if [ "$failed" -gt 0 ]; then
+        "$payload/ts-debug-exit" 1
+    fi
+    exit 0  # SuccessAction=poweroff in the runner unit
+}
+
+echo "=== turbosched e2e guest test, kernel $(uname -r), $(nproc) CPUs"
+
+# --- the harness itself: the rest means nothing without these -------------
+check smt-siblings "cpu$BUSY_CPU thread_siblings_list is '$(cat /sys/devices/system/cpu/cpu$BUSY_CPU/topology/thread_siblings_list 2>&1)', want 2-3" \
+    test "$(cat /sys/devices/system/cpu/cpu$BUSY_CPU/topology/thread_siblings_list 2>/dev/null)" = "2-3"
+check cgroup2-cpuset "no cpuset in /sys/fs/cgroup/cgroup.controllers" \
+    grep -qw cpuset /sys/fs/cgroup/cgroup.controllers
+
+# --- workloads, written as an administrator would -------------------------
+cat >/usr/local/bin/ts-e2e-jitter <<'EOF'
+#!/bin/sh
+# Short, low-utilisation work: wake up, fork a sleep, go back to sleep.
+while :; do sleep 0.3; done
+EOF
+cp /usr/local/bin/ts-e2e-jitter /usr/local/bin/ts-e2e-late     # comm "ts-e2e-late"
+chmod 755 /usr/local/bin/ts-e2e-jitter /usr/local/bin/ts-e2e-late
+
+# A user's own pin, there before turbosched is installed. On Debian 12's
+# kernel the first AllowedCPUs= on any slice turns the cpuset controller on
+# for every top-level cgroup, and emptying it turns it off; each toggle
+# resets the affinity of every task outside the slice to all CPUs.
+cat >/etc/systemd/system/ts-pin.service <<EOF
+[Unit]
+Description=e2e: idle service pinned by its admin to CPU $PIN_CPU
+[Service]
+ExecStart=/bin/sleep infinity
+CPUAffinity=$PIN_CPU
+EOF
+cat >/etc/systemd/system/ts-busy.service <<EOF
+[Unit]
+Description=e2e: CPU-bound loop on CPU $BUSY_CPU
+[Service]
+ExecStart=/bin/sh -c 'while :; do :; done'
+CPUAffinity=$BUSY_CPU
+EOF
+cat >/etc/systemd/system/ts-jitter-slice.service <<'EOF'
+[Unit]
+Description=e2e: jitter service in turbosched-jitter.slice
+[Service]
+ExecStart=/usr/local/bin/ts-e2e-jitter
+Slice=turbosched-jitter.slice
+EOF
+cat >/etc/systemd/system/ts-jitter-optin.service <<'EOF'
+[Unit]
+Description=e2e: jitter service that opts in through a drop-in
+[Service]
+ExecStart=/usr/local/bin/ts-e2e-jitter
+EOF
+mkdir -p /etc/systemd/system/ts-jitter-optin.service.d
+cat >/etc/systemd/system/ts-jitter-optin.service.d/turbosched.conf <<'EOF'
+[Service]
+X-TurboSched=jitter
+EOF
+cat >/etc/systemd/system/ts-late.service <<'EOF'
+[Unit]
+Description=e2e: service that only a rule added later makes jitter
+[Service]
+ExecStart=/usr/local/bin/ts-e2e-late
+EOF
+systemctl daemon-reload
+systemctl start ts-pin.service
+check user-pin-set - unit_cpus_are ts-pin.service "$PIN_CPU"
+
+
+# --- the package ------------------------------------------------------------
+deb=$(ls "$payload"/turbosched_*.deb 2>/dev/null | head -1)
+if out=$(dpkg -i "$deb" 2>&1); then
+    pass dpkg-install
+else
+    fail dpkg-install "$(echo "$out" | tail -3 | tr '\n' ' ')"
+    finish
+fi
+check package-files "missing $(for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /etc/turbosched/rules.d /usr/share/man/man8/turboschedd.8; do [ -e $f ] || echo -n "$f "; done)" \
+    bash -c 'for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /usr/share/man/man8/turboschedd.8; do [ -e $f ] || exit 1; done; [ -d /etc/turbosched/rules.d ]'
+check conffile "/etc/turbosched/turbosched.conf is not a conffile of the package: $(dpkg-query -W -f='${Conffiles}' turbosched | tr '\n' ' ')" \
+    bash -c "dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/turbosched.conf '"
+# --man=no: the image has no man-db; the man-pages check below covers Documentation=.
+if out=$(systemd-analyze verify --man=no turboschedd.service turbosched-jitter.slice 2>&1) && [ -z "$out" ]; then
+    pass unit-verify
+else
+    fail unit-verify "$(echo "$out" | head -5 | tr '\n' ' ')"
+fi
+pages=$(systemctl show -P Documentation turboschedd.service turbosched-jitter.slice |
+        tr -d '"' | tr ' ' '\n' | sed -n 's/^man:\(.*\)(\([0-9]\))$/\1.\2/p' | sort -u)
+missing_man=""
+for page in $pages; do
+    dpkg -L turbosched | grep -q "/man${page##*.}/$page\(\.gz\)\?$" || missing_man+="$page "
+done
+check man-pages "named in Documentation= but not shipped: ${missing_man:-(no man: entries found)}" \
+    test -n "$pages" -a -z "$missing_man"
+check postinst-enabled "systemctl is-enabled turboschedd: $(systemctl is-enabled turboschedd.service 2>&1)" \
+    test "$(systemctl is-enabled turboschedd.service 2>/dev/null)" = enabled
+check version "turboschedd --version: $(/usr/sbin/turboschedd --version 2>&1 | head -1)" \
+    bash -c '/usr/sbin/turboschedd --version | grep -q "^turboschedd [0-9]"'
+info "$(systemd-analyze security turboschedd.service 2>/dev/null | grep -i 'overall exposure')"
+
+# --- the daemon -------------------------------------------------------------
+if out=$(systemctl enable --now turboschedd.service 2>&1) && wait_until 10 daemon_active; then
+    pass daemon-active
+else
+    fail daemon-active "systemctl enable --now: $(echo "$out" | tail -2 | tr '\n' ' ')is-active=$(systemctl is-active turboschedd.service), result=$(systemctl show -P Result turboschedd.service)"
+fi
+if out=$(timeout 10 turbosched-ctl status 2>&1) && [ -n "$out" ]; then
+    pass ctl-status
+    echo "$out" | head -20
+else
+    fail ctl-status "turbosched-ctl status: $(echo "$out" | tail -2 | tr '\n' ' ')"
+fi
+info "daemon status text: $(systemctl show -P StatusText turboschedd.service)"
+
+systemctl start ts-busy.service ts-jitter-slice.service ts-jitter-optin.service ts-late.service
+check workloads-started "not active: $(for u in ts-busy ts-jitter-slice ts-jitter-optin ts-late; do [ "$(systemctl is-active $u)" = active ] || echo -n "$u "; done)" \
+    bash -c 'for u in ts-busy ts-jitter-slice ts-jitter-optin ts-late; do [ "$(systemctl is-active $u)" = active ] || exit 1; done'
+check busy-pinned - unit_cpus_are ts-busy.service "$BUSY_CPU"
+
+# --- packing: jitter goes to the busy core's SMT siblings ---------------------
+confined_seen=0
+if daemon_active; then
+    all_confined() {
+        unit_cpus_are ts-jitter-slice.service "within:2-3" &&
+        unit_cpus_are ts-jitter-optin.service "within:2-3" &&
+        slice_confined
+    }
+    wait_until "$CONFINE_TIMEOUT_S" all_confined
+    check jitter-slice-confined - unit_cpus_are ts-jitter-slice.service "within:2-3"
+    check jitter-optin-confined - unit_cpus_are ts-jitter-optin.service "within:2-3"
+    check slice-allowedcpus - slice_confined
+    unit_cpus_are ts-jitter-slice.service "within:2-3" && confined_seen=1
+else
+    for c in jitter-slice-confined jitter-optin-confined slice-allowedcpus; do
+        fail $c "turboschedd is not running ($(systemctl is-active turboschedd.service))"
+    done
+fi
+# Only meaningful once the daemon has acted on the others: it must not have
+# swept up an unrelated service, nor moved the CPU-bound one.
+if [ "$confined_seen" = 1 ]; then
+    check late-untouched-before-rule - unit_cpus_are ts-late.service "$ALL_CPUS"
+else
+    fail late-untouched-before-rule "the daemon confined nothing, so leaving ts-late alone proves nothing"
+fi
+if [ "$confined_seen" = 1 ]; then
+    check user-pins-kept - unit_cpus_are_all "ts-busy.service=$BUSY_CPU" "ts-pin.service=$PIN_CPU"
+else
+    fail user-pins-kept "the daemon confined nothing, so keeping the pins proves nothing"
+fi
+
+# --- a rule added in rules.d takes effect on reload ---------------------------
+cat >/etc/turbosched/rules.d/50-e2e.conf <<'EOF'
+# Added by the e2e test: the late service becomes jitter by its comm.
+[rule e2e-late]
+comm = ts-e2e-late
+class = jitter
+EOF
+out="daemon not running"
+if daemon_active && out=$(systemctl reload turboschedd.service 2>&1); then
+    main_pid=$(systemctl show -P MainPID ts-late.service)
+    late_confined() {
+        local cpus
+        cpus=$(tid_cpus "$main_pid")
+        cpulist_within "$cpus" "$BUSY_CORE" && return 0
+        why="ts-late main pid $main_pid (comm $(cat /proc/$main_pid/comm)) Cpus_allowed_list '$cpus', want within 2-3"
+        return 1
+    }
+    check rule-reload - wait_until "$RULE_TIMEOUT_S" late_confined
+else
+    fail rule-reload "systemctl reload turboschedd: $out ($(systemctl is-active turboschedd.service))"
+fi
+check active-after-reload "is-active=$(systemctl is-active turboschedd.service)" daemon_active
+
+# --- stop restores everything it changed ---------------------------------------
+systemctl stop turboschedd.service
+if [ "$confined_seen" = 1 ]; then
+    all_restored() {
+        unit_cpus_are ts-jitter-slice.service "$ALL_CPUS" &&
+        unit_cpus_are ts-jitter-optin.service "$ALL_CPUS" &&
+        unit_cpus_are ts-late.service "$ALL_CPUS" &&
+        slice_reset
+    }
+    check stop-restores-masks - wait_until "$RESTORE_TIMEOUT_S" all_restored
+    check stop-resets-slice - slice_reset
+else
+    fail stop-restores-masks "the daemon confined nothing, so there was nothing to restore"
+    fail stop-resets-slice "the daemon never set the slice's AllowedCPUs"
+fi
+if [ "$confined_seen" = 1 ]; then
+    check stop-keeps-user-pins - unit_cpus_are_all "ts-busy.service=$BUSY_CPU" "ts-pin.service=$PIN_CPU"
+else
+    fail stop-keeps-user-pins "the daemon confined nothing, so keeping the pins proves nothing"
+fi
+# The CPU-bound loop takes a whole host CPU under emulation: not a moment longer.
+systemctl stop ts-busy.service ts-pin.service
+
+errors=$(journalctl --no-pager -q -b -u turboschedd.service -p err 2>&1)
+check journal-clean "$(echo "$errors" | head -3 | tr '\n' ' ')" test -z "$errors"
+
+# --- removal ---------------------------------------------------------------------
+rm -f /etc/turbosched/rules.d/50-e2e.conf
+if out=$(dpkg --purge turbosched 2>&1); then
+    pass dpkg-purge
+else
+    fail dpkg-purge "$(echo "$out" | tail -3 | tr '\n' ' ')"
+fi
+check purge-clean "left behind: $(ls -d /etc/turbosched /lib/systemd/system/turboschedd.service /usr/sbin/turboschedd /etc/systemd/system/multi-user.target.wants/turboschedd.service 2>/dev/null | tr '\n' ' ')" \
+    bash -c '! ls -d /etc/turbosched /lib/systemd/system/turboschedd.service /usr/sbin/turboschedd /etc/systemd/system/multi-user.target.wants/turboschedd.service >/dev/null 2>&1'
+
+finish

@@ -1,0 +1,136 @@
+#!/bin/bash
+# End-to-end test under real systemd: build the Debian package, boot a Debian 12
+# guest in qemu (8 CPUs as four SMT2 cores), install the package with dpkg and
+# use the daemon as an administrator would (tests/e2e/guest-test.sh).
+#
+# Env: TS_BUILD_DIR, TS_SOURCE_DIR (set by ctest). Optional: TS_E2E_CACHE
+# (image cache, default /var/cache/turbosched-e2e), TS_E2E_KEEP=1 (keep the
+# run directory), TS_E2E_GUEST_SCRIPT (run this in the guest instead of
+# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 600). The guest's console
+# and result logs of the last run stay in $TS_BUILD_DIR/e2e-logs/.
+# Exit 0 pass, 1 fail, 77 skip (with a one-line reason).
+set -euo pipefail
+
+src=${TS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${TS_BUILD_DIR:-$src/build}
+cache=${TS_E2E_CACHE:-/var/cache/turbosched-e2e}
+qemu_timeout_s=${TS_E2E_TIMEOUT_S:-600}
+here=$src/tests/e2e
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, mkfs.ext4 -d of a root tree)"
+for tool in qemu-system-x86_64 debootstrap mkfs.ext4 cpack cc timeout flock; do
+    command -v "$tool" >/dev/null || skip "$tool not installed"
+done
+
+# The mirror this machine's apt uses, so the guest matches the host's Debian.
+mirror=""
+if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+    mirror=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+fi
+if [ -z "$mirror" ] && [ -r /etc/apt/sources.list ]; then
+    mirror=$(awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}' /etc/apt/sources.list)
+fi
+[ -n "$mirror" ] || skip "no Debian mirror found in /etc/apt sources"
+
+run=$(mktemp -d /tmp/ts-e2e.XXXXXX)
+logs=$build/e2e-logs
+mkdir -p "$logs"
+rm -f "$logs/console.log" "$logs/result.log"
+qemu_pid=""
+cleanup() {
+    if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
+        kill "$qemu_pid" 2>/dev/null || true
+        wait "$qemu_pid" 2>/dev/null || true
+    fi
+    if [ "${TS_E2E_KEEP:-0}" = 1 ]; then
+        echo "run directory kept: $run"
+    else
+        rm -rf "$run"
+    fi
+}
+trap cleanup EXIT
+# Without these, a signal would end bash without running the EXIT trap.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+t0=$SECONDS
+stamp() { echo "[$((SECONDS - t0)) s] $*"; }
+
+# --- the package: a release build of our own, the dev tree may be sanitized ---
+pkg_build=$build/e2e-build
+stamp "building the package in $pkg_build"
+# Installing must not rebuild every test and tool: only what the package holds.
+cmake -S "$src" -B "$pkg_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+      -DTS_SANITIZE=OFF -DTS_WERROR=OFF -DTS_FUZZ=OFF -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
+      >"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
+targets=(turboschedd)
+[ -d "$src/ctl" ] && targets+=(turbosched-ctl)
+cmake --build "$pkg_build" -j"$(nproc)" --target "${targets[@]}" >>"$logs/build.log" 2>&1 ||
+    { tail -30 "$logs/build.log"; exit 1; }
+rm -f "$pkg_build"/turbosched_*.deb
+(cd "$pkg_build" && cpack -G DEB) >>"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
+deb=$(ls "$pkg_build"/turbosched_*_amd64.deb)
+stamp "package: $(basename "$deb")"
+
+# --- the image (cached) -------------------------------------------------------
+stamp "guest image (cache: $cache)"
+set +e
+img_dir=$(bash "$here/build-image.sh" "$cache" "$mirror")
+rc=$?
+set -e
+[ "$rc" -eq 77 ] && skip "no guest image: debootstrap from $mirror failed (see $cache/debootstrap.log)"
+[ "$rc" -eq 0 ] || { echo "FAIL: building the guest image failed ($rc)"; exit 1; }
+
+# --- the payload disk: what changes per run -----------------------------------
+mkdir "$run/payload"
+cp "$deb" "$run/payload/"
+# TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
+install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
+cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
+truncate -s 64M "$run/payload.img"
+mkfs.ext4 -q -F -L tspayload -d "$run/payload" "$run/payload.img"
+
+# --- boot ---------------------------------------------------------------------
+stamp "booting the guest (console: $logs/console.log)"
+: >"$logs/result.log"
+# SMT siblings show up in the guest only with an Intel vendor CPU model.
+timeout -k 10 "$qemu_timeout_s" qemu-system-x86_64 \
+    -accel tcg -cpu qemu64,vendor=GenuineIntel \
+    -smp 8,sockets=1,cores=4,threads=2 -m 1024 \
+    -kernel "$img_dir/vmlinuz" -initrd "$img_dir/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0 panic=-1" \
+    -drive file="$img_dir/base.img",format=raw,if=virtio,snapshot=on \
+    -drive file="$run/payload.img",format=raw,if=virtio,readonly=on \
+    -serial file:"$logs/console.log" -serial file:"$logs/result.log" \
+    -display none -monitor none -nic none -no-reboot \
+    -device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null &
+qemu_pid=$!
+set +e
+wait "$qemu_pid"
+qemu_rc=$?
+set -e
+qemu_pid=""
+stamp "guest finished, qemu exit status $qemu_rc"
+
+tr -d '\r' <"$logs/result.log" | grep -E '^(PASS|FAIL|INFO) ' || true
+verdict=$(tr -d '\r' <"$logs/result.log" | grep -E '^E2E-RESULT: ' | tail -1)
+
+# A clean poweroff, a kernel panic and a reboot all end qemu with 0: only the
+# result line tells a pass from a crash.
+fail_run() {
+    echo "FAIL: $*"
+    echo "--- last lines of the console log ($logs/console.log):"
+    tr -d '\r' <"$logs/console.log" | tail -40
+    exit 1
+}
+[ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ] && fail_run "guest timed out after ${qemu_timeout_s} s"
+[ -n "$verdict" ] || fail_run "no E2E-RESULT line from the guest (qemu exit $qemu_rc): crash or hang"
+echo "$verdict"
+if [[ $verdict =~ ^E2E-RESULT:\ ([0-9]+)\ passed,\ 0\ failed$ ]] && [ "$qemu_rc" -eq 0 ]; then
+    exit 0
+fi
+# isa-debug-exit with value 1 ends qemu with (1 << 1) | 1 = 3.
+fail_run "guest checks failed (qemu exit $qemu_rc)"
