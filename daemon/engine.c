@@ -160,6 +160,16 @@ static const struct procscan_hooks *hooks_of(struct engine *e)
     return &h;
 }
 
+static void table_full(struct engine *e)
+{
+    e->counters.table_full++;
+    if (e->table_full_logged)
+        return;
+    log_warning("task table full (max_tasks = %u): new threads are not tracked until some exit",
+                task_table_max(e->tasks));
+    e->table_full_logged = true;
+}
+
 static int rescan(struct engine *e)
 {
     struct procscan_stats st;
@@ -173,8 +183,7 @@ static int rescan(struct engine *e)
     log_debug("rescan: %u live, %u added, %u removed, %u reused, %" PRIu64 " us",
               st.seen, st.added, st.removed, st.reused, st.duration_us);
     if (r == -ENOSPC)
-        log_warning("task table full (%u threads, max_tasks): %u threads are not tracked",
-                    task_table_count(e->tasks), st.failed);
+        table_full(e);
     else if (r < 0)
         log_warning("rescan of /proc: %s", strerror(-r));
     return r == -ENOSPC ? 0 : r;
@@ -411,6 +420,18 @@ int engine_tick(struct engine *e)
     applier_verify(e->applier, 256);
     applier_flush_state(e->applier);
     e->n_packed = (unsigned)applier_count(e->applier);
+
+    /* A full table said so once; say it again after it has drained. */
+    if (e->table_full_logged && task_table_count(e->tasks) < task_table_max(e->tasks) / 10 * 9)
+        e->table_full_logged = false;
+    if (e->procmon && now - e->last_counters_log_ms >= 60000) {
+        const struct procmon_counters *pc = procmon_counters(e->procmon);
+        log_debug("counters: %u threads; events fork %" PRIu64 " exec %" PRIu64 " comm %" PRIu64 " exit %" PRIu64
+                  " uid %" PRIu64 "; overflows %" PRIu64 ", rescans %" PRIu64 ", not tracked (table full) %" PRIu64,
+                  task_table_count(e->tasks), pc->fork, pc->exec, pc->comm, pc->exit, pc->uid, pc->overflows,
+                  e->counters.rescans, e->counters.table_full);
+        e->last_counters_log_ms = now;
+    }
     return 0;
 }
 
@@ -443,7 +464,7 @@ static int on_event(const struct procmon_event *ev, void *userdata)
     int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
     e->fork_parent_tid = 0;
     if (r == -ENOSPC) {
-        e->counters.table_full++;
+        table_full(e);
         return 0;
     }
     if (r < 0)

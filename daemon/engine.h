@@ -76,6 +76,8 @@ struct engine {
     uint64_t last_rescan_ms;
 
     /* bookkeeping */
+    bool table_full_logged;      /* said once per episode of a full table */
+    uint64_t last_counters_log_ms;
     struct engine_counters counters;
     uint64_t start_ms;
     uint64_t last_uclamp_ms;
