@@ -115,7 +115,7 @@ void config_init_defaults(struct config *c)
     capacity_table_default(&c->capacity);
     /* Allocation failure leaves NULL; config_print and users fall back. */
     c->control_socket = strdup("/run/turbosched/control");
-    c->state_file = strdup("/run/turbosched/state.json");
+    c->state_file = strdup("/run/turbosched/state");
     c->cgroup_name = strdup("turbosched");
 }
 
@@ -229,17 +229,12 @@ static void format_size(char *buf, size_t size, uint64_t v)
     snprintf(buf, size, "%llu", (unsigned long long)v);
 }
 
+/* Factors print with a decimal point, as the shipped file writes them. */
 static void format_factor(char *buf, size_t size, unsigned milli)
 {
-    unsigned frac = milli % 1000;
-    if (frac == 0)
-        snprintf(buf, size, "%u.0", milli / 1000);
-    else if (frac % 100 == 0)
-        snprintf(buf, size, "%u.%u", milli / 1000, frac / 100);
-    else if (frac % 10 == 0)
-        snprintf(buf, size, "%u.%02u", milli / 1000, frac / 10);
-    else
-        snprintf(buf, size, "%u.%03u", milli / 1000, frac);
+    format_milli(buf, size, milli);
+    if (milli % 1000 == 0 && strlen(buf) + 2 < size)
+        strcat(buf, ".0");
 }
 
 static int lookup_name(const char *s, const char *const *names, size_t n)

@@ -56,21 +56,6 @@ void packer_state_init(struct packer_state *s)
 
 /* ---- text helpers ---- */
 
-/* Milli-units of one thread as a short decimal: 900 -> "0.9", 1250 -> "1.25". */
-static const char *fmt_units(char *buf, size_t size, unsigned milli)
-{
-    unsigned frac = milli % 1000;
-    if (frac == 0)
-        snprintf(buf, size, "%u", milli / 1000);
-    else if (frac % 100 == 0)
-        snprintf(buf, size, "%u.%u", milli / 1000, frac / 100);
-    else if (frac % 10 == 0)
-        snprintf(buf, size, "%u.%02u", milli / 1000, frac / 10);
-    else
-        snprintf(buf, size, "%u.%03u", milli / 1000, frac);
-    return buf;
-}
-
 /* Per-mille as a percentage: 30 -> "3%", 25 -> "2.5%". */
 static const char *fmt_pct(char *buf, size_t size, unsigned permille)
 {
@@ -456,14 +441,14 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
             describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
             sappend(buf, size, "packed on core%s %s (CPU%s %s): spare %s covers jitter %s + headroom %s",
                     d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
-                    fmt_units(a, sizeof(a), d ? d->chosen_spare_milli : 0),
-                    fmt_units(b, sizeof(b), out->jitter_load_milli),
-                    fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+                    format_milli(a, sizeof(a), d ? d->chosen_spare_milli : 0),
+                    format_milli(b, sizeof(b), out->jitter_load_milli),
+                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
         } else if (out->wanted_reason == PACKER_REASON_NO_ROOM) {
             sappend(buf, size, "fallback: no busy core with room (spare %s < jitter %s + headroom %s)",
-                    fmt_units(a, sizeof(a), d ? d->busy_spare_milli : 0),
-                    fmt_units(b, sizeof(b), out->jitter_load_milli),
-                    fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+                    format_milli(a, sizeof(a), d ? d->busy_spare_milli : 0),
+                    format_milli(b, sizeof(b), out->jitter_load_milli),
+                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
         } else {
             sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
         }
@@ -485,12 +470,12 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
             continue;
         describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
         sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
-                d->id, d->n_chosen > 1 ? "s" : "", cores, fmt_units(a, sizeof(a), d->chosen_spare_milli));
+                d->id, d->n_chosen > 1 ? "s" : "", cores, format_milli(a, sizeof(a), d->chosen_spare_milli));
         first = false;
     }
     append_fallback_groups(in, out, buf, size, &first, true);
     sappend(buf, size, "; need jitter %s + headroom %s",
-            fmt_units(b, sizeof(b), out->jitter_load_milli), fmt_units(c, sizeof(c), in->cfg->headroom_milli));
+            format_milli(b, sizeof(b), out->jitter_load_milli), format_milli(c, sizeof(c), in->cfg->headroom_milli));
 }
 
 static void plan_fallback(struct packer_plan *out, const struct topology *topo, enum packer_reason r)

@@ -12,27 +12,6 @@
 #include "util.h"
 
 /* Like read_file_at, but a long file is truncated instead of refused. */
-static ssize_t read_truncated_at(int dirfd, const char *name, char *buf, size_t size)
-{
-    _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return -errno;
-    size_t n = 0;
-    while (n + 1 < size) {
-        ssize_t r = read(fd, buf + n, size - 1 - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    buf[n] = '\0';
-    return (ssize_t)n;
-}
-
 static void chomp(char *s)
 {
     size_t n = strlen(s);
@@ -205,7 +184,7 @@ static void user_name(uid_t uid, char *buf, size_t size)
 static int read_user(int dirfd, char *buf, size_t size)
 {
     char status[4096];
-    ssize_t r = read_truncated_at(dirfd, "status", status, sizeof status);
+    ssize_t r = read_file_prefix_at(dirfd, "status", status, sizeof status);
     if (r < 0)
         return (int)r;
     const char *uid_line = strstr(status, "\nUid:");
@@ -238,7 +217,7 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
 
     if (keys & (1u << RULE_COMM)) {
         snprintf(rel, sizeof rel, "task/%d/comm", (int)tid);
-        ssize_t n = read_truncated_at(dirfd, rel, pi->comm, sizeof pi->comm);
+        ssize_t n = read_file_prefix_at(dirfd, rel, pi->comm, sizeof pi->comm);
         if (n < 0)
             return errno_is_gone((int)n) ? -ESRCH : (int)n;
         chomp(pi->comm);
@@ -259,7 +238,7 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
         /* ENOENT: kernel thread or zombie; EACCES: leave unknown. */
     }
     if (keys & (1u << RULE_CMDLINE)) {
-        ssize_t n = read_truncated_at(dirfd, "cmdline", pi->cmdline, sizeof pi->cmdline);
+        ssize_t n = read_file_prefix_at(dirfd, "cmdline", pi->cmdline, sizeof pi->cmdline);
         if (n < 0)
             return errno_is_gone((int)n) ? -ESRCH : (int)n;
         while (n > 0 && pi->cmdline[n - 1] == '\0')
@@ -272,7 +251,7 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
     }
     if (keys & ((1u << RULE_CGROUP) | (1u << RULE_UNIT) | PROCINFO_WANT_SLICE)) {
         char file[8192];
-        ssize_t n = read_truncated_at(dirfd, "cgroup", file, sizeof file);
+        ssize_t n = read_file_prefix_at(dirfd, "cgroup", file, sizeof file);
         if (n < 0)
             return errno_is_gone((int)n) ? -ESRCH : (int)n;
         if ((keys & (1u << RULE_CGROUP)) && procinfo_cgroup_pick(file, pi->cgroup, sizeof pi->cgroup) >= 0)

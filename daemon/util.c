@@ -9,12 +9,15 @@
 #include <strings.h>
 #include <time.h>
 
-static ssize_t read_fd_full(int fd, char *buf, size_t size)
+static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate)
 {
     size_t n = 0;
     for (;;) {
-        if (n + 1 >= size)
+        if (n + 1 >= size) {
+            if (truncate)
+                break;
             return -EFBIG;
+        }
         ssize_t r = read(fd, buf + n, size - 1 - n);
         if (r < 0) {
             if (errno == EINTR)
@@ -29,14 +32,24 @@ static ssize_t read_fd_full(int fd, char *buf, size_t size)
     return (ssize_t)n;
 }
 
-ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+static ssize_t read_at(int dirfd, const char *path, char *buf, size_t size, bool truncate)
 {
     if (size == 0)
         return -EINVAL;
     _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return -errno;
-    return read_fd_full(fd, buf, size);
+    return read_fd_full(fd, buf, size, truncate);
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    return read_at(dirfd, path, buf, size, false);
+}
+
+ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    return read_at(dirfd, path, buf, size, true);
 }
 
 ssize_t read_file(const char *path, char *buf, size_t size)
@@ -245,6 +258,20 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
         c = e;
     }
     return 0;
+}
+
+const char *format_milli(char *buf, size_t size, unsigned milli)
+{
+    unsigned whole = milli / 1000, frac = milli % 1000;
+    if (frac == 0)
+        snprintf(buf, size, "%u", whole);
+    else if (frac % 100 == 0)
+        snprintf(buf, size, "%u.%u", whole, frac / 100);
+    else if (frac % 10 == 0)
+        snprintf(buf, size, "%u.%02u", whole, frac / 10);
+    else
+        snprintf(buf, size, "%u.%03u", whole, frac);
+    return buf;
 }
 
 uint64_t now_ns(void)

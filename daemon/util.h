@@ -29,6 +29,9 @@ static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return e
 ssize_t read_file(const char *path, char *buf, size_t size);
 /* Same, relative to a directory fd (openat), for per-task files. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
+/* Same, but a file longer than the buffer is cut at size-1 bytes instead of
+ * failing: for files only whose beginning matters (cmdline, status). */
+ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size);
 /* Join root and path ("/" root or NULL means the real system). */
 int path_join(char *out, size_t size, const char *root, const char *path);
 
@@ -47,6 +50,9 @@ int parse_duration_ms(const char *s, unsigned *ret);
 int cpulist_parse(const char *s, cpu_set_t *set);
 /* Writes "" for an empty set; returns -ENOSPC if it does not fit. */
 int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+
+/* Milli-units as a short decimal: 1250 -> "1.25", 900 -> "0.9", 2000 -> "2". */
+const char *format_milli(char *buf, size_t size, unsigned milli);
 
 /* Monotonic clock in ms / ns. */
 uint64_t now_ms(void);

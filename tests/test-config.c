@@ -90,7 +90,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_tasks, 131072);
     assert_string_equal(c.control_socket, "/run/turbosched/control");
     assert_null(c.control_group);
-    assert_string_equal(c.state_file, "/run/turbosched/state.json");
+    assert_string_equal(c.state_file, "/run/turbosched/state");
     assert_string_equal(c.cgroup_name, "turbosched");
     assert_int_equal(c.capacity.factor_milli[1], 1000);
     assert_int_equal(c.capacity.factor_milli[2], 1250);
