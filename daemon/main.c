@@ -1,5 +1,9 @@
 /* turboschedd: wiring only. Options, config, event loop, signals, shutdown. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -166,26 +170,62 @@ static int on_control(void *userdata, const char *method, struct json_object *pa
     }
 }
 
+/* One daemon per state file: a second one would "recover" the first one's
+ * live changes. The lock lives as long as the process (fd closed at exit). */
+static int lock_instance(const char *state_file)
+{
+    char path[PATH_MAX], dir[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s.lock", state_file) >= (int)sizeof path)
+        return -ENAMETOOLONG;
+    snprintf(dir, sizeof dir, "%s", state_file);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+            log_err("%s: %s", dir, strerror(errno));
+            return -errno;
+        }
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        log_err("%s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int r = -errno;
+        if (errno == EWOULDBLOCK)
+            log_err("another turboschedd is running (%s is locked)", path);
+        else
+            log_err("%s: flock: %s", path, strerror(errno));
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
 static int run(struct daemon *d)
 {
     struct engine *e = d->engine;
     sigset_t mask;
-    int r;
+    int r = 0;
 
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        return -errno;
-    if ((r = sd_event_default(&d->event)) < 0)
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (r = sd_event_default(&d->event)) < 0) {
+        r = r < 0 ? r : -errno;
+        log_err("setting up the event loop: %s", strerror(-r));
         return r;
+    }
     sd_event_add_signal(d->event, NULL, SIGTERM, on_signal, d);
     sd_event_add_signal(d->event, NULL, SIGINT, on_signal, d);
     sd_event_add_signal(d->event, NULL, SIGHUP, on_signal, d);
     /* Sends WATCHDOG=1 at half of WatchdogSec= when the unit sets it. */
     sd_event_set_watchdog(d->event, true);
 
+    if (e->cfg->state_file && (r = lock_instance(e->cfg->state_file)) < 0)
+        return r;
     /* systemd's Reloading signal flushes the unit property cache. */
     classifier_attach_event(e->classifier, d->event);
     if ((r = engine_start(e)) < 0)
@@ -197,8 +237,10 @@ static int run(struct daemon *d)
     }
     r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
                                    (uint64_t)e->cfg->tick_ms * 1000, 1000, on_tick, d);
-    if (r < 0)
+    if (r < 0) {
+        log_err("adding the tick timer: %s", strerror(-r));
         return r;
+    }
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
     if (r < 0)
         return r;   /* control.c said why */
@@ -316,9 +358,7 @@ int main(int argc, char **argv)
     int r = engine_new(cfg, &p, &d.engine);
     if (r < 0)
         return EXIT_RUNTIME;
-    r = run(&d);
-    if (r < 0)
-        log_err("%s", strerror(-r));
+    r = run(&d);   /* a failure was logged where it happened */
     control_server_free(d.control);
     engine_free(d.engine);   /* restores every change */
     sd_event_source_unref(d.tick_source);
