@@ -271,6 +271,14 @@ if daemon_active; then
     check jitter-optin-confined - unit_cpus_are ts-jitter-optin.service "within:2-3"
     check slice-allowedcpus - slice_confined
     unit_cpus_are ts-jitter-slice.service "within:2-3" && confined_seen=1
+    if ! all_confined; then
+        # For whoever reads the console log: what the daemon thinks.
+        echo "--- turbosched-ctl status / explain of the jitter services' main pids"
+        timeout 10 turbosched-ctl status 2>&1 | head -12
+        for u in ts-jitter-slice ts-jitter-optin; do
+            timeout 10 turbosched-ctl explain "$(systemctl show -P MainPID $u.service)" 2>&1 | head -15
+        done
+    fi
 else
     for c in jitter-slice-confined jitter-optin-confined slice-allowedcpus; do
         fail $c "turboschedd is not running ($(systemctl is-active turboschedd.service))"
