@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "apply.h"
@@ -311,10 +312,13 @@ static void sample_tasks(struct engine *e, uint64_t now)
     struct task *t;
 
     memset(e->n_by_class, 0, sizeof e->n_by_class);
+    e->n_slice_tasks = 0;
     memset(e->jitter_milli, 0, sizeof(*e->jitter_milli) * (size_t)e->n_cpus);
     while ((t = task_table_next(e->tasks, &iter))) {
         if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
             e->n_by_class[t->class]++;
+        if (t->source == SOURCE_SLICE)
+            e->n_slice_tasks++;
         if (t->class != CLASS_JITTER)
             continue;
         uint64_t rt;
@@ -334,6 +338,54 @@ static void sample_tasks(struct engine *e, uint64_t now)
     e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
 }
 
+/* Take a snapshot of narrowed masks before a change that may toggle the
+ * cpuset controller, and put them back after it (see pins.h). */
+static void pins_guard_begin(struct engine *e, unsigned passes)
+{
+    if (!e->cfg->dry_run && pins_snapshot(&e->pins, e->tasks, &e->topo->online, &sysops_real, passes) < 0)
+        log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));
+}
+
+/* The jitter slice's CPUs follow the plan. Setting AllowedCPUs= the first
+ * time enables the cpuset controller; emptying it again may disable it. Both
+ * reset every task's affinity on Debian 12's kernel, so the slice is touched
+ * only once a task lives in it, and while the plan is unrestricted it spans
+ * every online CPU instead of going back to empty until stop. */
+static void set_slice(struct engine *e, const cpu_set_t *mask)
+{
+    if (!classifier_unit_optin_active(e->classifier) || (!e->slice_set && (!mask || !e->n_slice_tasks)))
+        return;
+    if (!mask)
+        mask = &e->topo->online;
+    bool toggle = !e->slice_set;
+    if (toggle)
+        pins_guard_begin(e, 10);
+    if (applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask) >= 0)
+        e->slice_set = true;
+    if (toggle)
+        pins_repair(&e->pins, &sysops_real);
+}
+
+/* Undo every change; with the slice touched, keep other tasks' pins. */
+static int restore_everything(struct engine *e, bool wait_for_toggle)
+{
+    bool guard = e->slice_set;
+    if (guard)
+        pins_guard_begin(e, wait_for_toggle ? 15 : 10);
+    int n = applier_restore_all(e->applier);
+    applier_flush_state(e->applier);
+    e->slice_set = false;
+    if (guard && wait_for_toggle) {
+        /* systemd applies the change after its reply: look a few times. */
+        for (int i = 0; i < 15; i++) {
+            pins_repair(&e->pins, &sysops_real);
+            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+        }
+    } else if (guard)
+        pins_repair(&e->pins, &sysops_real);
+    return n;
+}
+
 static void apply_plan(struct engine *e)
 {
     const cpu_set_t *mask = plan_mask(e);
@@ -345,8 +397,7 @@ static void apply_plan(struct engine *e)
     /* Groups follow with one write each; the applier logs failures. */
     if (e->group_ready)
         applier_group_set_v1(e->applier, e->group, mask);
-    if (classifier_unit_optin_active(e->classifier))
-        applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask);
+    set_slice(e, mask);
 }
 
 /* Topology changes (hotplug, SMT switches) show in the online list first:
@@ -377,6 +428,7 @@ int engine_tick(struct engine *e)
     e->counters.ticks++;
     if (e->rescan_pending)
         rescan(e);
+    pins_repair(&e->pins, &sysops_real);
     refresh_topology(e);
     if (sample_cpus(e, now) < 0)
         return 0;
@@ -551,8 +603,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
 
     /* Start from a clean slate: every change undone, every task classified
      * again under the new rules, the plan recomputed from scratch. */
-    int restored = applier_restore_all(e->applier);
-    applier_flush_state(e->applier);
+    int restored = restore_everything(e, false);
     if (cfg->dry_run != e->cfg->dry_run || (cfg->state_file && e->cfg->state_file &&
                                             strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
         struct applier *a;
@@ -596,8 +647,7 @@ void engine_stop(struct engine *e)
 {
     if (!e->applier)
         return;
-    int n = applier_restore_all(e->applier);
-    applier_flush_state(e->applier);
+    int n = restore_everything(e, true);
     if (n > 0)
         log_info("restored %d changes", n);
 }
@@ -616,6 +666,7 @@ void engine_free(struct engine *e)
     free(e->stat_prev);
     free(e->util_milli);
     free(e->jitter_milli);
+    pins_clear(&e->pins);
     free(e->plan);
     config_destroy(e->cfg);
     free(e);

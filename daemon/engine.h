@@ -9,6 +9,7 @@
 #include "config.h"
 #include "load.h"
 #include "packer.h"
+#include "pins.h"
 #include "topology.h"
 
 struct task;
@@ -67,6 +68,12 @@ struct engine {
     bool cpuset_v1;              /* the v1 cpuset controller is mounted */
     char group[256];             /* "/" + cfg->cgroup_name */
     bool group_ready;            /* created by the applier */
+
+    /* turbosched-jitter.slice under systemd: its AllowedCPUs= is ours while
+     * slice_set; pins survive the cpuset controller toggles that causes */
+    bool slice_set;
+    unsigned n_slice_tasks;
+    struct pins pins;
 
     /* a fork event in flight: whose mask the new task inherited */
     pid_t fork_parent_tid;

@@ -1,0 +1,77 @@
+#include "pins.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "task.h"
+#include "util.h"
+
+void pins_clear(struct pins *p)
+{
+    free(p->v);
+    *p = (struct pins){0};
+}
+
+static bool covers(const cpu_set_t *mask, const cpu_set_t *online)
+{
+    cpu_set_t both;
+    CPU_AND(&both, mask, online);
+    return CPU_EQUAL(&both, online);
+}
+
+int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
+                  const struct sysops *ops, unsigned passes)
+{
+    size_t iter = 0;
+    struct task *t;
+    p->n = 0;
+    p->online = *online;
+    while ((t = task_table_next(tt, &iter))) {
+        cpu_set_t m;
+        if (ops->getaffinity(ops->userdata, t->tid, &m) < 0 || covers(&m, online))
+            continue;
+        if (p->n == p->cap) {
+            size_t cap = p->cap ? p->cap * 2 : 64;
+            struct pin *v = reallocarray(p->v, cap, sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            p->v = v;
+            p->cap = cap;
+        }
+        p->v[p->n++] = (struct pin){.tid = t->tid, .start_time = t->start_time, .mask = m};
+    }
+    p->repairs_left = passes;
+    return (int)p->n;
+}
+
+int pins_repair(struct pins *p, const struct sysops *ops)
+{
+    int fixed = 0;
+    if (p->repairs_left == 0)
+        return 0;
+    for (size_t i = 0; i < p->n; i++) {
+        struct pin *pin = &p->v[i];
+        cpu_set_t m;
+        uint64_t st;
+        if (pin->tid == 0 || ops->task_start_time(ops->userdata, pin->tid, &st) < 0 || st != pin->start_time ||
+            ops->getaffinity(ops->userdata, pin->tid, &m) < 0) {
+            pin->tid = 0;   /* gone: stop looking */
+            continue;
+        }
+        if (!covers(&m, &p->online) || CPU_EQUAL(&m, &pin->mask))
+            continue;
+        int r = ops->setaffinity(ops->userdata, pin->tid, &pin->mask);
+        if (r == 0) {
+            fixed++;
+            log_debug("pid %d: CPU pin reset by a cpuset controller toggle, put back", (int)pin->tid);
+        } else if (!errno_is_gone(r))
+            log_debug("pid %d: putting its CPU pin back: %s", (int)pin->tid, strerror(-r));
+    }
+    if (fixed)
+        log_info("put back %d CPU pins that a cpuset controller toggle reset", fixed);
+    if (--p->repairs_left == 0)
+        p->n = 0;
+    return fixed;
+}

@@ -1,0 +1,41 @@
+/* Keeping other tasks' CPU pins across a cpuset controller toggle.
+ *
+ * On cgroup v2 with kernels before 6.2 (Debian 12's 6.1), systemd enabling or
+ * disabling the cpuset controller (the first AllowedCPUs= on any unit, or
+ * the last one emptied) resets the affinity of every task in the hierarchy
+ * to its cpuset's CPUs: a service's CPUAffinity= or a user's taskset is lost.
+ * Around such a toggle the daemon snapshots every narrowed mask and, for a
+ * little while after it, puts back the ones that were reset. */
+#pragma once
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sysops.h"
+
+struct task_table;
+
+struct pin {
+    pid_t tid;
+    uint64_t start_time;
+    cpu_set_t mask;
+};
+
+struct pins {
+    struct pin *v;
+    size_t n, cap;
+    cpu_set_t online;        /* a task reset by the toggle has all of these */
+    unsigned repairs_left;   /* passes still to make */
+};
+
+/* Record every tracked task whose mask is narrower than the online CPUs.
+ * Returns the number recorded or -ENOMEM. passes: how many pins_repair calls
+ * keep looking (the toggle happens asynchronously in systemd). */
+int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
+                  const struct sysops *ops, unsigned passes);
+/* Put back the recorded masks of tasks now spanning every online CPU (the
+ * reset's signature; any other change is someone's choice and is left).
+ * Returns the number re-applied; the snapshot is dropped after its last pass. */
+int pins_repair(struct pins *p, const struct sysops *ops);
+void pins_clear(struct pins *p);
