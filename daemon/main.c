@@ -64,7 +64,8 @@ static void help(void)
            "  -h, --help              show this help\n"
            "  -V, --version           show the version\n"
            "\n"
-           "Exit status: 0 success, 1 runtime failure, 2 usage error, 3 invalid configuration.\n"
+           "Exit status: 0 success, 1 runtime failure (--check-config: invalid), 2 usage error,\n"
+           "3 invalid configuration.\n"
            "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
 }
 
@@ -331,7 +332,8 @@ int main(int argc, char **argv)
             config_path = DEFAULT_CONFIG;
         if (config_load(config_path, NULL, &cfg) < 0) {
             log_err("%s: invalid configuration%s", config_path, check || topo ? "" : ", not starting");
-            return EXIT_CONFIG;
+            /* --check-config answers yes or no, like sshd -t. */
+            return check ? EXIT_RUNTIME : EXIT_CONFIG;
         }
     }
     if (log_level < 0)
