@@ -340,9 +340,16 @@ static void sample_tasks(struct engine *e, uint64_t now)
 
 /* Take a snapshot of narrowed masks before a change that may toggle the
  * cpuset controller, and put them back after it (see pins.h). */
+static bool not_a_pin(const struct task *t, void *userdata)
+{
+    const struct engine *e = userdata;
+    return t->source == SOURCE_SLICE || (t->flags & TASK_F_GROUP) || applier_find(e->applier, t->tid);
+}
+
 static void pins_guard_begin(struct engine *e, unsigned passes)
 {
-    if (!e->cfg->dry_run && pins_snapshot(&e->pins, e->tasks, &e->topo->online, &sysops_real, passes) < 0)
+    if (!e->cfg->dry_run &&
+        pins_snapshot(&e->pins, e->tasks, &e->topo->online, &sysops_real, passes, not_a_pin, e) < 0)
         log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));
 }
 

@@ -22,7 +22,7 @@ static bool covers(const cpu_set_t *mask, const cpu_set_t *online)
 }
 
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes)
+                  const struct sysops *ops, unsigned passes, pins_skip_fn skip, void *userdata)
 {
     size_t iter = 0;
     struct task *t;
@@ -30,6 +30,8 @@ int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online
     p->online = *online;
     while ((t = task_table_next(tt, &iter))) {
         cpu_set_t m;
+        if (skip && skip(t, userdata))
+            continue;
         if (ops->getaffinity(ops->userdata, t->tid, &m) < 0 || covers(&m, online))
             continue;
         if (p->n == p->cap) {

@@ -8,12 +8,14 @@
  * little while after it, puts back the ones that were reset. */
 #pragma once
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "sysops.h"
 
+struct task;
 struct task_table;
 
 struct pin {
@@ -29,11 +31,15 @@ struct pins {
     unsigned repairs_left;   /* passes still to make */
 };
 
+/* Tasks whose mask is the daemon's own doing (packed by it, or confined with
+ * its slice or group) are not pins to keep: skip says which. */
+typedef bool (*pins_skip_fn)(const struct task *t, void *userdata);
+
 /* Record every tracked task whose mask is narrower than the online CPUs.
  * Returns the number recorded or -ENOMEM. passes: how many pins_repair calls
  * keep looking (the toggle happens asynchronously in systemd). */
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes);
+                  const struct sysops *ops, unsigned passes, pins_skip_fn skip, void *userdata);
 /* Put back the recorded masks of tasks now spanning every online CPU (the
  * reset's signature; any other change is someone's choice and is left).
  * Returns the number re-applied; the snapshot is dropped after its last pass. */

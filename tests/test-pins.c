@@ -46,6 +46,8 @@ static int f_start(void *ud, pid_t tid, uint64_t *ret)
     return 0;
 }
 
+static bool all_ours(const struct task *t, void *ud) { return true; }
+
 static cpu_set_t list(const char *s)
 {
     cpu_set_t m;
@@ -70,8 +72,10 @@ static void test_toggle_reset_is_undone(void **state)
     }
     cpu_set_t online = list("0-7");
     struct pins p = {0};
+    /* The daemon's own narrowing is not a pin: nothing is remembered. */
+    assert_int_equal(pins_snapshot(&p, tt, &online, &ops, 3, all_ours, NULL), 0);
     /* Only narrowed masks are remembered. */
-    assert_int_equal(pins_snapshot(&p, tt, &online, &ops, 3), 4);
+    assert_int_equal(pins_snapshot(&p, tt, &online, &ops, 3, NULL, NULL), 4);
 
     /* The toggle: every task reset to all CPUs; task 4 exits and its TID is
      * reused; task 5 is narrowed by its user to 3 after the reset. */
