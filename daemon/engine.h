@@ -74,6 +74,7 @@ struct engine {
     bool slice_set;
     unsigned n_slice_tasks;
     struct pins pins;
+    bool undoing;                /* restoring everything: pins are originals */
 
     /* a fork event in flight: whose mask the new task inherited */
     pid_t fork_parent_tid;

@@ -22,7 +22,7 @@ static bool covers(const cpu_set_t *mask, const cpu_set_t *online)
 }
 
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes, pins_skip_fn skip, void *userdata)
+                  const struct sysops *ops, unsigned passes, pins_choose_fn choose, void *userdata)
 {
     size_t iter = 0;
     struct task *t;
@@ -30,9 +30,9 @@ int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online
     p->online = *online;
     while ((t = task_table_next(tt, &iter))) {
         cpu_set_t m;
-        if (skip && skip(t, userdata))
-            continue;
-        if (ops->getaffinity(ops->userdata, t->tid, &m) < 0 || covers(&m, online))
+        enum pin_choice c = choose ? choose(t, &m, userdata) : PIN_CURRENT;
+        if (c == PIN_SKIP || (c == PIN_CURRENT && ops->getaffinity(ops->userdata, t->tid, &m) < 0) ||
+            covers(&m, online))
             continue;
         if (p->n == p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 64;

@@ -31,15 +31,19 @@ struct pins {
     unsigned repairs_left;   /* passes still to make */
 };
 
-/* Tasks whose mask is the daemon's own doing (packed by it, or confined with
- * its slice or group) are not pins to keep: skip says which. */
-typedef bool (*pins_skip_fn)(const struct task *t, void *userdata);
+/* Which mask a task should keep across the toggle: its current one, one the
+ * caller knows better (the daemon's own for a task it packed, or the original
+ * it is about to restore), or none (confined with the daemon's slice or
+ * group: the toggle's reset is what is wanted there). */
+enum pin_choice { PIN_CURRENT, PIN_GIVEN, PIN_SKIP };
+typedef enum pin_choice (*pins_choose_fn)(const struct task *t, cpu_set_t *mask, void *userdata);
 
-/* Record every tracked task whose mask is narrower than the online CPUs.
- * Returns the number recorded or -ENOMEM. passes: how many pins_repair calls
- * keep looking (the toggle happens asynchronously in systemd). */
+/* Record every tracked task whose mask (as chosen) is narrower than the
+ * online CPUs. Returns the number recorded or -ENOMEM. passes: how many
+ * pins_repair calls keep looking (the toggle happens asynchronously in
+ * systemd). choose NULL: every task's current mask. */
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes, pins_skip_fn skip, void *userdata);
+                  const struct sysops *ops, unsigned passes, pins_choose_fn choose, void *userdata);
 /* Put back the recorded masks of tasks now spanning every online CPU (the
  * reset's signature; any other change is someone's choice and is left).
  * Returns the number re-applied; the snapshot is dropped after its last pass. */

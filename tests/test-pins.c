@@ -46,7 +46,17 @@ static int f_start(void *ud, pid_t tid, uint64_t *ret)
     return 0;
 }
 
-static bool all_ours(const struct task *t, void *ud) { return true; }
+static enum pin_choice all_ours(const struct task *t, cpu_set_t *m, void *ud) { return PIN_SKIP; }
+
+/* Task 1 was packed by the daemon to CPU 7: keep that. */
+static enum pin_choice packed_1(const struct task *t, cpu_set_t *m, void *ud)
+{
+    if (t->tid != 1)
+        return PIN_CURRENT;
+    CPU_ZERO(m);
+    CPU_SET(7, m);
+    return PIN_GIVEN;
+}
 
 static cpu_set_t list(const char *s)
 {
@@ -102,6 +112,14 @@ static void test_toggle_reset_is_undone(void **state)
     f.mask[3] = online;
     assert_int_equal(pins_repair(&p, &ops), 0);
     assert_true(CPU_EQUAL(&f.mask[3], &online));
+
+    /* A mask the caller gives (a packed task's) is kept too. */
+    for (pid_t tid = 1; tid <= 5; tid++)
+        f.mask[tid] = online;
+    assert_int_equal(pins_snapshot(&p, tt, &online, &ops, 1, packed_1, NULL), 1);
+    assert_int_equal(pins_repair(&p, &ops), 1);
+    cpu_set_t want1 = list("7");
+    assert_true(CPU_EQUAL(&f.mask[1], &want1));
 
     pins_clear(&p);
     task_table_free(tt);
