@@ -187,9 +187,12 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
     int hands_off = applier_hands_off(e->applier, t->tid);
     if (at) {
         cpulist_format(&at->set, mask, sizeof mask);
-        snprintf(buf, size, "packed on CPUs %s (plan: %s)", mask, e->plan->summary);
-    } else if (t->flags & TASK_F_GROUP)
-        snprintf(buf, size, "in cpuset group %s, whose CPUs follow the plan (%s)", e->group,
+        snprintf(buf, size, "packed on CPUs %.200s (plan: %.200s)", mask, e->plan->summary);
+    } else if (t->source == SOURCE_SLICE && e->slice_set)
+        snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
+                 e->plan->summary);
+    else if (t->flags & TASK_F_GROUP)
+        snprintf(buf, size, "in cpuset group %.100s, whose CPUs follow the plan (%.200s)", e->group,
                  e->planned ? e->plan->summary : "no plan yet");
     else if (hands_off == -EBUSY)
         snprintf(buf, size, "left alone: its affinity was changed by someone else after we set it");
