@@ -6,8 +6,7 @@
 set -u
 
 : "${TS_BUILD_DIR:?TS_BUILD_DIR is not set (run through ctest)}"
-DRIVER="$TS_BUILD_DIR/tests/ts-apply"
-[ -x "$DRIVER" ] || DRIVER="$TS_BUILD_DIR/ts-apply"
+DRIVER="$TS_BUILD_DIR/ts-apply"
 CPUSET_ROOT=/sys/fs/cgroup/cpuset
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -160,8 +159,9 @@ spawn P bash -c "until [ -e '$TMP/go' ]; do sleep 0.01; done; sleep 1000 & wait"
 wait_for 10 test -e "/proc/$P/status"
 check "pack parent" drv_is pack "$P" 0 "ok 1"
 touch "$TMP/go"
-child_of() { pgrep -P "$1" -x sleep | head -1; }
-wait_for 10 test -n "$(child_of "$P")" || fail "child of $P did not start"
+child_of() { pgrep -P "$1" -f '^sleep 1000$' | head -1; }   # not the polling loop's sleep 0.01
+has_child() { [ -n "$(child_of "$P")" ]; }   # re-evaluated at every poll
+wait_for 10 has_child || fail "child of $P did not start"
 K=$(child_of "$P")
 CHILDREN+=("$K")
 check "child inherited the packed mask" affinity_is "$K" 0
