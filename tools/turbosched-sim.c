@@ -89,15 +89,18 @@ struct params {
     double slack_us;              /* hrtimer slack: wake-up lands in [t, t + slack] */
     double pelt_half_life_us;
     double warmup_s, measure_s;
-    /* turboschedd */
-    unsigned tick_ms, hold_ms, min_change_ms, half_life_ms;
-    unsigned busy_threshold_milli, headroom_milli, idle_machine_milli;
     bool wof_by_quad;
     uint64_t seed;
 };
 
 static bool trace;                /* print every daemon tick's plan to stderr */
-static bool pass_cpu_jitter;      /* give packer_plan() each CPU's jitter share (engine.c passes NULL) */
+/* Give packer_plan() each CPU's jitter share, as engine.c does; off: NULL, as
+ * the daemon passed before it charged jitter time to CPUs. */
+static bool pass_cpu_jitter = true;
+/* turboschedd's settings: config_init_defaults(), then the options. The
+ * packer reads tick, hold, min_change, half-life, busy, headroom, idle and
+ * domain from it, so the simulated daemon is the shipped one. */
+static struct config daemon_cfg;
 
 static struct params P = {
     .n_cores = 16,
@@ -112,13 +115,6 @@ static struct params P = {
     .pelt_half_life_us = 32000,
     .warmup_s = 6,
     .measure_s = 3,
-    .tick_ms = 1000,
-    .hold_ms = 2000,
-    .min_change_ms = 5000,
-    .half_life_ms = 2000,
-    .busy_threshold_milli = 125,
-    .headroom_milli = 100,
-    .idle_machine_milli = 50,
     .wof_by_quad = false,
     .seed = 1,
 };
@@ -156,7 +152,6 @@ struct cpu {
     int idle_state;               /* when idle: chosen stop state */
     double util;                  /* PELT-like, 0..1000 */
     double busy_tick_us;          /* running time in the current daemon tick */
-    double jitter_tick_us;        /* of which jitter tasks */
 };
 
 struct sim {
@@ -183,10 +178,9 @@ struct sim {
     struct topology topo;
     struct topo_cpu topo_cpus[MAX_CPUS];
     struct topo_core topo_cores[MAX_CORES];
-    struct config cfg;
     struct packer_state pst;
     struct packer_plan *plan;
-    unsigned cpu_util_s[MAX_CPUS], cpu_jitter_s[MAX_CPUS];
+    unsigned cpu_util_s[MAX_CPUS];
     bool smooth_init;
 #endif
 };
@@ -436,7 +430,6 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
             struct task *t = &s->tasks[c->cur];
             t->left_cycles -= rate * dt;
             t->busy_tick_us += dt;
-            c->jitter_tick_us += dt;
         } else if (c->home >= 0 && measuring) {
             struct task *t = &s->tasks[c->home];
             t->ops += rate * dt;
@@ -588,28 +581,20 @@ static void daemon_setup(struct sim *s)
             CPU_SET(core_first_cpu(c) + i, &k->online);
         }
     }
-    memset(&s->cfg, 0, sizeof(s->cfg));
-    s->cfg.tick_ms = P.tick_ms;
-    s->cfg.capacity = s->cap;
-    s->cfg.busy_threshold_milli = P.busy_threshold_milli;
-    s->cfg.headroom_milli = P.headroom_milli;
-    s->cfg.idle_machine_milli = P.idle_machine_milli;
-    s->cfg.hold_ms = P.hold_ms;
-    s->cfg.min_change_ms = P.min_change_ms;
-    s->cfg.half_life_ms = P.half_life_ms;
-    s->cfg.domain = DOMAIN_NUMA;
     packer_state_init(&s->pst);
     s->smooth_init = false;
 }
 
 /* What the daemon's tick does (engine.c): per-CPU utilisation from /proc/stat
- * deltas smoothed with load_ewma(), each jitter task's CPU time since the last
- * tick smoothed the same way and summed into the jitter load, then
+ * deltas smoothed with load_ewma(); each jitter task's CPU time since the last
+ * tick, smoothed per task, summed into the jitter load and charged to the CPU
+ * the task last ran on (field 39 of its stat: t->cpu here); then
  * packer_plan(); a changed mask becomes every jitter task's affinity. */
 static void turboschedd_tick(struct sim *s)
 {
-    int util[MAX_CPUS], jit[MAX_CPUS];
-    double tick_us = P.tick_ms * 1000.0;
+    const struct config *cfg = &daemon_cfg;
+    int util[MAX_CPUS], jit[MAX_CPUS] = { 0 };
+    double tick_us = cfg->tick_ms * 1000.0;
     unsigned jload = 0;
 
     for (int i = 0; i < s->n_tasks; i++) {
@@ -620,30 +605,27 @@ static void turboschedd_tick(struct sim *s)
         t->busy_tick_us = 0;
         /* the first tick only records the runtime: no delta yet */
         if (s->smooth_init)
-            t->daemon_util = load_ewma(t->daemon_util, sample, P.tick_ms, P.half_life_ms);
+            t->daemon_util = load_ewma(t->daemon_util, sample, cfg->tick_ms, cfg->half_life_ms);
         jload += t->daemon_util;
+        jit[t->cpu] = (int) MIN((unsigned) jit[t->cpu] + t->daemon_util, 1000u);
     }
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
         unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
-        unsigned j = (unsigned) MIN((double) u, c->jitter_tick_us / tick_us * 1000.0);
-        c->busy_tick_us = c->jitter_tick_us = 0;
-        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, P.tick_ms, P.half_life_ms) : u;
-        s->cpu_jitter_s[i] = s->smooth_init ? load_ewma(s->cpu_jitter_s[i], j, P.tick_ms, P.half_life_ms) : j;
+        c->busy_tick_us = 0;
+        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, cfg->tick_ms, cfg->half_life_ms) : u;
         util[i] = (int) s->cpu_util_s[i];
-        jit[i] = (int) MIN(s->cpu_jitter_s[i], s->cpu_util_s[i]);
     }
     s->smooth_init = true;
 
     struct packer_input in = {
         .topo = &s->topo,
-        .cap = &s->cap,
+        .cap = &cfg->capacity,
         .cpu_util_milli = util,
         .n_cpu_util = s->n_cpus,
-        /* engine.c passes NULL: it does not attribute jitter time per CPU */
         .cpu_jitter_milli = pass_cpu_jitter ? jit : NULL,
         .jitter_load_milli = jload,
-        .cfg = &s->cfg,
+        .cfg = cfg,
         .now_ms = (uint64_t) llround(s->now / 1000.0),
     };
     if (packer_plan(&in, &s->pst, s->plan) < 0)
@@ -818,7 +800,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     s->measure_from = P.warmup_s * 1e6;
     s->end = s->measure_from + P.measure_s * 1e6;
     s->f_mhz = s->f_table[n_active_units(s)];
-    s->next_tick = pol->tick ? P.tick_ms * 1000.0 : NEVER;
+    s->next_tick = pol->tick ? daemon_cfg.tick_ms * 1000.0 : NEVER;
 
     while (s->now < s->end) {
         /* next event */
@@ -884,7 +866,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         if (s->now >= s->next_wof - eps)
             wof = true;
         if (s->now >= s->next_tick - eps) {
-            s->next_tick += P.tick_ms * 1000.0;
+            s->next_tick += daemon_cfg.tick_ms * 1000.0;
             pol->tick(s);
         }
         update_freq(s, wof);
@@ -979,7 +961,8 @@ static void usage(FILE *f)
             "  --jobs J              runs in parallel (default: online CPUs)\n"
             "  -v, --verbose         print the daemon's last plan for each N\n"
             "      --trace           print every daemon tick's plan to stderr\n"
-            "      --cpu-jitter      give packer_plan() each CPU's jitter share (the daemon passes none)\n"
+            "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
+            "                        as the daemon passed before it charged jitter time to CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
             "  --cores C             SMT4 cores on the chip (16)\n"
             "  --fnom-mhz F, --fmax-mhz F    all-core and highest frequency (2700, 3300)\n"
@@ -988,7 +971,8 @@ static void usage(FILE *f)
             "  --work-kcycles W      jitter work per period in kcycles (200)\n"
             "  --period-us P         jitter period (3000)\n"
             "  --tick-ms, --hold-ms, --min-change-ms, --half-life-ms, --headroom-milli,\n"
-            "  --busy-threshold-milli, --idle-machine-milli   turboschedd settings\n");
+            "  --busy-threshold-milli, --idle-machine-milli, --domain package|llc|numa\n"
+            "                        turboschedd settings (default: the daemon's own defaults)\n");
 }
 
 static int parse_double(const char *s, double *ret)
@@ -1007,6 +991,7 @@ int main(int argc, char **argv)
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
         O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
+        O_DOMAIN, O_NO_CPU_JITTER,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -1032,9 +1017,10 @@ int main(int argc, char **argv)
         { "busy-threshold-milli", required_argument, NULL, O_BUSY },
         { "idle-machine-milli", required_argument, NULL, O_IDLE },
         { "jobs", required_argument, NULL, O_JOBS },
+        { "domain", required_argument, NULL, O_DOMAIN },
+        { "no-cpu-jitter", no_argument, NULL, O_NO_CPU_JITTER },
         { "verbose", no_argument, NULL, 'v' },
         { "trace", no_argument, NULL, 'T' },
-        { "cpu-jitter", no_argument, NULL, 'J' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
@@ -1045,6 +1031,7 @@ int main(int argc, char **argv)
     bool quick = false, n_given = false;
     int c, r = 0;
 
+    config_init_defaults(&daemon_cfg);   /* stays reachable until exit: never freed */
     CPU_ZERO(&nset);
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) >= 0) {
         unsigned u = 0;
@@ -1072,17 +1059,27 @@ int main(int argc, char **argv)
             break;
         case O_WORK: r = parse_double(optarg, &P.work_kcycles); break;
         case O_PERIOD: r = parse_double(optarg, &P.period_us); break;
-        case O_TICK: r = parse_uint(optarg, &P.tick_ms); break;
-        case O_HOLD: r = parse_uint(optarg, &P.hold_ms); break;
-        case O_MINCH: r = parse_uint(optarg, &P.min_change_ms); break;
-        case O_HALF: r = parse_uint(optarg, &P.half_life_ms); break;
-        case O_HEAD: r = parse_uint(optarg, &P.headroom_milli); break;
-        case O_BUSY: r = parse_uint(optarg, &P.busy_threshold_milli); break;
-        case O_IDLE: r = parse_uint(optarg, &P.idle_machine_milli); break;
+        case O_TICK: r = parse_uint(optarg, &daemon_cfg.tick_ms); break;
+        case O_HOLD: r = parse_uint(optarg, &daemon_cfg.hold_ms); break;
+        case O_MINCH: r = parse_uint(optarg, &daemon_cfg.min_change_ms); break;
+        case O_HALF: r = parse_uint(optarg, &daemon_cfg.half_life_ms); break;
+        case O_HEAD: r = parse_uint(optarg, &daemon_cfg.headroom_milli); break;
+        case O_BUSY: r = parse_uint(optarg, &daemon_cfg.busy_threshold_milli); break;
+        case O_IDLE: r = parse_uint(optarg, &daemon_cfg.idle_machine_milli); break;
+        case O_DOMAIN:
+            if (strcmp(optarg, "package") == 0)
+                daemon_cfg.domain = DOMAIN_PACKAGE;
+            else if (strcmp(optarg, "llc") == 0)
+                daemon_cfg.domain = DOMAIN_LLC;
+            else if (strcmp(optarg, "numa") == 0)
+                daemon_cfg.domain = DOMAIN_NUMA;
+            else
+                r = -EINVAL;
+            break;
+        case O_NO_CPU_JITTER: pass_cpu_jitter = false; break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'v': verbose = true; break;
         case 'T': trace = true; break;
-        case 'J': pass_cpu_jitter = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -1100,7 +1097,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (P.n_cores < 2 || P.n_cores > MAX_CORES || P.f_max_mhz < P.f_nominal_mhz || P.f_nominal_mhz <= 0 ||
-        P.power_exp <= 0 || P.period_us <= 0 || P.measure_s <= 0 || P.tick_ms == 0) {
+        P.power_exp <= 0 || P.period_us <= 0 || P.measure_s <= 0 || daemon_cfg.tick_ms == 0) {
         fprintf(stderr, "inconsistent model parameters\n");
         return 2;
     }
@@ -1163,6 +1160,13 @@ int main(int argc, char **argv)
            P.period_us, P.warmup_s, P.measure_s, (unsigned long long) P.seed);
     if (!HAVE_PACKER)
         printf("# turboschedd: not built (no packer.h in this tree)\n");
+    else
+        printf("# turboschedd: tick %u ms, hold %u ms, min-change %u ms, half-life %u ms, busy %u, headroom %u, "
+               "idle-machine %u (milli), domain %s, per-CPU jitter shares %s\n",
+               daemon_cfg.tick_ms, daemon_cfg.hold_ms, daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
+               daemon_cfg.busy_threshold_milli, daemon_cfg.headroom_milli, daemon_cfg.idle_machine_milli,
+               daemon_cfg.domain == DOMAIN_LLC ? "llc" : daemon_cfg.domain == DOMAIN_NUMA ? "numa" : "package",
+               pass_cpu_jitter ? "on" : "off");
     printf("# ops/s and mean frequency of the intensive threads, relative to cfs (%%)\n");
     printf("%4s %8s %7s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
            "iso1", "iso2", "turboschedd");
@@ -1241,7 +1245,12 @@ int main(int argc, char **argv)
         }
         if (pid == 0) {
             char arg[8192];
-            snprintf(arg, sizeof(arg), "csv='%s'; out='%s'; fmax=%.0f", csv_path, png_path, P.f_max_mhz);
+            snprintf(arg, sizeof(arg),
+                     "csv='%s'; out='%s'; fmax=%.0f; "
+                     "tsd='turboschedd (packer_plan; tick %u ms, hold %u ms, min-change %u ms, half-life %u ms%s)'",
+                     csv_path, png_path, P.f_max_mhz, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
+                     daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
+                     pass_cpu_jitter ? "" : ", no per-CPU jitter shares");
             execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);
             fprintf(stderr, "gnuplot: %s\n", strerror(errno));
             _exit(127);

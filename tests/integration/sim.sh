@@ -87,7 +87,53 @@ for r in rows.values():
 print("determinism and frequency limit ok")
 EOF
 
-# 3. Bad input is refused.
+# 3. The simulated daemon is the shipped one: its settings are the daemon's
+# own defaults (turboschedd --check-config on an empty file), options override
+# them, and per-CPU jitter shares are on unless turned off.
+daemon="${TS_BUILD_DIR}/turboschedd"
+if [[ -x "$daemon" ]]; then
+    : >"$tmp/empty.conf"
+    "$daemon" --check-config --config "$tmp/empty.conf" >"$tmp/defaults.conf" 2>/dev/null ||
+        fail "turboschedd --check-config on an empty file exited with $?"
+    "$sim" --n 2 --warmup-s 0.3 --measure-s 0.1 >"$tmp/d.txt"
+    "$sim" --n 2 --warmup-s 0.3 --measure-s 0.1 --tick-ms 500 --domain llc --no-cpu-jitter >"$tmp/o.txt"
+    python3 - "$tmp/defaults.conf" "$tmp/d.txt" "$tmp/o.txt" <<'EOF' || exit 1
+import re, sys
+def fail(m):
+    print("FAIL:", m); sys.exit(1)
+def milli(v):
+    v = v.strip()
+    if v.endswith("ms"): return round(float(v[:-2]))
+    if v.endswith("%"): return round(float(v[:-1]) * 10)
+    if v.endswith("s"): return round(float(v[:-1]) * 1000)
+    return v
+conf = dict(re.findall(r"^(\w+)\s*=\s*(.*)$", open(sys.argv[1]).read(), re.M))
+want = {"tick": milli(conf["tick_interval"]), "hold": milli(conf["hold_time"]),
+        "min-change": milli(conf["min_change_interval"]), "half-life": milli(conf["half_life"]),
+        "busy": milli(conf["busy_threshold"]), "headroom": milli(conf["headroom"]),
+        "idle-machine": milli(conf["idle_threshold"]), "domain": conf["domain"].strip()}
+def settings(path):
+    line = [l for l in open(path) if l.startswith("# turboschedd:")]
+    if not line: fail("%s: no '# turboschedd:' settings line" % path)
+    got = dict(re.findall(r"(tick|hold|min-change|half-life|busy|headroom|idle-machine|domain) (\w+)", line[0]))
+    got = {k: int(v) if v.isdigit() else v for k, v in got.items()}
+    shares = re.search(r"per-CPU jitter shares (on|off)", line[0])
+    return got, shares.group(1) if shares else None
+got, shares = settings(sys.argv[2])
+if got != want: fail("simulated daemon settings %s differ from turboschedd's defaults %s" % (got, want))
+if shares != "on": fail("per-CPU jitter shares are not on by default")
+got, shares = settings(sys.argv[3])
+want.update({"tick": 500, "domain": "llc"})
+if got != want: fail("options do not override the defaults: %s, expected %s" % (got, want))
+if shares != "off": fail("--no-cpu-jitter did not turn the per-CPU shares off")
+print("daemon settings ok")
+EOF
+else
+    echo "turboschedd not built: not comparing the simulated daemon's settings with it"
+fi
+
+# 4. Bad input is refused.
 if "$sim" --n 40 >/dev/null 2>&1; then fail "N=40 (80 threads on 64 CPUs) accepted"; fi
 if "$sim" --wof sideways >/dev/null 2>&1; then fail "--wof sideways accepted"; fi
+if "$sim" --domain chip >/dev/null 2>&1; then fail "--domain chip accepted"; fi
 echo "ok"
