@@ -300,10 +300,14 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
             ci->known = true;
             u = MIN(u, 1000);
             int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
-            j = MAX(0, MIN(j, u));
-            util += (unsigned) (u - j);
-            jitter += (unsigned) j;
+            util += (unsigned) u;
+            jitter += (unsigned) MAX(0, j);
         }
+        /* A jitter task's share is charged to the CPU it last ran on, but
+         * between samples it moves between siblings: cap the share per core,
+         * not per CPU, or the excess is lost and the core looks fuller. */
+        jitter = MIN(jitter, util);
+        util -= jitter;
         /* A guess may add room but never turns a busy core idle. */
         unsigned util_for_busy = util;
         if (est_jitter && set_intersects(&tc->online, &st->chosen_cpus)) {

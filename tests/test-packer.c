@@ -454,6 +454,37 @@ static void test_core_details(void **state)
     assert_string_equal(mask_str(&plan.mask), "0-3");
 }
 
+/* A jitter task's share goes to the CPU it last ran on, though it ran on its
+ * sibling too: the share is capped per core, not per CPU. */
+static void test_jitter_share_capped_per_core(void **state)
+{
+    struct fake_topo f;
+    struct config cfg;
+    struct packer_state st;
+    int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS] = {0};
+
+    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 2, .smt = 2 });
+    config_build(&cfg);
+    util_build(&f.t, "0=900 1=100", util);
+    jitter[1] = 300;   /* more than CPU 1's own 0.1: it also ran on CPU 0 */
+    packer_state_init(&st);
+    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
+                               .cpu_jitter_milli = jitter, .n_cpu_util = f.t.n_cpus,
+                               .jitter_load_milli = 300, .cfg = &cfg };
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.cores[0].jitter_milli, 300);
+    assert_int_equal(plan.cores[0].util_milli, 700);      /* 1.0 - 0.3, not 1.0 - 0.1 */
+    assert_int_equal(plan.cores[0].spare_milli, 550);     /* 1.25 - 0.7 covers 0.3 + 0.1 */
+    assert_true(plan.restricted);
+    assert_string_equal(mask_str(&plan.mask), "0-1");
+    /* A share larger than the whole core's load is capped at that load. */
+    jitter[0] = 2000;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.cores[0].jitter_milli, 1000);
+    assert_int_equal(plan.cores[0].util_milli, 0);
+}
+
 /* A CPU beyond n_cpu_util or a NULL util array is "no sample". */
 static void test_short_util_array(void **state)
 {
@@ -1172,6 +1203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_cases),
         cmocka_unit_test(test_core_details),
+        cmocka_unit_test(test_jitter_share_capped_per_core),
         cmocka_unit_test(test_short_util_array),
         cmocka_unit_test(test_invalid_input),
         cmocka_unit_test(test_too_many_domains),
