@@ -202,6 +202,21 @@ static const cpu_set_t *expected_mask(const struct applier *a, const struct appl
     return a->dry_run ? &t->original : &t->set;
 }
 
+/* Is now (a task's mask as sched_getaffinity reports it) the mask we set?
+ * The kernel reports the mask intersected with the online CPUs and keeps the
+ * mask itself while a CPU is offline: a packed task whose CPU went offline
+ * is still ours (and gets its original back when the time comes). */
+static bool mask_matches(const struct applier *a, const cpu_set_t *now, const cpu_set_t *expected)
+{
+    if (CPU_EQUAL(now, expected))
+        return true;
+    cpu_set_t online, in;
+    if (!a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
+        return false;
+    CPU_AND(&in, expected, &online);
+    return CPU_COUNT(&in) > 0 && CPU_EQUAL(now, &in);
+}
+
 static void forget(struct applier *a, pid_t tid)
 {
     if (tm_find(&a->tasks, tid)) {
@@ -275,7 +290,7 @@ static int check_ours(struct applier *a, struct applied_task *e)
         forget(a, e->tid);
         return 0;
     }
-    if (!CPU_EQUAL(&now, expected_mask(a, e))) {
+    if (!mask_matches(a, &now, expected_mask(a, e))) {
         someone_else(a, e, &now);
         return 0;
     }
@@ -354,7 +369,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
      * original is the leader's, or it could never be restored. */
     const struct applied_task *leader = t->pid != t->tid ? tm_find(&a->tasks, t->pid) : NULL;
     cpu_set_t current = original;
-    bool inherited = leader && CPU_EQUAL(&original, expected_mask(a, leader));
+    bool inherited = leader && mask_matches(a, &original, expected_mask(a, leader));
     if (inherited) {
         original = leader->original;
         log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
@@ -416,7 +431,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
         return 0;
     /* the kernel copied the parent's mask at fork; anything else is not ours */
-    if (!CPU_EQUAL(&now, expected_mask(a, p)))
+    if (!mask_matches(a, &now, expected_mask(a, p)))
         return 0;
     struct applied_task rec = *p;
     rec.tid = tid;
@@ -994,32 +1009,136 @@ int applier_flush_state(struct applier *a)
     return 0;
 }
 
-static bool recover_task(struct applier *a, const struct applied_task *t)
+/* Give tid the original mask of a change a previous run made, if its mask is
+ * still the one that run set. */
+static bool recover_mask(struct applier *a, pid_t tid, const char *comm, const cpu_set_t *set,
+                         const cpu_set_t *original)
 {
-    uint64_t start_time;
     cpu_set_t now;
-    if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) < 0 || start_time != t->start_time)
-        return false;           /* exited, or the TID names another task now */
-    if (a->ops->getaffinity(a->ops->userdata, t->tid, &now) < 0)
+    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
         return false;
-    if (!CPU_EQUAL(&now, &t->set)) {
-        log_info("pid %d (%s): affinity is %s, not the %s a previous run set, leaving it", (int)t->tid, t->comm,
-                 fmt_set(&now), fmt_set(&t->set));
+    if (!mask_matches(a, &now, set)) {
+        log_info("pid %d (%s): affinity is %s, not the %s a previous run set, leaving it", (int)tid, comm,
+                 fmt_set(&now), fmt_set(set));
         return false;
     }
     if (a->dry_run) {
-        log_info("would restore pid %d (%s) affinity %s -> %s", (int)t->tid, t->comm, fmt_set(&t->set),
-                 fmt_set(&t->original));
+        log_info("would restore pid %d (%s) affinity %s -> %s", (int)tid, comm, fmt_set(set), fmt_set(original));
         return true;
     }
-    int r = a->ops->setaffinity(a->ops->userdata, t->tid, &t->original);
+    int r = a->ops->setaffinity(a->ops->userdata, tid, original);
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning("pid %d (%s): restoring affinity %s: %s", (int)t->tid, t->comm, fmt_set(&t->original),
-                        strerror(-r));
+            log_warning("pid %d (%s): restoring affinity %s: %s", (int)tid, comm, fmt_set(original), strerror(-r));
         return false;
     }
+    log_debug("pid %d (%s): affinity %s -> %s (left by a previous run)", (int)tid, comm, fmt_set(set),
+              fmt_set(original));
     return true;
+}
+
+static bool recover_task(struct applier *a, const struct applied_task *t)
+{
+    uint64_t start_time;
+    if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) < 0 || start_time != t->start_time)
+        return false;           /* exited, or the TID names another task now */
+    return recover_mask(a, t->tid, t->comm, &t->set, &t->original);
+}
+
+/* Threads and processes created while no daemon ran inherited the mask a
+ * previous run had set on their creator. They are in no state file, yet the
+ * mask is ours: walk the threads of each recorded task's process and, from
+ * every thread, its child processes (and theirs), and give each one that
+ * still carries the creator's set mask the creator's original. A task whose
+ * mask is something else was changed by someone else: neither it nor what
+ * it created since is touched. At most RECOVER_MAX tasks are visited. */
+#define RECOVER_MAX 65536
+#define RECOVER_BATCH 4096
+
+struct recover_walk {
+    struct applier *a;
+    const struct state *s;
+    struct tidmap seen;         /* of pid_t */
+    struct { pid_t tid, pid; size_t rec; } *queue;
+    size_t head, n, cap;
+    int restored;
+    bool truncated;
+};
+
+static void walk_push(struct recover_walk *w, pid_t tid, pid_t pid, size_t rec)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        void *q = cap <= RECOVER_MAX ? reallocarray(w->queue, cap, sizeof *w->queue) : NULL;
+        if (!q) {
+            w->truncated = true;
+            return;
+        }
+        w->queue = q;
+        w->cap = cap;
+    }
+    w->queue[w->n].tid = tid;
+    w->queue[w->n].pid = pid;
+    w->queue[w->n].rec = rec;
+    w->n++;
+}
+
+/* A task found in the walk: not seen before and not in the file itself. */
+static void walk_visit(struct recover_walk *w, pid_t tid, pid_t pid, size_t rec)
+{
+    if (tm_find(&w->seen, tid))
+        return;
+    if (w->seen.n >= RECOVER_MAX || !tm_add(&w->seen, &tid)) {
+        w->truncated = true;
+        return;
+    }
+    const struct applied_task *t = &w->s->tasks[rec];
+    if (recover_mask(w->a, tid, t->comm, &t->set, &t->original)) {
+        w->restored++;
+        walk_push(w, tid, pid, rec);
+    }
+}
+
+static int recover_offspring(struct applier *a, const struct state *s)
+{
+    if (!a->ops->threads_of || !a->ops->children_of)
+        return 0;
+    struct recover_walk w = {.a = a, .s = s, .seen = {.elem_size = sizeof(pid_t)}};
+    pid_t *buf = malloc(RECOVER_BATCH * sizeof *buf);
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_tasks; i++)
+        if (!tm_find(&w.seen, s->tasks[i].tid) && !tm_add(&w.seen, &s->tasks[i].tid))
+            w.truncated = true;
+    for (size_t i = 0; i < s->n_tasks; i++) {
+        uint64_t start_time;
+        const struct applied_task *t = &s->tasks[i];
+        if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) == 0 && start_time == t->start_time)
+            walk_push(&w, t->tid, t->pid, i);
+    }
+    while (w.head < w.n) {
+        pid_t tid = w.queue[w.head].tid, pid = w.queue[w.head].pid;
+        size_t rec = w.queue[w.head].rec;
+        w.head++;
+        int k = a->ops->threads_of(a->ops->userdata, pid, buf, RECOVER_BATCH);
+        w.truncated |= k > RECOVER_BATCH;
+        for (int j = 0; j < k && j < RECOVER_BATCH; j++)
+            walk_visit(&w, buf[j], pid, rec);
+        k = a->ops->children_of(a->ops->userdata, tid, buf, RECOVER_BATCH);
+        w.truncated |= k > RECOVER_BATCH;
+        for (int j = 0; j < k && j < RECOVER_BATCH; j++)
+            walk_visit(&w, buf[j], buf[j], rec);     /* a child process: its TID is its PID */
+    }
+    if (w.truncated)
+        log_warning("state file %s: too many tasks created while no daemon ran; some may keep a mask a previous "
+                    "run set", a->state_file);
+    if (w.restored)
+        log_info("state file %s: %d tasks created while no daemon ran carried a mask a previous run set; "
+                 "restored", a->state_file, w.restored);
+    free(buf);
+    free(w.queue);
+    tm_done(&w.seen);
+    return w.restored;
 }
 
 int applier_recover(struct applier *a)
@@ -1047,6 +1166,12 @@ int applier_recover(struct applier *a)
     int restored = 0;
     for (size_t i = 0; i < s.n_tasks; i++)
         restored += recover_task(a, &s.tasks[i]);
+    r = recover_offspring(a, &s);
+    if (r < 0) {
+        state_free(&s);
+        return r;
+    }
+    restored += r;
     for (size_t i = 0; i < s.n_groups; i++) {
         int k = s.groups[i].kind == GROUP_CPUSET_V1 ? cpuset_undo(a, &s.groups[i], true) : unit_undo(a, &s.groups[i]);
         restored += k > 0;

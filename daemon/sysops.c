@@ -1,6 +1,9 @@
 #include "sysops.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <libcgroup.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +62,58 @@ static int real_boot_id(void *userdata, char *buf, size_t size)
         return (int)n;
     buf[strcspn(buf, "\n")] = '\0';
     return 0;
+}
+
+static int real_online_cpus(void *userdata, cpu_set_t *ret)
+{
+    char buf[8192];
+    ssize_t n = read_file("/sys/devices/system/cpu/online", buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    buf[strcspn(buf, "\n")] = '\0';
+    return cpulist_parse(buf, ret);
+}
+
+static int real_threads_of(void *userdata, pid_t pid, pid_t *buf, size_t max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return errno == ENOENT ? -ESRCH : -errno;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        unsigned tid;
+        if (parse_uint(de->d_name, &tid) < 0 || tid == 0 || tid > INT_MAX)
+            continue;
+        if (n < max)
+            buf[n] = (pid_t)tid;
+        n++;
+    }
+    closedir(d);
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+static int real_children_of(void *userdata, pid_t tid, pid_t *buf, size_t max)
+{
+    char path[64], text[16384];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)tid, (int)tid);
+    /* A longer list is cut: the children beyond it are not seen. */
+    int dirfd = AT_FDCWD;
+    ssize_t r = read_file_prefix_at(dirfd, path, text, sizeof text);
+    if (r < 0)
+        return errno_is_gone((int)r) ? -ESRCH : (int)r;
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(text, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+        unsigned pid;
+        if (parse_uint(tok, &pid) < 0 || pid == 0 || pid > INT_MAX)
+            continue;
+        if (n < max)
+            buf[n] = (pid_t)pid;
+        n++;
+    }
+    return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 /* --- cgroup v1 cpuset through libcgroup ---------------------------------------- */
@@ -386,6 +441,9 @@ const struct sysops sysops_real = {
     .setaffinity = real_setaffinity,
     .task_start_time = real_task_start_time,
     .boot_id = real_boot_id,
+    .online_cpus = real_online_cpus,
+    .threads_of = real_threads_of,
+    .children_of = real_children_of,
     .cpuset_task_path = real_cpuset_task_path,
     .cpuset_read = real_cpuset_read,
     .cpuset_create = real_cpuset_create,

@@ -20,6 +20,14 @@ struct sysops {
     int (*task_start_time)(void *userdata, pid_t tid, uint64_t *ret);
     /* /proc/sys/kernel/random/boot_id, without the newline. */
     int (*boot_id)(void *userdata, char *buf, size_t size);
+    /* /sys/devices/system/cpu/online. The kernel reports a task's mask
+     * intersected with it, while keeping the mask that was set. */
+    int (*online_cpus)(void *userdata, cpu_set_t *ret);
+    /* The threads of process pid (/proc/PID/task) and the child processes of
+     * thread tid (/proc/TID/task/TID/children): up to max TIDs into buf.
+     * Return how many there are (more than max when buf was too small). */
+    int (*threads_of)(void *userdata, pid_t pid, pid_t *buf, size_t max);
+    int (*children_of)(void *userdata, pid_t tid, pid_t *buf, size_t max);
 
     /* cgroup v1 cpuset hierarchy. Group paths are relative to its root and
      * start with "/" ("/" is the root itself). */

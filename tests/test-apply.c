@@ -25,6 +25,8 @@
 
 struct fake_task {
     pid_t tid;
+    pid_t pid;                  /* thread group; 0: the task leads its own */
+    pid_t parent;               /* the thread that created this process */
     uint64_t start_time;
     cpu_set_t mask;
     bool alive;
@@ -54,6 +56,7 @@ struct recorder {
     size_t n_units;
     unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets;
     char boot_id[40];
+    cpu_set_t online;           /* getaffinity reports masks intersected with it */
 };
 
 static struct fake_task *rec_task(struct recorder *r, pid_t tid)
@@ -106,8 +109,39 @@ static int f_getaffinity(void *ud, pid_t tid, cpu_set_t *ret)
     struct fake_task *t = rec_task(r, tid);
     if (!t)
         return -ESRCH;
-    *ret = t->mask;
+    CPU_AND(ret, &t->mask, &r->online);
     return 0;
+}
+
+static int f_online_cpus(void *ud, cpu_set_t *ret)
+{
+    struct recorder *r = ud;
+    *ret = r->online;
+    return 0;
+}
+
+static int f_threads_of(void *ud, pid_t pid, pid_t *buf, size_t max)
+{
+    struct recorder *r = ud;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        const struct fake_task *t = &r->tasks[i];
+        if (t->alive && (t->pid ? t->pid : t->tid) == pid && n++ < max)
+            buf[n - 1] = t->tid;
+    }
+    return n ? (int)n : -ESRCH;
+}
+
+static int f_children_of(void *ud, pid_t tid, pid_t *buf, size_t max)
+{
+    struct recorder *r = ud;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        const struct fake_task *t = &r->tasks[i];
+        if (t->alive && t->parent == tid && (!t->pid || t->pid == t->tid) && n++ < max)
+            buf[n - 1] = t->tid;
+    }
+    return (int)n;
 }
 
 static int f_setaffinity(void *ud, pid_t tid, const cpu_set_t *mask)
@@ -243,6 +277,9 @@ static struct sysops recorder_ops(struct recorder *r)
         .setaffinity = f_setaffinity,
         .task_start_time = f_task_start_time,
         .boot_id = f_boot_id,
+        .online_cpus = f_online_cpus,
+        .threads_of = f_threads_of,
+        .children_of = f_children_of,
         .cpuset_task_path = f_cpuset_task_path,
         .cpuset_read = f_cpuset_read,
         .cpuset_create = f_cpuset_create,
@@ -284,6 +321,8 @@ static int setup_mode(void **state, bool dry_run)
     struct fx *f = calloc(1, sizeof *f);
     assert_non_null(f);
     strcpy(f->rec.boot_id, "11111111-2222-3333-4444-555555555555");
+    for (int cpu = 0; cpu < 64; cpu++)
+        CPU_SET(cpu, &f->rec.online);
     f->ops = recorder_ops(&f->rec);
     strcpy(f->dir, "/tmp/test-apply.XXXXXX");
     assert_non_null(mkdtemp(f->dir));
@@ -1041,6 +1080,73 @@ static void test_recover_after_crash(void **state)
     assert_int_equal(applier_recover(f->a), 0);
 }
 
+/* Threads and processes created while no daemon ran carry the packed mask
+ * they inherited: recovery gives them the original too, and leaves alone
+ * what someone else changed (and what that created). */
+static void test_recover_offspring(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *leader = add_task(&f->rec, 700, "0-3");
+    struct task t = mk_task(&f->rec, 700, 700, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_flush_state(f->a), 0);
+    applier_free(f->a);             /* kill -9 */
+
+    struct fake_task *thread = add_task(&f->rec, 701, "0");
+    thread->pid = 700;
+    struct fake_task *child = add_task(&f->rec, 710, "0");
+    child->parent = 701;
+    struct fake_task *grandthread = add_task(&f->rec, 711, "0");
+    grandthread->pid = 710;
+    struct fake_task *theirs = add_task(&f->rec, 702, "1");    /* taskset by its user */
+    theirs->pid = 700;
+    struct fake_task *theirs_child = add_task(&f->rec, 720, "0");
+    theirs_child->parent = 702;
+    struct fake_task *stranger = add_task(&f->rec, 730, "0");  /* pinned by its user */
+
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    assert_int_equal(applier_recover(f->a), 4);
+    assert_mask(&leader->mask, "0-3");
+    assert_mask(&thread->mask, "0-3");
+    assert_mask(&child->mask, "0-3");
+    assert_mask(&grandthread->mask, "0-3");
+    assert_mask(&theirs->mask, "1");
+    assert_mask(&theirs_child->mask, "0");
+    assert_mask(&stranger->mask, "0");
+    assert_true(logged("3 tasks created while no daemon ran"));
+}
+
+/* The kernel reports a mask without its offline CPUs and keeps the mask
+ * itself: a packed task whose CPU goes offline is still ours, and gets its
+ * original back. A mask someone else set is still told apart. */
+static void test_hotplug_keeps_task(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0-1");
+    struct fake_task *ft = add_task(&f->rec, 800, "0-3");
+    struct task t = mk_task(&f->rec, 800, 800, "w");
+    struct fake_task *ft2 = add_task(&f->rec, 801, "0-3");
+    struct task t2 = mk_task(&f->rec, 801, 801, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+
+    CPU_CLR(1, &f->rec.online);                         /* CPU 1 goes offline */
+    ft2->mask = set_of("2-3");                          /* someone moves 801 */
+    assert_int_equal(applier_verify(f->a, 0), 1);
+    assert_non_null(applier_find(f->a, 800));
+    assert_null(applier_find(f->a, 801));
+    assert_int_equal(applier_hands_off(f->a, 801), -EBUSY);
+
+    plan = set_of("0");                                 /* the plan follows */
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0");
+    CPU_SET(1, &f->rec.online);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_mask(&ft->mask, "0-3");
+    assert_mask(&ft2->mask, "2-3");
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -1115,6 +1221,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hotplug_keeps_task, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
