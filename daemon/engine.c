@@ -90,20 +90,28 @@ static void place_task(struct engine *e, struct task *t)
     }
 }
 
-/* cgroup mode needs a cpuset group the daemon can create: cgroup v1. */
-static void setup_group_mode(struct engine *e)
+/* cgroup mode needs a cpuset group the daemon can create: cgroup v1, and the
+ * privilege to create it, which the daemon keeps only when cgroup mode is
+ * configured at start (a reload that asks for it later needs a restart). */
+static void setup_group_mode(struct engine *e, bool at_start)
 {
     char path[PATH_MAX];
     e->group_ready = false;
     snprintf(e->group, sizeof e->group, "/%s", e->cfg->cgroup_name ? e->cfg->cgroup_name : "turbosched");
-    e->cpuset_v1 = path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 &&
+    bool mounted = path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 &&
                    access(path, F_OK) == 0;
     bool wanted = e->cfg->mode == APPLY_CGROUP;
     for (size_t i = 0; i < e->cfg->n_rules && !wanted; i++)
         wanted = e->cfg->rules[i].cgroup_mode;
-    if (wanted && !e->cpuset_v1)
+    if (at_start)
+        e->group_privileged = mounted && wanted;
+    e->cpuset_v1 = mounted && e->group_privileged;
+    if (wanted && !mounted)
         log_notice("cgroup mode needs the cgroup v1 cpuset controller, which is not mounted: "
                    "confining jitter per thread instead");
+    else if (wanted && !e->cpuset_v1)
+        log_notice("cgroup mode was not configured at start, so the daemon gave up the privilege to create its "
+                   "cpuset group: confining jitter per thread until a restart");
 }
 
 static int classify_and_place(struct engine *e, struct task *t)
@@ -259,7 +267,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         log_err("setting up the applier: %s", strerror(-r));
         goto fail;
     }
-    setup_group_mode(e);
+    setup_group_mode(e, true);
     *ret = e;
     return 0;
 fail:
@@ -643,7 +651,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     config_destroy(e->cfg);
     e->cfg = cfg;
     log_set_max_level(cfg->log_level);
-    setup_group_mode(e);
+    setup_group_mode(e, false);
     packer_state_init(&e->pstate);
     e->planned = false;
     reset_classes(e);

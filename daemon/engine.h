@@ -65,7 +65,8 @@ struct engine {
 
     /* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,
      * whose CPUs follow the plan with one write */
-    bool cpuset_v1;              /* the v1 cpuset controller is mounted */
+    bool cpuset_v1;              /* the group can be used: v1 cpuset mounted, privilege kept */
+    bool group_privileged;       /* cgroup mode configured at start, v1 cpuset mounted */
     char group[256];             /* "/" + cfg->cgroup_name */
     bool group_ready;            /* created by the applier */
 

@@ -246,7 +246,7 @@ static int run(struct daemon *d)
     if (r < 0)
         return r;   /* control.c said why */
     /* Everything that needs privilege beyond the working set is opened. */
-    privileges_drop_unneeded(e->cpuset_v1);
+    privileges_drop_unneeded(e->group_privileged);
 
     update_status(d);
     sd_notify(false, "READY=1");

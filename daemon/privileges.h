@@ -5,9 +5,9 @@
 
 #include <stdbool.h>
 
-/* The capabilities kept, as a bit mask of CAP_* numbers. cpuset_v1: the
- * daemon may create and remove its group in a cgroup v1 cpuset hierarchy,
- * whose root directory is mode 0555 even for root. */
+/* The capabilities kept, as a bit mask of CAP_* numbers. cpuset_v1: cgroup
+ * mode is configured and the daemon creates and removes its group in a
+ * cgroup v1 cpuset hierarchy, whose root directory is mode 0555 even for root. */
 uint64_t privileges_kept_mask(bool cpuset_v1);
 /* Drop every other capability from the effective, permitted, inheritable and
  * bounding sets. Returns 0, or -errno (logged) if the kernel refused. */
