@@ -204,11 +204,6 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
     pi->in_jitter_slice = false;
     if (pid <= 0)
         pid = tid;
-    /* Rules on comm alone need nothing from /proc: no directory to open for
-     * every new task. */
-    if (!(keys & ((1u << RULE_COMM) | (1u << RULE_EXE) | (1u << RULE_CMDLINE) | (1u << RULE_CGROUP) |
-                  (1u << RULE_UNIT) | (1u << RULE_USER) | PROCINFO_WANT_SLICE)))
-        return 0;
     char rel[64], path[PATH_MAX];
     snprintf(rel, sizeof rel, "/proc/%d", (int)pid);
     int r = path_join(path, sizeof path, proc_root, rel);
