@@ -206,6 +206,19 @@ int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
     return 0;
 }
 
+int procscan_ensure_start(const char *root, struct task *t)
+{
+    if (!t->start_pending)
+        return 0;
+    struct task fresh = { 0 };
+    int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
+    if (r < 0)
+        return r;
+    t->start_time = fresh.start_time;
+    t->start_pending = false;
+    return 0;
+}
+
 int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid)
 {
     char rel[64], path[PATH_MAX], buf[STATUS_BUF];
@@ -327,7 +340,15 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     if (r < 0)
         return 0;   /* gone since readdir, a zombie, or unreadable: not live */
     c->st->seen++;
-    if (t && t->start_time == fresh.start_time && t->pid == pid) {
+    /* A task never looked at since its fork event has no start time to
+     * compare: events were lost, so its exit and a reuse of the TID may have
+     * been too. The same thread group and comm count as the same task (if it
+     * was not, nothing was done to the old one: see procscan.h); anything
+     * else is replaced and classified afresh. */
+    if (t && t->pid == pid &&
+        (t->start_pending ? strcmp(t->comm, fresh.comm) == 0 : t->start_time == fresh.start_time)) {
+        t->start_time = fresh.start_time;
+        t->start_pending = false;
         t->seen_gen = c->st->generation;
         return 0;
     }
@@ -410,12 +431,38 @@ static int changed(struct task *t, const struct procscan_hooks *h)
 static int handle_fork(const char *root, struct task_table *tt, const struct procmon_event *ev,
                        const struct procscan_hooks *h)
 {
+    struct task *old = task_table_find(tt, ev->tid);
+    if (old && old->start_pending) {
+        /* Added by its own fork event and never looked at: a second fork
+         * of the TID means the first task exited unseen. */
+        drop(tt, old, h);
+        old = NULL;
+    }
+    /* A new process is a copy of the thread that forked it (the event's
+     * parent_tid, its real_parent), comm and credentials included: when
+     * that thread is tracked, take both from it and leave the start time
+     * for when the task is acted upon. Most such children exec or exit
+     * before that, and one that exits costs a table insert and delete.
+     * (Under CLONE_PARENT parent_tid is the forker's parent: the comm and
+     * uid are then its, until the exec or comm event that usually follows.)
+     * A new thread's comm is that of whichever thread created it, which the
+     * event does not name: read it. */
+    const struct task *creator = NULL;
+    if (h && h->lazy_start && !old && ev->tid == ev->tgid)
+        creator = task_table_find(tt, ev->fork.parent_tid);
+    if (creator) {
+        struct task child = { .tid = ev->tid, .pid = ev->tgid, .uid = creator->uid, .rule = -1,
+                              .start_pending = true };
+        memcpy(child.comm, creator->comm, sizeof(child.comm));
+        child.seen_gen = task_table_generation(tt);
+        return add_new(tt, &child, h, NULL);
+    }
+
     struct task fresh = { 0 };
     int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;   /* its exit event follows */
 
-    struct task *old = task_table_find(tt, ev->tid);
     if (old) {
         if (old->start_time == fresh.start_time && old->pid == fresh.pid)
             return 0;   /* a rescan found it before its fork event came */
@@ -474,7 +521,12 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
             return 0;   /* exit event follows */
         return r;
     }
-    if (fresh.start_time != t->start_time) {
+    if (t->start_pending) {
+        /* Tracked since its fork event and no event lost since (or a rescan
+         * would have read its start): the same task. */
+        t->start_time = fresh.start_time;
+        t->start_pending = false;
+    } else if (fresh.start_time != t->start_time) {
         drop(tt, t, h);
         fresh.seen_gen = task_table_generation(tt);
         return add_new(tt, &fresh, h, NULL);
