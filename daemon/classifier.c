@@ -157,6 +157,10 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
         if (in->cgroup) in->cgroup = pi->cgroup;
         if (in->unit) in->unit = pi->unit;
         if (in->user) in->user = pi->user;
+    } else if (wide == 0) {
+        /* Rules on comm alone: nothing to read from /proc for a new task. */
+        pi->in = (struct match_input){0};
+        pi->in_jitter_slice = false;
     } else {
         r = procinfo_read(c->proc_root, pid, t->tid, wide, pi);
         if (r < 0)

@@ -61,11 +61,15 @@ static int ensure_group(struct engine *e)
     return 0;
 }
 
-/* Bring one task's placement in line with its class and the current plan. */
+/* Bring one task's placement in line with its class and the current plan.
+ * Before the applier records or changes a task, its start time must be known
+ * (procscan_ensure_start): it guards every later action on the TID. */
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
     if (uses_group(e, t) && ensure_group(e) == 0) {
+        if (procscan_ensure_start(root_of(e), t) < 0)
+            return;     /* gone: its exit event follows */
         if (applier_find(e->applier, t->tid))
             applier_restore_task(e->applier, t->tid);
         if (applier_group_attach_v1(e->applier, e->group, t->tid, t->pid, t->start_time) > 0) {
@@ -80,6 +84,8 @@ static void place_task(struct engine *e, struct task *t)
             e->counters.restores++;
     }
     if (packs_per_thread(e, t)) {
+        if (plan_mask(e) && procscan_ensure_start(root_of(e), t) < 0)
+            return;
         r = applier_pack_task(e->applier, t, plan_mask(e));
         if (r > 0)
             e->counters.packs++;
@@ -141,7 +147,7 @@ static int hook_task_new(struct task *t, void *userdata)
         parent = t->pid;
     else if (e->fork_parent_tid > 0)
         parent = e->fork_parent_tid;
-    if (parent > 0 && applier_find(e->applier, parent))
+    if (parent > 0 && applier_find(e->applier, parent) && procscan_ensure_start(root_of(e), t) == 0)
         applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
     return classify_and_place(e, t);
 }
@@ -165,6 +171,7 @@ static const struct procscan_hooks *hooks_of(struct engine *e)
         .task_changed = hook_task_changed,
         .task_gone = hook_task_gone,
         .userdata = e,
+        .lazy_start = true,
     };
     return &h;
 }
@@ -364,6 +371,11 @@ static enum pin_choice pin_of(const struct task *t, cpu_set_t *mask, void *userd
 
 static void pins_guard_begin(struct engine *e, unsigned passes)
 {
+    /* A pin is guarded by the start time: read the ones still pending. */
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        (void)procscan_ensure_start(root_of(e), t);
     if (!e->cfg->dry_run &&
         pins_snapshot(&e->pins, e->tasks, &e->topo->online, &sysops_real, passes, pin_of, e) < 0)
         log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));

@@ -22,6 +22,12 @@
 /* Messages per dispatch: a fork storm must not keep the loop here forever. */
 #define DISPATCH_BATCH 4096
 
+/* Datagrams per recvmmsg() and the room for each. An event is one small
+ * datagram (about 100 bytes); a longer one comes back with MSG_TRUNC and
+ * counts as malformed. */
+#define RECV_VLEN 32
+#define RECV_BUF 1024
+
 struct procmon {
     struct nl_sock *sk;
     struct nl_cb *cb;
@@ -33,6 +39,16 @@ struct procmon {
     void *userdata;
     int handled;
     int fn_error;
+    /* Receive buffers: libnl opens, binds and subscribes the socket, but
+     * its receive path allocates a message and runs a callback chain per
+     * event, which was half the daemon's CPU in a fork storm. */
+    struct mmsghdr msgs[RECV_VLEN];
+    struct iovec iov[RECV_VLEN];
+    struct sockaddr_nl src[RECV_VLEN];
+    _Alignas(struct nlmsghdr) uint8_t bufs[RECV_VLEN][RECV_BUF];
+    /* Datagrams received but not handled yet because the callback stopped
+     * the dispatch: the next dispatch starts with them. */
+    unsigned next, received;
 };
 
 const char *procmon_kind_to_string(enum procmon_kind k)
@@ -213,33 +229,51 @@ static int count_event(struct procmon *pm, const struct procmon_event *ev)
     return 0;
 }
 
-static int on_msg_in(struct nl_msg *msg, void *arg)
+/* One netlink message from the socket. Returns 0, or < 0 when the event
+ * callback asked to stop. */
+static int handle_msg(struct procmon *pm, const struct nlmsghdr *nlh, const struct sockaddr_nl *src)
 {
-    struct procmon *pm = arg;
-    struct nlmsghdr *nlh = nlmsg_hdr(msg);
-    struct sockaddr_nl *src = nlmsg_get_src(msg);
     struct procmon_event ev;
 
     /* Only the kernel (port 0) speaks for the proc connector. */
-    if ((src && src->nl_pid != 0) || procmon_decode(nlh, nlh->nlmsg_len, &ev) < 0) {
+    if (src->nl_pid != 0 || procmon_decode(nlh, nlh->nlmsg_len, &ev) < 0) {
         pm->counters.malformed++;
-        return NL_SKIP;
+        return 0;
     }
     count_event(pm, &ev);
     if (ev.kind == PROCMON_ACK) {
         if (ev.ack.err != 0)
             log_warning("proc connector: subscription answered with %s", strerror((int)ev.ack.err));
-        return NL_SKIP;
+        return 0;
     }
     if (pm->fn) {
         int r = pm->fn(&ev, pm->userdata);
         if (r < 0) {
             pm->fn_error = r;
-            return NL_STOP;
+            return r;
         }
     }
     pm->handled++;
-    return NL_SKIP;
+    return 0;
+}
+
+/* One datagram: every netlink message in it, as libnl's receive loop did
+ * (it stops at the first message whose length does not fit). */
+static int handle_datagram(struct procmon *pm, const uint8_t *buf, size_t len, unsigned flags,
+                           const struct sockaddr_nl *src)
+{
+    if (flags & MSG_TRUNC) {
+        pm->counters.malformed++;
+        return 0;
+    }
+    const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+    int n = (int)len;
+    for (; NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
+        int r = handle_msg(pm, nlh, src);
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 static int get_rcvbuf(int fd)
@@ -303,12 +337,13 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
     /* Events are unsolicited: no sequence numbers to check. */
     nl_socket_disable_seq_check(pm->sk);
     nl_socket_disable_auto_ack(pm->sk);
-    /* Events arrive as NLMSG_DONE, which libnl would treat as the end of a
-     * dump: take every message in MSG_IN and skip the rest of the handling. */
-    nl_cb_set(pm->cb, NL_CB_MSG_IN, NL_CB_CUSTOM, on_msg_in, pm);
-    /* A fixed buffer avoids libnl's MSG_PEEK round trip per message. */
-    nl_socket_disable_msg_peek(pm->sk);
-    nl_socket_set_msg_buf_size(pm->sk, 8192);
+    for (unsigned i = 0; i < RECV_VLEN; i++) {
+        pm->iov[i] = (struct iovec){ .iov_base = pm->bufs[i], .iov_len = RECV_BUF };
+        pm->msgs[i].msg_hdr = (struct msghdr){
+            .msg_name = &pm->src[i], .msg_namelen = sizeof(pm->src[i]),
+            .msg_iov = &pm->iov[i], .msg_iovlen = 1,
+        };
+    }
 
     r = nl_connect(pm->sk, NETLINK_CONNECTOR);
     if (r < 0) {
@@ -381,6 +416,7 @@ int procmon_filtered(const struct procmon *pm)
 
 int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
 {
+    int fd = nl_socket_get_fd(pm->sk);
     bool overflow = false;
     int err = 0;
 
@@ -388,30 +424,41 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
     pm->userdata = userdata;
     pm->handled = 0;
     pm->fn_error = 0;
-    for (unsigned i = 0; i < DISPATCH_BATCH; i++) {
-        int r = nl_recvmsgs_report(pm->sk, pm->cb);
-        if (pm->fn_error < 0) {
-            err = pm->fn_error;
+    /* Until EAGAIN, as before: an overflow (ENOBUFS) the kernel reports
+     * between two batches is seen in this call, not one wake-up later. */
+    for (unsigned got = 0;;) {
+        while (pm->next < pm->received && err == 0) {
+            unsigned i = pm->next++;
+            if (handle_datagram(pm, pm->bufs[i], pm->msgs[i].msg_len, pm->msgs[i].msg_hdr.msg_flags,
+                                &pm->src[i]) < 0)
+                err = pm->fn_error;
+        }
+        if (err < 0 || got >= DISPATCH_BATCH)
+            break;
+        for (unsigned i = 0; i < RECV_VLEN; i++)
+            pm->msgs[i].msg_hdr.msg_namelen = sizeof(pm->src[i]);
+        int n = recvmmsg(fd, pm->msgs, RECV_VLEN, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            int r = -errno;
+            if (r == -EAGAIN)
+                break;
+            if (r == -EINTR)
+                continue;
+            if (r == -ENOBUFS) {
+                /* The kernel dropped events; what is queued after it is still good. */
+                pm->counters.overflows++;
+                if (!overflow)
+                    log_debug("proc connector: receive buffer overflowed, events lost");
+                overflow = true;
+                continue;
+            }
+            log_err("proc connector: receiving: %s", strerror(-r));
+            err = r;
             break;
         }
-        if (r >= 0)
-            continue;
-        r = nlerr_to_errno(r);
-        if (r == -EAGAIN)
-            break;
-        if (r == -EINTR)
-            continue;
-        if (r == -ENOBUFS) {
-            /* The kernel dropped events; what is queued after it is still good. */
-            pm->counters.overflows++;
-            if (!overflow)
-                log_debug("proc connector: receive buffer overflowed, events lost");
-            overflow = true;
-            continue;
-        }
-        log_err("proc connector: receiving: %s", strerror(-r));
-        err = r;
-        break;
+        got += (unsigned)n;
+        pm->next = 0;
+        pm->received = (unsigned)n;
     }
     pm->fn = NULL;
     pm->userdata = NULL;

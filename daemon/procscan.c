@@ -15,11 +15,86 @@
 #define STAT_BUF 2048
 #define STATUS_BUF 8192
 
-static int task_path(char *out, size_t size, const char *root, pid_t pid, pid_t tid, const char *file)
+/* The real /proc, opened once: a per-task file is then one openat() of a
+ * relative path built without snprintf. A fixture root (tests) is joined as
+ * a path on every call, since tests remove and recreate their trees. */
+static bool is_real_root(const char *root) { return !root || !*root || strcmp(root, "/") == 0; }
+
+static int real_proc_fd(void)
 {
-    char rel[96];
-    snprintf(rel, sizeof(rel), "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
-    return path_join(out, size, root, rel);
+    static int fd = -1;
+    if (fd < 0)
+        fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd;
+}
+
+static char *put_uint(char *p, unsigned v)
+{
+    char tmp[10];
+    unsigned n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* "PID/task/TID/FILE" into out (at least TASK_REL_MAX bytes). */
+#define TASK_REL_MAX 64
+static void task_rel(char *out, pid_t pid, pid_t tid, const char *file)
+{
+    char *p = put_uint(out, (unsigned)pid);
+    memcpy(p, "/task/", 6);
+    p = put_uint(p + 6, (unsigned)tid);
+    *p++ = '/';
+    size_t n = strlen(file);
+    memcpy(p, file, n + 1);
+}
+
+static int open_task_file(const char *root, pid_t pid, pid_t tid, const char *file)
+{
+    char rel[TASK_REL_MAX + 6] = "/proc/";
+    task_rel(rel + 6, pid, tid, file);
+    int fd;
+    if (is_real_root(root) && real_proc_fd() >= 0)
+        fd = openat(real_proc_fd(), rel + 6, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    else {
+        char path[PATH_MAX];
+        int r = path_join(path, sizeof(path), root, rel);
+        if (r < 0)
+            return r;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    }
+    return fd < 0 ? -errno : fd;
+}
+
+/* Read ROOT/proc/PID/task/TID/FILE, NUL-terminated. The kernel generates a
+ * stat or status file whole on the first read, so a short read is the end:
+ * no second read() just to see 0. -EFBIG if it does not fit. */
+static ssize_t read_task_file(const char *root, pid_t pid, pid_t tid, const char *file, char *buf, size_t size)
+{
+    _cleanup_close_ int fd = open_task_file(root, pid, tid, file);
+    if (fd < 0)
+        return fd;
+    size_t n = 0;
+    for (;;) {
+        if (n + 1 >= size)
+            return -EFBIG;
+        size_t want = size - 1 - n;
+        ssize_t r = read(fd, buf + n, want);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        n += (size_t)r;
+        if ((size_t)r < want)
+            break;
+    }
+    buf[n] = '\0';
+    return (ssize_t)n;
 }
 
 int procscan_parse_stat(const char *buf, struct task *out, char *state)
@@ -87,11 +162,8 @@ int procscan_parse_status_uid(const char *buf, uid_t *euid)
 
 static int read_status_uid(const char *root, pid_t pid, pid_t tid, uid_t *euid)
 {
-    char path[PATH_MAX], buf[STATUS_BUF];
-    int r = task_path(path, sizeof(path), root, pid, tid, "status");
-    if (r < 0)
-        return r;
-    ssize_t n = read_file(path, buf, sizeof(buf));
+    char buf[STATUS_BUF];
+    ssize_t n = read_task_file(root, pid, tid, "status", buf, sizeof(buf));
     if (n < 0)
         return (int)n;
     return procscan_parse_status_uid(buf, euid);
@@ -99,18 +171,15 @@ static int read_status_uid(const char *root, pid_t pid, pid_t tid, uid_t *euid)
 
 int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
 {
-    char path[PATH_MAX], buf[STAT_BUF];
+    char buf[STAT_BUF];
     char state = 0;
     struct task t = { .rule = -1 };
-    int r = task_path(path, sizeof(path), root, pid, tid, "stat");
-    if (r < 0)
-        return r;
-    ssize_t n = read_file(path, buf, sizeof(buf));
+    ssize_t n = read_task_file(root, pid, tid, "stat", buf, sizeof(buf));
     if (n < 0)
         return (int)n;
-    r = procscan_parse_stat(buf, &t, &state);
+    int r = procscan_parse_stat(buf, &t, &state);
     if (r < 0) {
-        log_debug("%s: unparsable", path);
+        log_debug("/proc/%d/task/%d/stat: unparsable", (int)pid, (int)tid);
         return r;
     }
     if (t.tid != tid)
@@ -134,6 +203,19 @@ int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
     if (r < 0)
         return r;
     *out = t;
+    return 0;
+}
+
+int procscan_ensure_start(const char *root, struct task *t)
+{
+    if (!t->start_pending)
+        return 0;
+    struct task fresh = { 0 };
+    int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
+    if (r < 0)
+        return r;
+    t->start_time = fresh.start_time;
+    t->start_pending = false;
     return 0;
 }
 
@@ -258,7 +340,15 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     if (r < 0)
         return 0;   /* gone since readdir, a zombie, or unreadable: not live */
     c->st->seen++;
-    if (t && t->start_time == fresh.start_time && t->pid == pid) {
+    /* A task never looked at since its fork event has no start time to
+     * compare: events were lost, so its exit and a reuse of the TID may have
+     * been too. The same thread group and comm count as the same task (if it
+     * was not, nothing was done to the old one: see procscan.h); anything
+     * else is replaced and classified afresh. */
+    if (t && t->pid == pid &&
+        (t->start_pending ? strcmp(t->comm, fresh.comm) == 0 : t->start_time == fresh.start_time)) {
+        t->start_time = fresh.start_time;
+        t->start_pending = false;
         t->seen_gen = c->st->generation;
         return 0;
     }
@@ -341,12 +431,38 @@ static int changed(struct task *t, const struct procscan_hooks *h)
 static int handle_fork(const char *root, struct task_table *tt, const struct procmon_event *ev,
                        const struct procscan_hooks *h)
 {
+    struct task *old = task_table_find(tt, ev->tid);
+    if (old && old->start_pending) {
+        /* Added by its own fork event and never looked at: a second fork
+         * of the TID means the first task exited unseen. */
+        drop(tt, old, h);
+        old = NULL;
+    }
+    /* A new process is a copy of the thread that forked it (the event's
+     * parent_tid, its real_parent), comm and credentials included: when
+     * that thread is tracked, take both from it and leave the start time
+     * for when the task is acted upon. Most such children exec or exit
+     * before that, and one that exits costs a table insert and delete.
+     * (Under CLONE_PARENT parent_tid is the forker's parent: the comm and
+     * uid are then its, until the exec or comm event that usually follows.)
+     * A new thread's comm is that of whichever thread created it, which the
+     * event does not name: read it. */
+    const struct task *creator = NULL;
+    if (h && h->lazy_start && !old && ev->tid == ev->tgid)
+        creator = task_table_find(tt, ev->fork.parent_tid);
+    if (creator) {
+        struct task child = { .tid = ev->tid, .pid = ev->tgid, .uid = creator->uid, .rule = -1,
+                              .start_pending = true };
+        memcpy(child.comm, creator->comm, sizeof(child.comm));
+        child.seen_gen = task_table_generation(tt);
+        return add_new(tt, &child, h, NULL);
+    }
+
     struct task fresh = { 0 };
     int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;   /* its exit event follows */
 
-    struct task *old = task_table_find(tt, ev->tid);
     if (old) {
         if (old->start_time == fresh.start_time && old->pid == fresh.pid)
             return 0;   /* a rescan found it before its fork event came */
@@ -405,7 +521,12 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
             return 0;   /* exit event follows */
         return r;
     }
-    if (fresh.start_time != t->start_time) {
+    if (t->start_pending) {
+        /* Tracked since its fork event and no event lost since (or a rescan
+         * would have read its start): the same task. */
+        t->start_time = fresh.start_time;
+        t->start_pending = false;
+    } else if (fresh.start_time != t->start_time) {
         drop(tt, t, h);
         fresh.seen_gen = task_table_generation(tt);
         return add_new(tt, &fresh, h, NULL);

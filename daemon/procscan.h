@@ -19,6 +19,19 @@
 int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out);
 /* Same from stat alone (uid left alone): the cheap path when the uid is known. */
 int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out);
+/* The start time is the guard against TID reuse, and it is read lazily.
+ * Invariant: a task with start_pending set was added from its own fork event
+ * (a new process whose forking thread is tracked) and nothing has been done
+ * to it since: no affinity set, no cgroup move, no record in the applier or
+ * the pins. Until an event is lost its TID still names that task, because
+ * the kernel queues a task's exit event before its TID can be freed, so a
+ * reuse always arrives as exit, then fork. Whatever acts on a TID
+ * (setaffinity, cgroup attach, adopting an inherited mask, pinning) calls
+ * procscan_ensure_start() first; exec reads it with the new comm; after lost
+ * events the rescan reads every live task's start time anyway, and replaces a
+ * pending task whose thread group or comm no longer match.
+ * Returns 0 (t->start_time valid), or -ESRCH/-ENOENT when the task is gone. */
+int procscan_ensure_start(const char *root, struct task *t);
 /* Thread group of a TID, from ROOT/proc/TID/status "Tgid:". */
 int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid);
 
@@ -44,6 +57,11 @@ struct procscan_hooks {
     int (*task_changed)(struct task *t, void *userdata);
     void (*task_gone)(struct task *t, void *userdata);
     void *userdata;
+    /* Fork of a process whose forking thread is tracked: take its comm and
+     * uid and leave the start time pending (procscan_ensure_start) instead
+     * of reading the child's stat. The daemon sets it; callers that want
+     * every task read at once (tools, the tests of that path) do not. */
+    bool lazy_start;
 };
 
 struct procscan_stats {
@@ -64,7 +82,9 @@ int procscan_reconcile(const char *root, struct task_table *tt,
                        const struct procscan_hooks *h, struct procscan_stats *out);
 
 /* Apply one proc connector event to the table, without a rescan: fork adds
- * the child (one read of its stat; uid from the parent when tracked), exec
+ * the child (one read of its stat, uid from the parent when tracked; with
+ * h->lazy_start, a new process whose forking thread is tracked takes its comm
+ * and uid and no read), exec
  * re-reads comm, comm takes the event's comm, uid takes the euid (all three
  * then call task_changed), exit calls task_gone and removes. Returns 0, or
  * the hook's / the reader's -errno (-ENOSPC when the table is full; a task

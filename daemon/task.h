@@ -12,6 +12,7 @@ struct task {
     pid_t tid;
     pid_t pid;                  /* thread group id */
     uint64_t start_time;        /* field 22 of /proc/TID/stat, clock ticks after boot */
+    bool start_pending;         /* start_time not read yet (procscan_ensure_start) */
     char comm[16];
     uid_t uid;
     /* classification (written by the classifier) */

@@ -509,6 +509,149 @@ static void test_exec_from_thread(void **state)
     task_table_free(tt);
 }
 
+
+/* The daemon's fork path (lazy_start): a new process whose forking thread is
+ * tracked is added without reading /proc; its start time is read when
+ * something is about to act on it, by exec, or by a rescan. */
+static void test_lazy_start(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    h.lazy_start = true;
+    struct procmon_event ev;
+
+    mk_task(tr, 100, 100, "parent", 'S', 1000, 1000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    rec = (struct rec){ .tt = tt };
+
+    /* no file for the child at all: nothing is read; comm and uid come
+     * from the forking thread */
+    ev = ev_of(PROCMON_FORK, 500, 500);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    struct task *t = task_table_find(tt, 500);
+    assert_non_null(t);
+    assert_true(t->start_pending);
+    assert_int_equal(t->pid, 500);
+    assert_string_equal(t->comm, "parent");
+    assert_int_equal(t->uid, 1000);
+    assert_int_equal(rec.n_new, 1);
+    /* ... and an exit before anyone looked costs nothing more */
+    ev = ev_of(PROCMON_EXIT, 500, 500);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 500));
+    assert_int_equal(rec.n_gone, 1);
+
+    /* ensure_start reads it when needed, once */
+    ev = ev_of(PROCMON_FORK, 501, 501);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    t = task_table_find(tt, 501);
+    assert_true(t->start_pending);
+    assert_true(errno_is_gone(procscan_ensure_start(tr->root, t)));   /* not in /proc yet */
+    assert_true(t->start_pending);
+    mk_task(tr, 501, 501, "parent", 'S', 5010, 1000, false);
+    assert_int_equal(procscan_ensure_start(tr->root, t), 0);
+    assert_false(t->start_pending);
+    assert_int_equal(t->start_time, 5010);
+    rm_task(tr, 501, 501);
+    assert_int_equal(procscan_ensure_start(tr->root, t), 0);         /* known: no read */
+    assert_int_equal(t->start_time, 5010);
+
+    /* exec takes the start time with the new comm */
+    ev = ev_of(PROCMON_FORK, 502, 502);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    mk_task(tr, 502, 502, "sh", 'S', 5020, 1000, true);
+    rec = (struct rec){ .tt = tt };
+    ev = ev_of(PROCMON_EXEC, 502, 502);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    t = task_table_find(tt, 502);
+    assert_false(t->start_pending);
+    assert_int_equal(t->start_time, 5020);
+    assert_string_equal(t->comm, "sh");
+    assert_int_equal(rec.n_changed, 1);
+    assert_int_equal(rec.n_gone + rec.n_new, 0);
+
+    /* a second fork of a pending TID: the first task exited unseen */
+    ev = ev_of(PROCMON_FORK, 503, 503);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_gone, 1);
+    assert_int_equal(rec.n_new, 1);
+    assert_true(task_table_find(tt, 503)->start_pending);
+
+    /* not lazy: a new thread (its creator is not named), and a process
+     * whose forking thread is not tracked */
+    mk_task(tr, 100, 101, "worker", 'S', 1010, 1000, false);
+    ev = ev_of(PROCMON_FORK, 100, 101);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 1;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_false(task_table_find(tt, 101)->start_pending);
+    assert_string_equal(task_table_find(tt, 101)->comm, "worker");
+    mk_task(tr, 600, 600, "orphan", 'S', 6000, 77, true);
+    ev = ev_of(PROCMON_FORK, 600, 600);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_false(task_table_find(tt, 600)->start_pending);
+    assert_int_equal(task_table_find(tt, 600)->start_time, 6000);
+
+    /* a rescan resolves every pending task: the same thread group and comm
+     * keep it (start time taken), anything else replaces it */
+    ev = ev_of(PROCMON_FORK, 504, 504);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    ev = ev_of(PROCMON_FORK, 505, 505);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    mk_task(tr, 503, 503, "parent", 'S', 5030, 1000, true);
+    mk_task(tr, 504, 504, "parent", 'S', 5040, 1000, true);
+    mk_task(tr, 505, 505, "other", 'S', 5050, 1000, true);
+    rec = (struct rec){ .tt = tt };
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    for (pid_t tid = 503; tid <= 505; tid++)
+        assert_false(task_table_find(tt, tid)->start_pending);
+    assert_int_equal(task_table_find(tt, 504)->start_time, 5040);
+    assert_string_equal(task_table_find(tt, 505)->comm, "other");
+    assert_int_equal(task_table_find(tt, 505)->start_time, 5050);
+    assert_int_equal(st.reused, 1);
+    assert_int_equal(rec.n_gone, 1 + 1);   /* 505 replaced; 501 (files removed) gone */
+    assert_int_equal(rec.n_new, 1);
+    task_table_free(tt);
+}
+
+/* The real /proc through the cached directory fd and the hand-built path. */
+static void test_live_self(void **state)
+{
+    struct task a, b;
+    pid_t pid = getpid(), tid = gettid();
+    assert_int_equal(procscan_read_task("/", pid, tid, &a), 0);
+    assert_int_equal(procscan_read_task(NULL, pid, tid, &b), 0);
+    assert_int_equal(a.tid, tid);
+    assert_int_equal(a.pid, pid);
+    assert_true(a.start_time > 0 || pid < 10);
+    assert_int_equal(a.start_time, b.start_time);
+    assert_int_equal(a.uid, geteuid());
+    char comm[32] = "";
+    FILE *f = fopen("/proc/self/comm", "r");
+    assert_non_null(f);
+    assert_non_null(fgets(comm, sizeof comm, f));
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    assert_string_equal(a.comm, comm);
+    struct task t = { .tid = tid, .pid = pid, .start_pending = true };
+    assert_int_equal(procscan_ensure_start(NULL, &t), 0);
+    assert_int_equal(t.start_time, a.start_time);
+    /* a TID under another process is not there */
+    assert_true(errno_is_gone(procscan_read_task("/", 1, tid, &a)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +661,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
+        cmocka_unit_test(test_live_self),
         cmocka_unit_test_setup_teardown(test_exec_from_thread, tree_setup, tree_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
