@@ -6,6 +6,13 @@ set -u
 : "${TS_BUILD_DIR:?TS_BUILD_DIR is not set (run through ctest)}"
 : "${TS_SOURCE_DIR:?TS_SOURCE_DIR is not set (run through ctest)}"
 
+# One integration test at a time on the machine, across build trees too:
+# each runs a daemon that changes other tasks' affinity and measures load on
+# CPUs that another test's hog would make busy. ctest runs them serially;
+# the lock covers a second checkout running its suite at the same time.
+exec 9>>/run/lock/turbosched-integration.lock
+flock -w 900 9 || { echo "another turbosched integration test held the lock for 900 s"; exit 1; }
+
 DAEMON="$TS_BUILD_DIR/turboschedd"
 CTL="$TS_BUILD_DIR/turbosched-ctl"
 LOAD="$TS_BUILD_DIR/ts-load"
