@@ -7,7 +7,7 @@
  *                  [-c COMM] [-k KEEP] [-K COMM] [-T THREADS] [-o FILE]
  *
  *   -n TASKS    short tasks in all, spread over the workers; 0: until SIGTERM
- *   -w WORKERS  forking processes (default 4)
+ *   -w WORKERS  forking processes (default 4); 0: only the long-lived ones
  *   -j JOBS     short tasks each worker keeps alive at once (default 4)
  *   -t THREADS  threads each short task creates and joins (default 2)
  *   -p PAUSE_US pause of a worker after each fork (default 0), to make churn
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || n_workers == 0 || jobs == 0)
+    if (optind != argc || jobs == 0 || (n_workers == 0 && n_keep == 0))
         return 2;
     if (!keep_comm)
         keep_comm = comm;
@@ -346,6 +346,10 @@ int main(int argc, char **argv)
             worker(share, jobs, n_threads, pause_us, comm, wp[1]);
     }
     close(wp[1]);
+    if (n_workers == 0) {   /* only long-lived tasks: no storm to report */
+        close(wp[0]);
+        wp[0] = -1;
+    }
 
     /* Wait for the workers; a SIGTERM stops them early. */
     bool terminated = false;
