@@ -48,7 +48,8 @@ start_hog
 
 fork_events() { status_num fork; }
 storm_underway() { local n; n=$(fork_events); [ -n "$n" ] && [ "$n" -ge $(( FORKS0 + 300 )) ]; }
-group_populated() { [ "$GROUP_MODE" = no ] || [ -s "$GROUP/tasks" ]; }
+# cgroupfs files report size 0: read a line instead of testing -s
+group_populated() { [ "$GROUP_MODE" = no ] || { local t; read -r t < "$GROUP/tasks" && [ -n "$t" ]; } 2>/dev/null; }
 
 for round in $(seq "$ROUNDS"); do
     echo "--- round $round"
