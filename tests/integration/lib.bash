@@ -45,7 +45,8 @@ finish() {
     [ "$FAILS" -eq 0 ]
 }
 
-# wait_for TIMEOUT_S COMMAND...: poll every 50 ms until COMMAND succeeds.
+# wait_for TIMEOUT_S COMMAND...: poll every WAIT_STEP s (default 0.05) until
+# COMMAND succeeds.
 # Polling costs CPU on the machine under test (whose idle CPU the daemon
 # protects), so checks use shell builtins where they can.
 wait_for() {
@@ -53,7 +54,7 @@ wait_for() {
     local deadline=$(( $(now_us) + timeout * 1000000 ))
     while ! "$@"; do
         [ "$(now_us)" -lt "$deadline" ] || return 1
-        sleep 0.05
+        sleep "${WAIT_STEP:-0.05}"
     done
 }
 now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }

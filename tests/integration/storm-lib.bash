@@ -22,8 +22,14 @@ print_counts() {
     echo "counts: faults injected $FAULTS, tasks checked $TASKS_CHECKED, mismatches $MISMATCHES"
 }
 
-# start_hog: CPU 0 busy, so that the plan confines jitter to it.
-start_hog() { spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n "tshog$$"; }
+# start_hog [DUTY%]: CPU 0 busy, so that the plan confines jitter to it.
+start_hog() { spawn HOG "$LOAD" -c 0 -d "${1:-70}" -p 10 -n "tshog$$"; }
+
+# harness_on_cpu0: this script, what it starts from now on (the daemon under
+# test too) and its polls run on the busy CPU 0, so that the sanitizer
+# build's bursts of work (a reload reclassifies every task) do not make CPU 1
+# look busy and the plan fall back. Tasks started before keep their masks.
+harness_on_cpu0() { taskset -p -c 0 $$ >/dev/null; }
 plan_is_cpu0() { ctl --json status 2>/dev/null | grep -A2 '"plan"' | grep -q '"cpus": "0"'; }
 
 # start_keepers VAR FILE COMM N THREADS [WRAPPER...]: N long-lived processes
