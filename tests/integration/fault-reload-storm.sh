@@ -82,6 +82,11 @@ reload_now() {
 
 echo "--- paced: $PACED reloads (A, bad, B, bad, ...)"
 bad_steps=0
+mismatch() {
+    bad_steps=$((bad_steps + 1))
+    echo "  $1 (config $in_force in force): $(ctl status | grep '^Plan:')"
+    masks_report "$TMP/under-$in_force"
+}
 in_force=a
 for i in $(seq 0 $((PACED - 1))); do
     case $((i % 4)) in
@@ -89,10 +94,10 @@ for i in $(seq 0 $((PACED - 1))); do
         2) conf_a; reload_now 1 || { fail "reload $i (A) accepted"; break; }; in_force=a ;;
         *) conf_bad; reload_now 0 || { fail "reload $i (bad) refused"; break; }
            # nothing may have moved: the masks are those of the config in force now
-           masks_match "$TMP/under-$in_force" || { bad_steps=$((bad_steps + 1)); masks_report "$TMP/under-$in_force"; } ;;
+           masks_match "$TMP/under-$in_force" || mismatch "after bad reload $i" ;;
     esac
     if [ $((i % 4)) -eq 0 ] || [ $((i % 4)) -eq 2 ]; then
-        wait_for 20 masks_match "$TMP/under-$in_force" || { bad_steps=$((bad_steps + 1)); masks_report "$TMP/under-$in_force"; }
+        wait_for 20 masks_match "$TMP/under-$in_force" || mismatch "20 s after good reload $i"
     fi
     TASKS_CHECKED=$((TASKS_CHECKED + $(wc -l < "$TMP/original")))
 done
