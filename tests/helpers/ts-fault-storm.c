@@ -19,6 +19,9 @@
  *   -o FILE     once they all run, write "PID TID..." per long-lived
  *               process to FILE (atomically)
  *
+ * A long-lived process creates one more thread on SIGUSR1 and one more child
+ * process (named alike, killed with it) on SIGUSR2.
+ *
  * The storm runs once every long-lived process is up. At its end (all TASKS
  * done, or SIGTERM) it prints one line:
  *   storm: tasks N threads N failed N fork_retries N elapsed_ms N
@@ -185,6 +188,14 @@ static pid_t keep_tids[MAX_THREADS];
 static unsigned keep_next;
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
 static void *keep_thread(void *arg)
 {
     pthread_mutex_lock(&keep_lock);
@@ -202,6 +213,16 @@ static void keeper(const char *comm, unsigned n_threads, int fd)
     char line[32 * (MAX_THREADS + 1)];
     int len, r;
     child_setup(comm);
+    /* SIGUSR1 and SIGUSR2 are taken by the main thread alone (sigwait below):
+     * every thread blocks them, starting with those created here. */
+    sigset_t offspring;
+    sigemptyset(&offspring);
+    sigaddset(&offspring, SIGUSR1);
+    sigaddset(&offspring, SIGUSR2);
+    if ((r = pthread_sigmask(SIG_BLOCK, &offspring, NULL)) != 0) {
+        fprintf(stderr, "ts-fault-storm: pthread_sigmask: %s\n", strerror(r));
+        _exit(1);
+    }
     if ((r = pthread_barrier_init(&keep_barrier, NULL, n_threads + 1)) != 0) {
         fprintf(stderr, "ts-fault-storm: pthread_barrier_init: %s\n", strerror(r));
         _exit(1);
@@ -220,8 +241,28 @@ static void keeper(const char *comm, unsigned n_threads, int fd)
     len += snprintf(line + len, sizeof line - (size_t)len, "\n");
     if (write(fd, line, (size_t)len) != len)   /* < PIPE_BUF: one atomic write */
         die_errno("write to the parent");
-    for (;;)
-        pause();
+    /* Offspring on demand, for the fault tests that create tasks while no
+     * daemon runs: SIGUSR1 adds a thread, SIGUSR2 a child process (same
+     * name, killed with its parent). Both inherit the current mask. */
+    for (;;) {
+        int sig;
+        if (sigwait(&offspring, &sig) != 0)
+            continue;
+        if (sig == SIGUSR1) {
+            pthread_t t;
+            if ((r = pthread_create(&t, &small_stack, idle_thread, NULL)) != 0)
+                fprintf(stderr, "ts-fault-storm: pthread_create: %s\n", strerror(r));
+        } else {
+            pid_t c = fork();
+            if (c < 0)
+                perror("ts-fault-storm: fork");
+            else if (c == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                    pause();
+            }
+        }
+    }
 }
 
 static int write_atomically(const char *path, const char *buf, size_t len)
