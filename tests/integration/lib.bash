@@ -105,9 +105,11 @@ CONF
     cat >> "$TMP/turbosched.conf"
 }
 
-daemon_ready() { [ -S "$TMP/control" ] && grep -q "ready:" "$TMP/daemon.log"; }
+# ready: logged by this start, not an earlier one (the log is appended to)
+daemon_ready() { [ -S "$TMP/control" ] && tail -c +$((LOG_START + 1)) "$TMP/daemon.log" | grep -q "ready:"; }
 
 start_daemon() {
+    LOG_START=$(stat -c %s "$TMP/daemon.log" 2>/dev/null || echo 0)
     "$DAEMON" --config "$TMP/turbosched.conf" "$@" >>"$TMP/daemon.log" 2>&1 &
     DAEMON_PID=$!
     if ! wait_for 30 daemon_ready; then
