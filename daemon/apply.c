@@ -114,13 +114,6 @@ static void tm_remove(struct tidmap *m, pid_t tid)
     m->n--;
 }
 
-static void tm_clear(struct tidmap *m)
-{
-    m->n = 0;
-    if (m->slots)
-        memset(m->slots, 0, m->n_slots * sizeof *m->slots);
-}
-
 static void tm_done(struct tidmap *m)
 {
     free(m->items);
@@ -962,7 +955,13 @@ int applier_restore_all(struct applier *a)
             restored++;
         group_drop(a, g);
     }
-    tm_clear(&a->hands_off);
+    /* A mask someone else set stays theirs across a reload; a refusal by
+     * the kernel is tried again under the new configuration. */
+    for (size_t i = a->hands_off.n; i-- > 0;) {
+        const struct hands_off *h = tm_item(&a->hands_off, i);
+        if (h->reason != -EBUSY)
+            tm_remove(&a->hands_off, h->tid);
+    }
     a->verify_cursor = 0;
     return restored;
 }

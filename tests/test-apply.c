@@ -538,8 +538,15 @@ static void test_verify_forgets_changed_tasks_bounded(void **state)
     assert_mask(&rec_task(&f->rec, 203)->mask, "1");
     assert_mask(&rec_task(&f->rec, 200)->mask, "0-1");
     assert_int_equal(applier_count(f->a), 0);
-    /* restore_all starts afresh: the hands-off list is cleared */
-    assert_int_equal(applier_hands_off(f->a, 203), 0);
+    /* restore_all (a reload) keeps a task someone else changed theirs */
+    assert_int_equal(applier_hands_off(f->a, 203), -EBUSY);
+    rec_task(&f->rec, 203)->mask = set_of("0-1");   /* the user widened it again */
+    struct task t203 = mk_task(&f->rec, 203, 203, "w");
+    assert_int_equal(applier_pack_task(f->a, &t203, &plan), 0);
+    assert_mask(&rec_task(&f->rec, 203)->mask, "0-1");
+    /* while the others are packed again */
+    struct task t200 = mk_task(&f->rec, 200, 200, "w");
+    assert_int_equal(applier_pack_task(f->a, &t200, &plan), 1);
 }
 
 static void test_esrch_forgets_quietly(void **state)

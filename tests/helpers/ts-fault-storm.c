@@ -20,7 +20,8 @@
  *               process to FILE (atomically)
  *
  * A long-lived process creates one more thread on SIGUSR1 and one more child
- * process (named alike, killed with it) on SIGUSR2.
+ * process (named alike, killed with it) on SIGUSR2; on SIGURG its main thread
+ * sets its own affinity to every CPU (sched_setaffinity(0, ...)).
  *
  * The storm runs once every long-lived process is up. At its end (all TASKS
  * done, or SIGTERM) it prints one line:
@@ -32,6 +33,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -219,6 +221,7 @@ static void keeper(const char *comm, unsigned n_threads, int fd)
     sigemptyset(&offspring);
     sigaddset(&offspring, SIGUSR1);
     sigaddset(&offspring, SIGUSR2);
+    sigaddset(&offspring, SIGURG);
     if ((r = pthread_sigmask(SIG_BLOCK, &offspring, NULL)) != 0) {
         fprintf(stderr, "ts-fault-storm: pthread_sigmask: %s\n", strerror(r));
         _exit(1);
@@ -248,7 +251,15 @@ static void keeper(const char *comm, unsigned n_threads, int fd)
         int sig;
         if (sigwait(&offspring, &sig) != 0)
             continue;
-        if (sig == SIGUSR1) {
+        if (sig == SIGURG) {
+            /* the main thread widens its own mask to every CPU it may use */
+            cpu_set_t all;
+            CPU_ZERO(&all);
+            for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+                CPU_SET(cpu, &all);
+            if (sched_setaffinity(0, sizeof all, &all) < 0)
+                perror("ts-fault-storm: sched_setaffinity");
+        } else if (sig == SIGUSR1) {
             pthread_t t;
             if ((r = pthread_create(&t, &small_stack, idle_thread, NULL)) != 0)
                 fprintf(stderr, "ts-fault-storm: pthread_create: %s\n", strerror(r));
