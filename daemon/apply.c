@@ -206,8 +206,10 @@ static bool mask_matches(const struct applier *a, const cpu_set_t *now, const cp
     cpu_set_t online, in;
     if (!a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
         return false;
+    /* the kernel reports the mask without offline CPUs: empty when every
+     * CPU we confined the task to has gone (it moves when it next wakes) */
     CPU_AND(&in, expected, &online);
-    return CPU_COUNT(&in) > 0 && CPU_EQUAL(now, &in);
+    return CPU_EQUAL(now, &in);
 }
 
 static void forget(struct applier *a, pid_t tid)

@@ -1152,6 +1152,16 @@ static void test_hotplug_keeps_task(void **state)
     assert_int_equal(applier_restore_all(f->a), 1);
     assert_mask(&ft->mask, "0-3");
     assert_mask(&ft2->mask, "2-3");
+
+    /* every CPU of the plan goes offline: the kernel reports an empty mask
+     * for a task that has not woken since; still ours, restored */
+    plan = set_of("1");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    CPU_CLR(1, &f->rec.online);
+    CPU_ZERO(&ft->mask);
+    assert_int_equal(applier_verify(f->a, 0), 0);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_mask(&ft->mask, "0-3");
 }
 
 static void write_file(const char *path, const char *text)
