@@ -50,6 +50,9 @@ int ctl_call(const char *path, const char *method, struct json_object *params, i
     _cleanup_free_ char *req = varlink_request_format(method, params, &len);
     if (!req)
         return -ENOMEM;
+    /* A daemon that refuses the connection (too many clients) sends its
+     * reason and closes: on EPIPE, read that reason before giving up. */
+    int send_err = 0;
     for (size_t off = 0; off < len;) {
         int r = wait_fd(fd, POLLOUT, deadline);
         if (r < 0)
@@ -58,7 +61,10 @@ int ctl_call(const char *path, const char *method, struct json_object *params, i
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
-            return -errno;
+            if (errno != EPIPE && errno != ECONNRESET)
+                return -errno;
+            send_err = -errno;
+            break;
         }
         off += (size_t)n;
     }
@@ -83,11 +89,11 @@ int ctl_call(const char *path, const char *method, struct json_object *params, i
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
-            r = -errno;
+            r = send_err ? send_err : -errno;
             break;
         }
         if (n == 0) {
-            r = -ECONNRESET;
+            r = send_err ? send_err : -ECONNRESET;
             break;
         }
         r = varlink_reader_feed(&rd, buf, (size_t)n);

@@ -279,6 +279,8 @@ struct json_object *report_metrics(const struct engine *e)
                    "Proc connector receive buffer overflows (events lost, /proc rescanned)");
         sample(s, NULL, NULL, (double)pc->overflows);
     }
+    s = family(arr, "turbosched_untracked_tasks_total", "counter", "Threads not tracked because the task table was full");
+    sample(s, NULL, NULL, (double)e->counters.table_full);
     s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
     sample(s, NULL, NULL, (double)e->counters.rescans);
     s = family(arr, "turbosched_plan_changes_total", "counter", "Changes of the jitter CPU mask");

@@ -1,0 +1,81 @@
+/* Many idle clients of a unix socket, for the control socket's limits:
+ *
+ *   ts-clients SOCKET N
+ *
+ * connects N times, then waits up to 2 s for what each connection receives
+ * and prints one line
+ *   connected N refused R other O
+ * where R counts connections closed with an io.turbosched.TooManyClients
+ * error, O those closed or answered otherwise. It then holds the open ones
+ * until SIGTERM. Exit 1 on a failed connect() or socket(). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 1024
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: ts-clients SOCKET N\n");
+        return 2;
+    }
+    int n = atoi(argv[2]);
+    if (n < 1 || n > MAX_CLIENTS) {
+        fprintf(stderr, "ts-clients: N must be 1..%d\n", MAX_CLIENTS);
+        return 2;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(argv[1]) >= sizeof sa.sun_path) {
+        fprintf(stderr, "ts-clients: socket path too long\n");
+        return 2;
+    }
+    strcpy(sa.sun_path, argv[1]);
+
+    static struct pollfd pfd[MAX_CLIENTS];
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+            perror("ts-clients: connect");
+            return 1;
+        }
+        pfd[i] = (struct pollfd){.fd = fd, .events = POLLIN};
+    }
+
+    int refused = 0, other = 0;
+    for (int waited = 0; waited < 20; waited++) {   /* 20 x 100 ms */
+        if (poll(pfd, (nfds_t)n, 100) <= 0)
+            continue;
+        for (int i = 0; i < n; i++) {
+            if (pfd[i].fd < 0 || !pfd[i].revents)
+                continue;
+            char buf[4096];
+            ssize_t len = recv(pfd[i].fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+            if (len < 0 && errno == EAGAIN)
+                continue;
+            buf[len > 0 ? len : 0] = '\0';
+            if (len > 0 && strstr(buf, "io.turbosched.TooManyClients"))
+                refused++;
+            else
+                other++;
+            close(pfd[i].fd);
+            pfd[i].fd = -1;
+        }
+    }
+    printf("connected %d refused %d other %d\n", n, refused, other);
+    fflush(stdout);
+
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
+    int sig;
+    sigwait(&term, &sig);
+    return 0;
+}
