@@ -18,11 +18,7 @@ trap 'echo 1 > "$CPU1" 2>/dev/null; cleanup' EXIT
 WAIT_STEP=0.2
 
 KEEP="hp$$"
-write_config <<CONF
-[rule long-lived]
-comm = ${KEEP}*
-class = jitter
-CONF
+config_jitter "$KEEP"
 start_keepers K "$TMP/keep" "$KEEP" 3 2 || exit 1
 record_masks "$TMP/original" "$TMP/keep"
 expect_mask "$TMP/on0" 0 "$TMP/keep"

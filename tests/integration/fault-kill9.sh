@@ -16,13 +16,6 @@ ROUNDS=${ROUNDS:-4}
 WAIT_STEP=0.2
 
 KEEP="k9$$"
-conf_jitter() { write_config <<CONF
-[rule long-lived]
-comm = ${KEEP}*
-class = jitter
-CONF
-}
-conf_none() { write_config </dev/null; }
 
 start_keepers K "$TMP/keep" "$KEEP" 3 2 || exit 1
 start_keepers KP "$TMP/keep-pinned" "$KEEP" 1 1 taskset -c 1 || exit 1
@@ -51,7 +44,7 @@ all_are() { expect_all "$1"; masks_match "$TMP/expect"; }
 
 for round in $(seq "$ROUNDS"); do
     echo "--- round $round"
-    conf_jitter
+    config_jitter "$KEEP"
     check "round $round: daemon starts" start_daemon || break
     check "round $round: packed onto CPU 0" wait_for 30 all_are 0
     stop_daemon KILL
@@ -68,7 +61,7 @@ for round in $(seq "$ROUNDS"); do
         check "round $round: every task re-adopted and packed" wait_for 30 all_are 0
         check "round $round: daemon stops" stop_daemon
     else
-        conf_none
+        config_none
         check "round $round: restarted without the jitter rule" start_daemon
         check "round $round: every task restored at start-up" wait_for 30 all_are "$ORIG"
         check "round $round: daemon stops" stop_daemon

@@ -16,13 +16,6 @@ require_storm
 WAIT_STEP=0.2
 
 KEEP="sf$$"
-conf_jitter() { write_config <<CONF
-[rule long-lived]
-comm = ${KEEP}*
-class = jitter
-CONF
-}
-conf_none() { write_config </dev/null; }
 
 start_keepers K "$TMP/keep" "$KEEP" 3 2 || exit 1
 record_masks "$TMP/original" "$TMP/keep"
@@ -52,7 +45,7 @@ foreign() {
 check_case() {   # check_case NAME EXPECTED_MESSAGE
     local name=$1 msg=$2
     echo "--- state file $name"
-    conf_jitter
+    config_jitter "$KEEP"
     check "$name: daemon starts" start_daemon || return
     check "$name: packed onto CPU 0" wait_for 30 masks_match "$TMP/packed"
     check "$name: state file written" test -s "$TMP/state"
@@ -60,10 +53,10 @@ check_case() {   # check_case NAME EXPECTED_MESSAGE
     FAULTS=$((FAULTS + 1))
     case $name in
         truncated) truncate -s $(( $(stat -c %s "$TMP/state") / 2 )) "$TMP/state" ;;
-        garbage) head -c 512 /dev/urandom > "$TMP/state" ;;
+        garbage) { head -c 512 /dev/urandom; echo; } > "$TMP/state" ;;   # a first line, never the magic
         foreign) foreign ;;
     esac
-    conf_none
+    config_none
     check "$name: daemon starts on it" start_daemon || return
     if [ "$name" = intact ]; then
         check "$name: every task restored at start-up" wait_for 30 masks_match "$TMP/original"

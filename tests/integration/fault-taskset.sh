@@ -14,11 +14,7 @@ require_storm
 WAIT_STEP=0.2
 
 KEEP="ts$$"
-write_config <<CONF
-[rule long-lived]
-comm = ${KEEP}*
-class = jitter
-CONF
+config_jitter "$KEEP"
 
 start_keepers K "$TMP/keep" "$KEEP" 3 2 || exit 1
 record_masks "$TMP/original" "$TMP/keep"

@@ -69,6 +69,21 @@ affinity_of() {
 affinity_is() { [ "$(affinity_of "$1")" = "$2" ]; }
 all_cpus() { cat /sys/devices/system/cpu/online; }
 
+# live_tids: every TID in /proc that has not exited (a zombie has sent its
+# exit event already), sorted.
+live_tids() {
+    local f line st t
+    for f in /proc/[0-9]*/task/[0-9]*/stat; do
+        { read -r line <"$f"; } 2>/dev/null || continue
+        st=${line##*) }
+        st=${st:0:1}
+        [[ $st == Z || $st == X ]] && continue
+        t=${f#/proc/*/task/}
+        echo "${t%/stat}"
+    done | sort -u
+}
+
+
 # spawn VAR COMMAND...: start a background child, remember it for cleanup.
 spawn() {
     local __var=$1; shift

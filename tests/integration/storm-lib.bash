@@ -22,6 +22,16 @@ print_counts() {
     echo "counts: faults injected $FAULTS, tasks checked $TASKS_CHECKED, mismatches $MISMATCHES"
 }
 
+# config_jitter COMM: a daemon config with one rule: COMM* is jitter;
+# config_none: no rules at all
+config_jitter() { write_config <<CONF
+[rule long-lived]
+comm = ${1}*
+class = jitter
+CONF
+}
+config_none() { write_config </dev/null; }
+
 # start_hog [DUTY%]: CPU 0 busy, so that the plan confines jitter to it.
 start_hog() { spawn HOG "$LOAD" -c 0 -d "${1:-70}" -p 10 -n "tshog$$"; }
 
@@ -98,20 +108,6 @@ dump_tasks() {
 }
 # class_of PID: the class `explain` gives the process's main thread
 class_of() { ctl --json explain "$1" 2>/dev/null | sed -n 's/.*"class": *"\([a-z]*\)".*/\1/p' | head -1; }
-
-# live_tids: every TID in /proc that has not exited (a zombie has sent its
-# exit event already), sorted.
-live_tids() {
-    local f line st t
-    for f in /proc/[0-9]*/task/[0-9]*/stat; do
-        { read -r line <"$f"; } 2>/dev/null || continue
-        st=${line##*) }
-        st=${st:0:1}
-        [[ $st == Z || $st == X ]] && continue
-        t=${f#/proc/*/task/}
-        echo "${t%/stat}"
-    done | sort -u
-}
 
 daemon_rss_kib() {
     local k v u
