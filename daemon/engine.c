@@ -316,19 +316,60 @@ static int sample_cpus(struct engine *e, uint64_t now)
     return 0;
 }
 
-/* CPU time of jitter tasks since the last tick, smoothed per task and
- * charged to the CPU each last ran on: the packer then does not count jitter
- * it packed onto a core against that core's own spare room. */
+/* CPU time of jitter tasks, smoothed per task and charged to the CPU each
+ * last ran on: the packer then does not count jitter it packed onto a core
+ * against that core's own spare room. Reading a task costs a /proc read, so
+ * a tick reads at most SAMPLES_PER_TICK of them, round robin; a task not
+ * read this tick counts with its last figures. With that many jitter tasks
+ * or fewer, each is read every tick; with more, each is read every few
+ * ticks and its figure is its mean over that longer interval. */
+#define SAMPLES_PER_TICK 64
+
+static void sample_one(struct engine *e, struct task *t, uint32_t now32)
+{
+    uint64_t rt;
+    int cpu;
+    if (load_read_task_sample(root_of(e), t->pid, t->tid, &rt, &cpu) < 0)
+        return;     /* gone: its exit event removes it */
+    uint32_t dt_ms = now32 - t->sample_ms;
+    if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
+        uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */
+        t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), dt_ms, e->cfg->half_life_ms);
+    }
+    t->runtime_ns = rt;
+    t->sample_ms = now32;
+    t->last_cpu = (int16_t)MIN(cpu, INT16_MAX);
+}
+
 static void sample_tasks(struct engine *e, uint64_t now)
 {
-    uint64_t dt_ms = e->task_sample_ms ? now - e->task_sample_ms : 0;
-    uint64_t total = 0;
-    size_t iter = 0;
+    uint32_t now32 = (uint32_t)now;
+    unsigned n = task_table_count(e->tasks), visited = 0, read = 0;
+    size_t iter = e->sample_cursor;
     struct task *t;
 
+    /* read up to SAMPLES_PER_TICK jitter tasks, from where the last tick stopped */
+    while (visited < n && read < SAMPLES_PER_TICK) {
+        if (!(t = task_table_next(e->tasks, &iter))) {
+            if (iter == 0)
+                break;
+            iter = 0;
+            continue;
+        }
+        visited++;
+        if (t->class == CLASS_JITTER) {
+            sample_one(e, t, now32);
+            read++;
+        }
+    }
+    e->sample_cursor = iter;
+
+    /* totals from every task's latest figures */
+    uint64_t total = 0;
     memset(e->n_by_class, 0, sizeof e->n_by_class);
     e->n_slice_tasks = 0;
     memset(e->jitter_milli, 0, sizeof(*e->jitter_milli) * (size_t)e->n_cpus);
+    iter = 0;
     while ((t = task_table_next(e->tasks, &iter))) {
         if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
             e->n_by_class[t->class]++;
@@ -336,20 +377,10 @@ static void sample_tasks(struct engine *e, uint64_t now)
             e->n_slice_tasks++;
         if (t->class != CLASS_JITTER)
             continue;
-        uint64_t rt;
-        int cpu;
-        if (load_read_task_sample(root_of(e), t->pid, t->tid, &rt, &cpu) < 0)
-            continue;   /* gone: its exit event removes it */
-        if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
-            uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */
-            t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), dt_ms, e->cfg->half_life_ms);
-        }
-        t->runtime_ns = rt;
         total += t->util_milli;
-        if (cpu < e->n_cpus)
-            e->jitter_milli[cpu] = (int)MIN((unsigned)e->jitter_milli[cpu] + t->util_milli, 1000u);
+        if (t->last_cpu >= 0 && t->last_cpu < e->n_cpus)
+            e->jitter_milli[t->last_cpu] = (int)MIN((unsigned)e->jitter_milli[t->last_cpu] + t->util_milli, 1000u);
     }
-    e->task_sample_ms = now;
     e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
 }
 

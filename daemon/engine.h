@@ -56,7 +56,7 @@ struct engine {
     int *util_milli;             /* smoothed per-CPU utilisation, -1 = no sample */
     int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
     unsigned jitter_load_milli;
-    uint64_t task_sample_ms;
+    size_t sample_cursor;       /* where the next tick's task sampling starts */
 
     /* plan */
     struct packer_state pstate;

@@ -13,6 +13,7 @@ struct task {
     pid_t pid;                  /* thread group id */
     uint64_t start_time;        /* field 22 of /proc/TID/stat, clock ticks after boot */
     bool start_pending;         /* start_time not read yet (procscan_ensure_start) */
+    int16_t last_cpu;           /* CPU it ran on at its last sample (its util_milli is 0 until one) */
     char comm[16];
     uid_t uid;
     /* classification (written by the classifier) */
@@ -22,6 +23,7 @@ struct task {
     /* load tracking (written by the load sampler) */
     uint64_t runtime_ns;        /* CPU time at the last sample */
     unsigned util_milli;        /* smoothed utilisation of one CPU, 0..1000 */
+    uint32_t sample_ms;         /* when runtime_ns was read (monotonic ms, wraps) */
     /* bookkeeping */
     uint32_t seen_gen;          /* rescan generation that last saw it */
     uint32_t flags;
