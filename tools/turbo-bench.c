@@ -39,6 +39,7 @@ struct options {
     unsigned time_s;
     bool json;
     bool uclamp;                 /* jitter threads ask for util_max = 0, as turbo_bench -u did */
+    int intensive_cpu;           /* pin intensive threads here (-1: anywhere); jitter stays free */
 };
 
 struct intensive {
@@ -73,7 +74,7 @@ struct bench_sched_attr {
 static atomic_bool stop_flag;
 static atomic_int uclamp_err;    /* first error from sched_setattr, as -errno */
 static struct options opt = {
-    .n_intensive = 1, .n_jitter = 2, .period_ms = 3, .work_us = 300, .time_s = 10,
+    .n_intensive = 1, .n_jitter = 2, .period_ms = 3, .work_us = 300, .time_s = 10, .intensive_cpu = -1,
 };
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -95,6 +96,13 @@ static void *intensive_main(void *arg)
     volatile double sum = 0;
 
     pthread_setname_np(pthread_self(), NAME_INTENSIVE);
+    if (opt.intensive_cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(opt.intensive_cpu, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) < 0)
+            fprintf(stderr, "pinning intensive thread to CPU %d: %s\n", opt.intensive_cpu, strerror(errno));
+    }
     if (!a)
         return NULL;
     for (unsigned i = 0; i < ARRAY_LEN; i++)
@@ -209,6 +217,7 @@ static void usage(FILE *f)
             "  -w, --work-us W      jitter work per period in us (default 300)\n"
             "  -t, --time T         run time in seconds (default 10)\n"
             "  -u, --uclamp-max0    jitter threads set their uclamp util_max to 0\n"
+            "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
             "      --json           print the report as JSON\n"
             "  -h, --help\n");
 }
@@ -223,12 +232,13 @@ static int parse_args(int argc, char **argv)
         { "time", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'J' },
         { "uclamp-max0", no_argument, NULL, 'u' },
+        { "intensive-cpu", required_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:m:p:w:t:uh", longopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, "n:m:p:w:t:c:uh", longopts, NULL)) >= 0) {
         unsigned *dst = NULL;
         switch (c) {
         case 'n': dst = &opt.n_intensive; break;
@@ -238,6 +248,15 @@ static int parse_args(int argc, char **argv)
         case 't': dst = &opt.time_s; break;
         case 'J': opt.json = true; continue;
         case 'u': opt.uclamp = true; continue;
+        case 'c': {
+            unsigned cpu;
+            if (parse_uint(optarg, &cpu) < 0 || cpu >= CPU_SETSIZE) {
+                fprintf(stderr, "invalid CPU for -c: '%s'\n", optarg);
+                return -EINVAL;
+            }
+            opt.intensive_cpu = (int)cpu;
+            continue;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return -EINVAL;
         }
