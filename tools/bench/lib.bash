@@ -1,0 +1,54 @@
+# Shared by the benchmark scripts (sourced): a scratch directory, a daemon
+# under a bench config, CPU time and RSS of a process, cleanup. Benchmarks
+# print numbers; they never pass or fail on a timing.
+set -euo pipefail
+BUILD=$(realpath "${1:?usage: $(basename "$0") BUILD_DIR}")
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DAEMON=$BUILD/turboschedd
+CTL=$BUILD/turbosched-ctl
+LOAD=$BUILD/ts-load
+[ "$(id -u)" -eq 0 ] || { echo "$(basename "$0"): needs root (proc connector, affinity of other tasks)" >&2; exit 77; }
+[ -x "$DAEMON" ] || { echo "$(basename "$0"): $DAEMON not built" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/turbosched-bench.XXXXXX)
+PIDS=()
+DPID=
+bench_cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    [ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap bench_cleanup EXIT
+
+# bench_config EXTRA: a daemon config confined to $TMP; EXTRA (stdin) appended
+bench_config() {
+    cat > "$TMP/turbosched.conf" <<CONF
+[daemon]
+control_socket = $TMP/control
+state_file = $TMP/state
+log_level = info
+[classify]
+unit_optin = no
+CONF
+    cat >> "$TMP/turbosched.conf"
+}
+ctl() { "$CTL" --socket "$TMP/control" "$@"; }
+# wait_until TIMEOUT_S COMMAND...: poll every 100 ms
+wait_until() {
+    local end=$((SECONDS + $1)); shift
+    until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.1; done
+}
+daemon_start() {   # daemon_start [WRAPPER...]: start it, wait until it answers
+    rm -f "$TMP/control"
+    "$@" "$DAEMON" --config "$TMP/turbosched.conf" >>"$TMP/daemon.log" 2>&1 &
+    DPID=$!
+    wait_until 120 ctl status >/dev/null 2>&1 || { echo "daemon did not start:" >&2; tail "$TMP/daemon.log" >&2; exit 1; }
+}
+daemon_stop() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=; }
+plan_restricted() { ctl status 2>/dev/null | grep -q '^Plan: *packed'; }
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# ratio A B: A/B with 3 decimals ("n/a" when B is 0)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
