@@ -16,8 +16,8 @@ cp "$BUILD/bench-latency" "$TMP/$NAME"
 bench_config <<CONF
 [packing]
 busy_threshold = 30%
-hold_time = 200ms
-min_change_interval = 1h
+hold_time = 2s
+min_change_interval = 60min
 [rule probe]
 comm = $NAME
 class = jitter

@@ -10,6 +10,12 @@ LOAD=$BUILD/ts-load
 [ "$(id -u)" -eq 0 ] || { echo "$(basename "$0"): needs root (proc connector, affinity of other tasks)" >&2; exit 77; }
 [ -x "$DAEMON" ] || { echo "$(basename "$0"): $DAEMON not built" >&2; exit 1; }
 
+# No integration test beside a benchmark (run-all.sh holds the lock already)
+if [ -z "${TS_BENCH_LOCKED:-}" ]; then
+    exec 9>>/run/lock/turbosched-integration.lock
+    flock -w 1800 9 || { echo "$(basename "$0"): the integration test lock stayed taken" >&2; exit 1; }
+fi
+
 TMP=$(mktemp -d /tmp/turbosched-bench.XXXXXX)
 PIDS=()
 DPID=
@@ -36,18 +42,27 @@ CONF
 }
 ctl() { "$CTL" --socket "$TMP/control" "$@"; }
 # wait_until TIMEOUT_S COMMAND...: poll every 100 ms
+# (status 2 from COMMAND: give up at once)
 wait_until() {
-    local end=$((SECONDS + $1)); shift
-    until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.1; done
+    local end=$((SECONDS + $1)) rc; shift
+    while :; do
+        rc=0; "$@" || rc=$?
+        [ $rc -eq 0 ] && return 0
+        [ $rc -eq 2 ] && return 1
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.1
+    done
 }
 daemon_start() {   # daemon_start [WRAPPER...]: start it, wait until it answers
     rm -f "$TMP/control"
     "$@" "$DAEMON" --config "$TMP/turbosched.conf" >>"$TMP/daemon.log" 2>&1 &
     DPID=$!
-    wait_until 120 ctl status >/dev/null 2>&1 || { echo "daemon did not start:" >&2; tail "$TMP/daemon.log" >&2; exit 1; }
+    answering() { kill -0 "$DPID" 2>/dev/null || return 2; ctl status >/dev/null 2>&1; }
+    wait_until 120 answering && return
+    echo "daemon did not start:" >&2; tail "$TMP/daemon.log" >&2; DPID=; exit 1
 }
 daemon_stop() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=; }
-plan_restricted() { ctl status 2>/dev/null | grep -q '^Plan: *packed'; }
+plan_restricted() { ctl status 2>/dev/null | grep -q '^Plan: *jitter tasks on CPU'; }
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # ratio A B: A/B with 3 decimals ("n/a" when B is 0)

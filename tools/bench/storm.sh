@@ -41,8 +41,8 @@ cp "$BUILD/bench-storm" "$TMP/$NAME"
 bench_config <<CONF
 [packing]
 busy_threshold = 30%
-hold_time = 200ms
-min_change_interval = 1h
+hold_time = 2s
+min_change_interval = 60min
 [rule storm]
 comm = $NAME
 class = jitter
