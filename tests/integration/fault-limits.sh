@@ -38,8 +38,8 @@ echo "  $(ctl status | grep -i -m1 'tracked')"
 
 echo "--- control clients"
 RSS0=$(daemon_rss_kib)
-spawn C "$CLIENTS" "$TMP/control" 100 > "$TMP/clients.out"
-check "100 clients connected" wait_for 20 test -s "$TMP/clients.out"
+spawn C "$CLIENTS" "$TMP/control" 100 36 > "$TMP/clients.out"
+check "100 clients connected" wait_for 90 test -s "$TMP/clients.out"
 echo "  $(cat "$TMP/clients.out")"
 read -r _ n _ refused _ other < "$TMP/clients.out"
 check "36 over the bound refused with TooManyClients" test "${refused:-0}" -eq 36
