@@ -1,10 +1,13 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int max_level = LOG_INFO;
 static log_sink_fn sink;
@@ -32,6 +35,23 @@ int log_level_from_string(const char *s)
     return -EINVAL;
 }
 
+/* The "<N>" level prefix only where journald reads stderr (it turns the
+ * prefix into the priority): JOURNAL_STREAM names the stream as "dev:ino",
+ * and it must still be our stderr, not one inherited by a shell. Elsewhere
+ * (a terminal, --check-config, a test's pipe) the bare message. */
+static bool stderr_is_journal(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+        cached = e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+                 (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+    }
+    return cached;
+}
+
 void log_internal(int level, const char *fmt, ...)
 {
     if (level > max_level)
@@ -44,7 +64,9 @@ void log_internal(int level, const char *fmt, ...)
     va_end(ap);
     if (sink)
         sink(level, buf, sink_userdata);
-    else
+    else if (stderr_is_journal())
         fprintf(stderr, "<%d>%s\n", level, buf);
+    else
+        fprintf(stderr, "%s\n", buf);
     errno = saved;
 }

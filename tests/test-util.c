@@ -4,7 +4,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -141,6 +146,55 @@ static void test_log(void **state)
     assert_int_equal(log_level_from_string("loud"), -EINVAL);
 }
 
+/* The default sink, in a child (the journal check is made once a process):
+ * stderr goes to a file; JOURNAL_STREAM names that file, another one, or
+ * nothing. Returns what the child wrote. */
+static void log_in_child(const char *journal, char *out, size_t size)
+{
+    char path[] = "/tmp/test-util-log.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct stat st;
+        char env[64];
+        if (dup2(fd, STDERR_FILENO) < 0 || fstat(fd, &st) < 0)
+            _exit(1);
+        if (journal && strcmp(journal, "this") == 0) {
+            snprintf(env, sizeof env, "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+            setenv("JOURNAL_STREAM", env, 1);
+        } else if (journal) {
+            setenv("JOURNAL_STREAM", journal, 1);
+        } else {
+            unsetenv("JOURNAL_STREAM");
+        }
+        log_set_max_level(LOG_INFO);
+        log_err("t.conf:%d: bad", 3);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ssize_t n = pread(fd, out, size - 1, 0);
+    assert_true(n >= 0);
+    out[n] = '\0';
+    close(fd);
+    unlink(path);
+}
+
+static void test_log_stderr_prefix(void **state)
+{
+    (void)state;
+    char out[256];
+    log_in_child("this", out, sizeof out);
+    assert_string_equal(out, "<3>t.conf:3: bad\n");
+    log_in_child(NULL, out, sizeof out);
+    assert_string_equal(out, "t.conf:3: bad\n");
+    log_in_child("1:1", out, sizeof out);      /* a stream inherited from elsewhere */
+    assert_string_equal(out, "t.conf:3: bad\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_path_join),
         cmocka_unit_test(test_log),
+        cmocka_unit_test(test_log_stderr_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
