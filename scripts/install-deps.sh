@@ -11,7 +11,8 @@ PACKAGES="
     valgrind util-linux procps
 "
 # qemu-system-x86, debootstrap and e2fsprogs drive the end-to-end test under
-# real systemd; cgroup-tools, gnuplot-nox and rt-tests are for the benchmarks.
+# real systemd; cgroup-tools (cgrulesengd, the peer in the event benchmark)
+# and gnuplot-nox (the simulator's plot) serve the benchmarks.
 PACKAGES="$PACKAGES qemu-system-x86 debootstrap e2fsprogs systemd cgroup-tools gnuplot-nox"
 
 missing=""
