@@ -517,6 +517,8 @@ static char *reader(char *str, int num, void *stream)
     size_t max = num > 3 ? (size_t)num - 3 : 0;
     if (content > max) {
         perr(p, "line too long (%zu characters, at most %zu)", content, max);
+        if (p->section == SEC_RULE)
+            mark_broken(p);     /* its key is lost: no second error for it */
         p->line = LINE_BLANK;
         str[0] = '\n';
         str[1] = '\0';

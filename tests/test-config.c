@@ -458,6 +458,14 @@ static void test_long_line(void **state)
     assert_null(c.rules[0].globs[RULE_COMM]);
     assert_string_equal(c.rules[0].globs[RULE_EXE][0], "y");
     config_free(&c);
+
+    /* the rule's only match key too long: one error, not also "no match key" */
+    n = snprintf(text, max + 64, "[rule a]\nclass = jitter\ncomm = ");
+    memset(text + n, 'x', max - line + 1);
+    text[n + max - line + 1] = '\0';
+    assert_int_equal(parse(text, &c), -EINVAL);
+    assert_string_equal(captured, want);
+    config_free(&c);
     free(text);
 }
 
