@@ -48,6 +48,8 @@ check "bad value named with file:line" has "bad/turbosched.conf:3: .*tick_interv
 check "unknown key named with file:line" has "bad/turbosched.conf:4: unknown key 'prioity'"
 check "duplicate rule named with file:line" has "bad/turbosched.conf:8: .*agents"
 check "over-long line named with file:line" has "bad/turbosched.conf:9: .*long"
+check "lines start with the file name (no <N> prefix outside the journal)" \
+    bash -c "! printf '%s\n' \"\$1\" | grep -v '^$TMP/bad/turbosched.conf'" _ "$out"
 
 # An error in a drop-in names the drop-in.
 cp "$TMP/good/turbosched.conf" "$TMP/bad/turbosched.conf"

@@ -123,9 +123,12 @@ CONF
 # ready: logged by this start, not an earlier one (the log is appended to)
 daemon_ready() { [ -S "$TMP/control" ] && tail -c +$((LOG_START + 1)) "$TMP/daemon.log" | grep -q "ready:"; }
 
+# The daemon's log carries "<N>" priority prefixes, as under journald, so that
+# checks can tell errors from the rest: JOURNAL_STREAM names the log file.
 start_daemon() {
-    LOG_START=$(stat -c %s "$TMP/daemon.log" 2>/dev/null || echo 0)
-    "$DAEMON" --config "$TMP/turbosched.conf" "$@" >>"$TMP/daemon.log" 2>&1 &
+    touch "$TMP/daemon.log"
+    LOG_START=$(stat -c %s "$TMP/daemon.log")
+    JOURNAL_STREAM=$(stat -c %d:%i "$TMP/daemon.log") "$DAEMON" --config "$TMP/turbosched.conf" "$@" >>"$TMP/daemon.log" 2>&1 &
     DAEMON_PID=$!
     if ! wait_for 30 daemon_ready; then
         echo "daemon did not become ready; its log:"; cat "$TMP/daemon.log"
