@@ -384,6 +384,17 @@ static void sample_tasks(struct engine *e, uint64_t now)
     e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
 }
 
+void engine_count_now(const struct engine *e, unsigned by_class[4], unsigned *packed)
+{
+    memset(by_class, 0, 4 * sizeof *by_class);
+    size_t iter = 0;
+    const struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if ((unsigned)t->class < 4)
+            by_class[t->class]++;
+    *packed = (unsigned)applier_count(e->applier);
+}
+
 /* Take a snapshot of narrowed masks before a change that may toggle the
  * cpuset controller, and put them back after it (see pins.h). */
 /* Tasks the daemon packed keep the mask it set (the applier's record stays

@@ -73,13 +73,15 @@ struct json_object *report_status(const struct engine *e)
     add_bool(o, "uclamp_supported", classifier_uclamp_supported(e->classifier));
     add_bool(o, "unit_optin", classifier_unit_optin_active(e->classifier));
 
+    unsigned by_class[4], packed;
+    engine_count_now(e, by_class, &packed);
     struct json_object *t = json_object_new_object();
     add_int(t, "tracked", task_table_count(e->tasks));
-    add_int(t, "jitter", e->n_by_class[CLASS_JITTER]);
-    add_int(t, "intensive", e->n_by_class[CLASS_INTENSIVE]);
-    add_int(t, "ignore", e->n_by_class[CLASS_IGNORE]);
-    add_int(t, "unclassified", e->n_by_class[CLASS_UNSET]);
-    add_int(t, "packed", e->n_packed);
+    add_int(t, "jitter", by_class[CLASS_JITTER]);
+    add_int(t, "intensive", by_class[CLASS_INTENSIVE]);
+    add_int(t, "ignore", by_class[CLASS_IGNORE]);
+    add_int(t, "unclassified", by_class[CLASS_UNSET]);
+    add_int(t, "packed", packed);
     add_int(t, "max", task_table_max(e->tasks));
     add_int(t, "memory_bytes", (int64_t)task_table_memory_bytes(e->tasks));
     json_object_object_add(o, "tasks", t);
@@ -260,11 +262,13 @@ struct json_object *report_metrics(const struct engine *e)
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
 
+    unsigned by_class[4], packed;
+    engine_count_now(e, by_class, &packed);
     s = family(arr, "turbosched_tasks", "gauge", "Tracked threads by class");
     for (size_t i = 0; i < ELEMENTSOF(classes); i++)
-        sample(s, "class", task_class_to_string(classes[i]), e->n_by_class[classes[i]]);
+        sample(s, "class", task_class_to_string(classes[i]), by_class[classes[i]]);
     s = family(arr, "turbosched_tasks_packed", "gauge", "Threads whose affinity the daemon set");
-    sample(s, NULL, NULL, e->n_packed);
+    sample(s, NULL, NULL, packed);
 
     const struct procmon_counters *pc = e->procmon ? procmon_counters(e->procmon) : NULL;
     if (pc) {
