@@ -245,15 +245,23 @@ static struct json_object *family(struct json_object *arr, const char *name, con
     return s;
 }
 
-static void sample(struct json_object *samples, const char *label, const char *value_label, double v)
+static void sample2(struct json_object *samples, const char *label, const char *value_label, const char *label2,
+                    const char *value_label2, double v)
 {
     struct json_object *s = json_object_new_object();
     struct json_object *l = json_object_new_object();
     if (label)
         add_str(l, label, value_label);
+    if (label2)
+        add_str(l, label2, value_label2);
     json_object_object_add(s, "labels", l);
     json_object_object_add(s, "value", json_object_new_double(v));
     json_object_array_add(samples, s);
+}
+
+static void sample(struct json_object *samples, const char *label, const char *value_label, double v)
+{
+    sample2(samples, label, value_label, NULL, NULL, v);
 }
 
 struct json_object *report_metrics(const struct engine *e)
@@ -312,14 +320,22 @@ struct json_object *report_metrics(const struct engine *e)
                                         "Current CPU frequency (absent without a cpufreq driver)");
         struct json_object *iu = family(arr, "turbosched_cpu_idle_entries_total", "counter",
                                         "Idle state entries per CPU, all states");
+        struct json_object *su = family(arr, "turbosched_cpu_idle_state_entries_total", "counter",
+                                        "Entries into each idle state per CPU");
+        struct json_object *st = family(arr, "turbosched_cpu_idle_state_seconds_total", "counter",
+                                        "Residency in each idle state per CPU");
         for (unsigned i = 0; i < cs.n_cpus; i++) {
             char cpu[16];
             snprintf(cpu, sizeof cpu, "%u", cs.cpus[i].cpu);
             if (cs.cpus[i].freq_khz)
                 sample(fq, "cpu", cpu, (double)cs.cpus[i].freq_khz * 1000.0);
             uint64_t n = 0;
-            for (unsigned k = 0; k < cs.cpus[i].n_idle; k++)
-                n += cs.cpus[i].idle[k].usage;
+            for (unsigned k = 0; k < cs.cpus[i].n_idle; k++) {
+                const struct cpustats_idle_state *is = &cs.cpus[i].idle[k];
+                n += is->usage;
+                sample2(su, "cpu", cpu, "state", is->name, (double)is->usage);
+                sample2(st, "cpu", cpu, "state", is->name, (double)is->time_us / 1e6);
+            }
             if (cs.cpus[i].n_idle)
                 sample(iu, "cpu", cpu, (double)n);
         }

@@ -6,7 +6,7 @@
 # Env: TS_BUILD_DIR, TS_SOURCE_DIR (set by ctest). Optional: TS_E2E_CACHE
 # (image cache, default /var/cache/turbosched-e2e), TS_E2E_KEEP=1 (keep the
 # run directory), TS_E2E_GUEST_SCRIPT (run this in the guest instead of
-# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 600). The guest's console
+# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 300). The guest's console
 # and result logs of the last run stay in $TS_BUILD_DIR/e2e-logs/.
 # Exit 0 pass, 1 fail, 77 skip (with a one-line reason).
 set -euo pipefail
@@ -14,7 +14,7 @@ set -euo pipefail
 src=${TS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TS_BUILD_DIR:-$src/build}
 cache=${TS_E2E_CACHE:-/var/cache/turbosched-e2e}
-qemu_timeout_s=${TS_E2E_TIMEOUT_S:-600}
+qemu_timeout_s=${TS_E2E_TIMEOUT_S:-300}
 here=$src/tests/e2e
 
 skip() { echo "SKIP: $*"; exit 77; }
