@@ -15,19 +15,35 @@ PACKAGES="
 # and gnuplot-nox (the simulator's plot) serve the benchmarks.
 PACKAGES="$PACKAGES qemu-system-x86 debootstrap e2fsprogs systemd cgroup-tools gnuplot-nox"
 
+# promtool checks the daemon's metrics exposition in the tests. Debian ships
+# it only inside the prometheus package, which would also install and start a
+# Prometheus server; only the promtool binary is taken from it.
+PROMTOOL=/usr/local/bin/promtool
+
 missing=""
 for p in $PACKAGES; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
         missing="$missing $p"
     fi
 done
-[ -z "$missing" ] && exit 0
+[ -z "$missing" ] && [ -x "$PROMTOOL" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+    echo "install-deps: missing:$missing$([ -x "$PROMTOOL" ] || echo " $PROMTOOL") (run as root to install)" >&2
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ -n "$missing" ]; then
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ ! -x "$PROMTOOL" ]; then
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    (cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1)
+    dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -xO ./usr/bin/promtool > "$tmp/promtool"
+    chmod 0755 "$tmp/promtool"
+    "$tmp/promtool" --version >/dev/null 2>&1
+    mv "$tmp/promtool" "$PROMTOOL"
+fi

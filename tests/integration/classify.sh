@@ -48,6 +48,12 @@ families_documented() {
 }
 check "metrics: HELP and TYPE for every family" families_documented
 check "metrics: jitter count present" grep -q '^turbosched_tasks{class="jitter"} [1-9]' "$TMP/metrics"
+PROMTOOL=${PROMTOOL:-$(command -v promtool || echo /usr/local/bin/promtool)}
+if [ -x "$PROMTOOL" ]; then
+    check "metrics: promtool check metrics accepts the daemon's output" "$PROMTOOL" check metrics < "$TMP/metrics"
+else
+    echo "SKIP metrics: promtool check (no promtool; scripts/install-deps.sh installs it)"
+fi
 
 # A bad drop-in: reload fails, the old rules stay in force.
 rules <<CONF
