@@ -1,0 +1,273 @@
+/* The whole engine (scan, classify, sample, plan, apply, reload, stop) in dry
+ * run against a fixture root: see engine-fixture.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "engine-fixture.h"
+#include "engine.h"
+#include "packer.h"
+#include "task.h"
+#include "util.h"
+
+static void expect_counts(const struct engine *e, unsigned jitter, unsigned intensive, unsigned ignore,
+                          unsigned packed)
+{
+    unsigned by_class[4], n_packed;
+    engine_count_now(e, by_class, &n_packed);
+    assert_int_equal(by_class[CLASS_UNSET], 0);
+    assert_int_equal(by_class[CLASS_JITTER], jitter);
+    assert_int_equal(by_class[CLASS_INTENSIVE], intensive);
+    assert_int_equal(by_class[CLASS_IGNORE], ignore);
+    assert_int_equal(n_packed, packed);
+}
+
+static void expect_class(struct engine *e, pid_t tid, enum task_class cls, enum class_source src, int rule)
+{
+    struct task *t = task_table_find(e->tasks, tid);
+    if (!t)
+        fail_msg("tid %d is not tracked", (int)tid);
+    assert_int_equal(t->class, cls);
+    assert_int_equal(t->source, src);
+    assert_int_equal(t->rule, rule);
+}
+
+static const char *fmt(const cpu_set_t *set)
+{
+    static char bufs[4][256];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    assert_int_equal(cpulist_format(set, b, 256), 0);
+    return b;
+}
+
+static void expect_log(const char *what)
+{
+    if (!strstr(efx_log(), what))
+        fail_msg("not logged: \"%s\"; the log:\n%s", what, efx_log());
+}
+
+/* The real masks are what they were: the dry run changed nothing. */
+static void expect_real_masks_unchanged(const struct engine_fixture *fx)
+{
+    const pid_t tids[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread, fx->crunch};
+    for (size_t i = 0; i < ELEMENTSOF(tids); i++) {
+        cpu_set_t now;
+        assert_int_equal(sched_getaffinity(tids[i], sizeof now, &now), 0);
+        assert_string_equal(fmt(&now), fmt(&fx->real_mask));
+    }
+}
+
+/* Busy ticks until the jitter tasks are packed, checked. */
+static void pack(struct engine_fixture *fx)
+{
+    struct engine *e = fx->e;
+    efx_tick_with(fx, efx_busy_load);
+    efx_tick_with(fx, efx_busy_load);
+    assert_true(e->planned);
+    assert_true(e->plan->restricted);
+    assert_int_equal(e->plan->reason, PACKER_REASON_PACKED);
+    assert_string_equal(fmt(&e->plan->mask), EFX_BUSY_PLAN);
+    expect_counts(e, 3, 1, 1, 3);
+}
+
+static void test_startup_scan_classifies(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+
+    assert_int_equal(task_table_count(e->tasks), 5);
+    assert_int_equal(e->counters.rescans, 1);
+    expect_class(e, fx->jit_a, CLASS_JITTER, SOURCE_RULE, 0);
+    expect_class(e, fx->jit_b, CLASS_JITTER, SOURCE_RULE, 0);
+    expect_class(e, fx->jit_b_thread, CLASS_JITTER, SOURCE_RULE, 0);
+    expect_class(e, fx->crunch, CLASS_INTENSIVE, SOURCE_RULE, 1);
+    expect_class(e, fx->self, CLASS_IGNORE, SOURCE_DEFAULT, -1);
+    struct task *t = task_table_find(e->tasks, fx->jit_b_thread);
+    assert_int_equal(t->pid, fx->jit_b);
+    assert_string_equal(t->comm, "jitterbug");
+    /* the first tick only took the first load sample: nothing planned yet */
+    assert_true(e->planned);
+    assert_false(e->plan->restricted);
+    assert_int_equal(e->plan->reason, PACKER_REASON_NO_DATA);
+    expect_counts(e, 3, 1, 1, 0);
+    expect_log("tracking 5 threads");
+}
+
+static void test_busy_core_packs_then_unrestricted(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+
+    /* core 2 of package 0 (CPUs 1,9) is busy but saturated: no room */
+    bool saw_full = false;
+    for (int i = 0; i < e->plan->n_cores; i++) {
+        const struct packer_core_info *ci = &e->plan->cores[i];
+        const struct topo_core *c = &e->topo->cores[ci->core];
+        if (CPU_ISSET(1, &c->online)) {
+            saw_full = true;
+            assert_true(ci->busy);
+            assert_int_equal(ci->spare_milli, 0);
+            assert_false(ci->chosen);
+        }
+    }
+    assert_true(saw_full);
+
+    cpu_set_t plan, want;
+    assert_int_equal(cpulist_parse(EFX_BUSY_PLAN, &plan), 0);
+    CPU_AND(&want, &plan, &fx->real_mask);
+    const pid_t jitter[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread};
+    for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
+        const struct applied_task *at = applier_find(e->applier, jitter[i]);
+        if (!at)
+            fail_msg("jitter tid %d not packed; the log:\n%s", (int)jitter[i], efx_log());
+        assert_string_equal(fmt(&at->original), fmt(&fx->real_mask));
+        assert_string_equal(fmt(&at->set), fmt(&want));
+        char msg[256];
+        snprintf(msg, sizeof msg, "would set pid %d (jitterbug) affinity %s -> %s", (int)jitter[i],
+                 fmt(&fx->real_mask), fmt(&want));
+        expect_log(msg);
+    }
+    assert_null(applier_find(e->applier, fx->crunch));
+    assert_null(applier_find(e->applier, fx->self));
+    assert_int_equal(e->n_packed, 3);
+    assert_int_equal(e->counters.packs, 3);
+    char line[256];
+    engine_status_line(e, line, sizeof line);
+    assert_string_equal(line, "5 tasks, 3 jitter, 3 packed on CPUs " EFX_BUSY_PLAN "; uclamp unsupported; dry run");
+    expect_real_masks_unchanged(fx);
+
+    /* the load goes away: no restriction, every jitter task given back */
+    efx_tick_with(fx, efx_no_load);
+    assert_false(e->plan->restricted);
+    assert_int_equal(e->plan->reason, PACKER_REASON_IDLE_MACHINE);
+    expect_counts(e, 3, 1, 1, 0);
+    assert_int_equal(e->n_packed, 0);
+    for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "would restore pid %d (jitterbug) affinity %s -> %s", (int)jitter[i], fmt(&want),
+                 fmt(&fx->real_mask));
+        expect_log(msg);
+    }
+    engine_status_line(e, line, sizeof line);
+    assert_string_equal(line, "5 tasks, 3 jitter, 0 packed (no restriction); uclamp unsupported; dry run");
+    expect_real_masks_unchanged(fx);
+}
+
+static void test_reload_without_rule_reclassifies(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+
+    efx_write_config(fx, false, NULL);
+    char msg[256] = "";
+    assert_int_equal(engine_reload(e, msg, sizeof msg), 0);
+    efx_log_reset();
+    assert_string_equal(msg, "rules: 0, changes undone: 3");
+    assert_true(e->last_reload_ok);
+    assert_int_equal(e->counters.reloads_ok, 1);
+    assert_int_equal(e->cfg->n_rules, 0);
+    expect_counts(e, 0, 0, 5, 0);
+    expect_class(e, fx->jit_a, CLASS_IGNORE, SOURCE_DEFAULT, -1);
+    expect_class(e, fx->jit_b_thread, CLASS_IGNORE, SOURCE_DEFAULT, -1);
+    expect_class(e, fx->crunch, CLASS_IGNORE, SOURCE_DEFAULT, -1);
+
+    /* still busy, but there is nothing left to pack */
+    efx_tick_with(fx, efx_busy_load);
+    efx_tick_with(fx, efx_busy_load);
+    expect_counts(e, 0, 0, 5, 0);
+    assert_null(applier_find(e->applier, fx->jit_a));
+    expect_real_masks_unchanged(fx);
+}
+
+static void test_bad_reload_keeps_config(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    const struct config *before = e->cfg;
+
+    efx_write_config(fx, true, "[packing]\nhold_time = banana\n");
+    /* the line of the bad value, counted in the file as written */
+    FILE *f = fopen(fx->conf, "re");
+    assert_non_null(f);
+    char buf[256];
+    unsigned line = 0, bad_line = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        if (strstr(buf, "banana"))
+            bad_line = line;
+    }
+    fclose(f);
+    assert_true(bad_line > 0);
+
+    char msg[256] = "", want[PATH_MAX];
+    assert_int_equal(engine_reload(e, msg, sizeof msg), -EINVAL);
+    efx_log_reset();
+    snprintf(want, sizeof want, "%s:%u: ", fx->conf, bad_line);
+    if (strncmp(msg, want, strlen(want)) != 0)
+        fail_msg("reload message \"%s\" does not start with \"%s\"", msg, want);
+    assert_non_null(strstr(msg, "hold_time"));
+    assert_string_equal(e->last_reload_msg, msg);
+    assert_false(e->last_reload_ok);
+    assert_int_equal(e->counters.reloads_failed, 1);
+    assert_int_equal(e->counters.reloads_ok, 0);
+
+    /* the old configuration stays, and nothing was undone */
+    assert_ptr_equal(e->cfg, before);
+    assert_int_equal(e->cfg->n_rules, 2);
+    assert_int_equal(e->cfg->hold_ms, 0);
+    expect_counts(e, 3, 1, 1, 3);
+    efx_tick_with(fx, efx_busy_load);
+    assert_true(e->plan->restricted);
+    expect_counts(e, 3, 1, 1, 3);
+}
+
+static void test_stop_leaves_nothing(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+
+    engine_stop(e);
+    assert_int_equal(applier_count(e->applier), 0);
+    expect_counts(e, 3, 1, 1, 0);
+    const pid_t jitter[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread};
+    for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "would restore pid %d (jitterbug)", (int)jitter[i]);
+        expect_log(msg);
+    }
+    /* a dry run writes no state file */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/state", fx->root);
+    assert_int_equal(access(path, F_OK), -1);
+    expect_real_masks_unchanged(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_startup_scan_classifies, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_busy_core_packs_then_unrestricted, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_without_rule_reclassifies, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_reload_keeps_config, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_leaves_nothing, efx_setup, efx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

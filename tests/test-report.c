@@ -1,0 +1,272 @@
+/* The control socket's replies (status, dump, explain, metrics) built from
+ * the fixture engine of engine-fixture.h with its jitter tasks packed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine-fixture.h"
+#include "engine.h"
+#include "report.h"
+#include "util.h"
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+    struct json_object *v;
+    if (!json_object_object_get_ex(o, key, &v))
+        fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+    return v;
+}
+
+static int64_t get_int(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    assert_true(json_object_is_type(v, json_type_int));
+    return json_object_get_int64(v);
+}
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    if (!json_object_is_type(v, json_type_string))
+        fail_msg("\"%s\" is not a string in %s", key, json_object_to_json_string(o));
+    return json_object_get_string(v);
+}
+
+static bool get_bool(struct json_object *o, const char *key)
+{
+    struct json_object *v = get(o, key);
+    assert_true(json_object_is_type(v, json_type_boolean));
+    return json_object_get_boolean(v);
+}
+
+static const char *fmt(const cpu_set_t *set)
+{
+    static char bufs[2][256];
+    static unsigned next;
+    char *b = bufs[next++ % 2];
+    assert_int_equal(cpulist_format(set, b, 256), 0);
+    return b;
+}
+
+static void start_packed(struct engine_fixture *fx)
+{
+    efx_start(fx);
+    efx_tick_with(fx, efx_busy_load);
+    efx_tick_with(fx, efx_busy_load);
+    assert_true(fx->e->plan->restricted);
+}
+
+static void test_status(void **state)
+{
+    struct engine_fixture *fx = *state;
+    start_packed(fx);
+    struct json_object *o = report_status(fx->e);
+    assert_non_null(o);
+    assert_string_equal(get_str(o, "mode"), "affinity");
+    assert_true(get_bool(o, "dry_run"));
+    assert_false(get_bool(o, "uclamp_supported"));
+    assert_false(get_bool(o, "unit_optin"));
+    assert_int_equal(get_int(o, "rescans"), 1);
+    assert_true(json_object_is_type(get(o, "cpus"), json_type_array));
+
+    struct json_object *t = get(o, "tasks");
+    assert_int_equal(get_int(t, "tracked"), 5);
+    assert_int_equal(get_int(t, "jitter"), 3);
+    assert_int_equal(get_int(t, "intensive"), 1);
+    assert_int_equal(get_int(t, "ignore"), 1);
+    assert_int_equal(get_int(t, "unclassified"), 0);
+    assert_int_equal(get_int(t, "packed"), 3);
+    assert_int_equal(get_int(t, "max"), fx->e->cfg->max_tasks);
+
+    struct json_object *p = get(o, "plan");
+    assert_true(get_bool(p, "restricted"));
+    assert_string_equal(get_str(p, "cpus"), EFX_BUSY_PLAN);
+    assert_string_equal(get_str(p, "state"), "packed");
+    assert_string_equal(get_str(p, "wait"), "none");
+    assert_string_equal(get_str(p, "reason"), fx->e->plan->summary);
+
+    struct json_object *rl = get(o, "last_reload");
+    assert_true(get_bool(rl, "ok"));
+    assert_string_equal(get_str(rl, "message"), "no reload yet");
+    json_object_put(o);
+
+    /* counted when asked, not as of the last tick: after a stop nothing is
+     * packed although no tick has run since */
+    engine_stop(fx->e);
+    assert_int_equal(fx->e->n_packed, 3);
+    o = report_status(fx->e);
+    assert_int_equal(get_int(get(o, "tasks"), "packed"), 0);
+    assert_int_equal(get_int(get(o, "tasks"), "jitter"), 3);
+    json_object_put(o);
+}
+
+static void test_dump(void **state)
+{
+    struct engine_fixture *fx = *state;
+    start_packed(fx);
+    cpu_set_t plan, want;
+    assert_int_equal(cpulist_parse(EFX_BUSY_PLAN, &plan), 0);
+    CPU_AND(&want, &plan, &fx->real_mask);
+
+    struct json_object *o = report_dump(fx->e);
+    assert_non_null(o);
+    struct json_object *tasks = get(o, "tasks");
+    /* jitter and intensive tasks; the ignored runner is left out */
+    assert_int_equal(json_object_array_length(tasks), 4);
+    unsigned seen = 0;
+    for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+        struct json_object *t = json_object_array_get_idx(tasks, i);
+        pid_t tid = (pid_t)get_int(t, "tid");
+        if (tid == fx->jit_a || tid == fx->jit_b || tid == fx->jit_b_thread) {
+            seen |= tid == fx->jit_a ? 1 : tid == fx->jit_b ? 2 : 4;
+            assert_int_equal(get_int(t, "pid"), tid == fx->jit_a ? fx->jit_a : fx->jit_b);
+            assert_string_equal(get_str(t, "comm"), "jitterbug");
+            assert_string_equal(get_str(t, "class"), "jitter");
+            assert_string_equal(get_str(t, "source"), "rule");
+            assert_non_null(strstr(get_str(t, "detail"), "rule 'jitterbugs'"));
+            assert_string_equal(get_str(t, "original_mask"), fmt(&fx->real_mask));
+            assert_string_equal(get_str(t, "current_mask"), fmt(&want));
+        } else if (tid == fx->crunch) {
+            seen |= 8;
+            assert_string_equal(get_str(t, "class"), "intensive");
+            assert_non_null(strstr(get_str(t, "detail"), "rule 'crunchers'"));
+            /* never moved: both are its real mask */
+            assert_string_equal(get_str(t, "original_mask"), fmt(&fx->real_mask));
+            assert_string_equal(get_str(t, "current_mask"), fmt(&fx->real_mask));
+        } else {
+            fail_msg("unexpected task %d in the dump", (int)tid);
+        }
+    }
+    assert_int_equal(seen, 15);
+
+    /* every core, the chosen ones in the mask */
+    struct json_object *cores = get(o, "cores");
+    assert_int_equal(json_object_array_length(cores), 8);
+    unsigned in_mask = 0;
+    for (size_t i = 0; i < 8; i++) {
+        struct json_object *c = json_object_array_get_idx(cores, i);
+        assert_int_equal(get_int(c, "capacity_milli"), 1250);
+        if (get_bool(c, "in_mask")) {
+            in_mask++;
+            assert_true(get_bool(c, "busy"));
+            assert_int_equal(get_int(c, "core_id"), 0);
+        }
+    }
+    assert_int_equal(in_mask, 2);
+    assert_true(get_bool(get(o, "plan"), "restricted"));
+    json_object_put(o);
+}
+
+static void test_explain(void **state)
+{
+    struct engine_fixture *fx = *state;
+    start_packed(fx);
+    struct json_object *o = NULL;
+    assert_int_equal(report_explain(fx->e, fx->jit_b, &o), 0);
+    assert_int_equal(get_int(o, "pid"), fx->jit_b);
+    struct json_object *threads = get(o, "threads");
+    assert_int_equal(json_object_array_length(threads), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const char *pl = get_str(json_object_array_get_idx(threads, i), "placement");
+        if (strncmp(pl, "packed on CPUs ", 15) != 0)
+            fail_msg("placement \"%s\"", pl);
+    }
+    json_object_put(o);
+
+    assert_int_equal(report_explain(fx->e, fx->crunch, &o), 0);
+    assert_string_equal(get_str(json_object_array_get_idx(get(o, "threads"), 0), "placement"),
+                        "not moved: class intensive");
+    json_object_put(o);
+    o = NULL;
+    assert_int_equal(report_explain(fx->e, 999999999, &o), -ESRCH);
+    assert_null(o);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static double sample_value(struct json_object *samples, const char *label, const char *value)
+{
+    for (size_t i = 0; i < json_object_array_length(samples); i++) {
+        struct json_object *s = json_object_array_get_idx(samples, i);
+        struct json_object *l = get(s, "labels");
+        struct json_object *v;
+        if (!label ? json_object_object_length(l) == 0
+                   : json_object_object_get_ex(l, label, &v) && strcmp(json_object_get_string(v), value) == 0)
+            return json_object_get_double(get(s, "value"));
+    }
+    fail_msg("no sample %s=%s", label ? label : "", value ? value : "");
+    return NAN;
+}
+
+static void test_metrics(void **state)
+{
+    struct engine_fixture *fx = *state;
+    start_packed(fx);
+    struct json_object *o = report_metrics(fx->e);
+    struct json_object *arr = get(o, "metrics");
+    size_t n = json_object_array_length(arr);
+    assert_true(n >= 10);
+    struct json_object *tasks = NULL, *packed = NULL, *restricted = NULL, *util = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *f = json_object_array_get_idx(arr, i);
+        const char *name = get_str(f, "name"), *type = get_str(f, "type"), *help = get_str(f, "help");
+        if (strncmp(name, "turbosched_", 11) != 0)
+            fail_msg("family %s: not in the turbosched_ namespace", name);
+        if (strlen(help) == 0)
+            fail_msg("family %s: empty help", name);
+        if (strcmp(type, "gauge") != 0 && strcmp(type, "counter") != 0)
+            fail_msg("family %s: type \"%s\"", name, type);
+        /* Prometheus: counters, and only they, end in _total */
+        if ((strcmp(type, "counter") == 0) != ends_with(name, "_total"))
+            fail_msg("family %s: type %s", name, type);
+        assert_true(json_object_is_type(get(f, "samples"), json_type_array));
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(name, get_str(json_object_array_get_idx(arr, k), "name")) == 0)
+                fail_msg("family %s twice", name);
+        if (strcmp(name, "turbosched_tasks") == 0)
+            tasks = get(f, "samples");
+        else if (strcmp(name, "turbosched_tasks_packed") == 0)
+            packed = get(f, "samples");
+        else if (strcmp(name, "turbosched_plan_restricted") == 0)
+            restricted = get(f, "samples");
+        else if (strcmp(name, "turbosched_cpu_utilisation_ratio") == 0)
+            util = get(f, "samples");
+    }
+    assert_non_null(tasks);
+    assert_non_null(packed);
+    assert_non_null(restricted);
+    assert_non_null(util);
+    assert_true(sample_value(tasks, "class", "jitter") == 3);
+    assert_true(sample_value(tasks, "class", "intensive") == 1);
+    assert_true(sample_value(tasks, "class", "ignore") == 1);
+    assert_true(sample_value(packed, NULL, NULL) == 3);
+    assert_true(sample_value(restricted, NULL, NULL) == 1);
+    assert_int_equal(json_object_array_length(util), EFX_N_CPUS);
+    assert_true(fabs(sample_value(util, "cpu", "0") - 0.5) < 0.002);
+    assert_true(fabs(sample_value(util, "cpu", "1") - 1.0) < 0.002);
+    assert_true(fabs(sample_value(util, "cpu", "2")) < 0.002);
+    json_object_put(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_status, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_dump, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_explain, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_metrics, efx_setup, efx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
