@@ -86,9 +86,12 @@ static void place_task(struct engine *e, struct task *t)
     if (packs_per_thread(e, t)) {
         if (plan_mask(e) && procscan_ensure_start(root_of(e), t) < 0)
             return;
-        r = applier_pack_task(e->applier, t, plan_mask(e));
-        if (r > 0)
+        const cpu_set_t *mask = plan_mask(e);
+        r = applier_pack_task(e->applier, t, mask);
+        if (r > 0 && mask)
             e->counters.packs++;
+        else if (r > 0)
+            e->counters.restores++;     /* an unrestricted plan puts it back */
     } else if (applier_find(e->applier, t->tid)) {
         r = applier_restore_task(e->applier, t->tid);
         if (r > 0)

@@ -154,6 +154,8 @@ static void test_busy_core_packs_then_unrestricted(void **state)
     assert_int_equal(e->plan->reason, PACKER_REASON_IDLE_MACHINE);
     expect_counts(e, 3, 1, 1, 0);
     assert_int_equal(e->n_packed, 0);
+    assert_int_equal(e->counters.packs, 3);
+    assert_int_equal(e->counters.restores, 3);
     for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
         char msg[256];
         snprintf(msg, sizeof msg, "would restore pid %d (jitterbug) affinity %s -> %s", (int)jitter[i], fmt(&want),

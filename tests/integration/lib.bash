@@ -146,3 +146,5 @@ stop_daemon() {
 }
 
 ctl() { "$CTL" --socket "$TMP/control" "$@"; }
+# the daemon's plan confines jitter to CPU 0
+plan_is_cpu0() { ctl --json status 2>/dev/null | grep -A2 '"plan"' | grep -q '"cpus": "0"'; }

@@ -40,7 +40,6 @@ start_hog() { spawn HOG "$LOAD" -c 0 -d "${1:-70}" -p 10 -n "tshog$$"; }
 # build's bursts of work (a reload reclassifies every task) do not make CPU 1
 # look busy and the plan fall back. Tasks started before keep their masks.
 harness_on_cpu0() { taskset -p -c 0 $$ >/dev/null; }
-plan_is_cpu0() { ctl --json status 2>/dev/null | grep -A2 '"plan"' | grep -q '"cpus": "0"'; }
 
 # start_keepers VAR FILE COMM N THREADS [WRAPPER...]: N long-lived processes
 # named COMM with THREADS threads each; FILE gets "PID TID..." per process.
