@@ -1,4 +1,5 @@
 #include "engine-fixture.h"
+#include "procmon.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -198,6 +199,18 @@ void efx_write_config(struct engine_fixture *fx, bool rules, const char *extra)
                      extra ? extra : "");
     assert_true(n > 0 && (size_t)n < sizeof text);
     write_text(fx->conf, text);
+}
+
+int efx_preflight(void)
+{
+    struct procmon *pm;
+    int r = procmon_open(4096, &pm);
+    if (r < 0) {
+        printf("SKIP: opening the proc connector: %s (needs CAP_NET_ADMIN)\n", strerror(-r));
+        return 77;
+    }
+    procmon_free(pm);
+    return 0;
 }
 
 int efx_setup(void **state)

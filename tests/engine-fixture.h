@@ -30,6 +30,9 @@ struct engine_fixture {
 
 /* cmocka group setup/teardown: *state is a struct engine_fixture with the
  * engine created (engine_new) from efx_write_config(fx, true), not started. */
+/* Before running any test: 77 (ctest's skip) with a one-line reason when the
+ * proc connector cannot be opened here, else 0. */
+int efx_preflight(void);
 int efx_setup(void **state);
 int efx_teardown(void **state);
 

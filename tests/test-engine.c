@@ -264,6 +264,8 @@ static void test_stop_leaves_nothing(void **state)
 
 int main(void)
 {
+    if (efx_preflight())
+        return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_startup_scan_classifies, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_busy_core_packs_then_unrestricted, efx_setup, efx_teardown),
