@@ -40,6 +40,7 @@ struct options {
     bool json;
     bool uclamp;                 /* jitter threads ask for util_max = 0, as turbo_bench -u did */
     int intensive_cpu;           /* pin intensive threads here (-1: anywhere); jitter stays free */
+    unsigned duty_pct;           /* intensive threads compute this share of each 10 ms, sleep the rest */
 };
 
 struct intensive {
@@ -75,6 +76,7 @@ static atomic_bool stop_flag;
 static atomic_int uclamp_err;    /* first error from sched_setattr, as -errno */
 static struct options opt = {
     .n_intensive = 1, .n_jitter = 2, .period_ms = 3, .work_us = 300, .time_s = 10, .intensive_cpu = -1,
+    .duty_pct = 100,
 };
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -108,6 +110,13 @@ static void *intensive_main(void *arg)
     for (unsigned i = 0; i < ARRAY_LEN; i++)
         a[i] = (double) (i % 97) + 0.1;
 
+    /* Below 100% duty: compute for duty% of each period, sleep to its end
+     * (a busy core that still has room, as a POWER core beside its SMT
+     * siblings has). */
+    const uint64_t period_ns = 10000000ull;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t period_start = ts_ns(&now);
     while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
         double s = 0;
         for (unsigned i = 0; i < ARRAY_LEN; i++)
@@ -115,6 +124,18 @@ static void *intensive_main(void *arg)
         sum += s;
         atomic_fetch_add_explicit(&t->ops, ARRAY_LEN, memory_order_relaxed);
         note_cpu(&t->cpus);
+        if (opt.duty_pct >= 100)
+            continue;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ts_ns(&now) - period_start < period_ns * opt.duty_pct / 100)
+            continue;
+        period_start += period_ns;
+        if (period_start < ts_ns(&now))
+            period_start = ts_ns(&now);     /* overran (preempted): start afresh */
+        struct timespec until = {.tv_sec = (time_t)(period_start / 1000000000ull),
+                                 .tv_nsec = (long)(period_start % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+            ;
     }
     return NULL;
 }
@@ -218,6 +239,8 @@ static void usage(FILE *f)
             "  -t, --time T         run time in seconds (default 10)\n"
             "  -u, --uclamp-max0    jitter threads set their uclamp util_max to 0\n"
             "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
+            "  -d, --intensive-duty D  intensive threads compute D%% of each 10 ms and sleep the rest\n"
+            "                       (default 100)\n"
             "      --json           print the report as JSON\n"
             "  -h, --help\n");
 }
@@ -233,12 +256,13 @@ static int parse_args(int argc, char **argv)
         { "json", no_argument, NULL, 'J' },
         { "uclamp-max0", no_argument, NULL, 'u' },
         { "intensive-cpu", required_argument, NULL, 'c' },
+        { "intensive-duty", required_argument, NULL, 'd' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:m:p:w:t:c:uh", longopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, "n:m:p:w:t:c:d:uh", longopts, NULL)) >= 0) {
         unsigned *dst = NULL;
         switch (c) {
         case 'n': dst = &opt.n_intensive; break;
@@ -246,6 +270,7 @@ static int parse_args(int argc, char **argv)
         case 'p': dst = &opt.period_ms; break;
         case 'w': dst = &opt.work_us; break;
         case 't': dst = &opt.time_s; break;
+        case 'd': dst = &opt.duty_pct; break;
         case 'J': opt.json = true; continue;
         case 'u': opt.uclamp = true; continue;
         case 'c': {
@@ -272,6 +297,10 @@ static int parse_args(int argc, char **argv)
     if (opt.n_intensive + opt.n_jitter == 0 || opt.time_s == 0 ||
         (opt.n_jitter > 0 && opt.period_ms == 0)) {
         fprintf(stderr, "need at least one thread, a run time and a period\n");
+        return -EINVAL;
+    }
+    if (opt.duty_pct == 0 || opt.duty_pct > 100) {
+        fprintf(stderr, "intensive duty must be 1..100%%\n");
         return -EINVAL;
     }
     if (opt.work_us >= opt.period_ms * 1000u)

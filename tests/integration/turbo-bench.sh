@@ -80,3 +80,17 @@ else
     grep -q '^jitter uclamp: failed: ' "$tmp/uclamp.txt" || { cat "$tmp/uclamp.txt"; fail "uclamp failure not reported"; }
 fi
 echo "uclamp report ok"
+
+# 4. --intensive-duty: the intensive thread sleeps between bursts. Its CPU
+# time must stay well under the run time at 40% (a loose bound that noise
+# can only help); 0 and 101 are refused.
+TIMEFORMAT='%3U %3S %3R'
+{ time "$bench" -n 1 -m 0 -d 40 -t 2 >"$tmp/duty.txt"; } 2>"$tmp/duty.time" || fail "turbo-bench -d 40 exited with $?"
+read -r u s r <"$tmp/duty.time"
+awk -v u="$u" -v s="$s" -v r="$r" 'BEGIN { exit !((u + s) < 0.7 * r) }' || fail "-d 40 used ${u}s+${s}s of CPU in ${r}s"
+grep -Eq '^ops/s total: [1-9]' "$tmp/duty.txt" || fail "-d 40 reported no ops"
+echo "duty 40%: ${u}s user + ${s}s system in ${r}s"
+for d in 0 101; do
+    if "$bench" -n 1 -m 0 -d "$d" -t 1 >/dev/null 2>&1; then fail "-d $d accepted"; fi
+done
+echo "duty ok"
