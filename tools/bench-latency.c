@@ -113,7 +113,13 @@ int main(int argc, char **argv)
         return 2;
     }
     int64_t *first = calloc(samples, sizeof *first), *placed = calloc(samples, sizeof *placed);
-    if (!first || !placed) {
+    /* placed - first per sample: how long the probe, once running, still
+     * waited (0: confined before its first look). exec completes, and the
+     * daemon hears of it, somewhere between the two clock readings, so this
+     * is a lower bound of the daemon's latency and placed_ns an upper one. */
+    int64_t *after = calloc(samples, sizeof *after);
+    size_t n_at_first = 0;
+    if (!first || !placed || !after) {
         fprintf(stderr, "bench-latency: out of memory\n");
         return 1;
     }
@@ -153,20 +159,27 @@ int main(int argc, char **argv)
             n_lost++;
         } else {
             first[n_first++] = s.first_ns;
-            if (s.placed_ns >= 0)
+            if (s.placed_ns >= 0) {
+                after[n_placed] = s.placed_ns - s.first_ns;
+                n_at_first += after[n_placed] == 0;
                 placed[n_placed++] = s.placed_ns;
+            }
         }
         nanosleep(&(struct timespec){.tv_sec = interval_ms / 1000, .tv_nsec = (long)(interval_ms % 1000) * 1000000},
                   NULL);
     }
     qsort(first, n_first, sizeof *first, cmp_i64);
     qsort(placed, n_placed, sizeof *placed, cmp_i64);
+    qsort(after, n_placed, sizeof *after, cmp_i64);
     printf("samples=%u\nreported=%zu\nplaced=%zu\nlost=%zu\n", samples, n_first, n_placed, n_lost);
     printf("first_p50_us=%.1f\nfirst_p99_us=%.1f\nfirst_max_us=%.1f\n", pct_us(first, n_first, 50),
            pct_us(first, n_first, 99), pct_us(first, n_first, 100));
     printf("placed_p50_us=%.1f\nplaced_p99_us=%.1f\nplaced_max_us=%.1f\n", pct_us(placed, n_placed, 50),
            pct_us(placed, n_placed, 99), pct_us(placed, n_placed, 100));
+    printf("after_first_p50_us=%.1f\nafter_first_p99_us=%.1f\nafter_first_max_us=%.1f\nplaced_at_first=%zu\n",
+           pct_us(after, n_placed, 50), pct_us(after, n_placed, 99), pct_us(after, n_placed, 100), n_at_first);
     free(first);
     free(placed);
+    free(after);
     return 0;
 }
