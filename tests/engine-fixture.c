@@ -116,7 +116,8 @@ static void write_text(const char *path, const char *text)
 static void write_at(const char *dir, const char *file, const char *text)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int n = snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_true(n > 0 && (size_t)n < sizeof path);
     write_text(path, text);
 }
 
