@@ -152,8 +152,9 @@ static int hook_task_new(struct task *t, void *userdata)
     return classify_and_place(e, t);
 }
 
-static int hook_task_changed(struct task *t, void *userdata)
+static int hook_task_changed(struct task *t, enum procscan_change what, void *userdata)
 {
+    (void)what;
     return classify_and_place(userdata, t);
 }
 
