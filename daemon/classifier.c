@@ -146,7 +146,8 @@ void classifier_batch_end(struct classifier *c)
 static int gather(struct classifier *c, const struct task *t, bool use_cache, struct procinfo *pi)
 {
     pid_t pid = t->pid > 0 ? t->pid : t->tid;
-    unsigned wide = c->keys & ~(1u << RULE_COMM);
+    /* The user is the task's euid's: the task has it from procscan and uid events. */
+    unsigned wide = c->keys & ~((1u << RULE_COMM) | (1u << RULE_USER));
     int r;
     if (use_cache && c->batch && c->cache_valid && c->cache_pid == pid) {
         *pi = c->cache;
@@ -156,7 +157,6 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
         if (in->cmdline) in->cmdline = pi->cmdline;
         if (in->cgroup) in->cgroup = pi->cgroup;
         if (in->unit) in->unit = pi->unit;
-        if (in->user) in->user = pi->user;
     } else if (wide == 0) {
         /* Rules on comm alone: nothing to read from /proc for a new task. */
         pi->in = (struct match_input){0};
@@ -184,6 +184,11 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
             memcpy(pi->comm, one.comm, sizeof pi->comm);
             pi->in.comm = pi->comm;
         }
+    }
+    pi->in.user = NULL;
+    if (c->keys & (1u << RULE_USER)) {
+        procinfo_user_name(t->uid, pi->user, sizeof pi->user);
+        pi->in.user = pi->user;
     }
     return 0;
 }

@@ -31,14 +31,14 @@ void classifier_set_config(struct classifier *c, const struct config *cfg);
 
 /* Sets t->class, t->source, t->rule (-1 unless a rule decided). Returns 1 if
  * the class changed, 0 if not, -ESRCH/-ENOENT if the task is gone (t
- * unchanged), other -errno on failure. */
+ * unchanged), other -errno on failure. The user is t->uid's. */
 int classifier_classify(struct classifier *c, struct task *t);
 /* For tasks whose class came from uclamp or the default: re-read util_max
  * only (util_max changes without any proc event; call every
  * uclamp_recheck_ms). Same returns; 0 without work for other sources. */
 int classifier_recheck_uclamp(struct classifier *c, struct task *t);
-/* Between begin and end, process-wide inputs (exe, cmdline, cgroup, unit,
- * user) are read once per process, for classifying many threads at once. */
+/* Between begin and end, process-wide inputs (exe, cmdline, cgroup, unit)
+ * are read once per process, for classifying many threads at once. */
 void classifier_batch_begin(struct classifier *c);
 void classifier_batch_end(struct classifier *c);
 

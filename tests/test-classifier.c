@@ -456,6 +456,7 @@ static void test_explain(void **state)
     teardown(state);
     setup_with("[classify]\nuclamp = no\n[rule a]\ncomm = batch\nuser = nobody\nclass = jitter\n", false, false);
     struct task b = task(700, 700, NULL);
+    b.uid = 4000001;    /* as procscan reads it from the fixture's status */
     assert_int_equal(classifier_classify(fx.c, &b), 1);
     int n = classifier_explain(fx.c, &b, buf, sizeof buf);
     assert_int_equal(n, (int)strlen(buf));
