@@ -1,9 +1,11 @@
 /* The classifier: slice and unit opt-in, then rules, then uclamp, then the
- * default. The decision itself (decide) reads only what procinfo gathered. */
+ * default. The decision itself (decide) reads only what procinfo gathered,
+ * or what was remembered of it for the task's process. */
 #include "classifier.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,36 @@ struct classifier {
     bool cache_valid;
     pid_t cache_pid;
     struct procinfo cache;
+    /* What the process-wide inputs decided, per process, for comm and uid
+     * changes (see struct proc_entry). */
+    struct proc_entry **procs;
+    size_t n_proc_buckets, n_procs;
+};
+
+/* Keys that belong to one thread and change without an exec: comm (comm
+ * event) and the user, taken from the task's euid (uid event). */
+#define THREAD_KEYS ((1u << RULE_COMM) | (1u << RULE_USER))
+
+/* A rename or a uid change cannot change a process's exe, cmdline or cgroup
+ * (a cgroup move sends no event at all), so a comm or uid event needs only
+ * what these inputs decided. Kept from a full read of the thread group
+ * leader (new task, exec, reload, rescan) until the leader is gone; 24 bytes
+ * plus a bit per rule plus the unit's name, per process. */
+struct proc_entry {
+    struct proc_entry *next;
+    pid_t pid;
+    bool in_jitter_slice;
+    char *optin_unit;           /* whose X-TurboSched= counts; NULL: none */
+    uint8_t wide_ok[];          /* bit i: rule i's keys other than THREAD_KEYS match */
+};
+
+/* What decide looks at: the thread's comm and user in `in`, and either the
+ * process-wide inputs in `in` too (wide_ok NULL) or what they decided. */
+struct view {
+    const struct match_input *in;
+    bool in_jitter_slice;
+    const char *optin_unit;
+    const uint8_t *wide_ok;
 };
 
 struct decision {
@@ -89,10 +121,104 @@ int classifier_new(const struct config *cfg, const char *proc_root, struct class
     return 0;
 }
 
+static void procs_flush(struct classifier *c)
+{
+    for (size_t i = 0; i < c->n_proc_buckets; i++)
+        while (c->procs[i]) {
+            struct proc_entry *e = c->procs[i];
+            c->procs[i] = e->next;
+            free(e->optin_unit);
+            free(e);
+        }
+    c->n_procs = 0;
+}
+
+static struct proc_entry **procs_slot(struct classifier *c, pid_t pid)
+{
+    if (c->n_proc_buckets == 0)
+        return NULL;
+    struct proc_entry **p = &c->procs[(size_t)pid & (c->n_proc_buckets - 1)];
+    while (*p && (*p)->pid != pid)
+        p = &(*p)->next;
+    return p;
+}
+
+static struct proc_entry *procs_find(struct classifier *c, pid_t pid)
+{
+    struct proc_entry **p = procs_slot(c, pid);
+    return p ? *p : NULL;
+}
+
+static void procs_remove(struct classifier *c, pid_t pid)
+{
+    struct proc_entry **p = procs_slot(c, pid);
+    if (!p || !*p)
+        return;
+    struct proc_entry *e = *p;
+    *p = e->next;
+    free(e->optin_unit);
+    free(e);
+    c->n_procs--;
+}
+
+static int procs_grow(struct classifier *c)
+{
+    size_t n = c->n_proc_buckets ? c->n_proc_buckets * 2 : 256;
+    struct proc_entry **b = calloc(n, sizeof *b);
+    if (!b)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->n_proc_buckets; i++)
+        while (c->procs[i]) {
+            struct proc_entry *e = c->procs[i];
+            c->procs[i] = e->next;
+            e->next = b[(size_t)e->pid & (n - 1)];
+            b[(size_t)e->pid & (n - 1)] = e;
+        }
+    free(c->procs);
+    c->procs = b;
+    c->n_proc_buckets = n;
+    return 0;
+}
+
+static const char *optin_unit_of(const struct procinfo *pi)
+{
+    if (!pi->in.unit)
+        return NULL;
+    return pi->system_unit[0] ? pi->system_unit : pi->unit;
+}
+
+/* Remember what pi's process-wide inputs decide for the process pid. Out of
+ * memory only costs a re-read at the next comm or uid event. */
+static void procs_remember(struct classifier *c, pid_t pid, const struct procinfo *pi)
+{
+    const struct config *cfg = c->cfg;
+    if (c->n_procs >= c->n_proc_buckets && procs_grow(c) < 0)
+        return;
+    struct proc_entry *e = calloc(1, sizeof *e + (cfg->n_rules + 7) / 8);
+    if (!e)
+        return;
+    e->pid = pid;
+    e->in_jitter_slice = pi->in_jitter_slice;
+    const char *unit = unit_optin_active(c) ? optin_unit_of(pi) : NULL;
+    if (unit && !(e->optin_unit = strdup(unit))) {
+        free(e);
+        return;
+    }
+    for (size_t i = 0; i < cfg->n_rules; i++)
+        if (rule_matches_keys(&cfg->rules[i], &pi->in, ~THREAD_KEYS))
+            e->wide_ok[i / 8] |= (uint8_t)(1u << (i % 8));
+    struct proc_entry **p = procs_slot(c, pid);
+    e->next = *p;
+    *p = e;
+    c->n_procs++;
+}
+
 void classifier_free(struct classifier *c)
 {
     if (!c)
         return;
+    procs_flush(c);
+    free(c->procs);
     units_free(c->units);
     free(c->proc_root);
     free(c);
@@ -104,6 +230,8 @@ void classifier_set_config(struct classifier *c, const struct config *cfg)
 {
     c->cfg = cfg;
     c->cache_valid = false;
+    /* Rules, and so the inputs read, may have changed: read everything afresh. */
+    procs_flush(c);
     units_cache_flush(c->units);
     procinfo_user_cache_flush();
     /* unit_optin may just have been switched on; a failed connect is retried once per reload. */
@@ -124,6 +252,7 @@ void classifier_set_units(struct classifier *c, struct units *u)
     units_free(c->units);
     c->units = u;
     c->units_tried = true;
+    procs_flush(c);
     update_keys(c);
 }
 
@@ -134,6 +263,25 @@ void classifier_batch_begin(struct classifier *c)
 {
     c->batch = true;
     c->cache_valid = false;
+    /* A rescan follows lost events, execs among them: what was remembered
+     * per process may be stale. (A reload has flushed already.) */
+    procs_flush(c);
+}
+
+void classifier_task_gone(struct classifier *c, const struct task *t)
+{
+    pid_t pid = t->pid > 0 ? t->pid : t->tid;
+    if (t->tid == pid)
+        procs_remove(c, pid);
+}
+
+size_t classifier_memory_bytes(const struct classifier *c)
+{
+    size_t n = c->n_proc_buckets * sizeof *c->procs;
+    for (size_t i = 0; i < c->n_proc_buckets; i++)
+        for (const struct proc_entry *e = c->procs[i]; e; e = e->next)
+            n += sizeof *e + (c->cfg->n_rules + 7) / 8 + (e->optin_unit ? strlen(e->optin_unit) + 1 : 0);
+    return n;
 }
 
 void classifier_batch_end(struct classifier *c)
@@ -142,11 +290,38 @@ void classifier_batch_end(struct classifier *c)
     c->cache_valid = false;
 }
 
-/* Process-wide inputs (cached within a batch) plus the thread's comm. */
+/* The thread's own inputs: comm from the task (the proc connector's) or
+ * else its comm file, the user from its euid. */
+static int gather_thread(struct classifier *c, const struct task *t, struct match_input *in, char comm[static 16],
+                         char *user, size_t user_size)
+{
+    pid_t pid = t->pid > 0 ? t->pid : t->tid;
+    in->comm = NULL;
+    in->user = NULL;
+    if (c->keys & (1u << RULE_COMM)) {
+        if (t->comm[0]) {
+            snprintf(comm, 16, "%s", t->comm);
+        } else {
+            struct procinfo one;
+            int r = procinfo_read(c->proc_root, pid, t->tid, 1u << RULE_COMM, &one);
+            if (r < 0)
+                return r;
+            memcpy(comm, one.comm, 16);
+        }
+        in->comm = comm;
+    }
+    if (c->keys & (1u << RULE_USER)) {
+        procinfo_user_name(t->uid, user, user_size);
+        in->user = user;
+    }
+    return 0;
+}
+
+/* Process-wide inputs (cached within a batch) plus the thread's own. */
 static int gather(struct classifier *c, const struct task *t, bool use_cache, struct procinfo *pi)
 {
     pid_t pid = t->pid > 0 ? t->pid : t->tid;
-    unsigned wide = c->keys & ~(1u << RULE_COMM);
+    unsigned wide = c->keys & ~THREAD_KEYS;
     int r;
     if (use_cache && c->batch && c->cache_valid && c->cache_pid == pid) {
         *pi = c->cache;
@@ -156,7 +331,6 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
         if (in->cmdline) in->cmdline = pi->cmdline;
         if (in->cgroup) in->cgroup = pi->cgroup;
         if (in->unit) in->unit = pi->unit;
-        if (in->user) in->user = pi->user;
     } else if (wide == 0) {
         /* Rules on comm alone: nothing to read from /proc for a new task. */
         pi->in = (struct match_input){0};
@@ -171,42 +345,43 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
             c->cache_valid = true;
         }
     }
-    pi->in.comm = NULL;
-    if (c->keys & (1u << RULE_COMM)) {
-        if (t->comm[0]) {
-            snprintf(pi->comm, sizeof pi->comm, "%s", t->comm);
-            pi->in.comm = pi->comm;
-        } else {
-            struct procinfo one;
-            r = procinfo_read(c->proc_root, pid, t->tid, 1u << RULE_COMM, &one);
-            if (r < 0)
-                return r;
-            memcpy(pi->comm, one.comm, sizeof pi->comm);
-            pi->in.comm = pi->comm;
-        }
-    }
-    return 0;
+    return gather_thread(c, t, &pi->in, pi->comm, pi->user, sizeof pi->user);
 }
 
-static int decide(struct classifier *c, const struct task *t, const struct procinfo *pi, struct decision *d)
+static struct view view_of(const struct procinfo *pi)
+{
+    return (struct view){.in = &pi->in, .in_jitter_slice = pi->in_jitter_slice, .optin_unit = optin_unit_of(pi)};
+}
+
+static int match_rules(const struct classifier *c, const struct view *v)
+{
+    const struct config *cfg = c->cfg;
+    if (!v->wide_ok)
+        return rules_match(cfg->rules, cfg->n_rules, v->in);
+    for (size_t i = 0; i < cfg->n_rules; i++)
+        if ((v->wide_ok[i / 8] & (1u << (i % 8))) && rule_matches_keys(&cfg->rules[i], v->in, THREAD_KEYS))
+            return (int)i;
+    return -1;
+}
+
+static int decide(struct classifier *c, const struct task *t, const struct view *v, struct decision *d)
 {
     const struct config *cfg = c->cfg;
     *d = (struct decision){.rule = -1};
-    if (cfg->unit_optin && pi->in_jitter_slice) {
+    if (cfg->unit_optin && v->in_jitter_slice) {
         d->class = CLASS_JITTER;
         d->source = SOURCE_SLICE;
         return 0;
     }
-    if (unit_optin_active(c) && pi->in.unit) {
-        const char *unit = pi->system_unit[0] ? pi->system_unit : pi->unit;
+    if (unit_optin_active(c) && v->optin_unit) {
         enum task_class cls;
-        if (units_get_class(c->units, unit, &cls, &d->unit_origin) > 0) {
+        if (units_get_class(c->units, v->optin_unit, &cls, &d->unit_origin) > 0) {
             d->class = cls;
             d->source = SOURCE_UNIT;
             return 0;
         }
     }
-    int i = rules_match(cfg->rules, cfg->n_rules, &pi->in);
+    int i = match_rules(c, v);
     if (i >= 0) {
         d->class = cfg->rules[i].class;
         d->source = SOURCE_RULE;
@@ -244,12 +419,43 @@ static int apply(struct task *t, const struct decision *d)
 
 int classifier_classify(struct classifier *c, struct task *t)
 {
+    pid_t pid = t->pid > 0 ? t->pid : t->tid;
+    bool leader = t->tid == pid;
+    /* What the last exec read is stale from here on, even if this read fails. */
+    if (leader)
+        procs_remove(c, pid);
     struct procinfo pi;
     int r = gather(c, t, true, &pi);
     if (r < 0)
         return r;
+    /* Kept for the leader only, whose exit (or the next flush) ends it: a
+     * thread that outlives its leader has no event to end an entry. */
+    if (leader && (c->keys & ~THREAD_KEYS))
+        procs_remember(c, pid, &pi);
+    struct view v = view_of(&pi);
     struct decision d;
-    r = decide(c, t, &pi, &d);
+    r = decide(c, t, &v, &d);
+    if (r < 0)
+        return r;
+    return apply(t, &d);
+}
+
+int classifier_classify_thread(struct classifier *c, struct task *t)
+{
+    pid_t pid = t->pid > 0 ? t->pid : t->tid;
+    const struct proc_entry *e = (c->keys & ~THREAD_KEYS) ? procs_find(c, pid) : NULL;
+    /* Nothing remembered (none needed, leader untracked, flushed): read. */
+    if (!e)
+        return classifier_classify(c, t);
+    struct match_input in = {0};
+    char comm[16], user[64];
+    int r = gather_thread(c, t, &in, comm, user, sizeof user);
+    if (r < 0)
+        return r;
+    struct view v = {.in = &in, .in_jitter_slice = e->in_jitter_slice, .optin_unit = e->optin_unit,
+                     .wide_ok = e->wide_ok};
+    struct decision d;
+    r = decide(c, t, &v, &d);
     if (r < 0)
         return r;
     return apply(t, &d);
@@ -317,8 +523,9 @@ int classifier_explain(struct classifier *c, const struct task *t, char *buf, si
     int r = gather(c, t, false, &pi);
     if (r < 0)
         return r;
+    struct view v = view_of(&pi);
     struct decision d;
-    r = decide(c, t, &pi, &d);
+    r = decide(c, t, &v, &d);
     if (r < 0)
         return r;
     struct out o = {buf, size, 0};

@@ -31,14 +31,28 @@ void classifier_set_config(struct classifier *c, const struct config *cfg);
 
 /* Sets t->class, t->source, t->rule (-1 unless a rule decided). Returns 1 if
  * the class changed, 0 if not, -ESRCH/-ENOENT if the task is gone (t
- * unchanged), other -errno on failure. */
+ * unchanged), other -errno on failure. Reads the process-wide inputs (exe,
+ * cmdline, cgroup, unit) as the rules need them: for a new task or an exec.
+ * The thread's comm is t->comm (its comm file if empty), the user t->uid's. */
 int classifier_classify(struct classifier *c, struct task *t);
+/* The same after a comm or uid event: only t->comm or t->uid changed, so
+ * what the process-wide inputs decided at the leader's last classify is
+ * used, and nothing is read (but the comm file if t->comm is empty). Without
+ * that (leader not classified since the last reload or rescan, or gone):
+ * as classifier_classify. */
+int classifier_classify_thread(struct classifier *c, struct task *t);
+/* The task leaves the table: a leader takes its process's inputs along. */
+void classifier_task_gone(struct classifier *c, const struct task *t);
+/* Heap bytes of what is remembered per process. */
+size_t classifier_memory_bytes(const struct classifier *c);
 /* For tasks whose class came from uclamp or the default: re-read util_max
  * only (util_max changes without any proc event; call every
  * uclamp_recheck_ms). Same returns; 0 without work for other sources. */
 int classifier_recheck_uclamp(struct classifier *c, struct task *t);
-/* Between begin and end, process-wide inputs (exe, cmdline, cgroup, unit,
- * user) are read once per process, for classifying many threads at once. */
+/* Between begin and end, process-wide inputs (exe, cmdline, cgroup, unit)
+ * are read once per process, for classifying many threads at once (a
+ * rescan, a reload). Begin forgets what was remembered per process: a rescan
+ * follows lost events, and an exec may be among them. */
 void classifier_batch_begin(struct classifier *c);
 void classifier_batch_end(struct classifier *c);
 

@@ -123,9 +123,10 @@ static void setup_group_mode(struct engine *e, bool at_start)
                    "cpuset group: confining jitter per thread until a restart");
 }
 
-static int classify_and_place(struct engine *e, struct task *t)
+/* thread_only: a comm or uid event, nothing process-wide to read again. */
+static int classify_and_place(struct engine *e, struct task *t, bool thread_only)
 {
-    int r = classifier_classify(e->classifier, t);
+    int r = thread_only ? classifier_classify_thread(e->classifier, t) : classifier_classify(e->classifier, t);
     e->counters.classified++;
     if (r < 0) {
         if (!errno_is_gone(r))
@@ -152,18 +153,19 @@ static int hook_task_new(struct task *t, void *userdata)
         parent = e->fork_parent_tid;
     if (parent > 0 && applier_find(e->applier, parent) && procscan_ensure_start(root_of(e), t) == 0)
         applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
-    return classify_and_place(e, t);
+    return classify_and_place(e, t, false);
 }
 
-static int hook_task_changed(struct task *t, void *userdata)
+static int hook_task_changed(struct task *t, enum procscan_change what, void *userdata)
 {
-    return classify_and_place(userdata, t);
+    return classify_and_place(userdata, t, what != PROCSCAN_EXEC);
 }
 
 static void hook_task_gone(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
     applier_forget_task(e->applier, t->tid);
+    classifier_task_gone(e->classifier, t);
 }
 
 static const struct procscan_hooks *hooks_of(struct engine *e)
@@ -716,7 +718,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     struct task *t;
     classifier_batch_begin(e->classifier);
     while ((t = task_table_next(e->tasks, &iter)))
-        classify_and_place(e, t);
+        classify_and_place(e, t, false);
     classifier_batch_end(e->classifier);
     e->counters.reloads_ok++;
     e->last_reload_ok = true;

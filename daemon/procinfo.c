@@ -163,7 +163,7 @@ static struct {
 
 void procinfo_user_cache_flush(void) { memset(user_cache, 0, sizeof user_cache); }
 
-static void user_name(uid_t uid, char *buf, size_t size)
+void procinfo_user_name(uid_t uid, char *buf, size_t size)
 {
     unsigned slot = (unsigned)uid % USER_CACHE_SLOTS;
     if (user_cache[slot].valid && user_cache[slot].uid == uid) {
@@ -194,7 +194,7 @@ static int read_user(int dirfd, char *buf, size_t size)
     if (sscanf(uid_line + 5, "%lu %lu", &real, &eff) != 2)
         return -EBADMSG;
     /* The effective uid, as ps(1) shows in USER. */
-    user_name((uid_t)eff, buf, size);
+    procinfo_user_name((uid_t)eff, buf, size);
     return 0;
 }
 

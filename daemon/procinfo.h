@@ -40,6 +40,9 @@ struct procinfo {
  *  user    the effective uid's name (getpwuid_r), else the uid in decimal */
 int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, struct procinfo *pi);
 
+/* The name the `user` key matches for a uid: its passwd name, else the uid
+ * in decimal. No /proc read: the caller knows the uid (struct task). */
+void procinfo_user_name(uid_t uid, char *buf, size_t size);
 /* User names are cached per uid; forget them (on reload). */
 void procinfo_user_cache_flush(void);
 

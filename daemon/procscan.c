@@ -421,10 +421,10 @@ static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
     return add_new(tt, &fresh, h, NULL);
 }
 
-static int changed(struct task *t, const struct procscan_hooks *h)
+static int changed(struct task *t, enum procscan_change what, const struct procscan_hooks *h)
 {
     if (h && h->task_changed)
-        return h->task_changed(t, h->userdata);
+        return h->task_changed(t, what, h->userdata);
     return 0;
 }
 
@@ -534,7 +534,7 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
     memcpy(t->comm, fresh.comm, sizeof(t->comm));
     t->uid = fresh.uid;
     t->pid = fresh.pid;
-    return changed(t, h);
+    return changed(t, PROCSCAN_EXEC, h);
 }
 
 int procscan_handle_event(const char *root, struct task_table *tt, const struct procmon_event *ev,
@@ -554,7 +554,7 @@ int procscan_handle_event(const char *root, struct task_table *tt, const struct 
         if (!t)
             return track(root, tt, ev->tgid, ev->tid, h);
         memcpy(t->comm, ev->comm.comm, sizeof(t->comm));
-        return changed(t, h);
+        return changed(t, PROCSCAN_COMM, h);
     case PROCMON_UID:
         t = task_table_find(tt, ev->tid);
         if (!t)
@@ -562,7 +562,7 @@ int procscan_handle_event(const char *root, struct task_table *tt, const struct 
         if (t->uid == (uid_t)ev->uid.euid)
             return 0;
         t->uid = (uid_t)ev->uid.euid;
-        return changed(t, h);
+        return changed(t, PROCSCAN_UID, h);
     case PROCMON_EXIT:
         t = task_table_find(tt, ev->tid);
         if (t) {

@@ -47,6 +47,11 @@ int procscan_parse_status_uid(const char *buf, uid_t *euid);
 typedef int (*procscan_fn)(pid_t pid, pid_t tid, void *userdata);
 int procscan_all(const char *root, procscan_fn fn, void *userdata);
 
+/* What task_changed reports: an exec (a new program: exe, cmdline and the
+ * rest of the process may differ), or a new comm or euid of one thread
+ * (nothing else about its process changed). */
+enum procscan_change { PROCSCAN_EXEC, PROCSCAN_COMM, PROCSCAN_UID };
+
 /* What the daemon does when the table changes. All optional (NULL).
  * task_new: the task was just added (classify it); its return value is
  *   passed back to the caller of procscan_handle_event, the task stays.
@@ -54,7 +59,7 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata);
  * task_gone: called before the task is removed (forget applied state). */
 struct procscan_hooks {
     int (*task_new)(struct task *t, void *userdata);
-    int (*task_changed)(struct task *t, void *userdata);
+    int (*task_changed)(struct task *t, enum procscan_change what, void *userdata);
     void (*task_gone)(struct task *t, void *userdata);
     void *userdata;
     /* Fork of a process whose forking thread is tracked: take its comm and

@@ -43,6 +43,19 @@ int rule_first_mismatch(const struct rule *r, const struct match_input *in)
 
 bool rule_matches(const struct rule *r, const struct match_input *in) { return rule_first_mismatch(r, in) < 0; }
 
+bool rule_matches_keys(const struct rule *r, const struct match_input *in, unsigned keys)
+{
+    bool used = false;
+    for (unsigned k = 0; k < _RULE_KEY_MAX; k++) {
+        if (!r->globs[k])
+            continue;
+        used = true;
+        if ((keys & (1u << k)) && !rules_globs_match(r->globs[k], match_input_get(in, (enum rule_key)k)))
+            return false;
+    }
+    return used;
+}
+
 int rules_match(const struct rule *rules, size_t n, const struct match_input *in)
 {
     for (size_t i = 0; i < n; i++)

@@ -27,6 +27,12 @@ bool rule_matches(const struct rule *r, const struct match_input *in);
 /* The first key (in enum order) that keeps the rule from matching, or -1 if
  * it matches. For explanations. */
 int rule_first_mismatch(const struct rule *r, const struct match_input *in);
+/* A rule's match in two parts: true if the rule uses some key and each of
+ * its keys within `keys` (a mask of 1u << enum rule_key) has a matching
+ * glob; its other keys are not looked at. rule_matches(r, in) is
+ * rule_matches_keys(r, in, A) && rule_matches_keys(r, in, ~A) for any A, so
+ * the part on process-wide keys can be remembered while comm changes. */
+bool rule_matches_keys(const struct rule *r, const struct match_input *in, unsigned keys);
 /* Index of the first matching rule, or -1. */
 int rules_match(const struct rule *rules, size_t n, const struct match_input *in);
 /* Bitmask of (1u << enum rule_key) over every key some rule uses, so the

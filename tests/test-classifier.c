@@ -1,13 +1,18 @@
 /* The classifier against a fixture /proc, an injected uclamp reader and an
  * injected unit lookup: precedence slice > unit > rule > uclamp > default,
  * uclamp without kernel support never making jitter, the unit cache and its
- * flushes, X-TurboSched= parsing, explanations, and tasks that are gone. */
+ * flushes, X-TurboSched= parsing, explanations, and tasks that are gone.
+ * File opens are counted (the build wraps open, openat and readlinkat): a
+ * comm or uid event reads nothing process-wide, an exec reads it once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +20,7 @@
 #include "classifier.h"
 #include "log.h"
 #include "procinfo.h"
+#include "procscan.h"
 
 #define ROOT TS_FIXTURES "/proc-classify"
 #define UNITDIR ROOT "/etc/systemd/system"
@@ -28,6 +34,77 @@ static void sink(int level, const char *msg, void *userdata)
 }
 
 /* ---------------------------------------------------------- injections */
+
+/* Opens by the file's last path component ("cgroup", "exe", "status"...). */
+static struct {
+    char name[32];
+    unsigned n;
+} opens[32];
+
+static void count_open(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++) {
+        if (!opens[i].name[0])
+            snprintf(opens[i].name, sizeof opens[i].name, "%s", name);
+        if (strcmp(opens[i].name, name) == 0) {
+            opens[i].n++;
+            return;
+        }
+    }
+}
+
+static unsigned opened(const char *name)
+{
+    for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++)
+        if (strcmp(opens[i].name, name) == 0)
+            return opens[i].n;
+    return 0;
+}
+
+static void opens_reset(void) { memset(opens, 0, sizeof opens); }
+
+/* The process-wide inputs, and status (the uid, which the task has). */
+static unsigned opened_process_wide(void)
+{
+    return opened("cgroup") + opened("exe") + opened("cmdline") + opened("status");
+}
+
+int __real_open(const char *path, int flags, ...);
+int __real_openat(int dirfd, const char *path, int flags, ...);
+ssize_t __real_readlinkat(int dirfd, const char *path, char *buf, size_t size);
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+    return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+}
+
+int __wrap_open(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    count_open(path);
+    return __real_open(path, flags, mode);
+}
+
+int __wrap_openat(int dirfd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    count_open(path);
+    return __real_openat(dirfd, path, flags, mode);
+}
+
+ssize_t __wrap_readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+    count_open(path);
+    return __real_readlinkat(dirfd, path, buf, size);
+}
 
 static unsigned n_lookups;
 
@@ -456,6 +533,7 @@ static void test_explain(void **state)
     teardown(state);
     setup_with("[classify]\nuclamp = no\n[rule a]\ncomm = batch\nuser = nobody\nclass = jitter\n", false, false);
     struct task b = task(700, 700, NULL);
+    b.uid = 4000001;    /* as procscan reads it from the fixture's status */
     assert_int_equal(classifier_classify(fx.c, &b), 1);
     int n = classifier_explain(fx.c, &b, buf, sizeof buf);
     assert_int_equal(n, (int)strlen(buf));
@@ -483,6 +561,308 @@ static void test_no_systemd_said_once(void **state)
     assert_null(strstr(first + 1, msg));
 }
 
+
+/* ------------------------------------------------ comm and uid events */
+
+/* Every fixture thread, with the euid its status file gives. */
+static const struct {
+    pid_t pid, tid;
+    uid_t uid;
+} fixture_tasks[] = {
+    {100, 100, 33}, {100, 101, 33}, {200, 200, 0}, {300, 300, 0}, {400, 400, 0},
+    {500, 500, 4000000}, {500, 501, 4000000}, {600, 600, 0}, {700, 700, 4000001}, {800, 800, 0},
+};
+
+static const char *const thread_confs[] = {
+    precedence_conf,
+    "[rule cache]\ncomm = nginx-cache\nexe = /usr/sbin/*\nclass = jitter\n"
+    "[rule www]\nuser = www-data 33\ncgroup = /system.slice/*\nclass = intensive\n"
+    "[rule shell]\ncmdline = *gnome*\ncomm = gnome-shell renamed\nclass = jitter\n"
+    "[rule scopes]\nunit = *.scope\nuser = root 0\nclass = intensive\n"
+    "[rule renamed]\ncomm = renamed\nclass = intensive\n"
+    "[rule batch]\nuser = 4000001\nclass = jitter\n",
+    "[classify]\nunit_optin = no\n"
+    "[rule cache]\ncomm = nginx-cache\nexe = /usr/sbin/*\nclass = jitter\n"
+    "[rule logs]\ncgroup = *logrotate*\ncomm = renamed\nclass = intensive\n",
+    "[rule agents]\ncomm = telegraf renamed\nclass = intensive\n",
+};
+
+/* After a task's leader was classified, a rename or a uid change of any of
+ * its threads decides exactly what a classification from scratch decides,
+ * and opens nothing but (when the task has no comm) its comm file. */
+static void test_thread_change_same_result(void **state)
+{
+    static const char *const comms[] = {"", "nginx", "nginx-cache", "gnome-shell", "renamed", "telegraf"};
+    static const uid_t uids[] = {0, 33, 4000001};
+    for (size_t conf = 0; conf < sizeof thread_confs / sizeof thread_confs[0]; conf++)
+        for (int with_units = 0; with_units < 2; with_units++) {
+            setup_with(thread_confs[conf], with_units, false);
+            for (size_t i = 0; i < sizeof fixture_tasks / sizeof fixture_tasks[0]; i++) {
+                struct task t = task(fixture_tasks[i].pid, fixture_tasks[i].tid, NULL);
+                t.uid = fixture_tasks[i].uid;
+                if (t.tid != t.pid) {
+                    /* its leader, as a new task */
+                    struct task leader = task(t.pid, t.pid, NULL);
+                    assert_true(classifier_classify(fx.c, &leader) >= 0);
+                }
+                assert_true(classifier_classify(fx.c, &t) >= 0);
+                for (size_t ci = 0; ci < sizeof comms / sizeof comms[0]; ci++)
+                    for (size_t ui = 0; ui < sizeof uids / sizeof uids[0]; ui++) {
+                        print_message("conf %zu units %d tid %d comm '%s' uid %u\n", conf, with_units, (int)t.tid,
+                                      comms[ci], (unsigned)uids[ui]);
+                        struct task changed = t;
+                        snprintf(changed.comm, sizeof changed.comm, "%s", comms[ci]);
+                        changed.uid = uids[ui];
+                        struct task fresh = changed;
+                        fresh.class = CLASS_UNSET;
+                        opens_reset();
+                        assert_true(classifier_classify_thread(fx.c, &changed) >= 0);
+                        assert_int_equal(opened_process_wide(), 0);
+                        assert_int_equal(opened("comm"), comms[ci][0] ? 0 : 1);
+                        assert_true(classifier_classify(fx.c, &fresh) >= 0);
+                        assert_int_equal(changed.class, fresh.class);
+                        assert_int_equal(changed.source, fresh.source);
+                        assert_int_equal(changed.rule, fresh.rule);
+                    }
+            }
+            teardown(state);
+        }
+}
+
+static const char *const reads_conf = "[rule web]\nexe = /usr/sbin/nginx\ncmdline = *worker*\ncomm = nginx-cache\n"
+                                      "class = jitter\n"
+                                      "[rule www]\nuser = www-data 33\ncgroup = /system.slice/*\nclass = intensive\n";
+
+static void assert_read_once(void)
+{
+    assert_int_equal(opened("cgroup"), 1);
+    assert_int_equal(opened("exe"), 1);
+    assert_int_equal(opened("cmdline"), 1);
+    assert_int_equal(opened("status"), 0);      /* the user comes from t->uid */
+}
+
+static void test_thread_change_reads(void **state)
+{
+    setup_with(reads_conf, false, false);
+    struct task leader = task(100, 100, "nginx");
+    opens_reset();
+    assert_int_equal(classifier_classify(fx.c, &leader), 1);
+    assert_int_equal(leader.source, SOURCE_DEFAULT);
+    assert_read_once();
+    assert_true(classifier_memory_bytes(fx.c) > 0);
+
+    /* rename: the rule on comm and exe and cmdline matches, nothing read */
+    snprintf(leader.comm, sizeof leader.comm, "nginx-cache");
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 1);
+    assert_int_equal(leader.class, CLASS_JITTER);
+    assert_int_equal(leader.rule, 0);
+    assert_int_equal(opened_process_wide() + opened("comm"), 0);
+
+    /* uid event: user= is evaluated again, from the new euid, status unread */
+    snprintf(leader.comm, sizeof leader.comm, "nginx");
+    leader.uid = 33;
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 1);
+    assert_int_equal(leader.class, CLASS_INTENSIVE);
+    assert_int_equal(leader.rule, 1);
+    leader.uid = 0;
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 1);
+    assert_int_equal(leader.source, SOURCE_DEFAULT);
+    assert_int_equal(opened_process_wide() + opened("comm"), 0);
+
+    /* another thread of the process: the leader's inputs serve it */
+    struct task thread = task(100, 101, "nginx-cache");
+    assert_int_equal(classifier_classify_thread(fx.c, &thread), 1);
+    assert_int_equal(thread.class, CLASS_JITTER);
+    assert_int_equal(opened_process_wide() + opened("comm"), 0);
+
+    /* exec: everything read again, once */
+    opens_reset();
+    assert_int_equal(classifier_classify(fx.c, &leader), 0);
+    assert_read_once();
+
+    /* the leader gone: its thread reads for itself (and keeps nothing) */
+    classifier_task_gone(fx.c, &thread);
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &thread), 0);
+    assert_int_equal(opened_process_wide() + opened("comm"), 0);
+    classifier_task_gone(fx.c, &leader);
+    assert_int_equal(classifier_classify_thread(fx.c, &thread), 0);
+    assert_read_once();
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &thread), 0);
+    assert_read_once();
+    assert_int_equal(classifier_memory_bytes(fx.c), 256 * sizeof(void *));
+
+    /* a rescan forgets (events were lost, an exec among them maybe) */
+    assert_int_equal(classifier_classify(fx.c, &leader), 0);
+    classifier_batch_begin(fx.c);
+    classifier_batch_end(fx.c);
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 0);
+    assert_read_once();
+}
+
+/* A reload may add rules on keys that were not read before: what was
+ * remembered is dropped and the next look reads them. */
+static void test_reload_reads_new_keys(void **state)
+{
+    setup_with("[rule agents]\ncomm = nginx-cache\nclass = intensive\n", false, false);
+    struct task leader = task(100, 100, "nginx");
+    opens_reset();
+    assert_int_equal(classifier_classify(fx.c, &leader), 1);
+    assert_int_equal(opened("cgroup"), 1);      /* the jitter slice (unit_optin) */
+    assert_int_equal(opened("exe") + opened("cmdline") + opened("status"), 0);
+
+    struct config cfg2;
+    config_init_defaults(&cfg2);
+    assert_int_equal(config_load_string("[rule web]\nexe = /usr/sbin/nginx\ncomm = nginx-cache\nclass = jitter\n",
+                                        "c.conf", &cfg2),
+                     0);
+    classifier_set_config(fx.c, &cfg2);
+    /* even a rename right after the reload reads the new key */
+    snprintf(leader.comm, sizeof leader.comm, "nginx-cache");
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 1);
+    assert_int_equal(leader.class, CLASS_JITTER);
+    assert_int_equal(opened("exe"), 1);
+    assert_int_equal(opened("cgroup"), 1);
+    /* and from then on remembers it */
+    snprintf(leader.comm, sizeof leader.comm, "nginx");
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 1);
+    assert_int_equal(leader.source, SOURCE_DEFAULT);
+    assert_int_equal(opened_process_wide(), 0);
+    classifier_set_config(fx.c, &fx.cfg);
+    config_free(&cfg2);
+}
+
+/* ------------------------------------- through procscan, as the daemon */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void mk_thread(const char *root, pid_t pid, pid_t tid, const char *comm, uid_t uid)
+{
+    char dir[PATH_MAX], cmd[PATH_MAX + 16], text[512];
+    snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", root, (int)pid, (int)tid);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(text, sizeof text, "%d (%s) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 1 2 3\n", (int)tid, comm,
+             (int)pid, (int)pid, 1000 + (int)tid);
+    write_file(dir, "stat", text);
+    snprintf(text, sizeof text, "Name:\t%s\nTgid:\t%d\nPid:\t%d\nUid:\t%u\t%u\t%u\t%u\n", comm, (int)pid, (int)tid,
+             (unsigned)uid, (unsigned)uid, (unsigned)uid, (unsigned)uid);
+    write_file(dir, "status", text);
+    snprintf(text, sizeof text, "%s\n", comm);
+    write_file(dir, "comm", text);
+}
+
+static void mk_process(const char *root, pid_t pid, const char *exe, const char *cmdline, const char *cgroup)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/proc/%d", root, (int)pid);
+    snprintf(path, sizeof path, "%s/exe", dir);
+    unlink(path);
+    assert_int_equal(symlink(exe, path), 0);
+    write_file(dir, "cmdline", cmdline);
+    write_file(dir, "cgroup", cgroup);
+}
+
+/* The hooks as the engine sets them. */
+static int on_new(struct task *t, void *ud)
+{
+    return classifier_classify(ud, t) < 0 ? 0 : 0;
+}
+
+static int on_changed(struct task *t, enum procscan_change what, void *ud)
+{
+    int r = what == PROCSCAN_EXEC ? classifier_classify(ud, t) : classifier_classify_thread(ud, t);
+    return r < 0 ? r : 0;
+}
+
+static void on_gone(struct task *t, void *ud) { classifier_task_gone(ud, t); }
+
+static void test_events_read_once(void **state)
+{
+    char root[PATH_MAX], cmd[PATH_MAX + 64];
+    snprintf(root, sizeof root, "%s/classifier-XXXXXX", TS_BUILD_DIR);
+    assert_non_null(mkdtemp(root));
+    mk_thread(root, 100, 100, "nginx", 0);
+    mk_thread(root, 100, 101, "nginx", 0);
+    mk_process(root, 100, "/usr/sbin/nginx", "nginx: worker process", "0::/system.slice/nginx.service\n");
+
+    setup_with(reads_conf, false, false);
+    classifier_free(fx.c);
+    assert_int_equal(classifier_new(&fx.cfg, root, &fx.c), 0);
+    classifier_set_uclamp_ops(fx.c, false, fake_uclamp, NULL);
+    struct task_table *tt;
+    assert_int_equal(task_table_new(64, &tt), 0);
+    struct procscan_hooks h = {.task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = fx.c};
+    classifier_batch_begin(fx.c);
+    assert_int_equal(procscan_reconcile(root, tt, &h, NULL), 0);
+    classifier_batch_end(fx.c);
+    struct task *leader = task_table_find(tt, 100), *thread = task_table_find(tt, 101);
+    assert_int_equal(leader->source, SOURCE_DEFAULT);
+
+    /* rename of each thread: no file opened at all */
+    struct procmon_event ev = {.kind = PROCMON_COMM, .tgid = 100, .tid = 101};
+    snprintf(ev.comm.comm, sizeof ev.comm.comm, "nginx-cache");
+    opens_reset();
+    assert_int_equal(procscan_handle_event(root, tt, &ev, &h), 0);
+    assert_int_equal(thread->class, CLASS_JITTER);
+    ev.tid = 100;
+    assert_int_equal(procscan_handle_event(root, tt, &ev, &h), 0);
+    assert_int_equal(leader->class, CLASS_JITTER);
+    for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++)
+        assert_int_equal(opens[i].n, 0);
+
+    /* uid event: none either, and user= follows the euid */
+    ev = (struct procmon_event){.kind = PROCMON_UID, .tgid = 100, .tid = 101};
+    ev.uid.euid = 33;
+    snprintf(thread->comm, sizeof thread->comm, "nginx");
+    assert_int_equal(procscan_handle_event(root, tt, &ev, &h), 0);
+    assert_int_equal(thread->class, CLASS_INTENSIVE);
+    for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++)
+        assert_int_equal(opens[i].n, 0);
+
+    /* exec of another program (setuid): each file once, status once
+     * (procscan's, for the uid), the new exe decides */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/100/task/101'", root);
+    assert_int_equal(system(cmd), 0);
+    mk_thread(root, 100, 100, "nginx-cache", 33);
+    mk_process(root, 100, "/usr/bin/other", "other", "0::/user.slice/other.scope\n");
+    ev = (struct procmon_event){.kind = PROCMON_EXEC, .tgid = 100, .tid = 100};
+    opens_reset();
+    assert_int_equal(procscan_handle_event(root, tt, &ev, &h), 0);
+    assert_int_equal(opened("cgroup"), 1);
+    assert_int_equal(opened("exe"), 1);
+    assert_int_equal(opened("cmdline"), 1);
+    assert_int_equal(opened("status"), 1);      /* was 2: the classifier read it for user= too */
+    assert_int_equal(leader->class, CLASS_IGNORE);
+    assert_int_equal(leader->source, SOURCE_DEFAULT);
+    assert_int_equal(leader->uid, 33);
+
+    /* a rename after the exec sees the new program's inputs */
+    ev = (struct procmon_event){.kind = PROCMON_COMM, .tgid = 100, .tid = 100};
+    snprintf(ev.comm.comm, sizeof ev.comm.comm, "nginx-cache");
+    opens_reset();
+    assert_int_equal(procscan_handle_event(root, tt, &ev, &h), 0);
+    assert_int_equal(leader->source, SOURCE_DEFAULT);
+    assert_int_equal(opened_process_wide(), 0);
+
+    task_table_free(tt);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +876,10 @@ int main(void)
         cmocka_unit_test(test_parse_x_turbosched),
         cmocka_unit_test_teardown(test_explain, teardown),
         cmocka_unit_test_teardown(test_no_systemd_said_once, teardown),
+        cmocka_unit_test(test_thread_change_same_result),
+        cmocka_unit_test_teardown(test_thread_change_reads, teardown),
+        cmocka_unit_test_teardown(test_reload_reads_new_keys, teardown),
+        cmocka_unit_test_teardown(test_events_read_once, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,7 @@ struct rec {
     struct task_table *tt;
     unsigned n_new, n_changed, n_gone;
     pid_t last_new, last_changed, last_gone;
+    enum procscan_change last_what;
     uint64_t last_gone_start;
     bool gone_was_tracked;      /* task_gone runs before removal */
     int new_ret;
@@ -223,10 +224,11 @@ static int on_new(struct task *t, void *ud)
     return r->new_ret;
 }
 
-static int on_changed(struct task *t, void *ud)
+static int on_changed(struct task *t, enum procscan_change what, void *ud)
 {
     struct rec *r = ud;
     r->n_changed++;
+    r->last_what = what;
     r->last_changed = t->tid;
     return 0;
 }
@@ -413,6 +415,7 @@ static void test_events(void **state)
     assert_string_equal(task_table_find(tt, 501)->comm, "renamed (1)");
     assert_int_equal(rec.n_changed, 1);
     assert_int_equal(rec.last_changed, 501);
+    assert_int_equal(rec.last_what, PROCSCAN_COMM);
 
     /* exec: comm and uid re-read */
     mk_task(tr, 500, 500, "sh", 'S', 5000, 33, true);
@@ -421,6 +424,7 @@ static void test_events(void **state)
     assert_string_equal(task_table_find(tt, 500)->comm, "sh");
     assert_int_equal(task_table_find(tt, 500)->uid, 33);
     assert_int_equal(rec.n_changed, 2);
+    assert_int_equal(rec.last_what, PROCSCAN_EXEC);
 
     /* uid */
     ev = ev_of(PROCMON_UID, 500, 500);
@@ -429,6 +433,7 @@ static void test_events(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 500)->uid, 2);
     assert_int_equal(rec.n_changed, 3);
+    assert_int_equal(rec.last_what, PROCSCAN_UID);
 
     /* exit of a thread, then of the process: task_gone before removal */
     ev = ev_of(PROCMON_EXIT, 500, 501);

@@ -118,6 +118,11 @@ static void test_cases(void **state)
         assert_int_equal(rule_matches(&cfg.rules[0], cases[i].in), cases[i].match);
         assert_int_equal(rules_match(cfg.rules, cfg.n_rules, cases[i].in), cases[i].match ? 0 : -1);
         assert_int_equal(rule_first_mismatch(&cfg.rules[0], cases[i].in) < 0, cases[i].match);
+        /* split in two at any set of keys, the parts agree with the whole */
+        for (unsigned keys = 0; keys < (1u << _RULE_KEY_MAX); keys++)
+            assert_int_equal(rule_matches_keys(&cfg.rules[0], cases[i].in, keys) &&
+                                 rule_matches_keys(&cfg.rules[0], cases[i].in, ~keys),
+                             cases[i].match);
         config_free(&cfg);
     }
 }
@@ -149,6 +154,10 @@ static void test_first_mismatch(void **state)
     /* a rule without keys matches nothing */
     struct rule empty = {.name = (char *)"empty", .class = CLASS_JITTER};
     assert_false(rule_matches(&empty, &nginx));
+    assert_false(rule_matches_keys(&empty, &nginx, 0));
+    /* keys outside the mask are not looked at */
+    assert_true(rule_matches_keys(&cfg.rules[0], &nginx, (1u << RULE_USER) | (1u << RULE_EXE)));
+    assert_false(rule_matches_keys(&cfg.rules[0], &python, 1u << RULE_USER));
 }
 
 static void test_keys_used(void **state)
