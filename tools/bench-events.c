@@ -1,7 +1,9 @@
-/* Event throughput of task discovery: a generator process makes a fork/exit
- * (or thread create/exit) storm while this process runs procmon + task table
- * + procscan_handle_event exactly as the daemon does, and reports events/s
- * handled and CPU time per 1000 events of the handling side. Needs root.
+/* Event throughput of task discovery alone: a generator process makes a
+ * fork/exit (or thread create/exit) storm while this process runs procmon,
+ * the task table and procscan_handle_event as the daemon does, but without
+ * its hooks (no classification, no placement), and reports events/s handled
+ * and CPU time per 1000 events of the handling side. The whole daemon's cost
+ * per event is tools/bench/event-cost.sh's. Needs root.
  *
  *   bench-events [--forks N] [--threads N] [--procs P] [--rcvbuf BYTES]
  *
