@@ -103,14 +103,21 @@ table_matches_live() {
     sort -u "$TMP/live1" "$TMP/live2" | comm -13 - "$TMP/table" > "$TMP/extra"
     COMPARED=$(wc -l < "$TMP/live")
     [ ! -s "$TMP/missing" ] && [ ! -s "$TMP/extra" ] && return 0
-    echo "read $READS: missing $(tr '\n' ' ' < "$TMP/missing")extra $(tr '\n' ' ' < "$TMP/extra")" >> "$TMP/reads"
+    echo "read $READS: missing $(tr '\n' ' ' < "$TMP/missing")extra $(dump_comms $(cat "$TMP/extra"))" >> "$TMP/reads"
     return 1
+}
+# dump_comms TID...: "TID:COMM:CLASS" of each TID, as the last dump has it
+dump_comms() {
+    awk -v want=" $* " '
+        /"tid":/ { t = $2; gsub(/[^0-9]/, "", t) }
+        /"comm":/ { c = $0; sub(/^[^:]*: *"/, "", c); sub(/",?$/, "", c) }
+        /"class":/ { k = $2; gsub(/[",]/, "", k); if (index(want, " " t " ")) printf "%s:%s:%s ", t, c, k }' "$TMP/dump"
 }
 report_diff() {
     local t
     echo "  $(wc -l < "$TMP/missing") live TIDs not in the dump, $(wc -l < "$TMP/extra") in the dump not live (first 20 of each):"
     for t in $(cat "$TMP/missing"); do echo "  missing: tid $t ($(cat /proc/*/task/"$t"/comm 2>/dev/null | head -1))"; done | head -20
-    for t in $(cat "$TMP/extra"); do echo "  extra: tid $t"; done | head -20
+    echo "  extra (tid:comm:class): $(dump_comms $(head -20 "$TMP/extra"))"
     grep -E "overflowed|rescan" "$TMP/daemon.log" | tail -5
 }
 NAME="after the storm: the dump's TIDs are the live TIDs"
@@ -141,7 +148,9 @@ if wait_for 20 keepers_jitter; then
 else
     fail "$NAME"
     MISMATCHES=$((MISMATCHES + $(comm -23 "$TMP/keep-tids" "$TMP/jitter" | wc -l)))
-    comm -23 "$TMP/keep-tids" "$TMP/jitter" | head -20 | sed 's/^/  not tracked as jitter: tid /'
+    for t in $(comm -23 "$TMP/keep-tids" "$TMP/jitter"); do
+        echo "  not tracked as jitter: tid $t, comm $(cat /proc/*/task/"$t"/comm 2>/dev/null | head -1); in the dump: $(dump_comms "$t")"
+    done | head -20
 fi
 
 check "daemon stops cleanly" stop_daemon
