@@ -350,6 +350,16 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
         t->start_time = fresh.start_time;
         t->start_pending = false;
         t->seen_gen = c->st->generation;
+        /* Renamed since it was read (PR_SET_NAME right after fork, before
+         * the daemon read it) and the comm event was lost: classified by a
+         * name it no longer has until told. A hook's error is the hook's to
+         * report; the walk goes on. */
+        if (strcmp(t->comm, fresh.comm) != 0) {
+            memcpy(t->comm, fresh.comm, sizeof(t->comm));
+            c->st->renamed++;
+            if (c->h && c->h->task_changed)
+                (void)c->h->task_changed(t, c->h->userdata);
+        }
         return 0;
     }
     if (t) {
@@ -402,8 +412,9 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
         st.removed++;
     }
     st.duration_us = (now_ns() - start_ns) / 1000;
-    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u removed, %u failed, %" PRIu64 " us",
-              st.generation, st.seen, st.added, st.reused, st.removed, st.failed, st.duration_us);
+    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed, %u removed, %u failed, %" PRIu64
+              " us",
+              st.generation, st.seen, st.added, st.reused, st.renamed, st.removed, st.failed, st.duration_us);
     if (out)
         *out = st;
     return c.first_error;

@@ -75,12 +75,14 @@ struct procscan_stats {
     unsigned added;         /* not tracked before */
     unsigned reused;        /* tracked TID with another start time: old gone, new added */
     unsigned removed;       /* tracked but not live any more */
+    unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
     unsigned failed;        /* could not be added (table full, unreadable) */
     uint64_t duration_us;
 };
 
 /* Full scan with a new generation: add what is missing (task_new), replace
- * reused TIDs (task_gone, then task_new), remove what was not seen
+ * reused TIDs (task_gone, then task_new), take the comm of a task renamed
+ * since it was read (task_changed), remove what was not seen
  * (task_gone, then removal). Hooks must not add or remove tasks themselves.
  * Returns 0 or -errno (the table is then still consistent, maybe incomplete). */
 int procscan_reconcile(const char *root, struct task_table *tt,

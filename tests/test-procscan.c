@@ -325,6 +325,20 @@ static void test_reconcile(void **state)
     assert_int_equal(task_table_count(tt), 2);
     assert_int_equal(task_table_generation(tt), 6);
 
+    /* a rename whose comm event was lost (same task, same start time): the
+     * rescan takes the new comm and says so, so that rules see it */
+    mk_task(tr, 300, 103, "renamed", 'S', 1500, 0, true);
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.added + st.removed + st.reused, 0);
+    assert_int_equal(st.renamed, 1);
+    assert_string_equal(task_table_find(tt, 103)->comm, "renamed");
+    assert_int_equal(task_table_find(tt, 103)->start_time, 1500);
+    assert_int_equal(rec.n_changed, 1);
+    assert_int_equal(rec.last_changed, 103);
+    assert_int_equal(rec.n_new + rec.n_gone, 0);
+    assert_int_equal(task_table_generation(tt), 7);
+
     /* a failed walk removes nothing */
     assert_true(procscan_reconcile(TS_FIXTURES "/no-such-tree", tt, &h, &st) < 0);
     assert_int_equal(task_table_count(tt), 2);
