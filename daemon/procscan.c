@@ -358,7 +358,8 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
             memcpy(t->comm, fresh.comm, sizeof(t->comm));
             c->st->renamed++;
             if (c->h && c->h->task_changed)
-                (void)c->h->task_changed(t, c->h->userdata);
+                /* events were lost: an exec may be among them */
+                (void)c->h->task_changed(t, PROCSCAN_EXEC, c->h->userdata);
         }
         return 0;
     }
