@@ -39,3 +39,4 @@ echo "before execve() and its first affinity read; the daemon's own latency lies
 echo "between the two bounds. Confined already at the first read: $(kv placed_at_first) of $(kv placed)."
 echo "$(kv samples) execs, one every 20 ms; placed $(kv placed), never placed within the timeout $(kv lost)."
 echo "latency_p99_us=$(kv placed_p99_us)"
+echo "latency_after_first_p99_us=$(kv after_first_p99_us)"

@@ -43,8 +43,8 @@ met() {   # met VALUE OP LIMIT
     awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "" || v == "n/a") { print "not measured"; exit }
         ok = (op == "<=") ? (v + 0 <= l + 0) : (v + 0 >= l + 0); print ok ? "met" : "**not met**" }'
 }
-placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us)
-cpu10k=$(kv steady_cpu_pct_10000); rss10k=$(kv steady_rss_mib_10000); fewer=$(kv idle_fewer_wakeups_pct)
+placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us); p99lo=$(kv latency_after_first_p99_us)
+cpu10k=$(kv steady_cpu_pct_10000); rss10k=$(kv steady_rss_mib_10000); fewer=$(kv idle_fewer_wakeups_pct); avoidable=$(kv idle_avoidable_removed_pct)
 
 {
 cat <<HEAD
@@ -68,10 +68,12 @@ in the same run; the ratios mean more than the absolute numbers.
 | event storm: tasks placed 20 ms after exec | ${placed:-?}% | ≥ 99.9% | $(met "$placed" ">=" 99.9) |
 | event storm: CPU per event vs cgrulesengd | ${cpu_ratio}x (${ts_cpu:-?} vs ${cg_cpu:-?} ms / 1000 events) | ≤ 0.3x | $(met "$cpu_ratio" "<=" 0.3) |
 | instructions per event vs cgrulesengd (callgrind) | ${ir_ratio}x (${ts_ir:-?} vs ${cg_ir:-?}) | (stable figure) | |
-| exec → placement latency p99 | ${p99:-?} µs | ≤ 1000 µs | $(met "$p99" "<=" 1000) |
+| exec → placement latency p99 (upper bound: from before execve) | ${p99:-?} µs | ≤ 1000 µs | $(met "$p99" "<=" 1000) |
+| exec → placement latency p99 (lower bound: from the first read) | ${p99lo:-?} µs | ≤ 1000 µs | $(met "$p99lo" "<=" 1000) |
 | steady state, 10,000 threads: CPU | ${cpu10k:-?}% of one CPU | ≤ 0.2% | $(met "$cpu10k" "<=" 0.2) |
 | steady state, 10,000 threads: RSS | ${rss10k:-?} MiB | ≤ 8 MiB | $(met "$rss10k" "<=" 8) |
 | idle CPU: fewer wake-ups with the daemon | ${fewer:-?}% | ≥ 90% | $(met "$fewer" ">=" 90) |
+| idle CPU: share of the jitter's wake-ups removed (floor: all pinned by hand) | ${avoidable:-?}% | (context) | |
 
 ## Event storm against cgrulesengd
 
