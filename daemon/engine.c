@@ -333,9 +333,14 @@ static int sample_cpus(struct engine *e, uint64_t now)
 static void sample_one(struct engine *e, struct task *t, uint32_t now32)
 {
     uint64_t rt;
-    int cpu;
-    if (load_read_task_sample(root_of(e), t->pid, t->tid, &rt, &cpu) < 0)
+    int cpu = t->last_cpu;
+    if (load_read_task_runtime(root_of(e), t->pid, t->tid, &rt) < 0)
         return;     /* gone: its exit event removes it */
+    /* A task that has not run since its last sample is still where it was:
+     * the stat file (for its CPU) is read only when it ran, which spares
+     * half the reads of a machine full of sleeping threads. */
+    if ((t->sample_ms == 0 || rt != t->runtime_ns) && load_read_task_cpu(root_of(e), t->pid, t->tid, &cpu) < 0)
+        return;
     uint32_t dt_ms = now32 - t->sample_ms;
     if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
         uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */

@@ -145,10 +145,16 @@ int load_parse_task_stat_cpu(const char *text, int *cpu)
 
 int load_read_task_sample(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns, int *last_cpu)
 {
-    char rel[64], path[PATH_MAX], buf[1024];
     int r = load_read_task_runtime(root, pid, tid, runtime_ns);
     if (r < 0)
         return r;
+    return load_read_task_cpu(root, pid, tid, last_cpu);
+}
+
+int load_read_task_cpu(const char *root, pid_t pid, pid_t tid, int *last_cpu)
+{
+    char rel[64], path[PATH_MAX], buf[1024];
+    int r;
     snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     if ((r = path_join(path, sizeof path, root, rel)) < 0)
         return r;

@@ -34,6 +34,8 @@ int load_read_task_runtime(const char *root, pid_t pid, pid_t tid, uint64_t *run
 /* The same, plus the CPU the thread last ran on (field 39 of its stat), so
  * its load can be charged to that CPU. */
 int load_read_task_sample(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns, int *last_cpu);
+/* The CPU a task last ran on (field 39 of its stat), alone. */
+int load_read_task_cpu(const char *root, pid_t pid, pid_t tid, int *last_cpu);
 /* Pure parsers behind them. */
 int load_parse_task_stat_cpu(const char *text, int *cpu);
 int load_parse_schedstat(const char *text, uint64_t *runtime_ns);

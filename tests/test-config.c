@@ -123,12 +123,12 @@ static void test_shipped_conf_documents_defaults(void **state)
     FILE *out = open_memstream(&text, &size);
     char line[512];
     unsigned keys = 0;
-    bool in_rules = false;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "#[rule", 6) == 0)
-            in_rules = true;
+        /* the settings end where the rules (shipped or examples) begin */
+        if (strncmp(line, "#[rule", 6) == 0 || strncmp(line, "[rule", 5) == 0)
+            break;
         /* "#key = value" (no space after '#') is a documented setting */
-        if (!in_rules && line[0] == '#' && line[1] != ' ' && line[1] != '\n' && strchr(line, '=')) {
+        if (line[0] == '#' && line[1] != ' ' && line[1] != '\n' && strchr(line, '=')) {
             fputs(line + 1, out);
             keys++;
         } else
@@ -154,12 +154,18 @@ static void test_shipped_conf_documents_defaults(void **state)
     config_free(&d);
 }
 
-/* The shipped example drop-in parses, with turbo-bench's thread names. */
+/* The shipped config holds one rule; its example drop-in parses, with
+ * turbo-bench's thread names. */
 static void test_shipped_example_dropin(void **state)
 {
     struct config *c = NULL;
     assert_int_equal(config_load(TS_SOURCE_DIR "/conf/turbosched.conf", TS_FIXTURES "/does-not-exist", &c), 0);
-    assert_int_equal(c->n_rules, 0);
+    /* one shipped rule: the daemon itself is jitter */
+    assert_int_equal(c->n_rules, 1);
+    assert_string_equal(c->rules[0].name, "turbosched-itself");
+    assert_string_equal(c->rules[0].globs[RULE_COMM][0], "turboschedd");
+    assert_null(c->rules[0].globs[RULE_COMM][1]);
+    assert_int_equal(c->rules[0].class, CLASS_JITTER);
     config_destroy(c);
     FILE *f = fopen(TS_SOURCE_DIR "/conf/rules.d/50-turbo-bench.conf.example", "re");
     assert_non_null(f);
