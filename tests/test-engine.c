@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -262,12 +263,68 @@ static void test_stop_leaves_nothing(void **state)
     expect_real_masks_unchanged(fx);
 }
 
+/* A sleeping jitter task's CPU cannot have changed: its stat file is read
+ * again only once its runtime (schedstat) moved. */
+static void set_last_cpu(struct engine_fixture *fx, pid_t tid, int cpu, const char *schedstat)
+{
+    char path[PATH_MAX], text[1024];
+    struct task *t = task_table_find(fx->e->tasks, tid);
+    assert_non_null(t);
+    snprintf(path, sizeof path, "%s/proc/%d/task/%d/stat", fx->root, (int)t->pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof text, f));
+    fclose(f);
+    /* field 39, processor: the 37th after the ") " that ends the comm */
+    char *p = strrchr(text, ')') + 2, out[1024];
+    size_t head = (size_t)(p - text);
+    memcpy(out, text, head);
+    out[head] = '\0';
+    char *save = NULL;
+    int field = 3;
+    for (char *tok = strtok_r(p, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
+        char num[16];
+        snprintf(num, sizeof num, "%d", cpu);
+        strcat(out, field == 39 ? num : tok);
+        strcat(out, " ");
+    }
+    strcat(out, "\n");
+    f = fopen(path, "we");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    if (schedstat) {
+        snprintf(path, sizeof path, "%s/proc/%d/task/%d/schedstat", fx->root, (int)t->pid, (int)tid);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(schedstat, f);
+        fclose(f);
+    }
+}
+
+static void test_sleeping_task_keeps_its_cpu(void **state)
+{
+    struct engine_fixture *fx = *state;
+    efx_start(fx);
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 0);
+
+    set_last_cpu(fx, fx->jit_a, 5, NULL);           /* did not run: not read */
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 0);
+
+    set_last_cpu(fx, fx->jit_a, 5, "2000000 0 11\n"); /* ran: read */
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 5);
+}
+
 int main(void)
 {
     if (efx_preflight())
         return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_startup_scan_classifies, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_busy_core_packs_then_unrestricted, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_reload_without_rule_reclassifies, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_reload_keeps_config, efx_setup, efx_teardown),
