@@ -302,3 +302,12 @@ void efx_tick_with(struct engine_fixture *fx, const unsigned util_pct[EFX_N_CPUS
     nanosleep(&(struct timespec){.tv_nsec = 30 * 1000 * 1000}, NULL);
     assert_int_equal(engine_tick(fx->e), 0);
 }
+
+const char *efx_fmt(const cpu_set_t *set)
+{
+    static char bufs[4][256];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    assert_int_equal(cpulist_format(set, b, 256), 0);
+    return b;
+}

@@ -61,4 +61,6 @@ extern const unsigned efx_no_load[EFX_N_CPUS];
 /* Messages logged since the last efx_log_reset (the fixture installs the
  * sink; engine_reload removes it, efx_log_reset puts it back). */
 const char *efx_log(void);
+/* A CPU list for messages and comparisons; four calls may be alive at once. */
+const char *efx_fmt(const cpu_set_t *set);
 void efx_log_reset(void);

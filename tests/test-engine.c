@@ -41,15 +41,6 @@ static void expect_class(struct engine *e, pid_t tid, enum task_class cls, enum 
     assert_int_equal(t->rule, rule);
 }
 
-static const char *fmt(const cpu_set_t *set)
-{
-    static char bufs[4][256];
-    static unsigned next;
-    char *b = bufs[next++ % 4];
-    assert_int_equal(cpulist_format(set, b, 256), 0);
-    return b;
-}
-
 static void expect_log(const char *what)
 {
     if (!strstr(efx_log(), what))
@@ -63,7 +54,7 @@ static void expect_real_masks_unchanged(const struct engine_fixture *fx)
     for (size_t i = 0; i < ELEMENTSOF(tids); i++) {
         cpu_set_t now;
         assert_int_equal(sched_getaffinity(tids[i], sizeof now, &now), 0);
-        assert_string_equal(fmt(&now), fmt(&fx->real_mask));
+        assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
     }
 }
 
@@ -76,7 +67,7 @@ static void pack(struct engine_fixture *fx)
     assert_true(e->planned);
     assert_true(e->plan->restricted);
     assert_int_equal(e->plan->reason, PACKER_REASON_PACKED);
-    assert_string_equal(fmt(&e->plan->mask), EFX_BUSY_PLAN);
+    assert_string_equal(efx_fmt(&e->plan->mask), EFX_BUSY_PLAN);
     expect_counts(e, 3, 1, 1, 3);
 }
 
@@ -133,11 +124,11 @@ static void test_busy_core_packs_then_unrestricted(void **state)
         const struct applied_task *at = applier_find(e->applier, jitter[i]);
         if (!at)
             fail_msg("jitter tid %d not packed; the log:\n%s", (int)jitter[i], efx_log());
-        assert_string_equal(fmt(&at->original), fmt(&fx->real_mask));
-        assert_string_equal(fmt(&at->set), fmt(&want));
+        assert_string_equal(efx_fmt(&at->original), efx_fmt(&fx->real_mask));
+        assert_string_equal(efx_fmt(&at->set), efx_fmt(&want));
         char msg[256];
         snprintf(msg, sizeof msg, "would set pid %d (jitterbug) affinity %s -> %s", (int)jitter[i],
-                 fmt(&fx->real_mask), fmt(&want));
+                 efx_fmt(&fx->real_mask), efx_fmt(&want));
         expect_log(msg);
     }
     assert_null(applier_find(e->applier, fx->crunch));
@@ -159,8 +150,8 @@ static void test_busy_core_packs_then_unrestricted(void **state)
     assert_int_equal(e->counters.restores, 3);
     for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
         char msg[256];
-        snprintf(msg, sizeof msg, "would restore pid %d (jitterbug) affinity %s -> %s", (int)jitter[i], fmt(&want),
-                 fmt(&fx->real_mask));
+        snprintf(msg, sizeof msg, "would restore pid %d (jitterbug) affinity %s -> %s", (int)jitter[i], efx_fmt(&want),
+                 efx_fmt(&fx->real_mask));
         expect_log(msg);
     }
     engine_status_line(e, line, sizeof line);

@@ -47,15 +47,6 @@ static bool get_bool(struct json_object *o, const char *key)
     return json_object_get_boolean(v);
 }
 
-static const char *fmt(const cpu_set_t *set)
-{
-    static char bufs[2][256];
-    static unsigned next;
-    char *b = bufs[next++ % 2];
-    assert_int_equal(cpulist_format(set, b, 256), 0);
-    return b;
-}
-
 static void start_packed(struct engine_fixture *fx)
 {
     efx_start(fx);
@@ -132,15 +123,15 @@ static void test_dump(void **state)
             assert_string_equal(get_str(t, "class"), "jitter");
             assert_string_equal(get_str(t, "source"), "rule");
             assert_non_null(strstr(get_str(t, "detail"), "rule 'jitterbugs'"));
-            assert_string_equal(get_str(t, "original_mask"), fmt(&fx->real_mask));
-            assert_string_equal(get_str(t, "current_mask"), fmt(&want));
+            assert_string_equal(get_str(t, "original_mask"), efx_fmt(&fx->real_mask));
+            assert_string_equal(get_str(t, "current_mask"), efx_fmt(&want));
         } else if (tid == fx->crunch) {
             seen |= 8;
             assert_string_equal(get_str(t, "class"), "intensive");
             assert_non_null(strstr(get_str(t, "detail"), "rule 'crunchers'"));
             /* never moved: both are its real mask */
-            assert_string_equal(get_str(t, "original_mask"), fmt(&fx->real_mask));
-            assert_string_equal(get_str(t, "current_mask"), fmt(&fx->real_mask));
+            assert_string_equal(get_str(t, "original_mask"), efx_fmt(&fx->real_mask));
+            assert_string_equal(get_str(t, "current_mask"), efx_fmt(&fx->real_mask));
         } else {
             fail_msg("unexpected task %d in the dump", (int)tid);
         }

@@ -25,14 +25,6 @@ echo "original mask $ORIG, pinned $PINNED"
 harness_on_cpu0
 start_hog 40
 
-# family PID...: every TID of each process and of its child processes
-family() {
-    local p c
-    for p in "$@"; do
-        for c in /proc/"$p"/task/*; do echo "${c##*/}"; done
-        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do family "$c"; done
-    done
-}
 keepers() { cut -d' ' -f1 "$TMP/keep"; }
 # masks_now FILE MASK: every TID of the keepers' families should have MASK;
 # the pinned task its own

@@ -53,14 +53,6 @@ check "the storm overflows the socket" wait_for 30 metric_above turbosched_netli
 start_keepers KEEPERS "$TMP/keep" "$KEEP" 3 2 || { fail "long-lived processes start"; finish; exit; }
 keepers() { cut -d' ' -f1 "$TMP/keep"; }
 for p in $(keepers); do kill -USR1 "$p"; kill -USR2 "$p"; done
-# family PID...: every TID of each process and of its child processes
-family() {
-    local p c
-    for p in "$@"; do
-        for c in /proc/"$p"/task/*; do echo "${c##*/}"; done
-        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do family "$c"; done
-    done
-}
 # 3 keepers x (main + 2 threads + 1 new thread + 1 child)
 offspring_up() { [ "$(family $(keepers) | wc -l)" -eq 15 ]; }
 check "long-lived processes grew a thread and a child" wait_for 30 offspring_up

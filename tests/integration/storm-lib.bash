@@ -142,3 +142,12 @@ stop_storm() {
     kill -TERM "$1" 2>/dev/null
     wait "$1"
 }
+
+# family PID...: every TID of each process and of its child processes
+family() {
+    local p c
+    for p in "$@"; do
+        for c in /proc/"$p"/task/*; do echo "${c##*/}"; done
+        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do family "$c"; done
+    done
+}
