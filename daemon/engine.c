@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -64,9 +65,30 @@ static int ensure_group(struct engine *e)
 /* Bring one task's placement in line with its class and the current plan.
  * Before the applier records or changes a task, its start time must be known
  * (procscan_ensure_start): it guards every later action on the TID. */
+/* A task whose mask leaves out some online CPU was narrowed by its user (or
+ * itself): moving it into the cpuset group would make the kernel replace
+ * that mask with the group's CPUs. It stays where it is, as in per-thread
+ * mode a task whose mask has no CPU of the plan does. Unreadable: not ours
+ * to judge (gone, or its exit event follows). */
+static bool narrowed_by_user(const struct engine *e, const struct task *t)
+{
+    cpu_set_t now;
+    if (t->flags & TASK_F_GROUP)
+        return false;       /* in the group: the mask is the group's */
+    if (sched_getaffinity(t->tid, sizeof now, &now) < 0)
+        return true;
+    CPU_AND(&now, &now, &e->topo->online);
+    return !CPU_EQUAL(&now, &e->topo->online);
+}
+
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
+    if (uses_group(e, t) && narrowed_by_user(e, t)) {
+        log_debug("tid %d (%s): mask narrower than the online CPUs, leaving it out of the cpuset group",
+                  (int)t->tid, t->comm);
+        return;
+    }
     if (uses_group(e, t) && ensure_group(e) == 0) {
         if (procscan_ensure_start(root_of(e), t) < 0)
             return;     /* gone: its exit event follows */

@@ -66,7 +66,21 @@ affinity_of() {
     done < "/proc/$1/status" 2>/dev/null
     return 1
 }
-affinity_is() { [ "$(affinity_of "$1")" = "$2" ]; }
+# affinity_is PID LIST: without a subshell, so that polling it forks nothing
+# (each fork is an event the daemon under test handles, on the idle CPU)
+affinity_is() {
+    local k v
+    while read -r k v; do
+        [ "$k" = "Cpus_allowed_list:" ] && { [ "$v" = "$2" ]; return; }
+    done < "/proc/$1/status" 2>/dev/null
+    return 1
+}
+# harness_on_cpu0: this script, what it starts from now on (the daemon under
+# test too) and its polls run on the busy CPU 0, so that the sanitizer
+# build's work (turbosched-ctl polled, a reload reclassifying every task)
+# does not make CPU 1 look busy and the plan fall back. Tasks started before
+# keep their masks; start others with `taskset -c 0-1` to give them all CPUs.
+harness_on_cpu0() { taskset -p -c 0 $$ >/dev/null; }
 all_cpus() { cat /sys/devices/system/cpu/online; }
 
 # live_tids: every TID in /proc that has not exited (a zombie has sent its
@@ -146,5 +160,3 @@ stop_daemon() {
 }
 
 ctl() { "$CTL" --socket "$TMP/control" "$@"; }
-# the daemon's plan confines jitter to CPU 0
-plan_is_cpu0() { ctl --json status 2>/dev/null | grep -A2 '"plan"' | grep -q '"cpus": "0"'; }

@@ -35,11 +35,6 @@ config_none() { write_config </dev/null; }
 # start_hog [DUTY%]: CPU 0 busy, so that the plan confines jitter to it.
 start_hog() { spawn HOG "$LOAD" -c 0 -d "${1:-70}" -p 10 -n "tshog$$"; }
 
-# harness_on_cpu0: this script, what it starts from now on (the daemon under
-# test too) and its polls run on the busy CPU 0, so that the sanitizer
-# build's bursts of work (a reload reclassifies every task) do not make CPU 1
-# look busy and the plan fall back. Tasks started before keep their masks.
-harness_on_cpu0() { taskset -p -c 0 $$ >/dev/null; }
 
 # start_keepers VAR FILE COMM N THREADS [WRAPPER...]: N long-lived processes
 # named COMM with THREADS threads each; FILE gets "PID TID..." per process.
