@@ -24,7 +24,7 @@ B="rb$$"
 # that it stays put: a moment of overload on CPU 0 (the harness and the
 # sanitizer build reloading back to back share it with the hog) must not
 # unpack the group between two checks. Load-driven changes are other tests'.
-steady_plan() { sed -i 's/^min_change_interval = .*/min_change_interval = 1h/' "$TMP/turbosched.conf"; }
+steady_plan() { sed -i 's/^min_change_interval = .*/min_change_interval = 60min/' "$TMP/turbosched.conf"; }
 conf_a() { write_config <<CONF
 [rule group-a]
 comm = ${A}*
