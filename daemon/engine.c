@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -62,9 +61,6 @@ static int ensure_group(struct engine *e)
     return 0;
 }
 
-/* Bring one task's placement in line with its class and the current plan.
- * Before the applier records or changes a task, its start time must be known
- * (procscan_ensure_start): it guards every later action on the TID. */
 /* A task whose mask leaves out some online CPU was narrowed by its user (or
  * itself): moving it into the cpuset group would make the kernel replace
  * that mask with the group's CPUs. It stays where it is, as in per-thread
@@ -75,12 +71,14 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
     cpu_set_t now;
     if (t->flags & TASK_F_GROUP)
         return false;       /* in the group: the mask is the group's */
-    if (sched_getaffinity(t->tid, sizeof now, &now) < 0)
+    if (sysops_real.getaffinity(sysops_real.userdata, t->tid, &now) < 0)
         return true;
-    CPU_AND(&now, &now, &e->topo->online);
-    return !CPU_EQUAL(&now, &e->topo->online);
+    return !cpuset_covers(&now, &e->topo->online);
 }
 
+/* Bring one task's placement in line with its class and the current plan.
+ * Before the applier records or changes a task, its start time must be known
+ * (procscan_ensure_start): it guards every later action on the TID. */
 static void place_task(struct engine *e, struct task *t)
 {
     int r;

@@ -14,13 +14,6 @@ void pins_clear(struct pins *p)
     *p = (struct pins){0};
 }
 
-static bool covers(const cpu_set_t *mask, const cpu_set_t *online)
-{
-    cpu_set_t both;
-    CPU_AND(&both, mask, online);
-    return CPU_EQUAL(&both, online);
-}
-
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
                   const struct sysops *ops, unsigned passes, pins_choose_fn choose, void *userdata)
 {
@@ -32,7 +25,7 @@ int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online
         cpu_set_t m;
         enum pin_choice c = choose ? choose(t, &m, userdata) : PIN_CURRENT;
         if (c == PIN_SKIP || (c == PIN_CURRENT && ops->getaffinity(ops->userdata, t->tid, &m) < 0) ||
-            covers(&m, online))
+            cpuset_covers(&m, online))
             continue;
         if (p->n == p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 64;
@@ -62,7 +55,7 @@ int pins_repair(struct pins *p, const struct sysops *ops)
             pin->tid = 0;   /* gone: stop looking */
             continue;
         }
-        if (!covers(&m, &p->online) || CPU_EQUAL(&m, &pin->mask))
+        if (!cpuset_covers(&m, &p->online) || CPU_EQUAL(&m, &pin->mask))
             continue;
         int r = ops->setaffinity(ops->userdata, pin->tid, &pin->mask);
         if (r == 0) {

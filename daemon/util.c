@@ -282,3 +282,10 @@ uint64_t now_ns(void)
 }
 
 uint64_t now_ms(void) { return now_ns() / 1000000ull; }
+
+bool cpuset_covers(const cpu_set_t *mask, const cpu_set_t *all)
+{
+    cpu_set_t both;
+    CPU_AND(&both, mask, all);
+    return CPU_EQUAL(&both, all);
+}

@@ -50,6 +50,8 @@ int parse_duration_ms(const char *s, unsigned *ret);
 int cpulist_parse(const char *s, cpu_set_t *set);
 /* Writes "" for an empty set; returns -ENOSPC if it does not fit. */
 int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+/* mask holds every CPU of all (a task free to run on all of them). */
+bool cpuset_covers(const cpu_set_t *mask, const cpu_set_t *all);
 
 /* Milli-units as a short decimal: 1250 -> "1.25", 900 -> "0.9", 2000 -> "2". */
 const char *format_milli(char *buf, size_t size, unsigned milli);
