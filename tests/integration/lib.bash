@@ -38,7 +38,20 @@ cleanup() {
 trap cleanup EXIT
 
 pass() { PASSES=$((PASSES + 1)); echo "PASS $*"; }
-fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; daemon_view; }
+# On a failed check, what the daemon under test saw and decided: CI keeps
+# only the test's output, and a plan follows load that a log line explains.
+daemon_view() {
+    [ -s "$TMP/daemon.log" ] || return 0
+    echo "  the daemon's last plans:"
+    grep "plan: " "$TMP/daemon.log" | tail -n 4 | sed 's/^/    /'
+    if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+        echo "  its view of the cores now:"
+        "$CTL" --socket "$TMP/control" topology 2>&1 | sed 's/^/    /'
+    fi
+    echo "  /proc/stat: $(grep '^cpu[0-9]' /proc/stat | cut -d' ' -f1-9 | tr '\n' ';')"
+    echo "  busiest tasks (lifetime %CPU):"; ps -eo pid,psr,pcpu,comm --sort=-pcpu | head -n 6 | sed "s/^/    /"
+}
 check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
 finish() {
     echo "$PASSES passed, $FAILS failed"
@@ -54,9 +67,14 @@ wait_for() {
     local deadline=$(( $(now_us) + timeout * 1000000 ))
     while ! "$@"; do
         [ "$(now_us)" -lt "$deadline" ] || return 1
-        sleep "${WAIT_STEP:-0.05}"
+        nap "${WAIT_STEP:-0.05}"
     done
 }
+# nap SECONDS: sleep without forking (sleep(1) is a process, and an exec
+# event, twenty times a second): a read that times out on a FIFO no one
+# writes to.
+mkfifo "$TMP/.nap" && exec 8<>"$TMP/.nap"
+nap() { local _; read -r -t "$1" -u 8 _ || true; }
 now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
 
 affinity_of() {
