@@ -135,9 +135,17 @@ struct applier {
     char *failed_group;
     int failed_err;
     bool dirty;                 /* the state file is behind */
+    bool unsaved;               /* ...on a change made, not only one undone */
     bool state_warned;
     char boot_id[40];
 };
+
+/* A change the state file must learn of before a crash could strand it. */
+static void mark_changed(struct applier *a)
+{
+    a->dirty = true;
+    a->unsaved = true;
+}
 
 int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, struct applier **ret)
 {
@@ -346,7 +354,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
             return k;
         }
         e->set = want;
-        a->dirty = true;
+        mark_changed(a);
         return 1;
     }
 
@@ -406,7 +414,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
             (void)a->ops->setaffinity(a->ops->userdata, t->tid, &current);
         return -ENOMEM;
     }
-    a->dirty = true;
+    mark_changed(a);
     return changed;
 }
 
@@ -434,7 +442,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     rec.start_time = start_time;
     if (!tm_add(&a->tasks, &rec))
         return -ENOMEM;
-    a->dirty = true;
+    mark_changed(a);
     log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, fmt_set(&rec.set),
               (int)parent_tid);
     return 1;
@@ -666,7 +674,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
             return -ENOMEM;
         }
         g->set = want;
-        a->dirty = true;
+        mark_changed(a);
         group_succeeded(a, group);
         return 1;
     }
@@ -685,7 +693,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         log_debug("cpuset group %s: cpus %s -> %s", group, fmt_set(&g->set), fmt_set(&want));
     }
     g->set = want;
-    a->dirty = true;
+    mark_changed(a);
     group_succeeded(a, group);
     return 1;
 }
@@ -757,7 +765,7 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
         m = &g->members[g->n_members++];
     }
     *m = (struct applied_member){.tid = tid, .pid = pid, .start_time = start_time, .original_path = orig};
-    a->dirty = true;
+    mark_changed(a);
     return 1;
 }
 
@@ -928,7 +936,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
         log_debug("unit %s: AllowedCPUs %s -> %s", unit, from, fmt_set(mask));
     }
     g->set = *mask;
-    a->dirty = true;
+    mark_changed(a);
     group_succeeded(a, unit);
     return 1;
 }
@@ -1007,7 +1015,13 @@ int applier_flush_state(struct applier *a)
         log_info("state file %s: written again", a->state_file);
     a->state_warned = false;
     a->dirty = false;
+    a->unsaved = false;
     return 0;
+}
+
+int applier_flush_changes(struct applier *a)
+{
+    return a->unsaved ? applier_flush_state(a) : 0;
 }
 
 /* Give tid the original mask of a change a previous run made, if its mask is

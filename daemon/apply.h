@@ -111,6 +111,10 @@ const struct applied_group *applier_next_group(const struct applier *a, size_t *
 /* Write the state file if anything changed since the last flush; call once
  * per tick/batch. Removes the file when nothing is left to undo. */
 int applier_flush_state(struct applier *a);
+/* The same, only when a change was made since (not when changes were only
+ * undone or tasks went away): call after each batch of events, so that a
+ * crash strands nothing changed between two ticks. */
+int applier_flush_changes(struct applier *a);
 
 /* On start, before any change: read the state file a crashed daemon left.
  * Each task still alive with the same start time whose mask is still the one

@@ -636,7 +636,7 @@ static int on_event(const struct procmon_event *ev, void *userdata)
     return 0;
 }
 
-int engine_on_events(struct engine *e)
+static int handle_events(struct engine *e)
 {
     int r = procmon_dispatch(e->procmon, on_event, e);
     if (r == -ENOBUFS) {
@@ -655,6 +655,16 @@ int engine_on_events(struct engine *e)
         return r;
     }
     return 0;
+}
+
+int engine_on_events(struct engine *e)
+{
+    int r = handle_events(e);
+    /* A task packed on its exec is in the state file before the daemon
+     * sleeps again, not a tick later: a crash in between would leave it
+     * confined with no record of its original mask. */
+    applier_flush_changes(e->applier);
+    return r;
 }
 
 static void reset_classes(struct engine *e)

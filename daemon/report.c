@@ -295,6 +295,8 @@ struct json_object *report_metrics(const struct engine *e)
     sample(s, NULL, NULL, (double)e->counters.table_full);
     s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
     sample(s, NULL, NULL, (double)e->counters.rescans);
+    s = family(arr, "turbosched_ticks_total", "counter", "Ticks: load sampled and the plan made again");
+    sample(s, NULL, NULL, (double)e->counters.ticks);
     s = family(arr, "turbosched_plan_changes_total", "counter", "Changes of the jitter CPU mask");
     sample(s, NULL, NULL, (double)e->counters.plan_changes);
     s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");

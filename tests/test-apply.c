@@ -1041,6 +1041,38 @@ static void test_flush_writes_once_per_batch(void **state)
     assert_int_equal(access(f->state_file, F_OK), -1);
 }
 
+/* After a batch of events: a change made is written at once, a task that
+ * only went away waits for the tick (its stale record harms no one). */
+static void test_flush_changes_only_for_changes(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    add_task(&f->rec, 410, "0-1");
+    add_task(&f->rec, 411, "0-1");
+    struct task a = mk_task(&f->rec, 410, 410, "a"), b = mk_task(&f->rec, 411, 411, "b");
+
+    assert_int_equal(applier_flush_changes(f->a), 0);
+    assert_int_equal(access(f->state_file, F_OK), -1);      /* nothing changed */
+    assert_int_equal(applier_pack_task(f->a, &a, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &b, &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a), 0);
+    struct state s;
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 2);
+    state_free(&s);
+
+    applier_forget_task(f->a, 411);                          /* it exited */
+    assert_int_equal(applier_flush_changes(f->a), 0);
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 2);                         /* written at the tick */
+    state_free(&s);
+    assert_int_equal(applier_flush_state(f->a), 0);
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 1);
+    assert_int_equal(s.tasks[0].tid, 410);
+    state_free(&s);
+}
+
 static void test_recover_after_crash(void **state)
 {
     struct fx *f = *state;
@@ -1236,6 +1268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unit_allowed_cpus, setup, teardown),
         cmocka_unit_test(test_bus_messages),
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_changes_only_for_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),

@@ -8,7 +8,8 @@
 #   - even rounds, the jitter rule gone: every task is restored at start-up.
 # A task the user pinned to CPU 1 before any daemon ran keeps its mask
 # throughout. A task left on CPU 0, or restored to anything but its
-# original, fails the test.
+# original, fails the test. Last, a kill -9 right after a task was packed
+# on its exec, before the next tick.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/storm-lib.bash"
 require_storm
@@ -62,6 +63,36 @@ for round in $(seq "$ROUNDS"); do
     check "round $round: every task has its original mask" masks_report "$TMP/expect"
     check "round $round: state file removed" test ! -e "$TMP/state"
 done
+
+# kill -9 between two ticks: a task packed on its exec is in the state file
+# before the daemon sleeps again, not a tick later, so a restart after a
+# crash right then still gives it its original mask back. The tick counter
+# shows that no tick came in between (else the try is repeated).
+echo "--- between two ticks"
+config_jitter "$KEEP"
+sed -i 's/^tick_interval = .*/tick_interval = 2s/' "$TMP/turbosched.conf"
+check "between ticks: daemon starts" start_daemon
+check "between ticks: packed onto CPU 0" wait_for 30 all_are 0
+in_state() { local k t r; while read -r k t r; do [ "$k" = task ] && [ "$t" = "$1" ] && return 0; done < "$TMP/state"; return 1; } 2>/dev/null
+NEW=
+for try in 1 2 3 4 5 6; do
+    t0=$(metric turbosched_ticks_total)
+    spawn p taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${KEEP}n$try"
+    if ! wait_for 1 in_state "$p"; then echo "  try $try: pid $p not in the state file within 1 s"; continue; fi
+    t1=$(metric turbosched_ticks_total)
+    [ -n "$t0" ] && [ "$t0" = "$t1" ] && { NEW=$p; break; }
+    echo "  try $try: ticks $t0 -> $t1 meanwhile, once more"
+done
+check "between ticks: a task packed on its exec is recorded before the next tick" test -n "$NEW"
+stop_daemon KILL
+FAULTS=$((FAULTS + 1))
+if [ -n "$NEW" ]; then
+    check "between ticks: after kill -9 it stays confined" affinity_is "$NEW" 0
+    config_none
+    check "between ticks: restarted without the jitter rule" start_daemon
+    check "between ticks: its original mask back at start-up" wait_for 30 affinity_is "$NEW" "$(all_cpus)"
+    check "between ticks: daemon stops" stop_daemon
+fi
 check "no sanitizer report in the daemon's log" sanitizer_clean "$TMP/daemon.log"
 print_counts
 finish
