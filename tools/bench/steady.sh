@@ -7,7 +7,6 @@
 # usage: steady.sh BUILD_DIR [SECONDS]
 . "$(dirname "$0")/lib.bash"
 SECS=${2:-20}
-HZ=$(getconf CLK_TCK)
 
 bench_config <<CONF
 [rule bench-jitter]
@@ -25,16 +24,16 @@ measure() {
     daemon_start
     sleep 3     # let the start-up scan and the first plans pass
     local t0 t1 s0 s1
-    t0=$(cpu_ticks "$DPID"); s0=$(date +%s%N)
+    t0=$(cpu_ns "$DPID"); s0=$(date +%s%N)
     sleep "$SECS"
-    t1=$(cpu_ticks "$DPID"); s1=$(date +%s%N)
+    t1=$(cpu_ns "$DPID"); s1=$(date +%s%N)
     local rss tracked
     rss=$(rss_kib "$DPID")
     tracked=$(ctl --json status | sed -n 's/^ *"tracked": \([0-9]*\).*/\1/p' | head -1)
     daemon_stop
     [ -n "$tp" ] && { kill "$tp"; wait "$tp" 2>/dev/null || true; }
-    awk -v d=$((t1 - t0)) -v hz="$HZ" -v ns=$((s1 - s0)) -v r="$rss" -v t="$tracked" \
-        'BEGIN { printf "%.3f %d %d\n", 100 * d / hz / (ns / 1e9), r, t }'
+    awk -v d=$((t1 - t0)) -v ns=$((s1 - s0)) -v r="$rss" -v t="$tracked" \
+        'BEGIN { printf "%.3f %d %d\n", 100 * d / ns, r, t }'
 }
 
 echo "| extra threads | tracked | CPU % of one CPU | RSS MiB | CPU vs baseline | RSS vs baseline |"
@@ -48,4 +47,4 @@ for n in 0 1000 10000; do
     [ "$n" -eq 10000 ] && { echo; echo "steady_cpu_pct_10000=$c"; echo "steady_rss_mib_10000=$(awk -v r="$r" 'BEGIN { printf "%.1f", r / 1024 }')"; }
 done
 echo
-echo "Default tick (250 ms); CPU time from /proc/PID/stat over ${SECS} s, after 3 s of settling."
+echo "Default tick (250 ms); CPU time from /proc/PID/task/*/schedstat over ${SECS} s, after 3 s of settling."
