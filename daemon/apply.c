@@ -281,9 +281,33 @@ static int restore_entry(struct applier *a, struct applied_task *e)
     return 1;
 }
 
-/* Read tid's mask and check it is still what we set. 1 yes, 0 no (the task
- * was forgotten). */
-static int check_ours(struct applier *a, struct applied_task *e)
+/* When every CPU we confined a task to has gone offline, the kernel gives
+ * it a fallback mask as it wakes (v1: every possible CPU; v2: its cpuset's
+ * CPUs): wider than what is left online of its original. That change is the
+ * kernel's, not a user's: the task stays ours, to be packed again and to get
+ * its original back. A user who narrows a mask never matches this. */
+static bool kernel_fallback(const struct applier *a, const struct applied_task *e, const cpu_set_t *now)
+{
+    cpu_set_t online, left;
+    if (a->dry_run || !a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
+        return false;
+    CPU_AND(&left, &e->set, &online);
+    if (CPU_COUNT(&left) > 0)
+        return false;
+    CPU_AND(&left, &e->original, &online);
+    cpu_set_t both;
+    CPU_AND(&both, &left, now);
+    return CPU_COUNT(&left) > 0 && CPU_EQUAL(&both, &left);
+}
+
+enum ours {
+    NOT_OURS = 0,       /* gone, or changed by someone else: forgotten */
+    OURS,               /* the mask is still the one we set */
+    RESET,              /* the kernel's fallback replaced it: original given back, forgotten */
+};
+
+/* Read tid's mask and check it is still what we set. */
+static enum ours check_ours(struct applier *a, struct applied_task *e)
 {
     cpu_set_t now;
     int r = a->ops->getaffinity(a->ops->userdata, e->tid, &now);
@@ -293,11 +317,15 @@ static int check_ours(struct applier *a, struct applied_task *e)
         forget(a, e->tid);
         return 0;
     }
-    if (!mask_matches(a, &now, expected_mask(a, e))) {
-        someone_else(a, e, &now);
-        return 0;
+    if (mask_matches(a, &now, expected_mask(a, e)))
+        return OURS;
+    if (kernel_fallback(a, e, &now)) {
+        log_info("pid %d (%s): CPUs %s went offline and the kernel moved it to %s: giving its original %s "
+                 "back", (int)e->tid, e->comm, fmt_set(&e->set), fmt_set(&now), fmt_set(&e->original));
+        return restore_entry(a, e) > 0 ? RESET : NOT_OURS;
     }
-    return 1;
+    someone_else(a, e, &now);
+    return NOT_OURS;
 }
 
 static int set_mask(struct applier *a, pid_t tid, const char *comm, const cpu_set_t *from, const cpu_set_t *to)
@@ -330,10 +358,13 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         e = NULL;
     }
 
-    cpu_set_t want;
-    if (e) {
-        if (!check_ours(a, e))
-            return 0;
+    cpu_set_t want, known_original;
+    if (e)
+        known_original = e->original;
+    enum ours ours = e ? check_ours(a, e) : NOT_OURS;
+    if (e && ours == NOT_OURS)
+        return 0;
+    if (ours == OURS) {
         CPU_AND(&want, plan, &e->original);
         /* nothing left to restrict: back to where it was */
         if (CPU_COUNT(&want) == 0 || CPU_EQUAL(&want, &e->original))
@@ -358,8 +389,14 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         return 1;
     }
 
+    /* Just given back after the kernel's fallback: its original is known,
+     * and getaffinity would omit the CPUs still offline. */
     cpu_set_t original;
-    int r = a->ops->getaffinity(a->ops->userdata, t->tid, &original);
+    int r = 0;
+    if (ours == RESET)
+        original = known_original;
+    else
+        r = a->ops->getaffinity(a->ops->userdata, t->tid, &original);
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {
@@ -460,9 +497,14 @@ int applier_restore_task(struct applier *a, pid_t tid)
         forget(a, tid);
         return 0;
     }
-    if (!check_ours(a, e))
+    switch (check_ours(a, e)) {
+    case OURS:
+        return restore_entry(a, e);
+    case RESET:
+        return 1;
+    default:
         return 0;
-    return restore_entry(a, e);
+    }
 }
 
 static void member_drop(struct applier *a, struct applied_group *g, size_t i)
@@ -504,7 +546,7 @@ int applier_verify(struct applier *a, size_t max_tasks)
         if (a->verify_cursor >= a->tasks.n)
             a->verify_cursor = 0;
         struct applied_task *e = tm_item(&a->tasks, a->verify_cursor);
-        if (check_ours(a, e))
+        if (check_ours(a, e) == OURS)
             a->verify_cursor++;
         else
             forgotten++;        /* the last element moved into this place: check it next */

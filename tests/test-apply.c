@@ -1196,6 +1196,52 @@ static void test_hotplug_keeps_task(void **state)
     assert_mask(&ft->mask, "0-3");
 }
 
+/* Every CPU we confined a task to goes offline and the kernel gives it a
+ * fallback mask as it wakes (every possible CPU on v1): the kernel's change,
+ * not a user's. The task gets its original back and is packed again under
+ * the next plan; a user who narrows a mask meanwhile still has it kept. */
+static void test_hotplug_kernel_fallback(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("1");
+    struct fake_task *fa = add_task(&f->rec, 810, "0-3");
+    struct fake_task *fb = add_task(&f->rec, 811, "0-3");
+    struct fake_task *fc = add_task(&f->rec, 812, "0-3");
+    struct task ta = mk_task(&f->rec, 810, 810, "a"), tb = mk_task(&f->rec, 811, 811, "b"),
+                tc = mk_task(&f->rec, 812, 812, "c");
+    assert_int_equal(applier_pack_task(f->a, &ta, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &tb, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 1);
+
+    CPU_CLR(1, &f->rec.online);
+    fa->mask = set_of("0-3");                           /* the kernel's fallback */
+    fb->mask = set_of("2");                             /* a user's choice */
+    assert_int_equal(applier_verify(f->a, 0), 2);       /* a and b: neither is ours any more */
+    assert_non_null(applier_find(f->a, 812));           /* c has not woken: still on CPU 1 */
+    assert_null(applier_find(f->a, 810));
+    assert_int_equal(applier_hands_off(f->a, 810), 0);  /* free to be packed again */
+    assert_mask(&fa->mask, "0-3");
+    assert_int_equal(applier_hands_off(f->a, 811), -EBUSY);
+    assert_mask(&fb->mask, "2");
+
+    fc->mask = set_of("0-3");                           /* c wakes: the kernel's fallback */
+    plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 1);   /* found at pack time */
+    assert_mask(&fc->mask, "0");
+    assert_non_null(applier_find(f->a, 812));
+    assert_mask(&applier_find(f->a, 812)->original, "0-3");      /* not what getaffinity shows now */
+    assert_int_equal(applier_pack_task(f->a, &tb, &plan), 0);
+    assert_mask(&fb->mask, "2");
+
+    CPU_SET(1, &f->rec.online);                         /* back: a is packed again */
+    assert_int_equal(applier_pack_task(f->a, &ta, &plan), 1);
+    assert_mask(&fa->mask, "0");
+    assert_int_equal(applier_restore_all(f->a), 2);
+    assert_mask(&fa->mask, "0-3");
+    assert_mask(&fb->mask, "2");
+    assert_mask(&fc->mask, "0-3");
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -1273,6 +1319,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_keeps_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hotplug_kernel_fallback, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
