@@ -424,8 +424,11 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
     pm->userdata = userdata;
     pm->handled = 0;
     pm->fn_error = 0;
-    /* Until EAGAIN, as before: an overflow (ENOBUFS) the kernel reports
-     * between two batches is seen in this call, not one wake-up later. */
+    /* Until a short batch: the socket was empty then, and one more
+     * recvmmsg() would only say EAGAIN (a tenth of the daemon's syscalls in
+     * a fork storm). What comes later, an overflow too (EPOLLERR), wakes
+     * the loop again. */
+    bool drained = false;
     for (unsigned got = 0;;) {
         while (pm->next < pm->received && err == 0) {
             unsigned i = pm->next++;
@@ -433,7 +436,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
                                 &pm->src[i]) < 0)
                 err = pm->fn_error;
         }
-        if (err < 0 || got >= DISPATCH_BATCH)
+        if (err < 0 || got >= DISPATCH_BATCH || drained)
             break;
         for (unsigned i = 0; i < RECV_VLEN; i++)
             pm->msgs[i].msg_hdr.msg_namelen = sizeof(pm->src[i]);
@@ -459,6 +462,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
         got += (unsigned)n;
         pm->next = 0;
         pm->received = (unsigned)n;
+        drained = (unsigned)n < RECV_VLEN;
     }
     pm->fn = NULL;
     pm->userdata = NULL;

@@ -71,8 +71,9 @@ int procmon_filtered(const struct procmon *pm);
  * dispatch and is returned by procmon_dispatch (the fd stays readable). */
 typedef int (*procmon_event_fn)(const struct procmon_event *ev, void *userdata);
 
-/* Read until EAGAIN (at most a bounded batch, so a storm cannot starve the
- * loop; the fd then stays readable). Returns the number of events handled, or
+/* Read until the socket is empty (a short batch or EAGAIN; at most a
+ * bounded batch, so a storm cannot starve the loop: the fd then stays
+ * readable). Returns the number of events handled, or
  * -ENOBUFS if the socket overflowed since the last call (events were lost:
  * rescan /proc), or another -errno. Events read after an overflow are still
  * passed to fn. */
