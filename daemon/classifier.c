@@ -257,6 +257,7 @@ void classifier_set_units(struct classifier *c, struct units *u)
 }
 
 bool classifier_uclamp_supported(const struct classifier *c) { return c->uclamp_supported; }
+bool classifier_uses_user(const struct classifier *c) { return c->keys & (1u << RULE_USER); }
 bool classifier_unit_optin_active(const struct classifier *c) { return unit_optin_active(c); }
 
 void classifier_batch_begin(struct classifier *c)
@@ -311,7 +312,17 @@ static int gather_thread(struct classifier *c, const struct task *t, struct matc
         in->comm = comm;
     }
     if (c->keys & (1u << RULE_USER)) {
-        procinfo_user_name(t->uid, user, user_size);
+        if (t->uid != TASK_UID_UNKNOWN) {
+            procinfo_user_name(t->uid, user, user_size);
+        } else {
+            struct procinfo one;
+            int r = procinfo_read(c->proc_root, pid, t->tid, 1u << RULE_USER, &one);
+            if (r < 0)
+                return r;
+            if (!one.in.user)
+                return -EBADMSG;
+            snprintf(user, user_size, "%s", one.user);
+        }
         in->user = user;
     }
     return 0;

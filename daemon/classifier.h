@@ -62,6 +62,8 @@ void classifier_batch_end(struct classifier *c);
 int classifier_explain(struct classifier *c, const struct task *t, char *buf, size_t size);
 
 bool classifier_uclamp_supported(const struct classifier *c);
+/* Some rule matches on `user`: tasks' uids are worth reading as they come. */
+bool classifier_uses_user(const struct classifier *c);
 /* X-TurboSched= lookups are possible (unit_optin and systemd on the bus). */
 bool classifier_unit_optin_active(const struct classifier *c);
 

@@ -197,6 +197,8 @@ static const struct procscan_hooks *hooks_of(struct engine *e)
         .task_gone = hook_task_gone,
         .userdata = e,
         .lazy_start = true,
+        /* without user rules no uid is needed; with them, read as events come */
+        .lazy_uid = !classifier_uses_user(e->classifier),
     };
     return &h;
 }

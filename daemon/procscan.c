@@ -169,6 +169,15 @@ static int read_status_uid(const char *root, pid_t pid, pid_t tid, uid_t *euid)
     return procscan_parse_status_uid(buf, euid);
 }
 
+static int uid_of(const char *root, pid_t pid, pid_t tid, const struct procscan_hooks *h, uid_t *euid)
+{
+    if (h && h->lazy_uid) {
+        *euid = TASK_UID_UNKNOWN;
+        return 0;
+    }
+    return read_status_uid(root, pid, tid, euid);
+}
+
 int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
 {
     char buf[STAT_BUF];
@@ -370,7 +379,7 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
         drop(c->tt, t, c->h);
         c->st->reused++;
     }
-    r = read_status_uid(c->root, pid, tid, &fresh.uid);
+    r = uid_of(c->root, pid, tid, c->h, &fresh.uid);
     if (r < 0) {
         c->st->seen--;
         return 0;
@@ -425,8 +434,10 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
 static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
                  const struct procscan_hooks *h)
 {
-    struct task fresh;
-    int r = procscan_read_task(root, tgid, tid, &fresh);
+    struct task fresh = { 0 };
+    int r = procscan_read_stat(root, tgid, tid, &fresh);
+    if (r >= 0)
+        r = uid_of(root, tgid, tid, h, &fresh.uid);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;
     fresh.seen_gen = task_table_generation(tt);
@@ -495,7 +506,7 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     if (parent) {
         fresh.uid = parent->uid;
     } else {
-        r = read_status_uid(root, ev->tgid, ev->tid, &fresh.uid);
+        r = uid_of(root, ev->tgid, ev->tid, h, &fresh.uid);
         if (r < 0)
             return errno_is_gone(r) ? 0 : r;
     }
@@ -526,8 +537,10 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
     }
     /* comm changes at exec without a comm event; the uid may change too
      * (set-user-ID binaries) without a uid event. */
-    struct task fresh;
-    int r = procscan_read_task(root, ev->tgid, ev->tid, &fresh);
+    struct task fresh = { 0 };
+    int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
+    if (r >= 0)
+        r = uid_of(root, ev->tgid, ev->tid, h, &fresh.uid);
     if (r < 0) {
         if (errno_is_gone(r))
             return 0;   /* exit event follows */

@@ -67,6 +67,11 @@ struct procscan_hooks {
      * of reading the child's stat. The daemon sets it; callers that want
      * every task read at once (tools, the tests of that path) do not. */
     bool lazy_start;
+    /* Leave the uid TASK_UID_UNKNOWN where it would read the task's status
+     * (exec, rescan, a fork whose creator is not tracked): the status read
+     * is half the cost of an exec event, and only user rules need the uid.
+     * Uid events and a tracked creator still set it. */
+    bool lazy_uid;
 };
 
 struct procscan_stats {

@@ -8,6 +8,9 @@
 
 #include "config.h"
 
+/* A uid not read yet (procscan_hooks.lazy_uid): read by whoever needs it. */
+#define TASK_UID_UNKNOWN ((uid_t)-1)
+
 struct task {
     pid_t tid;
     pid_t pid;                  /* thread group id */
@@ -15,7 +18,7 @@ struct task {
     bool start_pending;         /* start_time not read yet (procscan_ensure_start) */
     int16_t last_cpu;           /* CPU it ran on at its last sample (its util_milli is 0 until one) */
     char comm[16];
-    uid_t uid;
+    uid_t uid;                  /* effective; TASK_UID_UNKNOWN until a user rule needs it */
     /* classification (written by the classifier) */
     enum task_class class;
     enum class_source source;

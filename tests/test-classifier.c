@@ -641,6 +641,31 @@ static void assert_read_once(void)
     assert_int_equal(opened("status"), 0);      /* the user comes from t->uid */
 }
 
+/* The daemon reads no uid while no rule names a user (procscan lazy_uid):
+ * a user rule, after a reload, reads the status of a task whose uid is
+ * not known yet, and only then. */
+static void test_unknown_uid_read_when_needed(void **state)
+{
+    setup_with("[rule a]\ncomm = nginx\nclass = jitter\n", false, false);
+    assert_false(classifier_uses_user(fx.c));
+    teardown(state);
+
+    setup_with(reads_conf, false, false);
+    assert_true(classifier_uses_user(fx.c));
+    struct task t = task(100, 100, "nginx");
+    t.uid = TASK_UID_UNKNOWN;
+    opens_reset();
+    assert_int_equal(classifier_classify(fx.c, &t), 1);
+    assert_int_equal(t.class, CLASS_INTENSIVE);         /* www: euid 33 in its status */
+    assert_int_equal(t.rule, 1);
+    assert_int_equal(opened("status"), 1);
+    t.uid = 0;                                          /* known: no read */
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &t), 1);
+    assert_int_equal(t.source, SOURCE_DEFAULT);
+    assert_int_equal(opened("status"), 0);
+}
+
 static void test_thread_change_reads(void **state)
 {
     setup_with(reads_conf, false, false);
@@ -877,6 +902,7 @@ int main(void)
         cmocka_unit_test_teardown(test_explain, teardown),
         cmocka_unit_test_teardown(test_no_systemd_said_once, teardown),
         cmocka_unit_test(test_thread_change_same_result),
+        cmocka_unit_test_teardown(test_unknown_uid_read_when_needed, teardown),
         cmocka_unit_test_teardown(test_thread_change_reads, teardown),
         cmocka_unit_test_teardown(test_reload_reads_new_keys, teardown),
         cmocka_unit_test_teardown(test_events_read_once, teardown),

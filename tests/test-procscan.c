@@ -645,6 +645,67 @@ static void test_lazy_start(void **state)
     task_table_free(tt);
 }
 
+/* lazy_uid (the daemon while no rule names a user): exec, a rescan and the
+ * fork of a process whose creator is not tracked read no status (the
+ * fixtures here have none) and leave the uid unknown; a uid event and a
+ * tracked creator still give it. */
+static void test_lazy_uid(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    h.lazy_start = true;
+    h.lazy_uid = true;
+    struct procmon_event ev;
+
+    mk_task(tr, 700, 700, "svc", 'S', 7000, 1000, false);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    struct task *t = task_table_find(tt, 700);
+    assert_non_null(t);
+    assert_int_equal(t->uid, TASK_UID_UNKNOWN);
+
+    ev = ev_of(PROCMON_UID, 700, 700);
+    ev.uid.euid = 33;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(t->uid, 33);
+
+    ev = ev_of(PROCMON_FORK, 701, 701);                 /* tracked creator */
+    ev.fork.parent_tid = ev.fork.parent_tgid = 700;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 701)->uid, 33);
+
+    mk_task(tr, 700, 700, "svc2", 'S', 7000, 1000, false);
+    rec.n_changed = 0;
+    ev = ev_of(PROCMON_EXEC, 700, 700);                 /* a set-user-ID binary may run */
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_string_equal(t->comm, "svc2");
+    assert_int_equal(t->uid, TASK_UID_UNKNOWN);
+    assert_int_equal(rec.n_changed, 1);
+
+    mk_task(tr, 800, 800, "orphan", 'S', 8000, 1000, false);
+    ev = ev_of(PROCMON_FORK, 800, 800);                 /* creator not tracked */
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 800)->start_time, 8000);
+    assert_int_equal(task_table_find(tt, 800)->uid, TASK_UID_UNKNOWN);
+
+    /* not lazy: the status is read, and without one the task is not kept */
+    h.lazy_uid = false;
+    mk_task(tr, 801, 801, "orphan", 'S', 8010, 1000, false);
+    ev = ev_of(PROCMON_FORK, 801, 801);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 801));
+    mk_task(tr, 802, 802, "orphan", 'S', 8020, 1000, true);
+    ev = ev_of(PROCMON_FORK, 802, 802);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(task_table_find(tt, 802)->uid, 1000);
+    task_table_free(tt);
+}
+
 /* The real /proc through the cached directory fd and the hand-built path. */
 static void test_live_self(void **state)
 {
@@ -681,6 +742,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_uid, tree_setup, tree_teardown),
         cmocka_unit_test(test_live_self),
         cmocka_unit_test_setup_teardown(test_exec_from_thread, tree_setup, tree_teardown),
     };
