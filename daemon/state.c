@@ -100,6 +100,43 @@ static int mkdir_parent(const char *path)
     return 0;
 }
 
+/* The file's text is built in memory and written with one write(): the
+ * daemon writes it after every batch of events that changed something. */
+static int write_file_atomically(const char *path, const char *text, size_t len)
+{
+    _cleanup_free_ char *tmp = NULL;
+    if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+        return -ENOMEM;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        /* the directory is made once, when the first write finds it missing */
+        int r = mkdir_parent(path);
+        if (r < 0)
+            return r;
+        snprintf(tmp + strlen(path), 8, ".XXXXXX");
+        fd = mkostemp(tmp, O_CLOEXEC);
+    }
+    if (fd < 0)
+        return -errno;
+    int r = 0;
+    for (size_t off = 0; off < len && r == 0;) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            r = -errno;
+        else if (n > 0)
+            off += (size_t)n;
+    }
+    /* No fsync: the file guards against a crash of the daemon, not of the
+     * machine, and after a reboot its boot id no longer matches anyway. */
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    if (r == 0 && rename(tmp, path) < 0)
+        r = -errno;
+    if (r < 0)
+        unlink(tmp);
+    return r;
+}
+
 int state_write(const char *path, const struct state *s)
 {
     if (s->n_tasks == 0 && s->n_groups == 0) {
@@ -107,27 +144,14 @@ int state_write(const char *path, const struct state *s)
             return -errno;
         return 0;
     }
-    int r = mkdir_parent(path);
-    if (r < 0)
-        return r;
-
-    _cleanup_free_ char *tmp = NULL;
-    if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
         return -ENOMEM;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        r = -errno;
-        close(fd);
-        unlink(tmp);
-        return r;
-    }
     _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
     if (!a || !b) {
         fclose(f);
-        unlink(tmp);
         return -ENOMEM;
     }
 
@@ -156,21 +180,14 @@ int state_write(const char *path, const struct state *s)
         }
     }
     fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
-
-    /* No fsync: the file guards against a crash of the daemon, not of the
-     * machine, and after a reboot its boot id no longer matches anyway. */
-    r = 0;
-    if (w.failed)
+    int r = 0;
+    if (w.failed || ferror(f))
         r = -ENOMEM;
-    else if (ferror(f))
-        r = -EIO;
     if (fclose(f) != 0 && r == 0)
-        r = -errno;
-    if (r == 0 && rename(tmp, path) < 0)
-        r = -errno;
+        r = -ENOMEM;
     if (r < 0)
-        unlink(tmp);
-    return r;
+        return r;
+    return write_file_atomically(path, text, len);
 }
 
 /* --- reading ---------------------------------------------------------------------- */
