@@ -136,6 +136,7 @@ struct applier {
     int failed_err;
     bool dirty;                 /* the state file is behind */
     bool unsaved;               /* ...on a change made, not only one undone */
+    uint64_t written_ms;        /* when the file was last written (monotonic) */
     bool state_warned;
     char boot_id[40];
 };
@@ -1058,12 +1059,21 @@ int applier_flush_state(struct applier *a)
     a->state_warned = false;
     a->dirty = false;
     a->unsaved = false;
+    a->written_ms = now_ms();
     return 0;
 }
 
-int applier_flush_changes(struct applier *a)
+int64_t applier_changes_due_ms(const struct applier *a, uint64_t now)
 {
-    return a->unsaved ? applier_flush_state(a) : 0;
+    if (!a->unsaved || !a->state_file || a->dry_run)
+        return -1;
+    uint64_t next = a->written_ms + STATE_EARLY_WRITE_MS;
+    return now >= next ? 0 : (int64_t)(next - now);
+}
+
+int applier_flush_changes(struct applier *a, uint64_t now)
+{
+    return applier_changes_due_ms(a, now) == 0 ? applier_flush_state(a) : 0;
 }
 
 /* Give tid the original mask of a change a previous run made, if its mask is

@@ -111,10 +111,16 @@ const struct applied_group *applier_next_group(const struct applier *a, size_t *
 /* Write the state file if anything changed since the last flush; call once
  * per tick/batch. Removes the file when nothing is left to undo. */
 int applier_flush_state(struct applier *a);
-/* The same, only when a change was made since (not when changes were only
- * undone or tasks went away): call after each batch of events, so that a
- * crash strands nothing changed between two ticks. */
-int applier_flush_changes(struct applier *a);
+/* After a batch of events: write the file when a change was made since the
+ * last write (not when changes were only undone or tasks went away), so
+ * that a crash strands nothing changed between two ticks; but at most once
+ * per STATE_EARLY_WRITE_MS, as each write is a file created and renamed
+ * (on a disk file system the rename also starts writeback).
+ * applier_changes_due_ms: -1 nothing to write early; else the ms until it
+ * may be (0: now). The caller arms a timer for a change left waiting. */
+#define STATE_EARLY_WRITE_MS 50
+int applier_flush_changes(struct applier *a, uint64_t now_ms);
+int64_t applier_changes_due_ms(const struct applier *a, uint64_t now_ms);
 
 /* On start, before any change: read the state file a crashed daemon left.
  * Each task still alive with the same start time whose mask is still the one

@@ -665,8 +665,15 @@ int engine_on_events(struct engine *e)
     /* A task packed on its exec is in the state file before the daemon
      * sleeps again, not a tick later: a crash in between would leave it
      * confined with no record of its original mask. */
-    applier_flush_changes(e->applier);
+    applier_flush_changes(e->applier, now_ms());
     return r;
+}
+
+int64_t engine_state_due_ms(struct engine *e)
+{
+    uint64_t now = now_ms();
+    applier_flush_changes(e->applier, now);
+    return applier_changes_due_ms(e->applier, now);
 }
 
 static void reset_classes(struct engine *e)

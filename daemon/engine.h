@@ -111,8 +111,13 @@ void engine_free(struct engine *e);
  * sample. After this the daemon is ready. */
 int engine_start(struct engine *e);
 int engine_procmon_fd(const struct engine *e);
-/* Drain the proc connector; rescans /proc after an overflow. */
+/* Drain the proc connector; rescans /proc after an overflow. Changes it
+ * made are written to the state file at once, or (right after a write) once
+ * engine_state_due_ms() says so. */
 int engine_on_events(struct engine *e);
+/* Write the state file if a change waits and may be written now; returns
+ * -1 when nothing waits, else the ms after which to call again. */
+int64_t engine_state_due_ms(struct engine *e);
 /* Sample load, plan, apply; called every tick_interval. */
 int engine_tick(struct engine *e);
 /* Parse, validate, swap, reclassify. A bad config keeps the old one; the

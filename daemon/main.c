@@ -42,6 +42,7 @@ struct daemon {
     struct engine *engine;
     struct control_server *control;
     sd_event_source *tick_source;
+    sd_event_source *state_source;  /* one-shot: a change waiting for the state file */
     char status[256];
 };
 
@@ -112,10 +113,36 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     return 0;
 }
 
+static void arm_state_write(struct daemon *d);
+
+static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    arm_state_write(userdata);
+    return 0;
+}
+
+/* A change the last batch made waits (the file was written a moment ago):
+ * write it when allowed, not at the next tick. */
+static void arm_state_write(struct daemon *d)
+{
+    int64_t due = engine_state_due_ms(d->engine);
+    if (due <= 0)
+        return;
+    int r;
+    if (!d->state_source)
+        r = sd_event_add_time_relative(d->event, &d->state_source, CLOCK_MONOTONIC, (uint64_t)due * 1000, 1000,
+                                       on_state_due, d);
+    else if ((r = sd_event_source_set_time_relative(d->state_source, (uint64_t)due * 1000)) >= 0)
+        r = sd_event_source_set_enabled(d->state_source, SD_EVENT_ONESHOT);
+    if (r < 0)
+        log_warning("arming the state file timer: %s; the change is written at the next tick", strerror(-r));
+}
+
 static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
     struct daemon *d = userdata;
     engine_on_events(d->engine);
+    arm_state_write(d);
     return 0;
 }
 
@@ -364,6 +391,7 @@ int main(int argc, char **argv)
     control_server_free(d.control);
     engine_free(d.engine);   /* restores every change */
     sd_event_source_unref(d.tick_source);
+    sd_event_source_unref(d.state_source);
     sd_event_unref(d.event);
     log_info("stopped");
     return r < 0 ? EXIT_RUNTIME : EXIT_OK;

@@ -1042,34 +1042,52 @@ static void test_flush_writes_once_per_batch(void **state)
 }
 
 /* After a batch of events: a change made is written at once, a task that
- * only went away waits for the tick (its stale record harms no one). */
+ * only went away waits for the tick (its stale record harms no one), and
+ * right after a write the next early one waits STATE_EARLY_WRITE_MS. */
 static void test_flush_changes_only_for_changes(void **state)
 {
     struct fx *f = *state;
     cpu_set_t plan = set_of("0");
     add_task(&f->rec, 410, "0-1");
     add_task(&f->rec, 411, "0-1");
-    struct task a = mk_task(&f->rec, 410, 410, "a"), b = mk_task(&f->rec, 411, 411, "b");
+    add_task(&f->rec, 412, "0-1");
+    struct task a = mk_task(&f->rec, 410, 410, "a"), b = mk_task(&f->rec, 411, 411, "b"),
+                c = mk_task(&f->rec, 412, 412, "c");
 
-    assert_int_equal(applier_flush_changes(f->a), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, now_ms()), -1);
+    assert_int_equal(applier_flush_changes(f->a, now_ms()), 0);
     assert_int_equal(access(f->state_file, F_OK), -1);      /* nothing changed */
     assert_int_equal(applier_pack_task(f->a, &a, &plan), 1);
     assert_int_equal(applier_pack_task(f->a, &b, &plan), 1);
-    assert_int_equal(applier_flush_changes(f->a), 0);
+    uint64_t t0 = now_ms();                                  /* the write comes after */
+    assert_int_equal(applier_changes_due_ms(f->a, t0), 0);
+    assert_int_equal(applier_flush_changes(f->a, t0), 0);
     struct state s;
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
     assert_int_equal(s.n_tasks, 2);
     state_free(&s);
 
     applier_forget_task(f->a, 411);                          /* it exited */
-    assert_int_equal(applier_flush_changes(f->a), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, now_ms() + 1000), -1);
+    assert_int_equal(applier_flush_changes(f->a, now_ms() + 1000), 0);
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
     assert_int_equal(s.n_tasks, 2);                         /* written at the tick */
     state_free(&s);
-    assert_int_equal(applier_flush_state(f->a), 0);
+
+    /* a change right after a write waits its turn */
+    assert_int_equal(applier_pack_task(f->a, &c, &plan), 1);
+    uint64_t now = t0;                                       /* no later than the write */
+    int64_t due = applier_changes_due_ms(f->a, now);
+    assert_true(due >= STATE_EARLY_WRITE_MS);
+    assert_int_equal(applier_flush_changes(f->a, now), 0);
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
-    assert_int_equal(s.n_tasks, 1);
-    assert_int_equal(s.tasks[0].tid, 410);
+    assert_int_equal(s.n_tasks, 2);
+    state_free(&s);
+    assert_int_equal(applier_flush_changes(f->a, now + (uint64_t)due), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, now + (uint64_t)due), -1);
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 2);                         /* 410 and 412; 411 dropped too */
+    assert_int_equal(s.tasks[0].tid + s.tasks[1].tid, 410 + 412);
     state_free(&s);
 }
 
