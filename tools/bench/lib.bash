@@ -16,7 +16,7 @@ if [ -z "${TS_BENCH_LOCKED:-}" ]; then
     flock -w 1800 9 || { echo "$(basename "$0"): the integration test lock stayed taken" >&2; exit 1; }
 fi
 
-TMP=$(mktemp -d /tmp/turbosched-bench.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/turbosched-bench.XXXXXX")
 PIDS=()
 DPID=
 bench_cleanup() {
