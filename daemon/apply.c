@@ -316,7 +316,7 @@ static enum ours check_ours(struct applier *a, struct applied_task *e)
         if (!errno_is_gone(r))
             log_warning("pid %d (%s): sched_getaffinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
         forget(a, e->tid);
-        return 0;
+        return NOT_OURS;
     }
     if (mask_matches(a, &now, expected_mask(a, e)))
         return OURS;

@@ -638,7 +638,7 @@ static int on_event(const struct procmon_event *ev, void *userdata)
     return 0;
 }
 
-static int handle_events(struct engine *e)
+int engine_on_events(struct engine *e)
 {
     int r = procmon_dispatch(e->procmon, on_event, e);
     if (r == -ENOBUFS) {
@@ -659,16 +659,9 @@ static int handle_events(struct engine *e)
     return 0;
 }
 
-int engine_on_events(struct engine *e)
-{
-    int r = handle_events(e);
-    /* A task packed on its exec is in the state file before the daemon
-     * sleeps again, not a tick later: a crash in between would leave it
-     * confined with no record of its original mask. */
-    applier_flush_changes(e->applier, now_ms());
-    return r;
-}
-
+/* A task packed on its exec is in the state file before the daemon sleeps
+ * again (or within STATE_EARLY_WRITE_MS), not a tick later: a crash in
+ * between would leave it confined with no record of its original mask. */
 int64_t engine_state_due_ms(struct engine *e)
 {
     uint64_t now = now_ms();

@@ -111,9 +111,8 @@ void engine_free(struct engine *e);
  * sample. After this the daemon is ready. */
 int engine_start(struct engine *e);
 int engine_procmon_fd(const struct engine *e);
-/* Drain the proc connector; rescans /proc after an overflow. Changes it
- * made are written to the state file at once, or (right after a write) once
- * engine_state_due_ms() says so. */
+/* Drain the proc connector; rescans /proc after an overflow. Call
+ * engine_state_due_ms() after it: changes it made go to the state file. */
 int engine_on_events(struct engine *e);
 /* Write the state file if a change waits and may be written now; returns
  * -1 when nothing waits, else the ms after which to call again. */

@@ -202,17 +202,23 @@ int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
     return 0;
 }
 
-int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
+/* stat, then the uid unless h says it may wait */
+static int read_task(const char *root, pid_t pid, pid_t tid, const struct procscan_hooks *h, struct task *out)
 {
     struct task t = { 0 };
     int r = procscan_read_stat(root, pid, tid, &t);
     if (r < 0)
         return r;
-    r = read_status_uid(root, pid, tid, &t.uid);
+    r = uid_of(root, pid, tid, h, &t.uid);
     if (r < 0)
         return r;
     *out = t;
     return 0;
+}
+
+int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
+{
+    return read_task(root, pid, tid, NULL, out);
 }
 
 int procscan_ensure_start(const char *root, struct task *t)
@@ -434,10 +440,8 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
 static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
                  const struct procscan_hooks *h)
 {
-    struct task fresh = { 0 };
-    int r = procscan_read_stat(root, tgid, tid, &fresh);
-    if (r >= 0)
-        r = uid_of(root, tgid, tid, h, &fresh.uid);
+    struct task fresh;
+    int r = read_task(root, tgid, tid, h, &fresh);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;
     fresh.seen_gen = task_table_generation(tt);
@@ -537,10 +541,8 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
     }
     /* comm changes at exec without a comm event; the uid may change too
      * (set-user-ID binaries) without a uid event. */
-    struct task fresh = { 0 };
-    int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
-    if (r >= 0)
-        r = uid_of(root, ev->tgid, ev->tid, h, &fresh.uid);
+    struct task fresh;
+    int r = read_task(root, ev->tgid, ev->tid, h, &fresh);
     if (r < 0) {
         if (errno_is_gone(r))
             return 0;   /* exit event follows */
