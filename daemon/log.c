@@ -52,16 +52,53 @@ static bool stderr_is_journal(void)
     return cached;
 }
 
+size_t log_escape(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (size == 0)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        char esc[4];
+        size_t n = 1;
+        esc[0] = (char)*p;
+        if (*p < 0x20 || *p >= 0x7f) {
+            /* \n, \t and the rest as \xNN: the line stays one line, and a
+             * "<0>" inside it is text, not a priority prefix. */
+            esc[0] = '\\';
+            if (*p == '\n' || *p == '\t') {
+                esc[1] = *p == '\n' ? 'n' : 't';
+                n = 2;
+            } else {
+                esc[1] = 'x';
+                esc[2] = hex[*p >> 4];
+                esc[3] = hex[*p & 15];
+                n = 4;
+            }
+        }
+        if (o + n >= size)
+            break;  /* never half an escape */
+        memcpy(out + o, esc, n);
+        o += n;
+    }
+    out[o] = '\0';
+    return o;
+}
+
 void log_internal(int level, const char *fmt, ...)
 {
     if (level > max_level)
         return;
     int saved = errno;
-    char buf[1024];
+    char raw[1024], buf[4 * sizeof raw];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* Task names, command lines, unit and cgroup names and client requests
+     * reach messages through %s: escaping the whole message here covers
+     * every one of them, whichever call site logs it. */
+    log_escape(raw, buf, sizeof buf);
     if (sink)
         sink(level, buf, sink_userdata);
     else if (stderr_is_journal())
