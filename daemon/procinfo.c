@@ -137,18 +137,40 @@ int procinfo_unit_from_cgroup(const char *path, bool first, char *buf, size_t si
     return copy_path(found, found_len, buf, size);
 }
 
+/* Length of the path component at *s (after any slashes), advancing *s past it. */
+static size_t next_component(const char **s, const char **comp)
+{
+    while (**s == '/')
+        (*s)++;
+    *comp = *s;
+    const char *e = strchrnul(*s, '/');
+    *s = e;
+    return (size_t)(e - *comp);
+}
+
+static bool component_is(const char *c, size_t n, const char *name)
+{
+    return n == strlen(name) && memcmp(c, name, n) == 0;
+}
+
+/* Only the system's slice counts: systemd places turbosched-jitter.slice
+ * under turbosched.slice at the top of the hierarchy (a dash in a slice name
+ * is nesting), and only root can create cgroups there. The same name deeper
+ * down, as in a user's own manager
+ * (/user.slice/user-1000.slice/user@1000.service/turbosched-jitter.slice, from
+ * "systemd-run --user --slice=turbosched-jitter.slice"), is anyone's to make
+ * and opts nothing in. A first component of turbosched-jitter.slice itself
+ * is accepted too: a cgroup made there by hand is root's just as well. */
 bool procinfo_path_in_jitter_slice(const char *path)
 {
-    size_t len = strlen(PROCINFO_JITTER_SLICE);
-    for (const char *s = path; *s;) {
-        while (*s == '/')
-            s++;
-        const char *e = strchrnul(s, '/');
-        if ((size_t)(e - s) == len && memcmp(s, PROCINFO_JITTER_SLICE, len) == 0)
-            return true;
-        s = e;
-    }
-    return false;
+    const char *s = path, *c;
+    size_t n = next_component(&s, &c);
+    if (component_is(c, n, PROCINFO_JITTER_SLICE))
+        return true;
+    if (!component_is(c, n, "turbosched.slice"))
+        return false;
+    n = next_component(&s, &c);
+    return component_is(c, n, PROCINFO_JITTER_SLICE);
 }
 
 /* getpwuid_r reads and parses /etc/passwd (or asks NSS) on every call: about

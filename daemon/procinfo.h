@@ -14,7 +14,7 @@
 
 struct procinfo {
     struct match_input in;      /* points into the buffers below; NULL = unknown */
-    bool in_jitter_slice;       /* some component of the systemd cgroup path is turbosched-jitter.slice */
+    bool in_jitter_slice;       /* the system's turbosched-jitter.slice, at the top of the hierarchy */
     char comm[16];
     char exe[4096];
     char cmdline[4096];         /* truncated if longer */
@@ -53,4 +53,7 @@ int procinfo_cgroup_pick(const char *cgroup_file, char *buf, size_t size);
 int procinfo_cgroup_systemd(const char *cgroup_file, char *buf, size_t size);
 /* Last (or first) *.service or *.scope component of a path; -ENOENT if none. */
 int procinfo_unit_from_cgroup(const char *path, bool first, char *buf, size_t size);
+/* The path is in the system's slice: /turbosched.slice/turbosched-jitter.slice
+ * (where systemd puts it) or /turbosched-jitter.slice; the name deeper down
+ * (a user's own manager) does not count. */
 bool procinfo_path_in_jitter_slice(const char *path);

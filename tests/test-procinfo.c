@@ -172,6 +172,15 @@ static void test_cgroup_helpers(void **state)
     assert_false(procinfo_path_in_jitter_slice("/turbosched.slice/turbosched-jitter.slicex/a.service"));
     assert_false(procinfo_path_in_jitter_slice("/system.slice/turbosched-jitter.slice.service"));
     assert_false(procinfo_path_in_jitter_slice("/"));
+    assert_false(procinfo_path_in_jitter_slice(""));
+    assert_true(procinfo_path_in_jitter_slice("//turbosched.slice//turbosched-jitter.slice"));
+    /* A user's own manager may make a slice of that name: it opts nothing in. */
+    assert_false(procinfo_path_in_jitter_slice(
+        "/user.slice/user-1000.slice/user@1000.service/turbosched-jitter.slice/run-r1.service"));
+    assert_false(procinfo_path_in_jitter_slice(
+        "/user.slice/user-1000.slice/user@1000.service/turbosched.slice/turbosched-jitter.slice/run-r1.service"));
+    assert_false(procinfo_path_in_jitter_slice("/system.slice/turbosched-jitter.slice/a.service"));
+    assert_false(procinfo_path_in_jitter_slice("/turbosched.slice/x.slice/turbosched-jitter.slice"));
 }
 
 int main(void)
