@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "nss.h"
 #include "util.h"
 #include "varlink.h"
 #include "version.h"
@@ -525,12 +525,8 @@ static int remove_stale_socket(const struct sockaddr_un *sa, socklen_t salen)
 
 static int lookup_group(const char *name, gid_t *ret)
 {
-    char buf[4096];
-    struct group grp, *res = NULL;
-    int r = getgrnam_r(name, &grp, buf, sizeof buf, &res);
-    if (r != 0)
-        return -r;
-    if (!res) {
+    int r = nss_group_gid(name, ret);
+    if (r == -ENOENT) {
         unsigned gid;
         if (parse_uint(name, &gid) == 0) {
             *ret = (gid_t)gid;
@@ -538,8 +534,7 @@ static int lookup_group(const char *name, gid_t *ret)
         }
         return -ENOENT;
     }
-    *ret = res->gr_gid;
-    return 0;
+    return r;
 }
 
 int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,

@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "nss.h"
 #include "util.h"
 
 /* Like read_file_at, but a long file is truncated instead of refused. */
@@ -192,11 +192,9 @@ void procinfo_user_name(uid_t uid, char *buf, size_t size)
         snprintf(buf, size, "%s", user_cache[slot].name);
         return;
     }
-    struct passwd pw, *res = NULL;
-    char pwbuf[1024];
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && strlen(res->pw_name) < sizeof user_cache[0].name)
-        snprintf(user_cache[slot].name, sizeof user_cache[slot].name, "%s", res->pw_name);
-    else
+    /* A lookup that fails (no such user, or an entry past NSS_BUFFER_MAX)
+     * shows the uid, as ps(1) does. */
+    if (nss_user_name(uid, user_cache[slot].name, sizeof user_cache[slot].name) < 0)
         snprintf(user_cache[slot].name, sizeof user_cache[slot].name, "%lu", (unsigned long)uid);
     user_cache[slot].uid = uid;
     user_cache[slot].valid = true;
