@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -247,6 +248,51 @@ static int grow(void *array, size_t n, size_t elem_size)
     return 0;
 }
 
+/* A cpuset path relative to the hierarchy root, as the daemon writes them:
+ * absolute, no empty, "." or ".." component, so that joined to the mount
+ * point it cannot leave the hierarchy. "/" itself only where allow_root (a
+ * member's original group may be the root; the daemon's group never is). */
+bool state_cgroup_path_valid(const char *p, bool allow_root)
+{
+    if (p[0] != '/')
+        return false;
+    if (p[1] == '\0')
+        return allow_root;
+    for (const char *s = p + 1;;) {
+        const char *e = strchrnul(s, '/');
+        size_t n = (size_t)(e - s);
+        if (n == 0 || n > 255 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return false;
+        for (const char *c = s; c < e; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                return false;
+        if (*e == '\0')
+            return true;
+        s = e + 1;
+    }
+}
+
+/* systemd's unit name rules (unit_name_is_valid) for the kinds whose
+ * AllowedCPUs= the daemon sets: [A-Za-z0-9:_.\\@-], at most 255 bytes, a
+ * non-empty name before the suffix. */
+bool state_unit_name_valid(const char *name)
+{
+    static const char *const suffixes[] = {".slice", ".service", ".scope"};
+    size_t len = strlen(name);
+    if (len == 0 || len > 255 || name[0] == '.')
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr(":_.\\@-", *c)))
+            return false;
+    for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+        size_t m = strlen(suffixes[i]);
+        if (len > m && strcmp(name + len - m, suffixes[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int parse_entry(char *line, struct state *s)
 {
     char *p = line;
@@ -282,7 +328,7 @@ static int parse_entry(char *line, struct state *s)
             else if (cpulist_parse(orig, &g.original) < 0 || CPU_COUNT(&g.original) == 0)
                 return -EBADMSG;
         }
-        if (!*p || (g.kind == GROUP_CPUSET_V1 && p[0] != '/'))
+        if (g.kind == GROUP_CPUSET_V1 ? !state_cgroup_path_valid(p, false) : !state_unit_name_valid(p))
             return -EBADMSG;
         if (grow(&s->groups, s->n_groups, sizeof *s->groups) < 0)
             return -ENOMEM;
@@ -297,7 +343,7 @@ static int parse_entry(char *line, struct state *s)
             return -EBADMSG;
         struct applied_member m = {0};
         if (field_pid(&p, &m.tid) < 0 || field_pid(&p, &m.pid) < 0 || field_u64(&p, &m.start_time) < 0 ||
-            p[0] != '/')
+            !state_cgroup_path_valid(p, true))
             return -EBADMSG;
         if (grow(&g->members, g->n_members, sizeof *g->members) < 0)
             return -ENOMEM;
@@ -309,16 +355,83 @@ static int parse_entry(char *line, struct state *s)
     return -EBADMSG;
 }
 
+/* The file tells the daemon which threads and cgroups to change: only a
+ * file that no one but root (or the daemon's own user) could have written
+ * is read. The directory is opened first and checked, then the file is
+ * opened in it without following a symlink and checked by its fd, so
+ * nothing can be swapped in between. A sticky directory (/tmp) is allowed:
+ * others may create files there but not replace ours, and a file of theirs
+ * fails the owner check. Returns an open FILE, or NULL with -errno in *err
+ * (-ENOENT quietly; the rest logged). */
+static FILE *open_trusted(const char *path, int *err)
+{
+    _cleanup_free_ char *copy = strdup(path), *copy2 = strdup(path);
+    if (!copy || !copy2) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    const char *dir = dirname(copy), *base = basename(copy2);
+    uid_t euid = geteuid();
+    _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        *err = -errno;
+        if (errno != ENOENT)
+            log_warning("state file %s: opening its directory: %m, ignoring it", path);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(dfd, &st) < 0) {
+        *err = -errno;
+        log_warning("state file %s: fstat of its directory: %m, ignoring it", path);
+        return NULL;
+    }
+    if ((st.st_uid != 0 && st.st_uid != euid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
+        *err = -EPERM;
+        log_warning("state file %s: its directory %s is owned by uid %u with mode %04o, writable by others; "
+                    "not trusting it", path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return NULL;
+    }
+    /* O_NONBLOCK: a FIFO planted here must not hang the start. */
+    int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        *err = -errno;
+        if (errno == ELOOP)
+            log_warning("state file %s: is a symbolic link, refusing it", path);
+        else if (errno != ENOENT)
+            log_warning("state file %s: %m, ignoring it", path);
+        return NULL;
+    }
+    const char *why = NULL;
+    if (fstat(fd, &st) < 0)
+        why = "fstat failed";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_uid != 0 && st.st_uid != euid)
+        why = "owned by another user";
+    else if (st.st_mode & 0022)
+        why = "writable by group or others";
+    if (why) {
+        log_warning("state file %s: %s (uid %u, mode %04o), refusing it", path, why, (unsigned)st.st_uid,
+                    (unsigned)(st.st_mode & 07777));
+        close(fd);
+        *err = -EPERM;
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        *err = -errno;
+        close(fd);
+        log_warning("state file %s: %m, ignoring it", path);
+    }
+    return f;
+}
+
 int state_read(const char *path, const char *boot_id, struct state *ret)
 {
-    _cleanup_fclose_ FILE *f = fopen(path, "re");
-    if (!f) {
-        if (errno == ENOENT)
-            return -ENOENT;
-        int r = -errno;
-        log_warning("state file %s: %s, ignoring it", path, strerror(-r));
-        return r;
-    }
+    int open_err = 0;
+    _cleanup_fclose_ FILE *f = open_trusted(path, &open_err);
+    if (!f)
+        return open_err;
 
     struct state s = {0};
     _cleanup_free_ char *line = NULL;

@@ -72,6 +72,13 @@ int state_write(const char *path, const struct state *s);
  * reason and returns -EBADMSG (truncated or corrupted), -EPROTONOSUPPORT
  * (another version) or -ESTALE (written during another boot). */
 int state_read(const char *path, const char *boot_id, struct state *ret);
+/* Also refused, with -ELOOP or -EPERM and a message: a symlink, anything but
+ * a regular file, a file owned by another uid than root or the daemon's, or
+ * writable by group or others, a directory so (unless sticky). A cpuset
+ * path that is not absolute or has an empty, "." or ".." component, or a
+ * unit name systemd would not accept, makes the file corrupted (-EBADMSG). */
+bool state_cgroup_path_valid(const char *path, bool allow_root);
+bool state_unit_name_valid(const char *name);
 
 void state_free(struct state *s);
 void applied_group_free_members(struct applied_group *g);

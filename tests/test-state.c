@@ -295,6 +295,132 @@ static void test_many_tasks(void **state)
     free(tasks);
 }
 
+/* A symlink at the state file's path is refused, and neither reading nor
+ * the next write touches what it points to. */
+static void test_symlink_refused(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    char target[160];
+    snprintf(target, sizeof target, "%s/target", f->dir);
+    assert_int_equal(rename(f->path, target), 0);
+    assert_int_equal(symlink(target, f->path), 0);
+    static char before[65536], after[65536];
+    size_t n = load(target, before, sizeof before);
+    struct stat st0, st1;
+    assert_int_equal(stat(target, &st0), 0);
+
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), -ELOOP);
+    assert_non_null(strstr(logbuf, "is a symbolic link, refusing it"));
+    /* Writing replaces the link itself (rename), never the file behind it. */
+    f->s.n_tasks = 1;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    struct stat lst;
+    assert_int_equal(lstat(f->path, &lst), 0);
+    assert_true(S_ISREG(lst.st_mode));
+    assert_int_equal(stat(target, &st1), 0);
+    assert_int_equal(load(target, after, sizeof after), n);
+    assert_memory_equal(before, after, n);
+    assert_int_equal(st0.st_mtim.tv_sec, st1.st_mtim.tv_sec);
+    assert_int_equal(st0.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+    assert_int_equal(unlink(target), 0);
+}
+
+static void test_owner_and_mode(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    state_free(&r);
+
+    assert_int_equal(chmod(f->path, 0666), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_non_null(strstr(logbuf, "writable by group or others"));
+    assert_int_equal(chmod(f->path, 0620), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_int_equal(chmod(f->path, 0644), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    state_free(&r);
+
+    /* A directory anyone may write to: anyone could have put the file there. */
+    char run[160];
+    snprintf(run, sizeof run, "%s/run", f->dir);
+    assert_int_equal(chmod(run, 0777), 0);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_non_null(strstr(logbuf, "writable by others; not trusting it"));
+    /* Sticky (as /tmp): others cannot replace our file, only add theirs. */
+    assert_int_equal(chmod(run, 01777), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    state_free(&r);
+    assert_int_equal(chmod(run, 0755), 0);
+
+    if (geteuid() != 0)
+        return;  /* giving a file away needs root; the mode checks above ran */
+    assert_int_equal(chown(f->path, 65534, 65534), 0);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_non_null(strstr(logbuf, "owned by another user (uid 65534"));
+    assert_int_equal(chown(f->path, 0, 0), 0);
+    assert_int_equal(chown(run, 65534, 65534), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_int_equal(chown(run, 0, 0), 0);
+
+    /* A FIFO in its place is refused without blocking. */
+    assert_int_equal(unlink(f->path), 0);
+    assert_int_equal(mkfifo(f->path, 0600), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
+    assert_non_null(strstr(logbuf, "not a regular file"));
+}
+
+/* Names that, joined to the cpuset mount or handed to systemd, would reach
+ * something other than what the daemon wrote. A correct checksum does not
+ * make them acceptable. */
+static void test_paths_and_unit_names(void **state)
+{
+    struct fx *f = *state;
+    static const char *const bad_groups[] = {"/turbosched/../../etc", "/..", "turbosched", "/a//b", "/a/",
+                                             "/a/./b", "/", "/a\x01b"};
+    static const char *const bad_members[] = {"/../x", "//", "x", "/a/.."};
+    static const char *const bad_units[] = {"../../etc/x.service", "a b.service", "x.socket", ".service",
+                                            "a/b.slice", "slice"};
+    struct state r;
+    for (size_t i = 0; i < ELEMENTSOF(bad_groups); i++) {
+        f->groups[0].name = (char *)bad_groups[i];
+        assert_int_equal(state_write(f->path, &f->s), 0);
+        print_message("cpuset %s\n", bad_groups[i]);
+        assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    }
+    f->groups[0].name = "/turbosched";
+    for (size_t i = 0; i < ELEMENTSOF(bad_members); i++) {
+        f->members[1].original_path = (char *)bad_members[i];
+        assert_int_equal(state_write(f->path, &f->s), 0);
+        print_message("member %s\n", bad_members[i]);
+        assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    }
+    f->members[1].original_path = "/";
+    for (size_t i = 0; i < ELEMENTSOF(bad_units); i++) {
+        f->groups[1].name = (char *)bad_units[i];
+        assert_int_equal(state_write(f->path, &f->s), 0);
+        print_message("unit %s\n", bad_units[i]);
+        assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    }
+    static const char *const good_units[] = {"turbosched-jitter.slice", "getty@tty1.service",
+                                             "run-u12.scope", "foo\\x2dbar.service"};
+    for (size_t i = 0; i < ELEMENTSOF(good_units); i++) {
+        f->groups[1].name = (char *)good_units[i];
+        assert_int_equal(state_write(f->path, &f->s), 0);
+        assert_int_equal(state_read(f->path, BOOT, &r), 0);
+        assert_string_equal(r.groups[1].name, good_units[i]);
+        state_free(&r);
+    }
+    assert_true(state_cgroup_path_valid("/turbosched/sub group", false));
+    assert_true(state_cgroup_path_valid("/", true));
+    assert_false(state_cgroup_path_valid("/", false));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +432,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_boot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symlink_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner_and_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_paths_and_unit_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
