@@ -21,6 +21,21 @@
 /* Reads per wake-up: one busy client must not starve the others. */
 #define READS_PER_DISPATCH 4
 #define ACCEPT_RETRY_MS 100
+/* Work per client per wake-up, in request units: the rest of what a client
+ * sent waits for a later loop iteration, behind every other event source
+ * (netlink, the timer, the watchdog, other clients). Without it a client
+ * that pipelines thousands of requests held the loop until systemd's
+ * watchdog killed the daemon. A Dump costs the whole budget. */
+#define DISPATCH_BUDGET 8u
+#define COST_DUMP DISPATCH_BUDGET
+/* Dumps for unprivileged callers, all of them together: a burst, then a
+ * steady rate. Root is not limited. */
+#define UNPRIV_DUMP_BURST 8u
+#define UNPRIV_DUMP_PER_S 4u
+/* Unsent reply bytes of all clients together, over which an unprivileged
+ * client's Dump is refused before it is built (and an unprivileged client
+ * whose reply pushes the total over is dropped). */
+#define CONTROL_MAX_OUTPUT_TOTAL (4u * CONTROL_MAX_OUTPUT_DEFAULT)
 
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 
@@ -29,6 +44,8 @@ struct control_client {
     struct control_client *prev, *next;
     int fd;
     sd_event_source *io, *timer;
+    sd_event_source *more;              /* defer: frames left over from a used-up budget */
+    uint64_t last_active_usec;          /* for choosing whom to evict */
     struct control_peer peer;
     struct varlink_reader in;
     char *out;
@@ -47,8 +64,10 @@ struct control_server {
     unsigned max_clients, n_clients;
     unsigned long n_refused;
     bool limit_logged;
-    size_t max_request, max_output;
+    size_t max_request, max_output, max_output_total;
     unsigned idle_timeout_ms;
+    uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
+    unsigned long n_evicted, n_rate_limited;
     struct control_client *clients;
 };
 
@@ -59,6 +78,7 @@ static void client_free(struct control_client *c)
     struct control_server *s = c->server;
     sd_event_source_disable_unref(c->io);
     sd_event_source_disable_unref(c->timer);
+    sd_event_source_disable_unref(c->more);
     if (c->fd >= 0)
         close(c->fd);
     varlink_reader_done(&c->in);
@@ -85,13 +105,31 @@ static void client_touch(struct control_client *c)
     uint64_t now;
     if (sd_event_now(c->server->event, CLOCK_MONOTONIC, &now) < 0)
         return;
+    c->last_active_usec = now;
     sd_event_source_set_time(c->timer, now + (uint64_t)c->server->idle_timeout_ms * 1000u);
 }
 
+static bool client_has_frame(const struct control_client *c)
+{
+    const struct varlink_reader *r = &c->in;
+    return r->len > r->start && memchr(r->buf + r->start, '\0', r->len - r->start);
+}
+
 /* Wait for input only while nothing is queued: a client that does not read
- * its replies stops being served instead of growing our buffer. */
+ * its replies stops being served instead of growing our buffer. Frames left
+ * over when the budget ran out are taken up by the defer source, at the
+ * next iteration; meanwhile nothing more is read from that client. */
 static int client_update_events(struct control_client *c)
 {
+    if (client_unsent(c) == 0 && !c->close_after_flush && client_has_frame(c)) {
+        int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        return r < 0 ? r : sd_event_source_set_enabled(c->more, SD_EVENT_ONESHOT);
+    }
+    int r = sd_event_source_set_enabled(c->more, SD_EVENT_OFF);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+    if (r < 0)
+        return r;
     uint32_t events = 0;
     if (client_unsent(c) > 0)
         events = EPOLLOUT;
@@ -100,6 +138,32 @@ static int client_update_events(struct control_client *c)
     if (events == 0)
         return 0;
     return sd_event_source_set_io_events(c->io, events);
+}
+
+static size_t server_unsent(const struct control_server *s)
+{
+    size_t total = 0;
+    for (const struct control_client *c = s->clients; c; c = c->next)
+        total += client_unsent(c);
+    return total;
+}
+
+/* One token per unprivileged Dump; 0 when there is none. */
+static bool take_dump_token(struct control_server *s)
+{
+    uint64_t now;
+    if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) < 0)
+        return true;
+    if (s->dump_refill_usec == 0)
+        s->dump_tokens_milli = UNPRIV_DUMP_BURST * 1000u;
+    else if (now > s->dump_refill_usec)
+        s->dump_tokens_milli = MIN((uint64_t)UNPRIV_DUMP_BURST * 1000u,
+                                   s->dump_tokens_milli + (now - s->dump_refill_usec) * UNPRIV_DUMP_PER_S / 1000u);
+    s->dump_refill_usec = now;
+    if (s->dump_tokens_milli < 1000u)
+        return false;
+    s->dump_tokens_milli -= 1000u;
+    return true;
 }
 
 static int client_queue(struct control_client *c, const char *data, size_t len)
@@ -172,6 +236,11 @@ static int client_reply(struct control_client *c, struct json_object *params, co
                     (int)c->peer.pid, (unsigned)c->peer.uid, client_unsent(c), c->server->max_output);
         return -ENOBUFS;
     }
+    if (c->peer.uid != 0 && client_unsent(c) > 0 && server_unsent(c->server) > c->server->max_output_total) {
+        log_warning("control: client pid %d uid %u: replies unread by all clients over %zu bytes, dropping it",
+                    (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_output_total);
+        return -ENOBUFS;
+    }
     return 0;
 }
 
@@ -205,14 +274,16 @@ static struct json_object *get_info(void)
     return o;
 }
 
-/* Answers one frame. Returns 0, or -errno when the client must be dropped. */
-static int client_dispatch(struct control_client *c, const char *msg, size_t len)
+/* Answers one frame, adding what it cost to *cost. Returns 0, or -errno
+ * when the client must be dropped. */
+static int client_dispatch(struct control_client *c, const char *msg, size_t len, unsigned *cost)
 {
     struct control_server *s = c->server;
     struct varlink_request req;
     struct varlink_error err = {0};
     int r = varlink_request_decode(msg, len, &req, &err);
     if (r < 0) {
+        *cost += 1;
         log_debug("control: client pid %d uid %u: %s: %s", (int)c->peer.pid, (unsigned)c->peer.uid,
                   req.method ? req.method : "request", err.reason ? err.reason : strerror(-r));
         bool oneway = req.oneway;
@@ -226,7 +297,31 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
 
     struct json_object *reply = NULL;
     const char *error = NULL;
-    if (req.method_id == VARLINK_METHOD_UNKNOWN) {
+    bool unpriv = c->peer.uid != 0;
+    *cost += req.method_id == VARLINK_METHOD_DUMP ? COST_DUMP : 1;
+    if (req.oneway && !varlink_method_changes_state(req.method_id)) {
+        /* A query whose answer nobody wants: nothing to do. Running it
+         * anyway let a flood of one-way Dumps keep the loop busy. */
+        varlink_request_done(&req);
+        return 0;
+    }
+    if (req.method_id == VARLINK_METHOD_DUMP && unpriv && server_unsent(s) >= s->max_output_total) {
+        /* Checked before the reply is built: it may be megabytes. */
+        s->n_rate_limited++;
+        log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
+                  (unsigned)c->peer.uid, server_unsent(s));
+        error = TS_ERROR_BUSY;
+        reply = json_object_new_object();
+        json_object_object_add(reply, "reason", json_object_new_string("too many unread replies"));
+    } else if (req.method_id == VARLINK_METHOD_DUMP && unpriv && !take_dump_token(s)) {
+        s->n_rate_limited++;
+        log_debug("control: client pid %d uid %u: Dump refused, over %u per second for unprivileged callers",
+                  (int)c->peer.pid, (unsigned)c->peer.uid, UNPRIV_DUMP_PER_S);
+        error = TS_ERROR_BUSY;
+        reply = json_object_new_object();
+        json_object_object_add(reply, "reason", json_object_new_string("unprivileged Dump rate exceeded"));
+        json_object_object_add(reply, "retry_after_ms", json_object_new_int64(1000 / UNPRIV_DUMP_PER_S));
+    } else if (req.method_id == VARLINK_METHOD_UNKNOWN) {
         error = VARLINK_ERROR_METHOD_NOT_FOUND;
         reply = json_object_new_object();
         json_object_object_add(reply, "method", json_object_new_string(req.method));
@@ -234,7 +329,7 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         reply = get_info();
         if (!reply)
             error = TS_ERROR_INTERNAL;
-    } else if (varlink_method_changes_state(req.method_id) && c->peer.uid != 0) {
+    } else if (varlink_method_changes_state(req.method_id) && unpriv) {
         log_notice("control: client pid %d uid %u: %s refused, only root may change the daemon's state",
                    (int)c->peer.pid, (unsigned)c->peer.uid, req.method);
         error = TS_ERROR_PERMISSION_DENIED;
@@ -266,10 +361,11 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
 }
 
 /* Answers the complete frames buffered so far, one at a time, stopping while
- * a reply is still unsent. Returns 0, or -errno to drop the client. */
-static int client_process(struct control_client *c)
+ * a reply is still unsent or when *budget is spent (client_update_events
+ * then schedules the rest). Returns 0, or -errno to drop the client. */
+static int client_process(struct control_client *c, unsigned *budget)
 {
-    while (client_unsent(c) == 0 && !c->close_after_flush) {
+    while (client_unsent(c) == 0 && !c->close_after_flush && *budget > 0) {
         const char *msg;
         size_t len;
         int r = varlink_reader_next(&c->in, &msg, &len);
@@ -289,18 +385,20 @@ static int client_process(struct control_client *c)
         }
         if (r < 0)
             return r;
-        r = client_dispatch(c, msg, len);
+        unsigned cost = 0;
+        r = client_dispatch(c, msg, len, &cost);
         if (r < 0)
             return r;
+        *budget -= MIN(cost, *budget);
     }
     return 0;
 }
 
 /* Returns 0, or -errno to drop the client. */
-static int client_read(struct control_client *c)
+static int client_read(struct control_client *c, unsigned *budget)
 {
     char buf[READ_CHUNK];
-    for (int i = 0; i < READS_PER_DISPATCH; i++) {
+    for (int i = 0; i < READS_PER_DISPATCH && *budget > 0; i++) {
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
@@ -318,27 +416,18 @@ static int client_read(struct control_client *c)
         int r = varlink_reader_feed(&c->in, buf, (size_t)n);
         if (r < 0)
             return r;
-        r = client_process(c);
+        r = client_process(c, budget);
         if (r < 0 || client_unsent(c) > 0 || c->close_after_flush)
             return r;
     }
     return 0;
 }
 
-static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+/* After a client's turn: close it when it is done, else wait for what it
+ * needs next. Frees the client on error. */
+static void client_settle(struct control_client *c, int r)
 {
-    struct control_client *c = userdata;
-    int r = 0;
-    /* EPOLLHUP/EPOLLERR come even while only EPOLLOUT is wanted; the send
-     * then fails and the client is dropped instead of spinning. */
-    if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && client_unsent(c) > 0) {
-        r = client_flush(c);
-        if (r >= 0 && client_unsent(c) == 0)
-            r = client_process(c);  /* frames that waited behind the reply */
-    }
-    if (r >= 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && client_unsent(c) == 0 && !c->input_closed)
-        r = client_read(c);
-    if (r >= 0 && client_unsent(c) == 0 && (c->close_after_flush || c->input_closed)) {
+    if (r >= 0 && client_unsent(c) == 0 && (c->close_after_flush || (c->input_closed && !client_has_frame(c)))) {
         if (varlink_reader_pending(&c->in) > 0 && !c->close_after_flush)
             log_debug("control: client pid %d: closed with %zu bytes of an unfinished request",
                       (int)c->peer.pid, varlink_reader_pending(&c->in));
@@ -351,6 +440,32 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
             log_debug("control: client pid %d: %s, closing", (int)c->peer.pid, strerror(-r));
         client_free(c);
     }
+}
+
+static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+    struct control_client *c = userdata;
+    unsigned budget = DISPATCH_BUDGET;
+    int r = 0;
+    /* EPOLLHUP/EPOLLERR come even while only EPOLLOUT is wanted; the send
+     * then fails and the client is dropped instead of spinning. */
+    if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && client_unsent(c) > 0) {
+        r = client_flush(c);
+        if (r >= 0 && client_unsent(c) == 0)
+            r = client_process(c, &budget);  /* frames that waited behind the reply */
+    }
+    if (r >= 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && client_unsent(c) == 0 && !c->input_closed &&
+        !client_has_frame(c))
+        r = client_read(c, &budget);
+    client_settle(c, r);
+    return 0;
+}
+
+static int on_client_more(sd_event_source *src, void *userdata)
+{
+    struct control_client *c = userdata;
+    unsigned budget = DISPATCH_BUDGET;
+    client_settle(c, client_process(c, &budget));
     return 0;
 }
 
@@ -367,12 +482,95 @@ static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata
     return 0;
 }
 
-static void refuse(struct control_server *s, int fd)
+/* Slots only root may take: however many connections other users hold,
+ * root can still ask the daemon what it does (and reload it). */
+static unsigned root_reserved(const struct control_server *s)
+{
+    return s->max_clients < 2 ? 0 : MAX(1u, s->max_clients / 16);
+}
+
+/* Slots one unprivileged uid may hold. */
+static unsigned per_uid_max(const struct control_server *s)
+{
+    return MAX(1u, (s->max_clients - root_reserved(s)) / 4);
+}
+
+static unsigned count_uid(const struct control_server *s, uid_t uid)
+{
+    unsigned n = 0;
+    for (const struct control_client *c = s->clients; c; c = c->next)
+        n += c->peer.uid == uid;
+    return n;
+}
+
+/* The unprivileged client idle longest, of uid (or of any non-root uid). */
+static struct control_client *least_active(const struct control_server *s, const uid_t *uid)
+{
+    struct control_client *best = NULL;
+    for (struct control_client *c = s->clients; c; c = c->next)
+        if (c->peer.uid != 0 && (!uid || c->peer.uid == *uid) &&
+            (!best || c->last_active_usec < best->last_active_usec))
+            best = c;
+    return best;
+}
+
+static void evict(struct control_server *s, struct control_client *victim, uid_t for_uid)
+{
+    s->n_evicted++;
+    log_notice("control: client pid %d uid %u idle longest, closing it to make room for uid %u",
+               (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)for_uid);
+    client_free(victim);
+}
+
+/* Whether a new client of uid gets a slot, evicting another if that is
+ * fair: root takes a slot from the unprivileged client idle longest when
+ * all are taken; an unprivileged uid under its own limit takes one from the
+ * uid holding the most slots when that uid holds more than it would. */
+static bool admit(struct control_server *s, uid_t uid, const char **why)
+{
+    if (uid == 0) {
+        if (s->n_clients < s->max_clients)
+            return true;
+        struct control_client *victim = least_active(s, NULL);
+        if (!victim) {
+            *why = "all slots are taken by root";
+            return false;
+        }
+        evict(s, victim, uid);
+        return true;
+    }
+    unsigned mine = count_uid(s, uid);
+    if (mine >= per_uid_max(s)) {
+        *why = "this user holds as many connections as one user may";
+        return false;
+    }
+    unsigned unpriv = s->n_clients - count_uid(s, 0);
+    if (unpriv < s->max_clients - root_reserved(s) && s->n_clients < s->max_clients)
+        return true;
+    uid_t top = 0;
+    unsigned top_n = 0;
+    for (const struct control_client *c = s->clients; c; c = c->next) {
+        unsigned n;
+        if (c->peer.uid != 0 && c->peer.uid != top && (n = count_uid(s, c->peer.uid)) > top_n) {
+            top = c->peer.uid;
+            top_n = n;
+        }
+    }
+    if (top_n > mine + 1) {
+        evict(s, least_active(s, &top), uid);
+        return true;
+    }
+    *why = "all slots for unprivileged users are taken";
+    return false;
+}
+
+static void refuse(struct control_server *s, int fd, uid_t uid, const char *why)
 {
     s->n_refused++;
     if (!s->limit_logged) {
-        log_warning("control: %u clients connected, the configured maximum; refusing new ones until some leave",
-                    s->n_clients);
+        log_warning("control: %u clients connected (maximum %u, %u kept for root, %u per user); refusing uid %u: "
+                    "%s; refusing new ones until some leave",
+                    s->n_clients, s->max_clients, root_reserved(s), per_uid_max(s), (unsigned)uid, why);
         s->limit_logged = true;
     }
     struct json_object *p = json_object_new_object();
@@ -397,6 +595,11 @@ static int client_new(struct control_server *s, int fd)
         close(fd);
         return r;
     }
+    const char *why = NULL;
+    if (!admit(s, cred.uid, &why)) {
+        refuse(s, fd, cred.uid, why);
+        return -EUSERS;
+    }
     struct control_client *c = calloc(1, sizeof *c);
     if (!c) {
         close(fd);
@@ -418,6 +621,12 @@ static int client_new(struct control_server *s, int fd)
     if (r >= 0)
         r = sd_event_add_time(s->event, &c->timer, CLOCK_MONOTONIC,
                               now + (uint64_t)s->idle_timeout_ms * 1000u, 10 * 1000u, on_client_timeout, c);
+    if (r >= 0) {
+        c->last_active_usec = now;
+        r = sd_event_add_defer(s->event, &c->more, on_client_more, c);
+    }
+    if (r >= 0)
+        r = sd_event_source_set_enabled(c->more, SD_EVENT_OFF);
     if (r < 0) {
         log_err("control: adding a client to the event loop: %s, closing it", strerror(-r));
         client_free(c);
@@ -465,10 +674,6 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
             }
             log_warning("control: accept: %m");
             return 0;
-        }
-        if (s->n_clients >= s->max_clients) {
-            refuse(s, cfd);
-            continue;
         }
         client_new(s, cfd);
     }
@@ -586,6 +791,7 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
     s->max_clients = max_clients ? max_clients : CONTROL_MAX_CLIENTS_DEFAULT;
     s->max_request = CONTROL_MAX_REQUEST_DEFAULT;
     s->max_output = CONTROL_MAX_OUTPUT_DEFAULT;
+    s->max_output_total = CONTROL_MAX_OUTPUT_TOTAL;
     s->idle_timeout_ms = CONTROL_IDLE_TIMEOUT_MS_DEFAULT;
     s->event = sd_event_ref(e);
     s->path = strdup(path);
@@ -661,8 +867,10 @@ void control_server_set_limits(struct control_server *s, size_t max_request, siz
 {
     if (max_request)
         s->max_request = max_request;
-    if (max_output)
+    if (max_output) {
         s->max_output = max_output;
+        s->max_output_total = 4 * max_output;
+    }
     if (idle_timeout_ms)
         s->idle_timeout_ms = idle_timeout_ms;
     for (struct control_client *c = s->clients; c; c = c->next)

@@ -19,6 +19,9 @@ struct json_object;
 #define TS_ERROR_TOO_MANY_CLIENTS        "io.turbosched.TooManyClients"
 #define TS_ERROR_INTERNAL                "io.turbosched.InternalError"
 #define TS_ERROR_NO_SUCH_PROCESS         "io.turbosched.NoSuchProcess"
+/* An unprivileged Dump over its rate, or while replies pile up unread:
+ * "reason", and "retry_after_ms" where waiting helps. */
+#define TS_ERROR_BUSY                    "io.turbosched.Busy"
 
 enum varlink_method {
     VARLINK_METHOD_UNKNOWN = -1,
