@@ -44,7 +44,8 @@ struct control_client {
     struct control_client *prev, *next;
     int fd;
     sd_event_source *io, *timer;
-    sd_event_source *more;              /* defer: frames left over from a used-up budget */
+    bool queued;                        /* in the server's backlog: frames left over from a used-up budget */
+    struct control_client *q_next;
     uint64_t last_active_usec;          /* for choosing whom to evict */
     struct control_peer peer;
     struct varlink_reader in;
@@ -69,7 +70,46 @@ struct control_server {
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
     unsigned long n_evicted, n_rate_limited;
     struct control_client *clients;
+    /* Clients with frames left over, served round-robin by a defer source
+     * below normal priority: any socket, timer or signal that is ready
+     * goes first, and every backlogged client gets its turn. */
+    sd_event_source *more;
+    struct control_client *q_head, *q_tail;
 };
+
+static void backlog_remove(struct control_client *c)
+{
+    struct control_server *s = c->server;
+    if (!c->queued)
+        return;
+    struct control_client **pp = &s->q_head, *prev = NULL;
+    while (*pp != c) {
+        prev = *pp;
+        pp = &(*pp)->q_next;
+    }
+    *pp = c->q_next;
+    if (s->q_tail == c)
+        s->q_tail = prev;
+    c->q_next = NULL;
+    c->queued = false;
+    if (!s->q_head)
+        sd_event_source_set_enabled(s->more, SD_EVENT_OFF);
+}
+
+static int backlog_add(struct control_client *c)
+{
+    struct control_server *s = c->server;
+    if (c->queued)
+        return 0;
+    c->queued = true;
+    c->q_next = NULL;
+    if (s->q_tail)
+        s->q_tail->q_next = c;
+    else
+        s->q_head = c;
+    s->q_tail = c;
+    return sd_event_source_set_enabled(s->more, SD_EVENT_ON);
+}
 
 static void client_free(struct control_client *c)
 {
@@ -78,7 +118,7 @@ static void client_free(struct control_client *c)
     struct control_server *s = c->server;
     sd_event_source_disable_unref(c->io);
     sd_event_source_disable_unref(c->timer);
-    sd_event_source_disable_unref(c->more);
+    backlog_remove(c);
     if (c->fd >= 0)
         close(c->fd);
     varlink_reader_done(&c->in);
@@ -117,17 +157,16 @@ static bool client_has_frame(const struct control_client *c)
 
 /* Wait for input only while nothing is queued: a client that does not read
  * its replies stops being served instead of growing our buffer. Frames left
- * over when the budget ran out are taken up by the defer source, at the
- * next iteration; meanwhile nothing more is read from that client. */
+ * over when the budget ran out wait in the backlog; meanwhile nothing more
+ * is read from that client. */
 static int client_update_events(struct control_client *c)
 {
     if (client_unsent(c) == 0 && !c->close_after_flush && client_has_frame(c)) {
         int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
-        return r < 0 ? r : sd_event_source_set_enabled(c->more, SD_EVENT_ONESHOT);
+        return r < 0 ? r : backlog_add(c);
     }
-    int r = sd_event_source_set_enabled(c->more, SD_EVENT_OFF);
-    if (r >= 0)
-        r = sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+    backlog_remove(c);
+    int r = sd_event_source_set_enabled(c->io, SD_EVENT_ON);
     if (r < 0)
         return r;
     uint32_t events = 0;
@@ -461,9 +500,17 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
     return 0;
 }
 
-static int on_client_more(sd_event_source *src, void *userdata)
+/* One backlogged client's turn; it goes to the back of the queue if it
+ * still has frames after this one. */
+static int on_backlog(sd_event_source *src, void *userdata)
 {
-    struct control_client *c = userdata;
+    struct control_server *s = userdata;
+    struct control_client *c = s->q_head;
+    if (!c) {
+        sd_event_source_set_enabled(s->more, SD_EVENT_OFF);
+        return 0;
+    }
+    backlog_remove(c);
     unsigned budget = DISPATCH_BUDGET;
     client_settle(c, client_process(c, &budget));
     return 0;
@@ -621,12 +668,8 @@ static int client_new(struct control_server *s, int fd)
     if (r >= 0)
         r = sd_event_add_time(s->event, &c->timer, CLOCK_MONOTONIC,
                               now + (uint64_t)s->idle_timeout_ms * 1000u, 10 * 1000u, on_client_timeout, c);
-    if (r >= 0) {
-        c->last_active_usec = now;
-        r = sd_event_add_defer(s->event, &c->more, on_client_more, c);
-    }
     if (r >= 0)
-        r = sd_event_source_set_enabled(c->more, SD_EVENT_OFF);
+        c->last_active_usec = now;
     if (r < 0) {
         log_err("control: adding a client to the event loop: %s, closing it", strerror(-r));
         client_free(c);
@@ -825,6 +868,16 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
         unlink(path);
         goto fail;
     }
+    r = sd_event_add_defer(e, &s->more, on_backlog, s);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(s->more, SD_EVENT_OFF);
+    if (r >= 0)
+        r = sd_event_source_set_priority(s->more, SD_EVENT_PRIORITY_NORMAL + 1);
+    if (r < 0) {
+        log_err("control: adding the backlog to the event loop: %s", strerror(-r));
+        unlink(path);
+        goto fail;
+    }
     r = sd_event_add_io(e, &s->listen_source, s->fd, EPOLLIN, on_accept, s);
     if (r < 0) {
         log_err("control: adding %s to the event loop: %s", path, strerror(-r));
@@ -836,6 +889,7 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
     *ret = s;
     return 0;
 fail:
+    sd_event_source_disable_unref(s->more);
     if (s->fd >= 0)
         close(s->fd);
     sd_event_unref(s->event);
@@ -852,6 +906,7 @@ void control_server_free(struct control_server *s)
         client_free(s->clients);
     sd_event_source_disable_unref(s->listen_source);
     sd_event_source_disable_unref(s->retry_timer);
+    sd_event_source_disable_unref(s->more);
     if (s->fd >= 0) {
         close(s->fd);
         if (unlink(s->path) < 0 && errno != ENOENT)

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <inttypes.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -35,6 +37,7 @@ struct fixture {
     unsigned reloads;
     unsigned handler_calls;
     int handler_mode;       /* 0 normal, 1 -EIO without error, 2 non-object reply */
+    unsigned handler_delay_us;  /* what each request costs the daemon */
 };
 
 static unsigned n_warnings, n_limit_logs;
@@ -52,6 +55,8 @@ static int fake_handler(void *userdata, const char *method, struct json_object *
 {
     struct fixture *fx = userdata;
     fx->handler_calls++;
+    if (fx->handler_delay_us)
+        usleep(fx->handler_delay_us);
     if (fx->handler_mode == 1)
         return -EIO;
     if (fx->handler_mode == 2) {
@@ -533,6 +538,115 @@ static void test_many_clients(void **state)
     close(fd);
 }
 
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* One loop iteration, timing only the dispatch: how long the daemon's loop
+ * would be deaf to netlink and to the watchdog. */
+struct loop_stats {
+    uint64_t max_dispatch_us;
+    unsigned max_calls;
+};
+
+static void timed_pump(struct fixture *fx, struct loop_stats *st)
+{
+    int r = sd_event_prepare(fx->e);
+    assert_true(r >= 0);
+    if (r == 0) {
+        r = sd_event_wait(fx->e, 100 * 1000);
+        assert_true(r >= 0);
+        if (r == 0)
+            return;
+    }
+    unsigned calls = fx->handler_calls;
+    uint64_t t0 = now_us();
+    assert_true(sd_event_dispatch(fx->e) >= 0);
+    uint64_t dt = now_us() - t0;
+    st->max_dispatch_us = MAX(st->max_dispatch_us, dt);
+    st->max_calls = MAX(st->max_calls, fx->handler_calls - calls);
+}
+
+/* A reply frame on a non-blocking socket, pumping (timed) meanwhile. */
+static void await_reply(struct fixture *fx, int fd, struct loop_stats *st, const char *what)
+{
+    char buf[4096];
+    size_t len = 0;
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    for (;;) {
+        ssize_t n = recv(fd, buf + len, sizeof buf - len, 0);
+        if (n > 0) {
+            len += (size_t)n;
+            if (memchr(buf, '\0', len))
+                break;
+            assert_true(len < sizeof buf);
+            continue;
+        }
+        assert_true(n < 0 && errno == EAGAIN);
+        if (now_ms() >= deadline)
+            fail_msg("%s: no reply within %d ms", what, TIMEOUT_MS);
+        timed_pump(fx, st);
+    }
+    struct json_object *p;
+    char *err;
+    assert_int_equal(varlink_reply_decode(buf, strlen(buf), &p, &err), 0);
+    if (err)
+        fail_msg("%s: error %s", what, err);
+    json_object_put(p);
+}
+
+/* A client pipelines a socket buffer full of requests, each costing the
+ * daemon 1 ms: however many, one wake-up runs only a few, and another
+ * client is answered while the rest wait. One-way queries are not run at
+ * all. Before the bound, one dispatch ran all ~1,400 (1.5 s here; in the
+ * daemon, Dumps of every task, until the watchdog fired). */
+static void test_request_flood_bounded(void **state)
+{
+    struct fixture *fx = *state;
+    fx->handler_delay_us = 1000;
+    static const char *const kinds[] = {
+        "{\"method\":\"io.turbosched.Dump\",\"oneway\":true}",
+        "{\"method\":\"io.turbosched.Status\"}",
+        "{\"method\":\"io.turbosched.Status\",\"oneway\":true}",
+    };
+    for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+        struct loop_stats st = {0};
+        size_t one = strlen(kinds[k]) + 1, n = (64 * 1024) / one;
+        char *flood = malloc(n * one);
+        for (size_t i = 0; i < n; i++)
+            memcpy(flood + i * one, kinds[k], one);
+        int attacker = client_connect(fx->path), other = client_connect(fx->path);
+        assert_true(attacker >= 0 && other >= 0);
+        /* Into the kernel buffer in one go, before the server looks. */
+        assert_int_equal(send(attacker, flood, n * one, MSG_NOSIGNAL), (ssize_t)(n * one));
+        free(flood);
+        unsigned calls0 = fx->handler_calls;
+        uint64_t t0 = now_ms();
+        send_str(fx, other, "{\"method\":\"io.turbosched.Status\"}");
+        await_reply(fx, other, &st, "the other client");
+        uint64_t answered_ms = now_ms() - t0;
+        print_message("%s x%zu: other client answered after %" PRIu64 " ms, %u handler calls; "
+                      "longest dispatch %" PRIu64 " us, most calls in one %u\n",
+                      kinds[k], n, answered_ms, fx->handler_calls - calls0, st.max_dispatch_us, st.max_calls);
+        assert_true(st.max_calls <= 8);
+        assert_true(st.max_dispatch_us < 250 * 1000);
+        if (k != 1) {
+            /* The flood is worked off (a reply behind it proves it) without running a query. */
+            send_str(fx, attacker, "{\"method\":\"io.turbosched.Metrics\"}");
+            await_reply(fx, attacker, &st, "the flooding client");
+            assert_int_equal(fx->handler_calls - calls0, 2);
+        }
+        assert_true(st.max_calls <= 8);
+        assert_true(st.max_dispatch_us < 250 * 1000);
+        close(attacker);
+        close(other);
+        wait_for_clients(fx, 0);
+    }
+}
+
 static void test_slow_reader_over_bound_dropped(void **state)
 {
     struct fixture *fx = *state;
@@ -788,6 +902,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_half_request_times_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_write_still_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_flood_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_reader_over_bound_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_reading_client_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_gone_with_reply_pending, setup, teardown),
