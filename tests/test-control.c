@@ -891,6 +891,169 @@ static void test_peer_credentials(void **state)
     assert_int_equal(run_child(fx, pid), 0);
 }
 
+static int child_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return -1;
+    return fd;
+}
+
+/* An unprivileged user opens 100 connections and keeps each alive with a
+ * byte (a request never finished), as one could forever by sending a byte
+ * every 30 s. Root must still be answered, and so must another user. Before
+ * slots were kept for root, that user held all 64 and root was refused. */
+static void test_slot_exhaustion_by_user(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 64, fake_handler, fx, &fx->s), 0);
+    int ready[2], done[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(done, O_CLOEXEC), 0);
+    pid_t hog = fork();
+    assert_true(hog >= 0);
+    if (hog == 0) {
+        close(ready[0]);
+        close(done[1]);
+        drop_to_nobody();
+        for (int i = 0; i < 100; i++) {
+            int fd = child_connect(fx->path);
+            if (fd < 0 || send(fd, "{", 1, MSG_NOSIGNAL) != 1)
+                _exit(20);
+        }
+        char ch = 'r';
+        if (write(ready[1], &ch, 1) != 1)
+            _exit(21);
+        /* Hold every connection until the parent is done. */
+        if (read(done[0], &ch, 1) < 0)
+            _exit(22);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    char ch;
+    assert_int_equal(read(ready[0], &ch, 1), 1);
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (control_server_n_clients(fx->s) + control_server_n_refused(fx->s) < 100) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+    unsigned held = control_server_n_clients(fx->s);
+    print_message("uid 65534 holds %u of 64 slots, %lu refused\n", held, control_server_n_refused(fx->s));
+    assert_true(held < 64);
+
+    /* Root gets in and gets an answer. */
+    int fd = client_connect(fx->path);
+    assert_true(fd >= 0);
+    char *err;
+    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+    assert_non_null(p);
+    if (err)
+        fail_msg("root was answered %s", err);
+    assert_int_equal(atoi(get_str(p, "peer_uid")), 0);
+    json_object_put(p);
+
+    /* So does another user. */
+    pid_t other = fork();
+    assert_true(other >= 0);
+    if (other == 0) {
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(1) < 0)
+            _exit(10);
+        int cfd = child_connect(fx->path);
+        if (cfd < 0)
+            _exit(11);
+        struct json_object *q;
+        char *e2;
+        if (child_call(cfd, "{\"method\":\"io.turbosched.Status\"}", &e2, &q) < 0)
+            _exit(12);
+        _exit(e2 ? 13 : 0);
+    }
+    assert_int_equal(run_child(fx, other), 0);
+
+    /* Root fills every slot left, and one more: the user's connection idle
+     * longest makes room for it. */
+    int extra[64], n_extra = 0;
+    while (control_server_n_clients(fx->s) < 64) {
+        extra[n_extra] = client_connect(fx->path);
+        assert_true(extra[n_extra] >= 0);
+        p = call(fx, extra[n_extra++], "{\"method\":\"io.turbosched.Status\"}", &err);
+        assert_non_null(p);
+        assert_null(err);
+        json_object_put(p);
+    }
+    extra[n_extra] = client_connect(fx->path);
+    p = call(fx, extra[n_extra++], "{\"method\":\"io.turbosched.Status\"}", &err);
+    assert_non_null(p);
+    if (err)
+        fail_msg("root, with all slots taken, was answered %s", err);
+    json_object_put(p);
+    assert_int_equal(control_server_n_clients(fx->s), 64);
+    for (int i = 0; i < n_extra; i++)
+        close(extra[i]);
+    close(fd);
+    assert_int_equal(write(done[1], "d", 1), 1);
+    close(done[1]);
+    close(ready[0]);
+    assert_int_equal(run_child(fx, hog), 0);
+}
+
+/* Dumps from an unprivileged user: a burst, then io.turbosched.Busy, and the
+ * connection stays usable. Root is not limited. */
+static void test_unprivileged_dump_rate(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        int fd = child_connect(fx->path);
+        if (fd < 0)
+            _exit(11);
+        unsigned ok = 0, busy = 0;
+        for (int i = 0; i < 30; i++) {
+            struct json_object *q;
+            char *e2;
+            if (child_call(fd, "{\"method\":\"io.turbosched.Dump\"}", &e2, &q) < 0)
+                _exit(12);
+            if (!e2)
+                ok++;
+            else if (strcmp(e2, TS_ERROR_BUSY) == 0)
+                busy++;
+            else
+                _exit(13);
+        }
+        /* The burst and what refilled meanwhile: far fewer than asked. */
+        if (ok < 8 || ok > 20 || busy == 0)
+            _exit(14);
+        struct json_object *q;
+        char *e2;
+        if (child_call(fd, "{\"method\":\"io.turbosched.Status\"}", &e2, &q) < 0 || e2)
+            _exit(15);
+        _exit(0);
+    }
+    assert_int_equal(run_child(fx, pid), 0);
+    int fd = client_connect(fx->path);
+    for (int i = 0; i < 30; i++) {
+        char *err;
+        struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Dump\"}", &err);
+        assert_non_null(p);
+        assert_null(err);
+        json_object_put(p);
+    }
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -908,6 +1071,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client_gone_with_reply_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
