@@ -33,7 +33,17 @@ typedef int (*control_handler_fn)(void *userdata, const char *method, struct jso
                                   const struct control_peer *peer, struct json_object **reply,
                                   const char **error);
 
-/* Creates the parent directory (0755) if missing, replaces a stale socket
+/* What a connected client can make the server do is bounded: per wake-up
+ * each client gets a few requests' worth of work (a Dump is all of it), the
+ * rest waits its turn behind every other event source; one-way queries are
+ * not run. Of max_clients, 1/16 (at least one) are kept for root, one
+ * unprivileged uid holds at most a quarter of the rest, and when the slots
+ * are full root (or a user holding fewer) evicts the unprivileged client
+ * idle longest. Unprivileged Dumps share a rate (8 at once, 4 per second)
+ * and are refused with io.turbosched.Busy, before being built, while the
+ * unsent replies of all clients exceed 4 * max_output.
+ *
+ * Creates the parent directory (0755) if missing, replaces a stale socket
  * (-EADDRINUSE if a live server answers there, -EEXIST if the path is not a
  * socket), binds mode 0600, or 0660 owned by ro_group when given (-ENOENT if
  * the group does not exist; a numeric gid works too). max_clients 0 →
@@ -49,5 +59,5 @@ void control_server_free(struct control_server *s);
 void control_server_set_limits(struct control_server *s, size_t max_request, size_t max_output,
                                unsigned idle_timeout_ms);
 unsigned control_server_n_clients(const struct control_server *s);
-/* Clients refused since start because max_clients was reached. */
+/* Clients refused since start: no slot free for their uid. */
 unsigned long control_server_n_refused(const struct control_server *s);
