@@ -68,6 +68,7 @@ struct control_server {
     size_t max_request, max_output, max_output_total;
     unsigned idle_timeout_ms;
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
+    size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
     unsigned long n_evicted, n_rate_limited;
     struct control_client *clients;
     /* Clients with frames left over, served round-robin by a defer source
@@ -255,6 +256,7 @@ static int client_reply(struct control_client *c, struct json_object *params, co
     _cleanup_free_ char *msg = varlink_reply_format(params, error, &len);
     if (!msg)
         return -ENOMEM;
+    c->server->last_reply_len = len;
     int r = 0;
     if (client_unsent(c) == 0) {
         /* The usual case: adopt the formatted reply instead of copying it. */
@@ -344,8 +346,10 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         varlink_request_done(&req);
         return 0;
     }
-    if (req.method_id == VARLINK_METHOD_DUMP && unpriv && server_unsent(s) >= s->max_output_total) {
-        /* Checked before the reply is built: it may be megabytes. */
+    if (req.method_id == VARLINK_METHOD_DUMP && unpriv &&
+        server_unsent(s) + s->last_dump_len > s->max_output_total) {
+        /* Checked before the reply is built, with the last Dump's length
+         * for this one's: it may be megabytes. */
         s->n_rate_limited++;
         log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
                   (unsigned)c->peer.uid, server_unsent(s));
@@ -392,9 +396,11 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
             error = TS_ERROR_INTERNAL;
         }
     }
-    bool oneway = req.oneway;
+    bool oneway = req.oneway, dump = req.method_id == VARLINK_METHOD_DUMP && !error;
     varlink_request_done(&req);
     r = oneway ? 0 : client_reply(c, reply, error);
+    if (dump && !oneway)
+        s->last_dump_len = s->last_reply_len;
     json_object_put(reply);
     return r;
 }
@@ -615,9 +621,13 @@ static void refuse(struct control_server *s, int fd, uid_t uid, const char *why)
 {
     s->n_refused++;
     if (!s->limit_logged) {
-        log_warning("control: %u clients connected (maximum %u, %u kept for root, %u per user); refusing uid %u: "
-                    "%s; refusing new ones until some leave",
-                    s->n_clients, s->max_clients, root_reserved(s), per_uid_max(s), (unsigned)uid, why);
+        if (s->n_clients >= s->max_clients)
+            log_warning("control: %u clients connected, the configured maximum; refusing new ones until some leave",
+                        s->n_clients);
+        else
+            log_warning("control: %u clients connected (%u kept for root, %u per user); refusing uid %u: %s; "
+                        "refusing new ones until some leave", s->n_clients, root_reserved(s), per_uid_max(s),
+                        (unsigned)uid, why);
         s->limit_logged = true;
     }
     struct json_object *p = json_object_new_object();
@@ -935,6 +945,11 @@ void control_server_set_limits(struct control_server *s, size_t max_request, siz
 unsigned control_server_n_clients(const struct control_server *s)
 {
     return s->n_clients;
+}
+
+size_t control_server_unsent(const struct control_server *s)
+{
+    return server_unsent(s);
 }
 
 unsigned long control_server_n_refused(const struct control_server *s)

@@ -59,5 +59,7 @@ void control_server_free(struct control_server *s);
 void control_server_set_limits(struct control_server *s, size_t max_request, size_t max_output,
                                unsigned idle_timeout_ms);
 unsigned control_server_n_clients(const struct control_server *s);
+/* Reply bytes queued for all clients and not yet taken by their sockets. */
+size_t control_server_unsent(const struct control_server *s);
 /* Clients refused since start: no slot free for their uid. */
 unsigned long control_server_n_refused(const struct control_server *s);

@@ -1054,6 +1054,64 @@ static void test_unprivileged_dump_rate(void **state)
     close(fd);
 }
 
+/* Unprivileged clients that ask for large Dumps and never read them: the
+ * replies they leave unread are bounded all together, not 16 MiB each, and
+ * a Dump is refused before it is built once the bound is reached. */
+static void test_unread_replies_bounded(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    /* 2 MiB per client, so 8 MiB for all; each Dump leaves ~1.5 MiB unread. */
+    control_server_set_limits(fx->s, 0, 2 << 20, 0);
+    fx->dump_size = 1536 << 10;
+    int ready[2], done[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(done, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(done[1]);
+        drop_to_nobody();
+        for (int i = 0; i < 8; i++) {
+            int fd = child_connect(fx->path);
+            if (fd < 0 || send(fd, "{\"method\":\"io.turbosched.Dump\"}", 32, MSG_NOSIGNAL) != 32)
+                _exit(20);
+        }
+        char ch = 'r';
+        if (write(ready[1], &ch, 1) != 1 || read(done[0], &ch, 1) < 0)
+            _exit(21);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    char ch;
+    assert_int_equal(read(ready[0], &ch, 1), 1);
+    /* Every Dump is either built or refused; let the loop settle. */
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    size_t peak = 0;
+    unsigned quiet = 0;
+    while (quiet < 20) {
+        assert_true(now_ms() < deadline);
+        unsigned calls = fx->handler_calls;
+        assert_true(sd_event_run(fx->e, 50 * 1000) >= 0);
+        peak = MAX(peak, control_server_unsent(fx->s));
+        quiet = fx->handler_calls == calls ? quiet + 1 : 0;
+    }
+    print_message("8 Dumps of 1.5 MiB unread: %u built, %zu bytes unsent at the peak, %u clients left\n",
+                  fx->handler_calls, peak, control_server_n_clients(fx->s));
+    assert_true(fx->handler_calls < 8);
+    assert_true(peak <= (8u << 20) + (2u << 20));
+    assert_int_equal(write(done[1], "d", 1), 1);
+    close(done[1]);
+    close(ready[0]);
+    assert_int_equal(run_child(fx, pid), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1073,6 +1131,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unread_replies_bounded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
