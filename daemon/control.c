@@ -69,7 +69,6 @@ struct control_server {
     unsigned idle_timeout_ms;
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
     size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
-    unsigned long n_evicted, n_rate_limited;
     struct control_client *clients;
     /* Clients with frames left over, served round-robin by a defer source
      * below normal priority: any socket, timer or signal that is ready
@@ -350,14 +349,12 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         server_unsent(s) + s->last_dump_len > s->max_output_total) {
         /* Checked before the reply is built, with the last Dump's length
          * for this one's: it may be megabytes. */
-        s->n_rate_limited++;
         log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
                   (unsigned)c->peer.uid, server_unsent(s));
         error = TS_ERROR_BUSY;
         reply = json_object_new_object();
         json_object_object_add(reply, "reason", json_object_new_string("too many unread replies"));
     } else if (req.method_id == VARLINK_METHOD_DUMP && unpriv && !take_dump_token(s)) {
-        s->n_rate_limited++;
         log_debug("control: client pid %d uid %u: Dump refused, over %u per second for unprivileged callers",
                   (int)c->peer.pid, (unsigned)c->peer.uid, UNPRIV_DUMP_PER_S);
         error = TS_ERROR_BUSY;
@@ -569,7 +566,6 @@ static struct control_client *least_active(const struct control_server *s, const
 
 static void evict(struct control_server *s, struct control_client *victim, uid_t for_uid)
 {
-    s->n_evicted++;
     log_notice("control: client pid %d uid %u idle longest, closing it to make room for uid %u",
                (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)for_uid);
     client_free(victim);
