@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "control.h"
 #include "log.h"
 #include "util.h"
 
@@ -26,43 +27,6 @@
 #define CONTROL_SOCKET_MAX 107u
 
 /* ---------------------------------------------------------------- names */
-
-const char *task_class_to_string(enum task_class c)
-{
-    switch (c) {
-    case CLASS_UNSET: return "unset";
-    case CLASS_IGNORE: return "ignore";
-    case CLASS_JITTER: return "jitter";
-    case CLASS_INTENSIVE: return "intensive";
-    }
-    return "unknown";
-}
-
-int task_class_from_string(const char *s)
-{
-    if (!s)
-        return -EINVAL;
-    if (strcmp(s, "jitter") == 0)
-        return CLASS_JITTER;
-    if (strcmp(s, "intensive") == 0)
-        return CLASS_INTENSIVE;
-    if (strcmp(s, "ignore") == 0)
-        return CLASS_IGNORE;
-    return -EINVAL;
-}
-
-const char *class_source_to_string(enum class_source s)
-{
-    switch (s) {
-    case SOURCE_NONE: return "none";
-    case SOURCE_SLICE: return "slice";
-    case SOURCE_UNIT: return "unit";
-    case SOURCE_RULE: return "rule";
-    case SOURCE_UCLAMP: return "uclamp";
-    case SOURCE_DEFAULT: return "default";
-    }
-    return "unknown";
-}
 
 static const char *const rule_key_names[_RULE_KEY_MAX] = {
     [RULE_COMM] = "comm", [RULE_EXE] = "exe", [RULE_CMDLINE] = "cmdline",
@@ -114,9 +78,23 @@ void config_init_defaults(struct config *c)
     };
     capacity_table_default(&c->capacity);
     /* Allocation failure leaves NULL; config_print and users fall back. */
-    c->control_socket = strdup("/run/turbosched/control");
+    c->control_socket = strdup(CONTROL_SOCKET_PATH_DEFAULT);
     c->state_file = strdup("/run/turbosched/state");
     c->cgroup_name = strdup("turbosched");
+}
+
+int config_new_default(struct config **ret)
+{
+    struct config *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    config_init_defaults(c);
+    if (!c->control_socket || !c->state_file || !c->cgroup_name) {
+        config_destroy(c);
+        return -ENOMEM;
+    }
+    *ret = c;
+    return 0;
 }
 
 static void strv_free(char **l)
@@ -136,7 +114,7 @@ static void rule_done(struct rule *r)
         strv_free(r->globs[k]);
 }
 
-void config_free(struct config *c)
+void config_done(struct config *c)
 {
     if (!c)
         return;
@@ -153,11 +131,11 @@ void config_free(struct config *c)
 
 void config_destroy(struct config *c)
 {
-    config_free(c);
+    config_done(c);
     free(c);
 }
 
-void config_freep(struct config **c)
+void config_destroyp(struct config **c)
 {
     if (*c) {
         config_destroy(*c);
@@ -1044,11 +1022,10 @@ int config_load(const char *path, const char *dropin_dir, struct config **ret)
 {
     if (!path)
         path = CONFIG_PATH_DEFAULT;
-    struct config *c = calloc(1, sizeof *c);
-    if (!c)
+    struct config *c;
+    if (config_new_default(&c) < 0)
         return -ENOMEM;
-    config_init_defaults(c);
-    if (!c->control_socket || !c->state_file || !c->cgroup_name || !(c->path = strdup(path))) {
+    if (!(c->path = strdup(path))) {
         config_destroy(c);
         return -ENOMEM;
     }
@@ -1218,7 +1195,7 @@ int config_check_print(const struct config *c)
     config_init_defaults(&again);
     int r = config_load_string(once, "<printed>", &again);
     _cleanup_free_ char *twice = r == 0 ? print_bare(&again) : NULL;
-    config_free(&again);
+    config_done(&again);
     if (r < 0) {
         log_debug("printed configuration does not parse:\n%s", once);
         return -EPROTO;

@@ -22,8 +22,6 @@
 #define READS_PER_DISPATCH 4
 #define ACCEPT_RETRY_MS 100
 
-#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
-
 struct control_client {
     struct control_server *server;
     struct control_client *prev, *next;

@@ -73,7 +73,7 @@ struct json_object *report_status(const struct engine *e)
     add_bool(o, "uclamp_supported", classifier_uclamp_supported(e->classifier));
     add_bool(o, "unit_optin", classifier_unit_optin_active(e->classifier));
 
-    unsigned by_class[4], packed;
+    unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);
     struct json_object *t = json_object_new_object();
     add_int(t, "tracked", task_table_count(e->tasks));
@@ -270,7 +270,7 @@ struct json_object *report_metrics(const struct engine *e)
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
 
-    unsigned by_class[4], packed;
+    unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);
     s = family(arr, "turbosched_tasks", "gauge", "Tracked threads by class");
     for (size_t i = 0; i < ELEMENTSOF(classes); i++)
