@@ -174,14 +174,6 @@ static int parse_percent_milli(const char *s, unsigned max_milli, unsigned *ret)
     return 0;
 }
 
-static void format_percent(char *buf, size_t size, unsigned milli)
-{
-    if (milli % 10 == 0)
-        snprintf(buf, size, "%u%%", milli / 10);
-    else
-        snprintf(buf, size, "%u.%u%%", milli / 10, milli % 10);
-}
-
 static void format_duration(char *buf, size_t size, unsigned ms)
 {
     if (ms == 0)

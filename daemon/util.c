@@ -260,6 +260,22 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
     return 0;
 }
 
+const char *format_cpulist(const cpu_set_t *set, char *buf, size_t size)
+{
+    if (cpulist_format(set, buf, size) < 0)
+        snprintf(buf, size, "(%d CPUs)", CPU_COUNT(set));
+    return buf;
+}
+
+const char *format_percent(char *buf, size_t size, unsigned permille)
+{
+    if (permille % 10 == 0)
+        snprintf(buf, size, "%u%%", permille / 10);
+    else
+        snprintf(buf, size, "%u.%u%%", permille / 10, permille % 10);
+    return buf;
+}
+
 const char *format_milli(char *buf, size_t size, unsigned milli)
 {
     unsigned whole = milli / 1000, frac = milli % 1000;

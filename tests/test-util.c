@@ -76,6 +76,33 @@ static void test_milli(void **state)
     assert_int_equal(parse_milli("99999999", &u), -ERANGE);
 }
 
+static void test_format_percent(void **state)
+{
+    char b[16];
+    assert_string_equal(format_percent(b, sizeof b, 125), "12.5%");
+    assert_string_equal(format_percent(b, sizeof b, 50), "5%");
+    assert_string_equal(format_percent(b, sizeof b, 0), "0%");
+    assert_string_equal(format_percent(b, sizeof b, 1000), "100%");
+    assert_string_equal(format_percent(b, sizeof b, 8005), "800.5%");
+}
+
+static void test_format_cpulist(void **state)
+{
+    cpu_set_t s;
+    char big[CPULIST_MAX], small[16];
+    CPU_ZERO(&s);
+    assert_string_equal(format_cpulist(&s, big, sizeof big), "");
+    /* The worst case for length: every other CPU. */
+    for (int c = 0; c < CPU_SETSIZE; c += 2)
+        CPU_SET(c, &s);
+    assert_non_null(strstr(format_cpulist(&s, big, sizeof big), ",1022"));
+    assert_string_equal(format_cpulist(&s, small, sizeof small), "(512 CPUs)");
+    CPU_ZERO(&s);
+    CPU_SET(3, &s);
+    CPU_SET(4, &s);
+    assert_string_equal(format_cpulist(&s, small, sizeof small), "3-4");
+}
+
 static void test_units(void **state)
 {
     uint64_t v;
@@ -203,6 +230,8 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_milli),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_format_percent),
+        cmocka_unit_test(test_format_cpulist),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_path_join),
         cmocka_unit_test(test_log),
