@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "control.h"
 #include "log.h"
 
 #define FIX TS_FIXTURES "/config"
@@ -110,6 +111,31 @@ static void test_defaults(void **state)
     assert_true(c.unit_optin);
     assert_int_equal(c.n_rules, 0);
     config_done(&c);
+}
+
+/* The heap default (no configuration file) is the in-place default, printed
+ * the same, and the socket path is the control server's. */
+static void test_new_default(void **state)
+{
+    struct config c;
+    config_init_defaults(&c);
+    __attribute__((cleanup(config_destroyp))) struct config *h = NULL;
+    assert_int_equal(config_new_default(&h), 0);
+    assert_string_equal(h->control_socket, CONTROL_SOCKET_PATH_DEFAULT);
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    config_print(fa, &c);
+    config_print(fb, h);
+    fclose(fa);
+    fclose(fb);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    config_done(&c);
+    assert_null(c.control_socket);   /* config_done leaves it zeroed */
 }
 
 /* The shipped conf/turbosched.conf documents every key with its default:
@@ -620,6 +646,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
