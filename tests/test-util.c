@@ -125,6 +125,20 @@ static void test_units(void **state)
     assert_int_equal(ms, 100);
     assert_int_equal(parse_duration_ms("5h", &ms), -EINVAL);
     assert_int_equal(parse_duration_ms("9999999999s", &ms), -ERANGE);
+    /* Size suffixes ignore case, duration suffixes do not. */
+    assert_int_equal(parse_size("2g", &v), 0);
+    assert_int_equal(v, 2ull << 30);
+    assert_int_equal(parse_size("16mib", &v), 0);
+    assert_int_equal(v, 16u << 20);
+    assert_int_equal(parse_duration_ms("2S", &ms), -EINVAL);
+    assert_int_equal(parse_duration_ms("71582min", &ms), 0);
+    assert_int_equal(ms, 71582u * 60000u);
+    assert_int_equal(parse_duration_ms("71583min", &ms), -ERANGE);
+    assert_int_equal(parse_duration_ms("4294967295", &ms), 0);
+    assert_int_equal(parse_duration_ms("4294967296", &ms), -ERANGE);
+    assert_int_equal(parse_size("17179869183G", &v), 0);
+    assert_int_equal(parse_size("17179869184G", &v), -ERANGE);
+    assert_int_equal(parse_size("s", &v), -EINVAL);
 }
 
 static void test_read_file(void **state)
