@@ -64,7 +64,7 @@ struct setting {
     const char *key;
     setting_parse_fn parse;
     size_t offset;
-    unsigned min, max;          /* durations, whole numbers, percentages (per mille), factors (milli) */
+    unsigned min, max; /* durations, whole numbers, percentages (per mille), factors (milli) */
 };
 
 static int bad_value(struct parser *p, const struct setting *st, const char *value, const char *expect)
@@ -147,41 +147,25 @@ static int parse_bytes(struct parser *p, const struct setting *st, const char *v
     return 0;
 }
 
-static int parse_log_level(struct parser *p, const struct setting *st, const char *value, void *field)
-{
-    int r = log_level_from_string(value);
-    if (r < 0)
-        return bad_value(p, st, value, "err, warning, notice, info or debug");
-    *(int *)field = r;
-    return 0;
-}
+static int mode_from_string(const char *s) { return lookup_name(s, mode_names, ELEMENTSOF(mode_names)); }
+static int domain_from_string(const char *s) { return lookup_name(s, domain_names, ELEMENTSOF(domain_names)); }
 
-static int parse_mode(struct parser *p, const struct setting *st, const char *value, void *field)
-{
-    int r = lookup_name(value, mode_names, ELEMENTSOF(mode_names));
-    if (r < 0)
-        return bad_value(p, st, value, "affinity or cgroup");
-    *(enum apply_mode *)field = (enum apply_mode)r;
-    return 0;
-}
+/* A parser for a key whose value is one of a few names (systemd's
+ * DEFINE_CONFIG_PARSE_ENUM): from_string gives the value or -EINVAL. */
+#define DEFINE_PARSE_ENUM(function, type, from_string, expect) \
+    static int function(struct parser *p, const struct setting *st, const char *value, void *field) \
+    { \
+        int r = from_string(value); \
+        if (r < 0) \
+            return bad_value(p, st, value, expect); \
+        *(type *)field = (type)r; \
+        return 0; \
+    }
 
-static int parse_domain(struct parser *p, const struct setting *st, const char *value, void *field)
-{
-    int r = lookup_name(value, domain_names, ELEMENTSOF(domain_names));
-    if (r < 0)
-        return bad_value(p, st, value, "package, llc or numa");
-    *(enum pack_domain *)field = (enum pack_domain)r;
-    return 0;
-}
-
-static int parse_class(struct parser *p, const struct setting *st, const char *value, void *field)
-{
-    int r = task_class_from_string(value);
-    if (r < 0)
-        return bad_value(p, st, value, "jitter, intensive or ignore");
-    *(enum task_class *)field = (enum task_class)r;
-    return 0;
-}
+DEFINE_PARSE_ENUM(parse_log_level, int, log_level_from_string, "err, warning, notice, info or debug")
+DEFINE_PARSE_ENUM(parse_mode, enum apply_mode, mode_from_string, "affinity or cgroup")
+DEFINE_PARSE_ENUM(parse_domain, enum pack_domain, domain_from_string, "package, llc or numa")
+DEFINE_PARSE_ENUM(parse_class, enum task_class, task_class_from_string, "jitter, intensive or ignore")
 
 static int parse_uclamp(struct parser *p, const struct setting *st, const char *value, void *field)
 {
@@ -352,7 +336,7 @@ bool config_setting_set(struct parser *p, const char *key, const char *value, bo
         if (continuation)
             config_perr(p, "continuation line for '%s', which takes a single value", key);
         else
-            (void)st->parse(p, st, value, (char *)p->c + st->offset);   /* reported */
+            (void)st->parse(p, st, value, (char *)p->c + st->offset); /* reported */
         return true;
     }
     return false;
