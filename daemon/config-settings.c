@@ -99,15 +99,18 @@ static int lookup_name(const char *s, const char *const *names, size_t n)
     return -EINVAL;
 }
 
-static int parse_duration(struct parser *p, const struct setting *st, const char *value, void *field)
+static void format_whole(char *buf, size_t size, unsigned v) { snprintf(buf, size, "%u", v); }
+static void format_permille(char *buf, size_t size, unsigned v) { format_percent(buf, size, v); }
+
+/* v into field if it is within the setting's bounds, which a message shows
+ * in the key's own notation. */
+static int set_in_range(struct parser *p, const struct setting *st, const char *value, void *field, unsigned v,
+                        void (*format)(char *buf, size_t size, unsigned v))
 {
-    unsigned v;
-    if (parse_duration_ms(value, &v) < 0)
-        return bad_value(p, st, value, "a duration such as 250ms, 2s or 1min");
     if (v < st->min || v > st->max) {
         char a[32], b[32], range[96];
-        format_duration(a, sizeof a, st->min);
-        format_duration(b, sizeof b, st->max);
+        format(a, sizeof a, st->min);
+        format(b, sizeof b, st->max);
         snprintf(range, sizeof range, "between %s and %s", a, b);
         return bad_range(p, st, value, range);
     }
@@ -115,18 +118,20 @@ static int parse_duration(struct parser *p, const struct setting *st, const char
     return 0;
 }
 
+static int parse_duration(struct parser *p, const struct setting *st, const char *value, void *field)
+{
+    unsigned v;
+    if (parse_duration_ms(value, &v) < 0)
+        return bad_value(p, st, value, "a duration such as 250ms, 2s or 1min");
+    return set_in_range(p, st, value, field, v, format_duration);
+}
+
 static int parse_whole(struct parser *p, const struct setting *st, const char *value, void *field)
 {
     unsigned v;
     if (parse_uint(value, &v) < 0)
         return bad_value(p, st, value, "a whole number");
-    if (v < st->min || v > st->max) {
-        char range[96];
-        snprintf(range, sizeof range, "between %u and %u", st->min, st->max);
-        return bad_range(p, st, value, range);
-    }
-    *(unsigned *)field = v;
-    return 0;
+    return set_in_range(p, st, value, field, v, format_whole);
 }
 
 static int parse_yes_no(struct parser *p, const struct setting *st, const char *value, void *field)
@@ -279,15 +284,7 @@ static int parse_percent(struct parser *p, const struct setting *st, const char 
     unsigned v;
     if (parse_percent_milli(value, &v) < 0)
         return bad_value(p, st, value, "a percentage such as 12.5%");
-    if (v < st->min || v > st->max) {
-        char a[32], b[32], range[96];
-        format_percent(a, sizeof a, st->min);
-        format_percent(b, sizeof b, st->max);
-        snprintf(range, sizeof range, "between %s and %s", a, b);
-        return bad_range(p, st, value, range);
-    }
-    *(unsigned *)field = v;
-    return 0;
+    return set_in_range(p, st, value, field, v, format_permille);
 }
 
 /* ------------------------------------------------------------ the table */
