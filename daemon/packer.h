@@ -76,7 +76,8 @@ enum packer_reason {
 };
 /* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data". */
 const char *packer_reason_to_string(enum packer_reason r);
-/* One-line human text: "machine nearly idle", "every core busy", ... */
+/* One-line human text: "machine nearly idle", "every core busy", ...
+ * (packer-describe.c, with the rest of the wording). */
 const char *packer_reason_describe(enum packer_reason r);
 
 /* Why the applied mask is not (yet) the wanted one. */
