@@ -102,13 +102,19 @@ static const struct command commands[] = {
     {"reload", "io.turbosched.Reload", render_reload_cb, false},
 };
 
+static void print_json(struct json_object *o)
+{
+    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 static int print_error(const char *error, struct json_object *params, bool json, const char *pid)
 {
     if (json) {
         struct json_object *o = json_object_new_object();
         json_object_object_add(o, "error", json_object_new_string(error));
         json_object_object_add(o, "parameters", json_object_get(params));
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        print_json(o);
         json_object_put(o);
     }
     const char *detail = NULL;
@@ -134,7 +140,13 @@ static int print_error(const char *error, struct json_object *params, bool json,
     return EXIT_DAEMON_ERROR;
 }
 
-int main(int argc, char **argv)
+struct options {
+    bool json, no_color;
+    const char *socket_path;
+};
+
+/* Returns -1 to go on, else the exit status (help, version, usage). */
+static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_NO_COLOR = 0x100 };
     static const struct option opts[] = {
@@ -146,19 +158,17 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {0},
     };
-    bool json = false, no_color = false;
-    const char *socket_path = CONTROL_SOCKET_PATH_DEFAULT;
     int c;
     while ((c = getopt_long(argc, argv, "js:hV", opts, NULL)) >= 0) {
         switch (c) {
         case 'j':
-            json = true;
+            o->json = true;
             break;
         case 's':
-            socket_path = optarg;
+            o->socket_path = optarg;
             break;
         case OPT_NO_COLOR:
-            no_color = true;
+            o->no_color = true;
             break;
         case 'h':
             help(stdout);
@@ -171,6 +181,13 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    return -1;
+}
+
+/* The command after the options and its parameters. Returns -1 to go on,
+ * else the exit status. */
+static int parse_command(int argc, char **argv, const struct command **ret_cmd, struct json_object **ret_params)
+{
     if (optind >= argc) {
         fprintf(stderr, "turbosched-ctl: no command given. Try 'turbosched-ctl --help'.\n");
         return EXIT_USAGE;
@@ -201,35 +218,56 @@ int main(int argc, char **argv)
         }
         json_object_object_add(params, "pid", json_object_new_int64(pid));
     }
+    *ret_cmd = cmd;
+    *ret_params = params;
+    return -1;
+}
+
+/* The call failed before the daemon could answer: say why, with a hint. */
+static int call_failed(int r, const char *socket_path)
+{
+    int ret = EXIT_NO_CONNECTION;
+    const char *hint = "";
+    if (r == -EACCES || r == -EPERM) {
+        ret = EXIT_PERMISSION;
+        hint = " (root, or a member of the socket's group, may connect)";
+    } else if (r == -ENOENT || r == -ECONNREFUSED) {
+        hint = " (is turboschedd running?)";
+    } else if (r == -EBADMSG) {
+        ret = EXIT_DAEMON_ERROR;
+        hint = ": the reply is not valid Varlink";
+    }
+    fprintf(stderr, "turbosched-ctl: %s %s: %s%s\n", ctl_call_stage, socket_path,
+            r == -EBADMSG ? "bad reply" : strerror(-r), hint);
+    return ret;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.socket_path = CONTROL_SOCKET_PATH_DEFAULT};
+    int ret = parse_options(argc, argv, &o);
+    if (ret >= 0)
+        return ret;
+    const struct command *cmd;
+    struct json_object *params;
+    ret = parse_command(argc, argv, &cmd, &params);
+    if (ret >= 0)
+        return ret;
 
     struct json_object *reply = NULL;
     _cleanup_free_ char *error = NULL;
-    int r = ctl_call(socket_path, cmd->method, params, CALL_TIMEOUT_MS, &reply, &error);
+    int r = ctl_call(o.socket_path, cmd->method, params, CALL_TIMEOUT_MS, &reply, &error);
     json_object_put(params);
-    if (r < 0) {
-        int ret = EXIT_NO_CONNECTION;
-        const char *hint = "";
-        if (r == -EACCES || r == -EPERM) {
-            ret = EXIT_PERMISSION;
-            hint = " (root, or a member of the socket's group, may connect)";
-        } else if (r == -ENOENT || r == -ECONNREFUSED) {
-            hint = " (is turboschedd running?)";
-        } else if (r == -EBADMSG) {
-            ret = EXIT_DAEMON_ERROR;
-            hint = ": the reply is not valid Varlink";
-        }
-        fprintf(stderr, "turbosched-ctl: %s %s: %s%s\n", ctl_call_stage, socket_path,
-                r == -EBADMSG ? "bad reply" : strerror(-r), hint);
-        return ret;
-    }
-    int ret = EXIT_OK;
+    if (r < 0)
+        return call_failed(r, o.socket_path);
+    ret = EXIT_OK;
     if (error)
-        ret = print_error(error, reply, json, cmd->takes_pid ? argv[optind + 1] : NULL);
-    else if (json)
-        printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ret = print_error(error, reply, o.json, cmd->takes_pid ? argv[optind + 1] : NULL);
+    else if (o.json)
+        print_json(reply);
     else {
-        struct render_opts o = {.color = want_color(no_color)};
-        if (cmd->render(stdout, reply, &o) < 0) {
+        struct render_opts ro = {.color = want_color(o.no_color)};
+        if (cmd->render(stdout, reply, &ro) < 0) {
             fprintf(stderr, "turbosched-ctl: writing the output failed\n");
             ret = EXIT_DAEMON_ERROR;
         }

@@ -6,26 +6,7 @@
 #include <stdint.h>
 
 #include "power_capacity.h"
-
-enum task_class {
-    CLASS_UNSET = 0,    /* not yet classified */
-    CLASS_IGNORE,       /* leave alone */
-    CLASS_JITTER,       /* pack onto busy cores */
-    CLASS_INTENSIVE,    /* never move; its load makes a core busy */
-};
-const char *task_class_to_string(enum task_class c);
-
-/* What decided a task's class, in precedence order (first wins). */
-enum class_source {
-    SOURCE_NONE = 0,     /* not classified yet */
-    SOURCE_SLICE,        /* in turbosched-jitter.slice */
-    SOURCE_UNIT,         /* X-TurboSched= in its unit file or a drop-in */
-    SOURCE_RULE,         /* a [rule NAME] section */
-    SOURCE_UCLAMP,       /* its uclamp util_max */
-    SOURCE_DEFAULT,      /* [classify] default */
-};
-const char *class_source_to_string(enum class_source s);
-int task_class_from_string(const char *s);  /* -EINVAL if unknown */
+#include "task-class.h"
 
 enum pack_domain { DOMAIN_PACKAGE = 0, DOMAIN_LLC, DOMAIN_NUMA };
 enum apply_mode { APPLY_AFFINITY = 0, APPLY_CGROUP };
@@ -78,9 +59,14 @@ struct config {
     size_t n_rules;
 };
 
-/* Defaults for every key (documented in conf/turbosched.conf). */
+/* Defaults for every key (documented in conf/turbosched.conf), in place: for
+ * a config on the stack or inside another struct; config_done frees what it
+ * holds (and leaves it zeroed), not the struct itself. */
 void config_init_defaults(struct config *c);
-void config_free(struct config *c);
+void config_done(struct config *c);
+/* A heap config with the defaults and no rules (what the daemon runs with when
+ * there is no configuration file); 0 or -ENOMEM. Free with config_destroy. */
+int config_new_default(struct config **ret);
 
 /* ---- Loading (config.c) ---- */
 #include <stdio.h>
@@ -114,9 +100,10 @@ void config_print(FILE *f, const struct config *c);
  * again and printed again gives the same text (origin comments aside).
  * 0 if so, -EPROTO (with both texts logged at debug) if not. */
 int config_check_print(const struct config *c);
-/* config_free() and free() of a config from config_load; NULL is fine.
- * config_freep is for __attribute__((cleanup)). */
+/* config_done() and free() of a config from config_load or
+ * config_new_default; NULL is fine. config_destroyp is for
+ * __attribute__((cleanup)). */
 void config_destroy(struct config *c);
-void config_freep(struct config **c);
+void config_destroyp(struct config **c);
 /* Inverse of rule_key_to_string. */
 enum rule_key rule_key_from_string(const char *s);   /* _RULE_KEY_MAX if unknown */

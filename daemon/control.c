@@ -37,8 +37,6 @@
  * whose reply pushes the total over is dropped). */
 #define CONTROL_MAX_OUTPUT_TOTAL (4u * CONTROL_MAX_OUTPUT_DEFAULT)
 
-#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
-
 struct control_client {
     struct control_server *server;
     struct control_client *prev, *next;

@@ -416,13 +416,13 @@ static void sample_tasks(struct engine *e, uint64_t now)
     e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
 }
 
-void engine_count_now(const struct engine *e, unsigned by_class[4], unsigned *packed)
+void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX], unsigned *packed)
 {
-    memset(by_class, 0, 4 * sizeof *by_class);
+    memset(by_class, 0, _TASK_CLASS_MAX * sizeof *by_class);
     size_t iter = 0;
     const struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
-        if ((unsigned)t->class < 4)
+        if ((unsigned)t->class < _TASK_CLASS_MAX)
             by_class[t->class]++;
     *packed = (unsigned)applier_count(e->applier);
 }
@@ -701,13 +701,8 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     int r;
     if (e->params.config_path)
         r = config_load(e->params.config_path, e->params.dropin_dir, &cfg);
-    else if (!(cfg = calloc(1, sizeof(*cfg))))
-        r = -ENOMEM;
-    else {
-        /* Started without a configuration file: built-in defaults again. */
-        config_init_defaults(cfg);
-        r = 0;
-    }
+    else
+        r = config_new_default(&cfg);   /* started without a configuration file */
     log_set_sink(NULL, NULL);
     e->last_reload_time = time(NULL);
     if (r < 0) {

@@ -93,13 +93,13 @@ struct engine {
     time_t last_reload_time;
     bool last_reload_ok;
     char last_reload_msg[256];
-    unsigned n_by_class[4];      /* indexed by enum task_class, as of the last tick */
+    unsigned n_by_class[_TASK_CLASS_MAX];      /* indexed by enum task_class, as of the last tick */
     unsigned n_packed;
 };
 
 /* Tasks by class right now (indexed by enum task_class), and how many the
  * daemon has changed: for replies, which must not lag a tick behind. */
-void engine_count_now(const struct engine *e, unsigned by_class[4], unsigned *packed);
+void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX], unsigned *packed);
 
 /* Takes ownership of cfg. Nothing on the system is touched yet. */
 int engine_new(struct config *cfg, const struct engine_params *p, struct engine **ret);

@@ -348,10 +348,8 @@ int main(int argc, char **argv)
     /* Without --config, a missing default file means built-in defaults. */
     struct config *cfg = NULL;
     if (!config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
-        cfg = calloc(1, sizeof(*cfg));
-        if (!cfg)
+        if (config_new_default(&cfg) < 0)
             return EXIT_RUNTIME;
-        config_init_defaults(cfg);
         if (!topo)
             log_notice("%s not found: using built-in defaults and no rules", DEFAULT_CONFIG);
     } else {

@@ -1,8 +1,7 @@
 /* The packing policy. See packer.h for the rules; this file only says why
- * where the code is not obvious. No I/O: snprintf and cpulist_format only
- * format the explanation. */
+ * where the code is not obvious. No I/O; the plan in words is
+ * packer-describe.c. */
 #include <errno.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "packer.h"
@@ -18,24 +17,9 @@ static const char *const reason_names[_PACKER_REASON_MAX] = {
     [PACKER_REASON_NO_DATA] = "no-data",
 };
 
-static const char *const reason_texts[_PACKER_REASON_MAX] = {
-    [PACKER_REASON_NONE] = "no plan yet",
-    [PACKER_REASON_PACKED] = "packed on busy cores",
-    [PACKER_REASON_IDLE_MACHINE] = "machine nearly idle",
-    [PACKER_REASON_ALL_BUSY] = "every core busy",
-    [PACKER_REASON_NO_BUSY] = "no busy core",
-    [PACKER_REASON_NO_ROOM] = "no busy core with room",
-    [PACKER_REASON_NO_DATA] = "no utilisation data",
-};
-
 const char *packer_reason_to_string(enum packer_reason r)
 {
     return (unsigned) r < _PACKER_REASON_MAX ? reason_names[r] : "unknown";
-}
-
-const char *packer_reason_describe(enum packer_reason r)
-{
-    return (unsigned) r < _PACKER_REASON_MAX ? reason_texts[r] : "unknown";
 }
 
 const char *packer_wait_to_string(enum packer_wait w)
@@ -52,41 +36,6 @@ void packer_state_init(struct packer_state *s)
 {
     memset(s, 0, sizeof(*s));
     s->initialized = true;
-}
-
-/* ---- text helpers ---- */
-
-/* Per-mille as a percentage: 30 -> "3%", 25 -> "2.5%". */
-static const char *fmt_pct(char *buf, size_t size, unsigned permille)
-{
-    if (permille % 10 == 0)
-        snprintf(buf, size, "%u%%", permille / 10);
-    else
-        snprintf(buf, size, "%u.%u%%", permille / 10, permille % 10);
-    return buf;
-}
-
-/* Append to a fixed buffer; text that does not fit is cut, never overflows. */
-static void sappend(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void sappend(char *buf, size_t size, const char *fmt, ...)
-{
-    size_t len = strnlen(buf, size);
-    if (len + 1 >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, size - len, fmt, ap);
-    va_end(ap);
-}
-
-static const char *domain_kind(enum pack_domain d)
-{
-    switch (d) {
-    case DOMAIN_LLC: return "LLC";
-    case DOMAIN_NUMA: return "node";
-    case DOMAIN_PACKAGE: break;
-    }
-    return "package";
 }
 
 /* ---- planning ---- */
@@ -259,6 +208,25 @@ static int find_or_add_domain(struct packer_plan *out, int id)
     return out->n_domains++;
 }
 
+/* Utilisation and jitter share summed over a core's online threads that have
+ * a sample; false if none has. */
+static bool sum_core(const struct packer_input *in, const struct topo_core *tc, unsigned *util, unsigned *jitter)
+{
+    bool known = false;
+    *util = *jitter = 0;
+    for (int cpu = set_next(&tc->online, 0); cpu >= 0; cpu = set_next(&tc->online, cpu + 1)) {
+        int u = cpu < in->n_cpu_util && in->cpu_util_milli ? in->cpu_util_milli[cpu] : -1;
+        if (u < 0)
+            continue;
+        known = true;
+        u = MIN(u, 1000);
+        int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
+        *util += (unsigned) u;
+        *jitter += (unsigned) MAX(0, j);
+    }
+    return known;
+}
+
 /* Per-core figures, busy state and domains. */
 static int measure(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
 {
@@ -285,7 +253,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
     for (int i = 0; i < in->topo->n_cores; i++) {
         const struct topo_core *tc = &in->topo->cores[i];
         struct packer_core_info *ci = &out->cores[out->n_cores++];
-        unsigned util = 0, jitter = 0;
+        unsigned util, jitter;
 
         memset(ci, 0, sizeof(*ci));
         ci->core = i;
@@ -293,16 +261,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         ci->n_online = (unsigned) CPU_COUNT(&tc->online);
         if (ci->n_online == 0)
             continue;
-        for (int cpu = set_next(&tc->online, 0); cpu >= 0; cpu = set_next(&tc->online, cpu + 1)) {
-            int u = cpu < in->n_cpu_util && in->cpu_util_milli ? in->cpu_util_milli[cpu] : -1;
-            if (u < 0)
-                continue;
-            ci->known = true;
-            u = MIN(u, 1000);
-            int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
-            util += (unsigned) u;
-            jitter += (unsigned) MAX(0, j);
-        }
+        ci->known = sum_core(in, tc, &util, &jitter);
         /* A jitter task's share is charged to the CPU it last ran on, but
          * between samples it moves between siblings: cap the share per core,
          * not per CPU, or the excess is lost and the core looks fuller. */
@@ -343,145 +302,6 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
     return 0;
 }
 
-static void describe_cores(const struct packer_input *in, const struct packer_plan *out, int dom,
-                           char *cores_buf, size_t cores_size, char *cpus_buf, size_t cpus_size)
-{
-    cpu_set_t cores, cpus;
-    CPU_ZERO(&cores);
-    CPU_ZERO(&cpus);
-    for (int i = 0; i < out->n_cores; i++) {
-        const struct packer_core_info *ci = &out->cores[i];
-        if (!ci->chosen || (dom >= 0 && ci->domain != dom))
-            continue;
-        CPU_SET(ci->core, &cores);
-        CPU_OR(&cpus, &cpus, &in->topo->cores[ci->core].online);
-    }
-    if (cpulist_format(&cores, cores_buf, cores_size) < 0)
-        snprintf(cores_buf, cores_size, "...");
-    if (cpulist_format(&cpus, cpus_buf, cpus_size) < 0)
-        snprintf(cpus_buf, cpus_size, "...");
-}
-
-static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan *out)
-{
-    int n = 0;
-    for (int i = 0; i < out->n_cores; i++)
-        if (out->cores[i].chosen)
-            n += CPU_COUNT(&in->topo->cores[out->cores[i].core].online);
-    return n;
-}
-
-/* "; LLCs 2-3 unrestricted (no busy core)" for each fallback reason, or with
- * without unrestricted_form ": no busy core". */
-static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out,
-                                   char *buf, size_t size, bool *first, bool unrestricted_form)
-{
-    /* The reason that says most about the load first. */
-    static const enum packer_reason order[] = {
-        PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
-        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
-    };
-    const char *kind = domain_kind(in->cfg->domain);
-    for (size_t k = 0; k < ELEMENTSOF(order); k++) {
-        enum packer_reason r = order[k];
-        cpu_set_t ids;
-        int n = 0;
-        bool unknown = false;
-        char list[128];
-
-        CPU_ZERO(&ids);
-        for (int i = 0; i < out->n_domains; i++) {
-            const struct packer_domain_info *d = &out->domains[i];
-            if (d->n_cores == 0 || d->packed || d->reason != r)
-                continue;
-            n++;
-            if (d->id >= 0 && d->id < CPU_SETSIZE)
-                CPU_SET(d->id, &ids);
-            else
-                unknown = true;
-        }
-        if (n == 0)
-            continue;
-        if (cpulist_format(&ids, list, sizeof(list)) < 0)
-            snprintf(list, sizeof(list), "...");
-        sappend(buf, size, "%s %s%s %s%s%s", *first ? "" : ";", kind, n > 1 ? "s" : "", list,
-                unknown && list[0] ? "," : "", unknown ? "unknown" : "");
-        if (unrestricted_form)
-            sappend(buf, size, " unrestricted (%s)", packer_reason_describe(r));
-        else
-            sappend(buf, size, ": %s", packer_reason_describe(r));
-        *first = false;
-    }
-}
-
-/* The wanted plan in words, into buf. */
-static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
-{
-    char a[32], b[32], c[32], cores[96], cpus[96];
-
-    buf[0] = '\0';
-    switch (out->wanted_reason) {
-    case PACKER_REASON_IDLE_MACHINE: {
-        unsigned permille = out->capacity_milli
-            ? (unsigned) ((uint64_t) out->util_milli * 1000 / out->capacity_milli) : 0;
-        sappend(buf, size, "fallback: machine nearly idle (util %s < %s)",
-                fmt_pct(a, sizeof(a), permille), fmt_pct(b, sizeof(b), in->cfg->idle_machine_milli));
-        return;
-    }
-    case PACKER_REASON_NO_DATA:
-        sappend(buf, size, "fallback: no utilisation data");
-        return;
-    default:
-        break;
-    }
-
-    int n_live = 0;
-    for (int i = 0; i < out->n_domains; i++)
-        n_live += out->domains[i].n_cores > 0;
-
-    if (n_live <= 1) {
-        const struct packer_domain_info *d = out->n_domains ? &out->domains[0] : NULL;
-        if (out->wanted_reason == PACKER_REASON_PACKED) {
-            describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
-            sappend(buf, size, "packed on core%s %s (CPU%s %s): spare %s covers jitter %s + headroom %s",
-                    d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
-                    format_milli(a, sizeof(a), d ? d->chosen_spare_milli : 0),
-                    format_milli(b, sizeof(b), out->jitter_load_milli),
-                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
-        } else if (out->wanted_reason == PACKER_REASON_NO_ROOM) {
-            sappend(buf, size, "fallback: no busy core with room (spare %s < jitter %s + headroom %s)",
-                    format_milli(a, sizeof(a), d ? d->busy_spare_milli : 0),
-                    format_milli(b, sizeof(b), out->jitter_load_milli),
-                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
-        } else {
-            sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
-        }
-        return;
-    }
-
-    /* Several domains: packing domains one by one, then the others grouped
-     * by reason so a machine with many LLCs still fits on one line. */
-    bool first = true;
-    if (out->wanted_reason != PACKER_REASON_PACKED) {
-        sappend(buf, size, "fallback:");
-        append_fallback_groups(in, out, buf, size, &first, false);
-        return;
-    }
-    sappend(buf, size, "packed:");
-    for (int i = 0; i < out->n_domains; i++) {
-        const struct packer_domain_info *d = &out->domains[i];
-        if (d->n_cores == 0 || !d->packed)
-            continue;
-        describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
-        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
-                d->id, d->n_chosen > 1 ? "s" : "", cores, format_milli(a, sizeof(a), d->chosen_spare_milli));
-        first = false;
-    }
-    append_fallback_groups(in, out, buf, size, &first, true);
-    sappend(buf, size, "; need jitter %s + headroom %s",
-            format_milli(b, sizeof(b), out->jitter_load_milli), format_milli(c, sizeof(c), in->cfg->headroom_milli));
-}
-
 static void plan_fallback(struct packer_plan *out, const struct topology *topo, enum packer_reason r)
 {
     out->wanted_restricted = false;
@@ -509,104 +329,103 @@ static void reset_output(struct packer_plan *out)
     out->summary[0] = '\0';
 }
 
-int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out)
+/* ---- the wanted plan ---- */
+
+/* Plan every domain on its own and join their masks. */
+static void plan_domains(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
 {
-    if (!out)
-        return -EINVAL;
-    reset_output(out);
-    if (!in || !st || !in->topo || !in->cap || !in->cfg || in->topo->n_cores < 0 ||
-        in->topo->n_cores > PACKER_MAX_CORES || (in->topo->n_cores > 0 && !in->topo->cores)) {
-        snprintf(out->summary, sizeof(out->summary), "fallback: no plan (invalid input)");
-        return -EINVAL;
-    }
-    if (!st->initialized)
-        packer_state_init(st);
+    struct members m;
+    cpu_set_t mask;
+    bool any_packed = false;
+    int heaviest = -1;
 
-    const struct config *cfg = in->cfg;
-    int r = measure(in, st, out);
-    if (r < 0) {
-        reset_output(out);
-        if (in->topo)
-            out->mask = in->topo->online;
-        snprintf(out->summary, sizeof(out->summary),
-                 "fallback: no plan (more than %d %s domains)", PACKER_MAX_DOMAINS, domain_kind(cfg->domain));
-        return r;
+    members_build(in, st, out, &m);
+    CPU_ZERO(&mask);
+    for (int dom = 0; dom < out->n_domains; dom++) {
+        struct packer_domain_info *d = &out->domains[dom];
+        plan_domain(&m, out, dom);
+        /* Jitter never crosses domains: a domain that cannot pack keeps
+         * all its CPUs for its own jitter. */
+        FOREACH_MEMBER(&m, dom, i)
+            if (!d->packed || out->cores[i].chosen)
+                CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
+        if (d->packed) {
+            any_packed = true;
+        } else {
+            if (heaviest < 0 || d->util_milli > out->domains[heaviest].util_milli)
+                heaviest = dom;
+        }
     }
-    out->jitter_load_milli = in->jitter_load_milli;
-    out->need_milli = in->jitter_load_milli + cfg->headroom_milli;
+    /* A packing domain leaves out at least its non-busy cores, so the
+     * mask is a real restriction whenever any domain packs. */
+    if (any_packed) {
+        out->wanted_restricted = true;
+        out->wanted_mask = mask;
+        out->wanted_reason = PACKER_REASON_PACKED;
+    } else {
+        plan_fallback(out, in->topo, heaviest >= 0 ? out->domains[heaviest].reason : PACKER_REASON_ALL_BUSY);
+    }
+}
 
-    /* ---- the wanted plan ---- */
+static void plan_wanted(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
+{
     if (out->capacity_milli == 0) {
         plan_fallback(out, in->topo, PACKER_REASON_NO_DATA);
-    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) cfg->idle_machine_milli * out->capacity_milli) {
+    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) in->cfg->idle_machine_milli * out->capacity_milli) {
         /* Nothing throttles a nearly idle chip: packing would only cost
          * latency (TurboSched lost ~5% at 2 busy threads). */
         for (int i = 0; i < out->n_domains; i++)
             out->domains[i].reason = PACKER_REASON_IDLE_MACHINE;
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
-        struct members m;
-        cpu_set_t mask;
-        bool any_packed = false;
-        int heaviest = -1;
-
-        members_build(in, st, out, &m);
-        CPU_ZERO(&mask);
-        for (int dom = 0; dom < out->n_domains; dom++) {
-            struct packer_domain_info *d = &out->domains[dom];
-            plan_domain(&m, out, dom);
-            /* Jitter never crosses domains: a domain that cannot pack keeps
-             * all its CPUs for its own jitter. */
-            FOREACH_MEMBER(&m, dom, i)
-                if (!d->packed || out->cores[i].chosen)
-                    CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
-            if (d->packed) {
-                any_packed = true;
-            } else {
-                if (heaviest < 0 || d->util_milli > out->domains[heaviest].util_milli)
-                    heaviest = dom;
-            }
-        }
-        /* A packing domain leaves out at least its non-busy cores, so the
-         * mask is a real restriction whenever any domain packs. */
-        if (any_packed) {
-            out->wanted_restricted = true;
-            out->wanted_mask = mask;
-            out->wanted_reason = PACKER_REASON_PACKED;
-        } else {
-            plan_fallback(out, in->topo,
-                          heaviest >= 0 ? out->domains[heaviest].reason : PACKER_REASON_ALL_BUSY);
-        }
+        plan_domains(in, st, out);
     }
+}
 
-    cpu_set_t wanted_chosen;
-    CPU_ZERO(&wanted_chosen);
+/* The threads of the wanted plan's chosen cores into *chosen; the threads of
+ * this call's busy cores into the state, for the next call's busy test. */
+static void remember_cores(const struct packer_input *in, const struct packer_plan *out, struct packer_state *st,
+                           cpu_set_t *chosen)
+{
+    CPU_ZERO(chosen);
     CPU_ZERO(&st->busy_cpus);
     for (int i = 0; i < out->n_cores; i++) {
         const cpu_set_t *online = &in->topo->cores[out->cores[i].core].online;
         if (out->cores[i].chosen)
-            CPU_OR(&wanted_chosen, &wanted_chosen, online);
+            CPU_OR(chosen, chosen, online);
         if (out->cores[i].busy)
             CPU_OR(&st->busy_cpus, &st->busy_cpus, online);
     }
+}
 
-    /* ---- hysteresis ---- */
+/* ---- hysteresis ---- */
+
+/* The applied mask names CPUs that went offline: the kernel already broke
+ * those affinities, waiting would only keep a stale plan. */
+static bool applied_cpus_gone(const struct packer_input *in, const struct packer_state *st)
+{
+    if (!st->restricted)
+        return false;
+    cpu_set_t gone;
+    CPU_XOR(&gone, &st->mask, &in->topo->online);
+    CPU_AND(&gone, &gone, &st->mask);
+    return CPU_COUNT(&gone) > 0;
+}
+
+/* Apply the wanted plan, or keep it as the candidate and say how long it
+ * still has to wait. */
+static void advance_hysteresis(const struct packer_input *in, struct packer_state *st, struct packer_plan *out,
+                               const cpu_set_t *wanted_chosen)
+{
+    const struct config *cfg = in->cfg;
     uint64_t now = in->now_ms;
-    bool urgent = false;
-    if (st->restricted) {
-        cpu_set_t gone;
-        CPU_XOR(&gone, &st->mask, &in->topo->online);
-        CPU_AND(&gone, &gone, &st->mask);
-        /* The applied mask names CPUs that went offline: the kernel already
-         * broke those affinities, waiting would only keep a stale plan. */
-        urgent = CPU_COUNT(&gone) > 0;
-    }
+    bool urgent = applied_cpus_gone(in, st);
 
     if (same_plan(out->wanted_restricted, &out->wanted_mask, st->restricted, &st->mask)) {
         st->has_candidate = false;
         st->reason = out->wanted_reason;
         if (out->wanted_restricted)
-            st->chosen_cpus = wanted_chosen;
+            st->chosen_cpus = *wanted_chosen;
     } else {
         if (!st->has_candidate ||
             !same_plan(out->wanted_restricted, &out->wanted_mask, st->cand_restricted, &st->cand_mask)) {
@@ -615,7 +434,7 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             st->cand_mask = out->wanted_mask;
             st->cand_since_ms = now;
         }
-        st->cand_chosen_cpus = wanted_chosen;
+        st->cand_chosen_cpus = *wanted_chosen;
         uint64_t held_ms = now > st->cand_since_ms ? now - st->cand_since_ms : 0;
         uint64_t since_change_ms = !st->ever_changed ? UINT64_MAX
                                  : now > st->changed_ms ? now - st->changed_ms : 0;
@@ -625,7 +444,7 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             st->restricted = out->wanted_restricted;
             st->mask = out->wanted_mask;
             st->reason = out->wanted_reason;
-            st->chosen_cpus = wanted_chosen;
+            st->chosen_cpus = *wanted_chosen;
             st->ever_changed = true;
             st->changed_ms = now;
             st->has_candidate = false;
@@ -638,7 +457,12 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
         }
     }
     st->last_ms = now;
+}
 
+/* ---- the plan in effect ---- */
+
+static void mark_applied(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
+{
     out->restricted = st->restricted;
     out->mask = st->restricted ? st->mask : in->topo->online;
     out->reason = st->reason;
@@ -652,16 +476,41 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
             ci->applied = CPU_EQUAL(&x, &in->topo->cores[ci->core].online);
         }
     }
+}
 
-    /* ---- summary ---- */
-    char wanted[PACKER_SUMMARY_MAX];
-    describe_wanted(in, out, wanted, sizeof(wanted));
-    if (out->wait == PACKER_WAIT_HOLD)
-        sappend(out->summary, sizeof(out->summary), "holding: new plan must hold %u ms (%llu ms left): ",
-                cfg->hold_ms, (unsigned long long) out->wait_left_ms);
-    else if (out->wait == PACKER_WAIT_MIN_CHANGE)
-        sappend(out->summary, sizeof(out->summary), "holding: mask changes at most once per %u ms (%llu ms left): ",
-                cfg->min_change_ms, (unsigned long long) out->wait_left_ms);
-    sappend(out->summary, sizeof(out->summary), "%s", wanted);
+static bool input_valid(const struct packer_input *in, const struct packer_state *st)
+{
+    return in && st && in->topo && in->cap && in->cfg && in->topo->n_cores >= 0 &&
+           in->topo->n_cores <= PACKER_MAX_CORES && (in->topo->n_cores == 0 || in->topo->cores);
+}
+
+int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out)
+{
+    if (!out)
+        return -EINVAL;
+    reset_output(out);
+    if (!input_valid(in, st)) {
+        packer_describe_error(in, -EINVAL, out);
+        return -EINVAL;
+    }
+    if (!st->initialized)
+        packer_state_init(st);
+
+    int r = measure(in, st, out);
+    if (r < 0) {
+        reset_output(out);
+        out->mask = in->topo->online;
+        packer_describe_error(in, r, out);
+        return r;
+    }
+    out->jitter_load_milli = in->jitter_load_milli;
+    out->need_milli = in->jitter_load_milli + in->cfg->headroom_milli;
+
+    cpu_set_t wanted_chosen;
+    plan_wanted(in, st, out);
+    remember_cores(in, out, st, &wanted_chosen);
+    advance_hysteresis(in, st, out, &wanted_chosen);
+    mark_applied(in, st, out);
+    packer_describe(in, out);
     return 0;
 }

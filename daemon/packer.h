@@ -76,7 +76,8 @@ enum packer_reason {
 };
 /* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data". */
 const char *packer_reason_to_string(enum packer_reason r);
-/* One-line human text: "machine nearly idle", "every core busy", ... */
+/* One-line human text: "machine nearly idle", "every core busy", ...
+ * (packer-describe.c, with the rest of the wording). */
 const char *packer_reason_describe(enum packer_reason r);
 
 /* Why the applied mask is not (yet) the wanted one. */
@@ -183,3 +184,12 @@ void packer_state_init(struct packer_state *s);
  * domains than PACKER_MAX_DOMAINS; on error *out is "no restriction" with
  * reason NO_DATA and *st is left unchanged. */
 int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out);
+
+/* ---- The plan in words (packer-describe.c) ---- */
+
+/* Fills out->summary from a computed plan: the wanted plan and why, prefixed
+ * with "holding: ..." while it waits. packer_plan calls it. */
+void packer_describe(const struct packer_input *in, struct packer_plan *out);
+/* The summary of a plan that could not be computed (error as packer_plan
+ * returned it); in may be NULL. */
+void packer_describe_error(const struct packer_input *in, int error, struct packer_plan *out);

@@ -31,10 +31,8 @@ static void add_bool(struct json_object *o, const char *k, bool v)
 
 static void add_mask(struct json_object *o, const char *k, const cpu_set_t *m)
 {
-    char buf[1024];
-    if (cpulist_format(m, buf, sizeof buf) < 0)
-        snprintf(buf, sizeof buf, "(too long)");
-    add_str(o, k, buf);
+    char buf[CPULIST_MAX];
+    add_str(o, k, format_cpulist(m, buf, sizeof buf));
 }
 
 static struct json_object *plan_json(const struct engine *e)
@@ -73,7 +71,7 @@ struct json_object *report_status(const struct engine *e)
     add_bool(o, "uclamp_supported", classifier_uclamp_supported(e->classifier));
     add_bool(o, "unit_optin", classifier_unit_optin_active(e->classifier));
 
-    unsigned by_class[4], packed;
+    unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);
     struct json_object *t = json_object_new_object();
     add_int(t, "tracked", task_table_count(e->tasks));
@@ -188,8 +186,8 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
     const struct applied_task *at = applier_find(e->applier, t->tid);
     int hands_off = applier_hands_off(e->applier, t->tid);
     if (at) {
-        cpulist_format(&at->set, mask, sizeof mask);
-        snprintf(buf, size, "packed on CPUs %.200s (plan: %.200s)", mask, e->plan->summary);
+        snprintf(buf, size, "packed on CPUs %.200s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
+                 e->plan->summary);
     } else if (t->source == SOURCE_SLICE && e->slice_set)
         snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
                  e->plan->summary);
@@ -270,7 +268,7 @@ struct json_object *report_metrics(const struct engine *e)
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
 
-    unsigned by_class[4], packed;
+    unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);
     s = family(arr, "turbosched_tasks", "gauge", "Tracked threads by class");
     for (size_t i = 0; i < ELEMENTSOF(classes); i++)

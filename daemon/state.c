@@ -15,8 +15,6 @@
 #include "util.h"
 
 #define STATE_MAGIC "turbosched-state"
-/* Room for the list form of any cpu_set_t ("0,2,4,..." for 1024 CPUs). */
-#define CPULIST_MAX 8192
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
@@ -73,13 +71,6 @@ static void w_line(struct writer *w, const char *fmt, ...)
     w->lines++;
     fputs(line, w->f);
     free(line);
-}
-
-static const char *fmt_set(const cpu_set_t *set, char *buf)
-{
-    if (cpulist_format(set, buf, CPULIST_MAX) < 0)
-        buf[0] = '\0';
-    return buf;
 }
 
 static void sanitize(char *dst, const char *src, size_t size)
@@ -164,7 +155,7 @@ int state_write(const char *path, const struct state *s)
         char comm[sizeof t->comm];
         sanitize(comm, t->comm, sizeof comm);
         w_line(&w, "task %d %d %" PRIu64 " %s %s %s\n", (int)t->tid, (int)t->pid, t->start_time,
-               fmt_set(&t->original, a), fmt_set(&t->set, b), comm);
+               format_cpulist(&t->original, a, CPULIST_MAX), format_cpulist(&t->set, b, CPULIST_MAX), comm);
     }
     for (size_t i = 0; i < s->n_groups; i++) {
         const struct applied_group *g = &s->groups[i];
@@ -176,8 +167,8 @@ int state_write(const char *path, const struct state *s)
                        m->original_path);
             }
         } else {
-            w_line(&w, "unit %s %s %s\n", fmt_set(&g->set, a), g->original_all ? "all" : fmt_set(&g->original, b),
-                   g->name);
+            w_line(&w, "unit %s %s %s\n", format_cpulist(&g->set, a, CPULIST_MAX),
+                   g->original_all ? "all" : format_cpulist(&g->original, b, CPULIST_MAX), g->name);
         }
     }
     fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);

@@ -143,7 +143,14 @@ int parse_milli(const char *s, unsigned *ret)
     return 0;
 }
 
-static int split_number_suffix(const char *s, uint64_t *num, const char **suffix)
+/* A number with a unit suffix: the suffix's factor applied, at most max. */
+struct unit_suffix {
+    const char *name;
+    uint64_t factor;
+};
+
+static int parse_with_unit(const char *s, const struct unit_suffix *units, size_t n_units, bool ignore_case,
+                           uint64_t max, uint64_t *ret)
 {
     if (!s || !isdigit((unsigned char)*s))
         return -EINVAL;
@@ -152,54 +159,34 @@ static int split_number_suffix(const char *s, uint64_t *num, const char **suffix
     unsigned long long v = strtoull(s, &end, 10);
     if (errno == ERANGE)
         return -ERANGE;
-    *num = v;
-    *suffix = end;
-    return 0;
+    for (size_t i = 0; i < n_units; i++) {
+        if ((ignore_case ? strcasecmp(end, units[i].name) : strcmp(end, units[i].name)) != 0)
+            continue;
+        if (v > max / units[i].factor)
+            return -ERANGE;
+        *ret = v * units[i].factor;
+        return 0;
+    }
+    return -EINVAL;
 }
 
 int parse_size(const char *s, uint64_t *ret)
 {
-    uint64_t v;
-    const char *suf;
-    int r = split_number_suffix(s, &v, &suf);
-    if (r < 0)
-        return r;
-    unsigned shift;
-    if (*suf == '\0')
-        shift = 0;
-    else if (strcasecmp(suf, "K") == 0 || strcasecmp(suf, "KiB") == 0)
-        shift = 10;
-    else if (strcasecmp(suf, "M") == 0 || strcasecmp(suf, "MiB") == 0)
-        shift = 20;
-    else if (strcasecmp(suf, "G") == 0 || strcasecmp(suf, "GiB") == 0)
-        shift = 30;
-    else
-        return -EINVAL;
-    if (shift && v > (UINT64_MAX >> shift))
-        return -ERANGE;
-    *ret = v << shift;
-    return 0;
+    static const struct unit_suffix units[] = {
+        {"", 1}, {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"M", 1ull << 20}, {"MiB", 1ull << 20},
+        {"G", 1ull << 30}, {"GiB", 1ull << 30},
+    };
+    return parse_with_unit(s, units, ELEMENTSOF(units), true, UINT64_MAX, ret);
 }
 
 int parse_duration_ms(const char *s, unsigned *ret)
 {
+    static const struct unit_suffix units[] = {{"", 1}, {"ms", 1}, {"s", 1000}, {"min", 60000}};
     uint64_t v;
-    const char *suf;
-    int r = split_number_suffix(s, &v, &suf);
+    int r = parse_with_unit(s, units, ELEMENTSOF(units), false, UINT_MAX, &v);
     if (r < 0)
         return r;
-    uint64_t mult;
-    if (*suf == '\0' || strcmp(suf, "ms") == 0)
-        mult = 1;
-    else if (strcmp(suf, "s") == 0)
-        mult = 1000;
-    else if (strcmp(suf, "min") == 0)
-        mult = 60000;
-    else
-        return -EINVAL;
-    if (v > UINT_MAX / mult)
-        return -ERANGE;
-    *ret = (unsigned)(v * mult);
+    *ret = (unsigned)v;
     return 0;
 }
 
@@ -258,6 +245,22 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
         c = e;
     }
     return 0;
+}
+
+const char *format_cpulist(const cpu_set_t *set, char *buf, size_t size)
+{
+    if (cpulist_format(set, buf, size) < 0)
+        snprintf(buf, size, "(%d CPUs)", CPU_COUNT(set));
+    return buf;
+}
+
+const char *format_percent(char *buf, size_t size, unsigned permille)
+{
+    if (permille % 10 == 0)
+        snprintf(buf, size, "%u%%", permille / 10);
+    else
+        snprintf(buf, size, "%u.%u%%", permille / 10, permille % 10);
+    return buf;
 }
 
 const char *format_milli(char *buf, size_t size, unsigned milli)

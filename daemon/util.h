@@ -20,6 +20,8 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
+/* Hand a pointer on and leave NULL behind, so a _cleanup_ does not free it. */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 
 /* An errno value for "the task is gone": normal, never an error. */
 static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return err == ESRCH || err == ENOENT; }
@@ -50,11 +52,18 @@ int parse_duration_ms(const char *s, unsigned *ret);
 int cpulist_parse(const char *s, cpu_set_t *set);
 /* Writes "" for an empty set; returns -ENOSPC if it does not fit. */
 int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+/* Room for the cpulist of any cpu_set_t: every other CPU of 1024 is ~2.5 KB. */
+#define CPULIST_MAX 8192
+/* The cpulist of set for a message or a file, into buf (CPULIST_MAX bytes
+ * always suffice); "(N CPUs)" if a shorter buffer is too small. Returns buf. */
+const char *format_cpulist(const cpu_set_t *set, char *buf, size_t size);
 /* mask holds every CPU of all (a task free to run on all of them). */
 bool cpuset_covers(const cpu_set_t *mask, const cpu_set_t *all);
 
 /* Milli-units as a short decimal: 1250 -> "1.25", 900 -> "0.9", 2000 -> "2". */
 const char *format_milli(char *buf, size_t size, unsigned milli);
+/* Per mille as a percentage: 125 -> "12.5%", 50 -> "5%". */
+const char *format_percent(char *buf, size_t size, unsigned permille);
 
 /* Monotonic clock in ms / ns. */
 uint64_t now_ms(void);

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     config_init_defaults(&c);
     if (config_load_string(text, "fuzz.conf", &c) == 0 && config_check_print(&c) == -EPROTO)
         abort();
-    config_free(&c);
+    config_done(&c);
     free(text);
     return 0;
 }

@@ -193,7 +193,7 @@ static int teardown(void **state)
 {
     classifier_free(fx.c);
     fx.c = NULL;
-    config_free(&fx.cfg);
+    config_done(&fx.cfg);
     log_set_sink(NULL, NULL);
     memset(uclamp_values, 0, sizeof uclamp_values);
     return 0;
@@ -759,7 +759,7 @@ static void test_reload_reads_new_keys(void **state)
     assert_int_equal(leader.source, SOURCE_DEFAULT);
     assert_int_equal(opened_process_wide(), 0);
     classifier_set_config(fx.c, &fx.cfg);
-    config_free(&cfg2);
+    config_done(&cfg2);
 }
 
 /* ------------------------------------- through procscan, as the daemon */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "control.h"
 #include "log.h"
 
 #define FIX TS_FIXTURES "/config"
@@ -109,7 +110,32 @@ static void test_defaults(void **state)
     assert_int_equal(c.default_class, CLASS_IGNORE);
     assert_true(c.unit_optin);
     assert_int_equal(c.n_rules, 0);
-    config_free(&c);
+    config_done(&c);
+}
+
+/* The heap default (no configuration file) is the in-place default, printed
+ * the same, and the socket path is the control server's. */
+static void test_new_default(void **state)
+{
+    struct config c;
+    config_init_defaults(&c);
+    __attribute__((cleanup(config_destroyp))) struct config *h = NULL;
+    assert_int_equal(config_new_default(&h), 0);
+    assert_string_equal(h->control_socket, CONTROL_SOCKET_PATH_DEFAULT);
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    config_print(fa, &c);
+    config_print(fb, h);
+    fclose(fa);
+    fclose(fb);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    config_done(&c);
+    assert_null(c.control_socket);   /* config_done leaves it zeroed */
 }
 
 /* The shipped conf/turbosched.conf documents every key with its default:
@@ -150,8 +176,8 @@ static void test_shipped_conf_documents_defaults(void **state)
     free(pc);
     free(pd);
     free(text);
-    config_free(&c);
-    config_free(&d);
+    config_done(&c);
+    config_done(&d);
 }
 
 /* The shipped config holds one rule; its example drop-in parses, with
@@ -181,7 +207,7 @@ static void test_shipped_example_dropin(void **state)
     assert_int_equal(d.rules[0].class, CLASS_JITTER);
     assert_string_equal(d.rules[1].globs[RULE_COMM][0], "tb-intensive");
     assert_int_equal(d.rules[1].class, CLASS_INTENSIVE);
-    config_free(&d);
+    config_done(&d);
 }
 
 /* ------------------------------------------------------------ good values */
@@ -245,17 +271,17 @@ static void test_values(void **state)
     assert_int_equal(c.uclamp_recheck_ms, 10000);
     assert_int_equal(c.default_class, CLASS_JITTER);
     assert_false(c.unit_optin);
-    config_free(&c);
+    config_done(&c);
 
     /* empty control_group: back to root only; uclamp = auto/no */
     assert_int_equal(parse("[daemon]\ncontrol_group = adm\ncontrol_group =\n[classify]\nuclamp = no\n", &c), 0);
     assert_null(c.control_group);
     assert_false(c.use_uclamp);
-    config_free(&c);
+    config_done(&c);
     assert_int_equal(parse("[classify]\nuclamp = auto\n[packing]\ndomain = numa\n", &c), 0);
     assert_true(c.use_uclamp);
     assert_int_equal(c.domain, DOMAIN_NUMA);
-    config_free(&c);
+    config_done(&c);
 }
 
 static void test_rules_parsed(void **state)
@@ -305,7 +331,7 @@ static void test_rules_parsed(void **state)
     assert_string_equal(r->globs[RULE_CGROUP][1], "/b");
     assert_string_equal(r->globs[RULE_UNIT][0], "*.service");
     assert_null(r->globs[RULE_COMM]);
-    config_free(&c);
+    config_done(&c);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -402,7 +428,7 @@ static void test_errors(void **state)
         print_message("case %zu\n", i);
         assert_int_equal(parse(bad[i].text, &c), -EINVAL);
         assert_string_equal(captured, bad[i].messages);
-        config_free(&c);
+        config_done(&c);
     }
 }
 
@@ -431,7 +457,7 @@ static void test_all_errors_reported(void **state)
                         "<3>t.conf:4: unknown section [nope]\n"
                         "<3>t.conf:12: bad value 'die' for 'domain': expected package, llc or numa\n"
                         "<3>t.conf:9: rule 'bad' has no class (jitter, intensive or ignore)\n");
-    config_free(&c);
+    config_done(&c);
 }
 
 /* inih reads lines into a fixed buffer and would split a long one. */
@@ -451,7 +477,7 @@ static void test_long_line(void **state)
     assert_int_equal(parse(text, &c), 0);
     assert_string_equal(captured, "");
     assert_int_equal(strlen(c.rules[0].globs[RULE_COMM][0]), max - line);
-    config_free(&c);
+    config_done(&c);
 
     /* one more: reported, and the rest of the line does not leak into the next */
     n = snprintf(text, max + 64, "[rule a]\nclass = jitter\ncomm = ");
@@ -463,7 +489,7 @@ static void test_long_line(void **state)
     assert_string_equal(captured, want);
     assert_null(c.rules[0].globs[RULE_COMM]);
     assert_string_equal(c.rules[0].globs[RULE_EXE][0], "y");
-    config_free(&c);
+    config_done(&c);
 
     /* the rule's only match key too long: one error, not also "no match key" */
     n = snprintf(text, max + 64, "[rule a]\nclass = jitter\ncomm = ");
@@ -471,7 +497,7 @@ static void test_long_line(void **state)
     text[n + max - line + 1] = '\0';
     assert_int_equal(parse(text, &c), -EINVAL);
     assert_string_equal(captured, want);
-    config_free(&c);
+    config_done(&c);
     free(text);
 }
 
@@ -486,13 +512,13 @@ static void test_indented_key_after_section(void **state)
     assert_string_equal(c.rules[1].globs[RULE_EXE][0], "y");
     assert_int_equal(c.rules[1].class, CLASS_IGNORE);
     assert_null(c.rules[0].globs[RULE_COMM][1]);
-    config_free(&c);
+    config_done(&c);
     /* but an indented line after a key continues it */
     assert_int_equal(parse("[rule a]\nclass = jitter\ncomm = x\n  exe = y\n", &c), 0);
     assert_string_equal(c.rules[0].globs[RULE_COMM][1], "exe");
     assert_string_equal(c.rules[0].globs[RULE_COMM][3], "y");
     assert_null(c.rules[0].globs[RULE_EXE]);
-    config_free(&c);
+    config_done(&c);
 }
 
 static void test_bom_crlf(void **state)
@@ -502,7 +528,7 @@ static void test_bom_crlf(void **state)
     assert_string_equal(captured, "");
     assert_string_equal(c.rules[0].globs[RULE_COMM][0], "a");
     assert_string_equal(c.rules[0].globs[RULE_COMM][1], "b");
-    config_free(&c);
+    config_done(&c);
 }
 
 /* ----------------------------------------------------------------- files */
@@ -549,7 +575,7 @@ static void test_load_good(void **state)
     assert_string_equal(strip_comments(once), strip_comments(twice));
     free(once);
     free(twice);
-    config_free(&again);
+    config_done(&again);
     config_destroy(c);
 }
 
@@ -620,6 +646,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),

@@ -50,7 +50,7 @@ static int run_one(const char *data, size_t size)
     int r = config_load_string(text, "fuzz.conf", &c);
     if (r == 0)
         assert_int_equal(config_check_print(&c), 0);
-    config_free(&c);
+    config_done(&c);
     free(text);
     return r;
 }

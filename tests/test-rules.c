@@ -23,7 +23,7 @@ static void load(const char *text)
 
 static int teardown(void **state)
 {
-    config_free(&cfg);
+    config_done(&cfg);
     return 0;
 }
 
@@ -123,7 +123,7 @@ static void test_cases(void **state)
             assert_int_equal(rule_matches_keys(&cfg.rules[0], cases[i].in, keys) &&
                                  rule_matches_keys(&cfg.rules[0], cases[i].in, ~keys),
                              cases[i].match);
-        config_free(&cfg);
+        config_done(&cfg);
     }
 }
 

@@ -76,6 +76,33 @@ static void test_milli(void **state)
     assert_int_equal(parse_milli("99999999", &u), -ERANGE);
 }
 
+static void test_format_percent(void **state)
+{
+    char b[16];
+    assert_string_equal(format_percent(b, sizeof b, 125), "12.5%");
+    assert_string_equal(format_percent(b, sizeof b, 50), "5%");
+    assert_string_equal(format_percent(b, sizeof b, 0), "0%");
+    assert_string_equal(format_percent(b, sizeof b, 1000), "100%");
+    assert_string_equal(format_percent(b, sizeof b, 8005), "800.5%");
+}
+
+static void test_format_cpulist(void **state)
+{
+    cpu_set_t s;
+    char big[CPULIST_MAX], small[16];
+    CPU_ZERO(&s);
+    assert_string_equal(format_cpulist(&s, big, sizeof big), "");
+    /* The worst case for length: every other CPU. */
+    for (int c = 0; c < CPU_SETSIZE; c += 2)
+        CPU_SET(c, &s);
+    assert_non_null(strstr(format_cpulist(&s, big, sizeof big), ",1022"));
+    assert_string_equal(format_cpulist(&s, small, sizeof small), "(512 CPUs)");
+    CPU_ZERO(&s);
+    CPU_SET(3, &s);
+    CPU_SET(4, &s);
+    assert_string_equal(format_cpulist(&s, small, sizeof small), "3-4");
+}
+
 static void test_units(void **state)
 {
     uint64_t v;
@@ -98,6 +125,20 @@ static void test_units(void **state)
     assert_int_equal(ms, 100);
     assert_int_equal(parse_duration_ms("5h", &ms), -EINVAL);
     assert_int_equal(parse_duration_ms("9999999999s", &ms), -ERANGE);
+    /* Size suffixes ignore case, duration suffixes do not. */
+    assert_int_equal(parse_size("2g", &v), 0);
+    assert_int_equal(v, 2ull << 30);
+    assert_int_equal(parse_size("16mib", &v), 0);
+    assert_int_equal(v, 16u << 20);
+    assert_int_equal(parse_duration_ms("2S", &ms), -EINVAL);
+    assert_int_equal(parse_duration_ms("71582min", &ms), 0);
+    assert_int_equal(ms, 71582u * 60000u);
+    assert_int_equal(parse_duration_ms("71583min", &ms), -ERANGE);
+    assert_int_equal(parse_duration_ms("4294967295", &ms), 0);
+    assert_int_equal(parse_duration_ms("4294967296", &ms), -ERANGE);
+    assert_int_equal(parse_size("17179869183G", &v), 0);
+    assert_int_equal(parse_size("17179869184G", &v), -ERANGE);
+    assert_int_equal(parse_size("s", &v), -EINVAL);
 }
 
 static void test_read_file(void **state)
@@ -203,6 +244,8 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_milli),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_format_percent),
+        cmocka_unit_test(test_format_cpulist),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_path_join),
         cmocka_unit_test(test_log),

@@ -1,0 +1,59 @@
+/* Shared by config.c (lines, sections, files, print), config-settings.c (the
+ * keys of the settings sections, one parser per value type) and
+ * config-rules.c ([rule NAME] sections). Not for other modules. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+
+enum section_kind { SEC_NONE, SEC_DAEMON, SEC_CAPACITY, SEC_PACKING, SEC_CLASSIFY, SEC_RULE, SEC_IGNORED };
+
+enum line_kind { LINE_BLANK, LINE_SECTION, LINE_KEY, LINE_CONTINUATION, LINE_BAD };
+
+/* One file being parsed. */
+struct parser {
+    struct config *c;
+    const char *name;
+    const char *pos;
+    unsigned lineno;
+    unsigned n_errors;
+    enum line_kind line;
+    bool prev_name;             /* mirrors inih: a key was seen in this section */
+    enum section_kind section;
+    char section_name[16];      /* for messages: "daemon", ... */
+    size_t rule;                /* index of the current rule (SEC_RULE) */
+    size_t first_rule;          /* first rule defined by this file */
+    char last_key[32];
+    bool last_key_ok;
+    /* rules with a bad key: already reported, not checked again at the end */
+    size_t *broken;
+    size_t n_broken;
+};
+
+/* "file:line: message" at error level, and the file counts as bad. */
+void config_perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- config-settings.c ---- */
+
+/* A key of the section p is in (not a rule): set it, or report why not.
+ * false if the section has no such key (not reported). */
+bool config_setting_set(struct parser *p, const char *key, const char *value, bool continuation);
+/* The settings sections in config-file syntax, every key. */
+void config_print_settings(FILE *f, const struct config *c);
+
+/* ---- config-rules.c ---- */
+
+/* A "[rule NAME]" header: the rule starts, or the section is ignored. */
+void config_rule_start(struct parser *p, const char *name, size_t n);
+/* A key (or continuation line) inside the current rule. */
+void config_rule_key(struct parser *p, const char *key, const char *value, bool continuation);
+/* The current rule's key is lost (reported already): no more errors for it. */
+void config_rule_mark_broken(struct parser *p);
+/* After the file: rules of this file without a class or a match key. */
+void config_rules_check(struct parser *p);
+/* Frees what a rule holds. */
+void config_rule_done(struct rule *r);
+/* The rules as [rule NAME] sections with their origin. */
+void config_print_rules(FILE *f, const struct config *c);
