@@ -11,7 +11,9 @@
  *   jitter     util <= jitter_max_util AND mean run per wake-up <=
  *              jitter_max_run AND wake-ups >= jitter_min_wakeups, over a
  *              full window, and no heavy sample within the cool-down;
- *   intensive  util >= intensive_min_util over a full window;
+ *   intensive  util >= intensive_min_util over a full window, or runnable
+ *              (running or waiting for a CPU) that share of the time with
+ *              runs longer than jitter_max_run: CPU-bound but contended;
  *   none       otherwise (default_class decides).
  * A sample whose own utilisation is above jitter_max_util ("turned heavy")
  * takes a jitter verdict away at once and bars jitter for cooldown_ms.
@@ -83,7 +85,7 @@ enum behaviour_why {
     BEHAVIOUR_WHY_RESET,            /* a counter went backwards: TID reuse; window restarted */
     BEHAVIOUR_WHY_KERNEL_THREAD,
     BEHAVIOUR_WHY_USER_PINNED,
-    BEHAVIOUR_WHY_INTENSIVE,        /* util >= intensive_min_util */
+    BEHAVIOUR_WHY_INTENSIVE,        /* util (or runnable share, with long runs) >= intensive_min_util */
     BEHAVIOUR_WHY_JITTER,           /* light and bursty */
     BEHAVIOUR_WHY_COOLDOWN,         /* would be jitter, but turned heavy recently */
     BEHAVIOUR_WHY_BUSY,             /* util above jitter_max_util (and below intensive) */
@@ -144,6 +146,7 @@ struct behaviour_result {
     double wakeups_per_s;
     double run_per_wakeup_us;
     double wait_per_wakeup_us;  /* run-queue wait: what confinement costs it */
+    double runnable_pct;        /* (run + run-queue wait) / time: what it would use alone */
     double last_util_pct;       /* over this sample alone */
     uint32_t observed_ms;       /* how long it has been watched (up to the window: the span the figures cover) */
     uint32_t window_ms;
