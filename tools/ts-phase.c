@@ -7,8 +7,9 @@
  *   light: every INTERVAL_US (default 5000) compute RUN_US (default 30),
  *          for LIGHT_S seconds (default 20);
  *   heavy: compute for HEAVY_S seconds (default 20; 0: until killed).
- * Prints "light MS" and "heavy MS" (CLOCK_MONOTONIC, ms) as each phase
- * starts, so that a benchmark can time the reaction to the change. */
+ * Prints "light MONO_MS REAL_MS" and "heavy MONO_MS REAL_MS" (CLOCK_MONOTONIC
+ * and CLOCK_REALTIME, in ms) as each phase starts, so that a benchmark can
+ * time the reaction to the change (a shell has only the wall clock). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,13 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static volatile uint64_t sink;
@@ -64,7 +72,7 @@ int main(int argc, char **argv)
     }
 
     uint64_t start = now_ns();
-    printf("light %llu\n", (unsigned long long)(start / 1000000));
+    printf("light %llu %llu\n", (unsigned long long)(start / 1000000), (unsigned long long)real_ms());
     fflush(stdout);
     uint64_t next = start, light_end = start + light_s * 1000000000ull;
     while (next < light_end) {
@@ -81,7 +89,7 @@ int main(int argc, char **argv)
     }
 
     uint64_t heavy = now_ns();
-    printf("heavy %llu\n", (unsigned long long)(heavy / 1000000));
+    printf("heavy %llu %llu\n", (unsigned long long)(heavy / 1000000), (unsigned long long)real_ms());
     fflush(stdout);
     if (heavy_s == 0)
         for (;;)
