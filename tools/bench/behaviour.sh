@@ -143,7 +143,8 @@ for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 daemon_stop
 
 # ---- report ----
-echo "Daemon configuration: no rules, default_class = $DEFAULT_CLASS, $BEHAVIOUR_KEY${EXTRA:+, $(echo "$EXTRA" | paste -sd, -)}."
+RULES=$(grep -c '^\[rule ' "$TMP/check.out" || true)
+echo "Daemon configuration: $([ "$RULES" -eq 0 ] && echo "no rules" || echo "**$RULES rules**"), default_class = $DEFAULT_CLASS, $BEHAVIOUR_KEY${EXTRA:+; extra lines: $(echo "$EXTRA" | paste -sd";" -)}."
 echo "$SECS s, all programs started together; the daemon's class of each program's busiest thread read every 0.5 s."
 echo
 echo "| program | label | class at the end | decided by | reached after | ever jitter | the daemon's explanation |"
@@ -153,18 +154,18 @@ for i in "${!NAMES[@]}"; do
     n=${NAMES[$i]} label=${LABELS[$i]}
     read -r final source < <(awk -v n="$n" '$2 == n { c = $3; s = $4 } END { print c, s }' "$TMP/timeline")
     # first time it held its final class for good
-    since=$(awk -v n="$n" -v c="$final" '$2 == n { if ($3 == c) { if (!t) t = $1 } else t = 0 } END { print t + 0 }' "$TMP/timeline")
+    since=$(awk -v n="$n" -v c="$final" '$2 == n { if ($3 == c) { if (!t) t = $1 } else t = 0 } END { printf "%.0f\n", t }' "$TMP/timeline")
     ever=$(awk -v n="$n" '$2 == n && $3 == "jitter" { f = 1 } END { print f ? "yes" : "no" }' "$TMP/timeline")
     if [ "$label" = phase ]; then
         # its class just before the change, and when it stopped being jitter after it
         light=$(awk -v n="$n" -v h="${HEAVY_MS:-0}" '$2 == n && $1 <= h { c = $3 } END { print c ? c : "-" }' "$TMP/timeline")
-        released=$(awk -v n="$n" -v h="${HEAVY_MS:-0}" '$2 == n && $1 > h && $3 != "jitter" { if (!t) t = $1 } END { print t + 0 }' "$TMP/timeline")
+        released=$(awk -v n="$n" -v h="${HEAVY_MS:-0}" '$2 == n && $1 > h && $3 != "jitter" { if (!t) t = $1 } END { printf "%.0f\n", t }' "$TMP/timeline")
         if [ -z "$HEAVY_MS" ]; then
             after="did not reach its CPU-bound phase"
         elif [ "$light" = jitter ]; then
             after=$([ "$released" -gt 0 ] && awk -v a="$released" -v b="$HEAVY_MS" 'BEGIN { printf "released %.1f s after turning CPU-bound", (a - b) / 1000 }' || echo "**still jitter at the end**")
         else
-            after="light phase: $light; never confined"
+            after="never confined"
         fi
         PHASE_LINE="ts-phase: in the light phase $light; $after."
         reached=-
