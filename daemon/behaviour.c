@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>      /* snprintf only */
-#include <stdlib.h>
 #include <string.h>
 
 /* The sums are floats: a figure within this share of a limit counts as at
