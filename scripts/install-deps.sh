@@ -14,6 +14,10 @@ PACKAGES="
 # real systemd; cgroup-tools (cgrulesengd, the peer in the event benchmark)
 # and gnuplot-nox (the simulator's plot) serve the benchmarks.
 PACKAGES="$PACKAGES qemu-system-x86 debootstrap e2fsprogs systemd cgroup-tools gnuplot-nox"
+# The behaviour benchmark (tools/bench/behaviour.sh) runs real programs
+# unclassified: cyclictest (rt-tests), ping, stress-ng, xz; jq reads the
+# daemon's replies. No test needs them.
+PACKAGES="$PACKAGES rt-tests iputils-ping stress-ng xz-utils jq"
 
 # promtool checks the daemon's metrics exposition in the tests. Debian ships
 # it only inside the prometheus package, which would also install and start a
