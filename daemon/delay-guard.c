@@ -164,7 +164,7 @@ struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay
 
     if (g->fallen_back) {
         /* Jitter is not packed now: its delay says nothing about the plan. */
-        uint64_t retry_ms = (uint64_t)cfg->fallback_retry_ms * g->fallback_backoff;
+        uint64_t retry_ms = g->retry_after_ms;
         uint64_t waited = since(in->now_ms, g->fallback_ms);
         if (waited < retry_ms)
             return decide(DELAY_HOLD, -1, "fallen back: packing again in %" PRIu64 " s",
@@ -196,9 +196,11 @@ struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay
         /* A spill this soon after a shrink: the shrink was wrong. Wait
          * longer before the next one. */
         uint64_t shrink_hold = (uint64_t)cfg->shrink_hold_ms * g->shrink_backoff;
-        if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) < 2 * shrink_hold &&
-            g->shrink_backoff < DELAY_SHRINK_BACKOFF_MAX)
-            g->shrink_backoff *= 2;
+        if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) < 2 * shrink_hold) {
+            if (g->shrink_backoff < DELAY_SHRINK_BACKOFF_MAX)
+                g->shrink_backoff *= 2;
+        } else if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) >= 10ull * cfg->shrink_hold_ms)
+            g->shrink_backoff = 1;      /* the last shrink held long: the workload changed */
         if (in->n_candidates > 0 && g->n_spilled < DELAY_MAX_SPILLED) {
             int core = in->candidates[0];
             g->spilled[g->n_spilled++] = core;
@@ -210,12 +212,17 @@ struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay
         g->fallen_back = true;
         g->fallback_ms = in->now_ms;
         g->fallbacks_total++;
-        unsigned backoff = g->fallback_backoff;
+        /* packed again and held for long: this fallback is news, not a repeat */
+        if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) >= 10ull * cfg->fallback_retry_ms)
+            g->fallback_backoff = 1;
+        g->retry_after_ms = (uint64_t)cfg->fallback_retry_ms * g->fallback_backoff;
+        /* each fallback in a row waits twice as long before packing again */
         if (g->fallback_backoff < DELAY_FALLBACK_BACKOFF_MAX)
             g->fallback_backoff *= 2;
         g->n_spilled = 0;
-        return decide(DELAY_FALLBACK, -1, "fell back: jitter waited %s per wake-up and no busy core is left (retry in %" PRIu64 " s)",
-                      d, (uint64_t)cfg->fallback_retry_ms * backoff / 1000);
+        return decide(DELAY_FALLBACK, -1,
+                      "fell back: jitter waited %s per wake-up and no busy core is left (retry in %" PRIu64 " s)", d,
+                      g->retry_after_ms / 1000);
     }
     g->above = false;
 

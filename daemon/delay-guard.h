@@ -13,7 +13,8 @@
  *   spilled to. A spill soon after a shrink doubles the shrink hold (up to
  *   DELAY_SHRINK_BACKOFF_MAX times), so the plan does not flap. After a
  *   fallback, packing is tried again after fallback_retry_ms, doubling with
- *   each fallback. */
+ *   each fallback in a row. Both back to 1 once the plan held for ten times
+ *   the base period. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,6 +87,7 @@ struct delay_guard {
     bool above, below;                      /* timers running */
     uint64_t above_since_ms, below_since_ms;
     uint64_t last_spill_ms, last_shrink_ms, fallback_ms;
+    uint64_t retry_after_ms;                /* of this fallback */
     bool spilled_once, shrunk_once;
     unsigned shrink_backoff;                /* multiplier of shrink_hold_ms, 1.. */
     unsigned fallback_backoff;              /* multiplier of fallback_retry_ms, 1.. */
