@@ -155,7 +155,7 @@ int main(int argc, char **argv)
         {"seconds", required_argument, NULL, 's'},  {"work-us", required_argument, NULL, 'w'},
         {"slice-us", required_argument, NULL, 'l'}, {"no-hog", no_argument, NULL, 'n'},
         {"hog-only", no_argument, NULL, 'o'},       {"wakers", required_argument, NULL, 'k'},
-        {0},
+        {"nice", required_argument, NULL, 'i'},     {0},
     };
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (c) {
