@@ -70,19 +70,20 @@ int slice_detect(const struct sysops *ops, struct slice_support *ret)
     r = ops->setattr(ops->userdata, 0, &want);
     if (r < 0)
         goto restore_failed;
-    if (!took)
-        return 0;
     r = ops->getattr(ops->userdata, 0, &back);
     if (r < 0)
         goto restore_failed;
+    uint64_t default_ns = back.runtime_ns;
     if (back.runtime_ns != orig.runtime_ns) {
         want = with_runtime(&orig, orig.runtime_ns);
         r = ops->setattr(ops->userdata, 0, &want);
         if (r < 0)
             goto restore_failed;
     }
+    if (!took)
+        return 0;
     ret->supported = true;
-    ret->default_slice_ns = back.runtime_ns;
+    ret->default_slice_ns = default_ns;
     ret->reason[0] = '\0';
     return 0;
 
