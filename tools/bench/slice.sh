@@ -69,21 +69,26 @@ stat() {
                                    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
                                    printf "%.0f (%.0f..%.0f)\n", m, v[1], v[NR] }'
 }
-base=$(cat "$TMP"/hog-only.* | awk -F= '$1 == "hog_loops_per_s" { s += $2; n++ } END { if (n) printf "%.0f", s / n }')
 
 echo
 echo "Waker latency in µs and run-queue wait per timeslice, median over $ROUNDS runs (min..max across runs);"
-echo "hog throughput as a share of the hog alone (mean of hog-only runs: $base loops/s)."
+echo "hog throughput as a share of the hog alone in the same round (loops/s), median (min..max)."
 echo
 printf '| %-14s | %-20s | %-20s | %-22s | %-20s | %-18s |\n' condition p50 p99 max "wait/slice" "hog throughput"
 printf '|%s|%s|%s|%s|%s|%s|\n' "----------------" "----------------------" "----------------------" "------------------------" "----------------------" "--------------------"
 for c in "${conditions[@]}"; do
     [ "$c" = hog-only ] && continue
     tput=-
-    if [ "$c" != no-hog ] && [ -n "$base" ]; then
-        tput=$(cat "$TMP/$c".* | awk -F= -v b="$base" '$1 == "hog_loops_per_s" { print 100 * $2 / b }' | sort -g |
-              awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                                         printf "%.1f%% (%.1f..%.1f)\n", m, v[1], v[NR] }')
+    if [ "$c" != no-hog ]; then
+        # each run against the hog alone in the same round: other load on
+        # the machine changes from round to round
+        tput=$(for r in $(seq 1 "$ROUNDS"); do
+                   paste -d' ' <(awk -F= '$1 == "hog_loops_per_s" { print $2 }' "$TMP/$c.$r") \
+                               <(awk -F= '$1 == "hog_loops_per_s" { print $2 }' "$TMP/hog-only.$r")
+               done | awk '$2 > 0 { print 100 * $1 / $2 }' | sort -g |
+               awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
+                                          m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                                          printf "%.1f%% (%.1f..%.1f)\n", m, v[1], v[NR] }')
     fi
     printf '| %-14s | %-20s | %-20s | %-22s | %-20s | %-18s |\n' "$c" "$(stat "$c" lat_p50_us)" "$(stat "$c" lat_p99_us)" \
         "$(stat "$c" lat_max_us)" "$(stat "$c" wait_per_slice_us)" "$tput"
