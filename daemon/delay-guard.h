@@ -57,7 +57,13 @@ struct delay_point {
  * (pct 0..100). Sorts pts in place. 0 for no weight at all. */
 uint64_t delay_weighted_percentile(struct delay_point *pts, size_t n, unsigned pct);
 
-/* Defaults, from tools/bench/slice.sh on a 2-CPU VM (see docs). */
+/* Defaults. max_run_delay from tools/bench/slice.sh on the 2-CPU VM: packed
+ * jitter with a 300 µs slice waited 8-80 µs per wake-up alone beside a hog
+ * and 645-760 µs as six threads waking together (616-921 µs with no hog:
+ * jitter queueing behind itself, which no spill to a busy core cures);
+ * runs disturbed by other work on the CPU reached 1.6-2.7 ms. 1 ms is above
+ * the first and below the second; hold_ms and the percentile keep single
+ * noisy samples from acting. */
 #define DELAY_MAX_RUN_DELAY_NS_DEFAULT 1000000ull
 #define DELAY_PERCENTILE_DEFAULT 90u
 #define DELAY_HOLD_MS_DEFAULT 3000u
