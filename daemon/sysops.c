@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -435,6 +437,65 @@ static int real_unit_set_allowed_cpus(void *userdata, const char *unit, const ui
     return r < 0 ? r : sysops_bus_set_allowed_cpus(bus, unit, bits, n_bytes);
 }
 
+/* --- scheduling attributes ------------------------------------------------------ */
+
+/* Our own copy: <linux/sched/types.h> clashes with <sched.h>. Layout of
+ * SCHED_ATTR_SIZE_VER1 (56 bytes, Linux 5.3). */
+struct kernel_sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+    uint32_t sched_util_min;
+    uint32_t sched_util_max;
+};
+_Static_assert(sizeof(struct kernel_sched_attr) == 56, "sched_attr VER1 is 56 bytes");
+
+/* The kernel's SCHED_FLAG_RESET_ON_FORK (uapi/linux/sched.h). */
+#define TS_SCHED_FLAG_RESET_ON_FORK 0x01
+
+static int real_getattr(void *userdata, pid_t tid, struct sysops_sched_attr *ret)
+{
+    struct kernel_sched_attr k;
+    memset(&k, 0, sizeof k);
+    if (syscall(SYS_sched_getattr, tid, &k, sizeof k, 0) < 0)
+        return -errno;
+    *ret = (struct sysops_sched_attr){
+        .policy = k.sched_policy,
+        .flags = k.sched_flags,
+        .nice = k.sched_nice,
+        .priority = k.sched_priority,
+        .runtime_ns = k.sched_runtime,
+        .deadline_ns = k.sched_deadline,
+        .period_ns = k.sched_period,
+    };
+    return 0;
+}
+
+static int real_setattr(void *userdata, pid_t tid, const struct sysops_sched_attr *attr)
+{
+    /* Without SCHED_FLAG_UTIL_CLAMP_* in the flags the kernel leaves the
+     * clamps alone; the other flags (deadline reclaim, overrun) belong to
+     * deadline tasks, which we never write. */
+    struct kernel_sched_attr k = {
+        .size = sizeof k,
+        .sched_policy = attr->policy,
+        .sched_flags = attr->flags & TS_SCHED_FLAG_RESET_ON_FORK,
+        .sched_nice = attr->nice,
+        .sched_priority = attr->priority,
+        .sched_runtime = attr->runtime_ns,
+        .sched_deadline = attr->deadline_ns,
+        .sched_period = attr->period_ns,
+    };
+    if (syscall(SYS_sched_setattr, tid, &k, 0) < 0)
+        return -errno;
+    return 0;
+}
+
 const struct sysops sysops_real = {
     .userdata = NULL,
     .getaffinity = real_getaffinity,
@@ -452,4 +513,6 @@ const struct sysops sysops_real = {
     .cpuset_delete = real_cpuset_delete,
     .unit_get_allowed_cpus = real_unit_get_allowed_cpus,
     .unit_set_allowed_cpus = real_unit_set_allowed_cpus,
+    .getattr = real_getattr,
+    .setattr = real_setattr,
 };

@@ -9,6 +9,20 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+/* The scheduling attributes of a task as sched_getattr(2) reports them and
+ * sched_setattr(2) takes them, without the utilisation clamps (not ours to
+ * change). For SCHED_OTHER and SCHED_BATCH, runtime_ns is the EEVDF slice
+ * (Linux 6.12 and later; older kernels report 0 and ignore it). */
+struct sysops_sched_attr {
+    uint32_t policy;
+    uint64_t flags;                     /* SCHED_FLAG_*; only RESET_ON_FORK is written */
+    int32_t nice;
+    uint32_t priority;                  /* real-time priority */
+    uint64_t runtime_ns;
+    uint64_t deadline_ns;
+    uint64_t period_ns;
+};
+
 /* All operations return 0 (or a length where said) on success, -errno on
  * failure. -ESRCH means the task is gone. */
 struct sysops {
@@ -46,6 +60,11 @@ struct sysops {
      * an empty array means all CPUs. get returns the length. */
     int (*unit_get_allowed_cpus)(void *userdata, const char *unit, uint8_t *buf, size_t size);
     int (*unit_set_allowed_cpus)(void *userdata, const char *unit, const uint8_t *bits, size_t n_bytes);
+
+    /* sched_getattr(2) / sched_setattr(2) of one thread (tid 0: the caller).
+     * setattr leaves the utilisation clamps as they are. */
+    int (*getattr)(void *userdata, pid_t tid, struct sysops_sched_attr *ret);
+    int (*setattr)(void *userdata, pid_t tid, const struct sysops_sched_attr *attr);
 };
 
 /* The real system: sched_*affinity, /proc, libcgroup, the system bus. */
