@@ -22,6 +22,8 @@
 
 #define BENEFIT_MAX_CORES 256
 #define BENEFIT_EXPLAIN_MAX 192
+/* the margin a plan must beat the applied one by (basis points: 30 = 0.3%) */
+#define BENEFIT_MARGIN_BP_DEFAULT 30
 
 /* ---- frequency response ---- */
 
