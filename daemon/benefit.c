@@ -133,11 +133,51 @@ static unsigned intensive_threads(const struct benefit_core *c)
     return k > c->threads ? c->threads : k;
 }
 
+/* Share of a core's throughput one unit of jitter work (lone-thread time)
+ * takes beside k intensive threads, and the SMT share the jitter gets there. */
+static double cost_per_work(const struct capacity_table *cap, unsigned k, unsigned threads, double *share)
+{
+    if (k + 1 > threads) {
+        /* no free thread: jitter time-slices with intensive threads and
+         * takes its whole run from them */
+        if (share)
+            *share = 1;
+        return 1;
+    }
+    double sh = core_tput(cap, k + 1) / (k + 1);
+    /* the core's k threads drop from cap(k) to cap(k+1) k/(k+1) while the
+     * jitter runs beside them */
+    double loss = core_tput(cap, k) - core_tput(cap, k + 1) * k / (k + 1);
+    if (share)
+        *share = sh;
+    return sh > 0 ? loss / sh : 1;
+}
+
+static unsigned least_intensive(const struct benefit_snapshot *snap)
+{
+    unsigned k_min = 0;
+    for (unsigned i = 0; i < snap->n_cores; i++) {
+        const struct benefit_core *c = &snap->cores[i];
+        if (c->busy && c->threads && (!k_min || intensive_threads(c) < k_min))
+            k_min = intensive_threads(c);
+    }
+    return k_min;
+}
+
+bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core)
+{
+    if (core >= snap->n_cores)
+        return false;
+    const struct benefit_core *c = &snap->cores[core];
+    unsigned k = intensive_threads(c);
+    return c->busy && c->threads && k == least_intensive(snap) && k + 1 <= c->threads;
+}
+
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
 {
     memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
     unsigned n_busy = 0, n_idle = 0, k_min = 0, idle_threads = 0;
-    double busy_tput = 0, spare_milli = 0;
+    double busy_tput = 0, room_milli = 0, cpw_sum = 0;
     for (unsigned i = 0; i < snap->n_cores; i++) {
         const struct benefit_core *c = &snap->cores[i];
         if (c->threads == 0)
@@ -151,12 +191,18 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
         unsigned k = intensive_threads(c);
         n_busy++;
         busy_tput += core_tput(snap->cap, k);
-        double cap_milli = capacity_core_milli(snap->cap, c->threads);
-        if (cap_milli > c->intensive_milli)
-            spare_milli += cap_milli - c->intensive_milli;
         if (!k_min || k < k_min)
             k_min = k;
+        cpw_sum += cost_per_work(snap->cap, k, c->threads, NULL);
     }
+
+    /* Room for packed jitter: half the free threads of the least loaded busy
+     * cores (benefit_pack_core()), so that jitter threads rarely queue behind
+     * each other. Counted in threads, not capacity: a jitter thread beside
+     * busy ones runs on a thread of its own, slower. */
+    for (unsigned i = 0; i < snap->n_cores; i++)
+        if (benefit_pack_core(snap, i))
+            room_milli += (snap->cores[i].threads - k_min) * 1000.0 / 2;
 
     /* The jitter's work, in lone-thread time: on a busy core's sibling a
      * thread gets only its SMT share, so the time seen there is longer than
@@ -165,19 +211,12 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
     for (unsigned i = 0; i < snap->n_cores; i++)
         if (snap->cores[i].busy && (!threads || snap->cores[i].threads < threads))
             threads = snap->cores[i].threads;
-    double share = 1, cost_per_work = 1;
-    if (n_busy && k_min + 1 <= threads) {
-        share = core_tput(snap->cap, k_min + 1) / (k_min + 1);
-        /* the busy core's k threads drop from cap(k) to cap(k+1) k/(k+1)
-         * while the jitter runs beside them */
-        double loss = core_tput(snap->cap, k_min) - core_tput(snap->cap, k_min + 1) * k_min / (k_min + 1);
-        cost_per_work = share > 0 ? loss / share : 1;
-    } else if (n_busy) {
-        /* no free thread: jitter time-slices with intensive threads and
-         * takes its whole run from them */
-        share = 1;
-        cost_per_work = 1;
-    }
+    double share = 1, cpw_pack = 1;
+    if (n_busy)
+        cpw_pack = cost_per_work(snap->cap, k_min, threads, &share);
+    /* unconfined, the jitter that finds no idle core lands beside any busy
+     * core, not only the least loaded ones */
+    double cpw_any = n_busy ? cpw_sum / n_busy : 1;
     double on_busy = MIN_D(snap->jitter_on_busy_milli, snap->jitter_milli);
     double work = (snap->jitter_milli - on_busy) / 1000.0 + on_busy / 1000.0 * share;
 
@@ -191,14 +230,14 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
     double work_on_busy = n_jit > n_idle ? work * (n_jit - n_idle) / n_jit : 0;
     e->candidate = true;
     e->active_cores = n_busy + woken;
-    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work_on_busy * cost_per_work / busy_tput) : 0;
+    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work_on_busy * cpw_any / busy_tput) : 0;
 
-    /* pack: the busy cores only, if their spare holds the jitter's time
+    /* pack: the busy cores only, if their room holds the jitter's time
      * there plus the headroom */
     e = &est[BENEFIT_PACK];
-    e->candidate = n_busy > 0 && n_jit > 0 && spare_milli >= work / share * 1000.0 + snap->headroom_milli;
+    e->candidate = n_busy > 0 && n_jit > 0 && room_milli >= work / share * 1000.0 + snap->headroom_milli;
     e->active_cores = n_busy;
-    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work * cost_per_work / busy_tput) : 0;
+    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work * cpw_pack / busy_tput) : 0;
 
     /* isolate: the fewest idle cores whose capacity holds the jitter */
     e = &est[BENEFIT_ISOLATE];

@@ -98,6 +98,11 @@ struct benefit_choice {
  * the costs. */
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS]);
 
+/* BENEFIT_PACK's cores: busy, with a free thread, at the least intensive
+ * load (where jitter costs least). A packer with its own choice of cores
+ * (fewest that hold the jitter) may use a subset. */
+bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core);
+
 /* Choose. A plan other than `current` wins only if its estimate beats
  * current's by more than margin_bp (basis points, 100 = 1%); with current
  * BENEFIT_UNKNOWN, against no restriction. Returns 0, -EINVAL on bad input. */

@@ -98,7 +98,8 @@ static void test_freq_response_validate(void **state)
 /* On the modelled chip: 2-4 busy cores are below the 8-core knee, nothing
  * to gain, so no restriction; 5-8: one more core is still cheap and costs the
  * busy cores nothing, so isolation; 9-15: every extra active core costs
- * frequency, packing; 16+: every core busy, nothing to keep idle. */
+ * frequency, packing; 16+: every core busy, nothing to keep idle, but jitter
+ * beside one intensive thread costs less than beside two. */
 static void test_choice_by_n(void **state)
 {
     (void) state;
@@ -113,6 +114,21 @@ static void test_choice_by_n(void **state)
         bench_snapshot(n, cores, &snap, &cap, &fr);
         assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
         enum benefit_plan want = n <= 4 ? BENEFIT_NONE : n <= 8 ? BENEFIT_ISOLATE : n < 16 ? BENEFIT_PACK : BENEFIT_NONE;
+        /* Every core busy: unconfined jitter lands beside two intensive
+         * threads as often as beside one; packing it beside the single ones
+         * costs less, and pays once that beats the margin. */
+        if (n > 16 && ch.est[BENEFIT_PACK].candidate &&
+            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            want = BENEFIT_PACK;
+        if (n == 16 || n == 32)
+            assert_int_equal(want, BENEFIT_NONE);   /* every core alike: nothing to choose */
+        if (n == 30) {
+            if (want != BENEFIT_PACK)
+                fail_msg("N=30: %s (pack %.4f none %.4f)", ch.explain, ch.est[BENEFIT_PACK].throughput,
+                         ch.est[BENEFIT_NONE].throughput);
+            for (unsigned c = 0; c < CORES; c++)   /* cores 0-13 carry two intensive threads */
+                assert_int_equal(benefit_pack_core(&snap, c), c >= 14);
+        }
         if (ch.plan != want)
             fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
                      ch.explain);
@@ -143,7 +159,7 @@ static void test_flat_chip_never_restricts(void **state)
         struct benefit_choice ch;
         bench_snapshot(n, cores, &snap, &cap, &fr);
         assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
-        /* never packing: it only costs. Unrestricted jitter that has an
+        /* never packing while idle cores are left: it only costs. Unrestricted jitter that has an
          * idle core each costs nothing either; from N = 9 some of it lands
          * beside busy threads, and an idle core taking all of it saves that,
          * at the same frequency, until no idle core is left. */
@@ -151,6 +167,9 @@ static void test_flat_chip_never_restricts(void **state)
         if (n > CORES / 2 && n < CORES &&
             ch.est[BENEFIT_ISOLATE].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_ISOLATE;
+        if (n > CORES && ch.est[BENEFIT_PACK].candidate &&
+            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            want = BENEFIT_PACK;   /* beside one intensive thread rather than two */
         if (n == 12)
             assert_int_equal(want, BENEFIT_ISOLATE);   /* 4 of 12 jitter threads beside busy ones: 0.8% */
         if (ch.plan != want)
@@ -217,7 +236,7 @@ static void test_unknown_without_table(void **state)
 }
 
 /* Heavy jitter needs more than one idle core; too heavy for the busy cores'
- * spare, packing is no candidate. */
+ * room, packing is no candidate. */
 static void test_heavy_jitter(void **state)
 {
     (void) state;
@@ -229,19 +248,21 @@ static void test_heavy_jitter(void **state)
     capacity_table_default(&cap);
     modelled_chip(&fr);
     bench_snapshot(4, cores, &snap, &cap, &fr);
-    /* 0.5 thread of work: 0.8 beside busy threads + 0.1 headroom fits the
-     * four busy cores' 4 x 0.5 spare; isolation needs one core */
+    /* Four busy cores with one intensive thread each: room for packed
+     * jitter is half their 3 free threads each, 6.0 threads of time. */
     snap.jitter_milli = 500;
     benefit_estimate_all(&snap, est);
     assert_true(est[BENEFIT_PACK].candidate);
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 1);
-    /* two threads' worth: 3.2 beside busy threads does not fit; 1.4 usable per SMT4 core */
+    /* two threads' worth: 3.2 threads of time beside busy threads still fits;
+     * isolation needs two cores at 1.4 usable each (1.5 - headroom) */
     snap.jitter_milli = 2000;
     benefit_estimate_all(&snap, est);
-    assert_false(est[BENEFIT_PACK].candidate);
+    assert_true(est[BENEFIT_PACK].candidate);
     assert_true(est[BENEFIT_ISOLATE].candidate);
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 2);
     assert_int_equal(est[BENEFIT_ISOLATE].active_cores, 6);
+    /* four threads' worth: 6.4 + 0.1 no longer fits beside them */
     snap.jitter_milli = 4000;
     benefit_estimate_all(&snap, est);
     assert_false(est[BENEFIT_PACK].candidate);

@@ -732,17 +732,20 @@ static void benefit_snapshot_build(struct sim *s, const int *util, const int *ji
     const struct config *cfg = &daemon_cfg;
     unsigned on_busy = 0;
     for (int c = 0; c < P.n_cores; c++) {
-        unsigned intensive = 0, jc = 0;
+        /* summed over the core: a jitter task's whole share is charged to
+         * the one CPU it last ran on, though it ran on several siblings */
+        int u = 0, jc = 0;
         for (int i = 0; i < SMT; i++) {
             int cpu = core_first_cpu(c) + i;
-            intensive += (unsigned) MAX(0, util[cpu] - jit[cpu]);
-            jc += (unsigned) jit[cpu];
+            u += util[cpu];
+            jc += jit[cpu];
         }
+        unsigned intensive = (unsigned) MAX(0, u - jc);
         unsigned cap = capacity_core_milli(&cfg->capacity, (unsigned) SMT);
         cores[c] = (struct benefit_core){ .threads = (unsigned) SMT, .intensive_milli = intensive,
                                           .busy = intensive * 1000 >= cfg->busy_threshold_milli * cap };
         if (cores[c].busy)
-            on_busy += jc;
+            on_busy += (unsigned) jc;
     }
     *snap = (struct benefit_snapshot){
         .n_cores = (unsigned) P.n_cores,
@@ -758,9 +761,10 @@ static void benefit_snapshot_build(struct sim *s, const int *util, const int *ji
 
 /* Apply a benefit plan: pack = the packer's own applied mask; isolate = the
  * n idle cores, keeping the ones already in use while they stay idle. */
-static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct benefit_core *cores,
+static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct benefit_snapshot *snap,
                           const struct benefit_estimate *est)
 {
+    const struct benefit_core *cores = snap->cores;
     cpu_set_t m;
     CPU_ZERO(&m);
     if (plan != s->bplan || !s->bplan_set) {
@@ -770,7 +774,17 @@ static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct be
     }
     switch (plan) {
     case BENEFIT_PACK:
-        set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
+        if (s->plan->restricted) {
+            set_jitter_mask(s, true, &s->plan->mask);
+            return;
+        }
+        /* the packer does not restrict (every core busy): the least loaded
+         * busy cores, where jitter costs least */
+        for (int c = 0; c < P.n_cores; c++)
+            if (benefit_pack_core(snap, (unsigned) c))
+                for (int i = 0; i < SMT; i++)
+                    CPU_SET(core_first_cpu(c) + i, &m);
+        set_jitter_mask(s, CPU_COUNT(&m) > 0, &m);
         return;
     case BENEFIT_ISOLATE: {
         unsigned want = est[BENEFIT_ISOLATE].n_isolate, have = 0;
@@ -831,7 +845,7 @@ static void benefit_table_tick(struct sim *s)
         plan = s->bplan;
     if (!s->bplan_set && !may_change)
         return;
-    benefit_apply(s, plan, cores, ch.est);
+    benefit_apply(s, plan, &snap, ch.est);
 }
 
 /* benefit-probe: no table; the probe loop alternates plans and learns from
@@ -855,14 +869,18 @@ static void benefit_probe_tick(struct sim *s)
     benefit_estimate_all(&snap, est);
     if (probe_noise_mhz > 0)
         f += (2 * ((double) (rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
-    unsigned n_busy = 0;
+    /* the load's signature: cores carrying at least half an intensive
+     * thread, and the jitter tasks. Half a thread is far above what jitter
+     * leaves behind when it moves between plans, so probes do not read
+     * their own switches as load changes. */
+    unsigned n_loaded = 0;
     for (int c = 0; c < P.n_cores; c++)
-        n_busy += cores[c].busy;
+        n_loaded += cores[c].intensive_milli >= 500;
     struct probe_input in = {
         .now_ms = (uint64_t) llround(s->now / 1000.0),
         .measurable = f > 0,
         .busy_mhz = f,
-        .load_sig = (uint64_t) n_busy << 32 | (unsigned) s->n_jit,
+        .load_sig = (uint64_t) n_loaded << 32 | (unsigned) s->n_jit,
         .est = est,
     };
     enum benefit_plan plan = probe_step(&s->probe, &in);
@@ -874,7 +892,7 @@ static void benefit_probe_tick(struct sim *s)
         set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
         return;
     }
-    benefit_apply(s, plan, cores, est);
+    benefit_apply(s, plan, &snap, est);
 }
 #else
 static void turboschedd_tick(struct sim *s) { (void) s; }
