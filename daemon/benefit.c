@@ -382,6 +382,7 @@ static void round_start(struct probe_state *ps, const struct probe_input *in)
     ps->load_sig = in->load_sig;
     ps->have_sig = true;
     memset(ps->st, 0, sizeof(ps->st));
+    memset(ps->cost, 0, sizeof(ps->cost));
     for (int p = 0; p < BENEFIT_N_PLANS; p++)
         ps->candidate[p] = p == BENEFIT_NONE || (in->est && in->est[p].candidate);
     snprintf(ps->explain, sizeof ps->explain, "probing none");
@@ -404,7 +405,7 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
 {
     const struct probe_plan_stats *z = &ps->st[BENEFIT_NONE];
     double f0 = plan_mean(z);
-    double cost0 = in->est ? in->est[BENEFIT_NONE].jitter_cost : 0;
+    double cost0 = ps->cost[BENEFIT_NONE];
     double base = f0 * (1 - cost0);
     enum benefit_plan best = BENEFIT_NONE;
     double best_tput = base, best_gain = 0;
@@ -412,7 +413,7 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
         const struct probe_plan_stats *s = &ps->st[p];
         if (!ps->candidate[p] || !s->n || base <= 0)
             continue;
-        double cost = in->est ? in->est[p].jitter_cost : 0;
+        double cost = ps->cost[p];
         double tput = plan_mean(s) * (1 - cost);
         /* only a gain beyond the margin and the noise both probes saw */
         double noise = ((s->max_mhz - s->min_mhz) + (z->max_mhz - z->min_mhz)) / f0;
@@ -434,7 +435,7 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
         snprintf(ps->explain, sizeof ps->explain,
                  "probed: %s %+.1f%% (busy cores at %.0f MHz vs %.0f MHz, jitter takes %.1f%%)",
                  benefit_plan_name(best), 100 * best_gain, plan_mean(&ps->st[best]), f0,
-                 100 * (in->est ? in->est[best].jitter_cost : 0));
+                 100 * ps->cost[best]);
 }
 
 enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in)
@@ -477,6 +478,9 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
             s->max_mhz = in->busy_mhz;
         s->sum_mhz += in->busy_mhz;
         s->n++;
+        if (ps->probing == BENEFIT_NONE)
+            for (int p = 0; p < BENEFIT_N_PLANS; p++)
+                ps->cost[p] = in->est ? in->est[p].jitter_cost : 0;
         if (s->n >= ps->cfg.samples) {
             enum benefit_plan next = next_candidate(ps, ps->probing);
             if (next == BENEFIT_N_PLANS) {

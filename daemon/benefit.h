@@ -145,6 +145,10 @@ struct probe_state {
     bool have_sig;
     bool candidate[BENEFIT_N_PLANS];
     struct probe_plan_stats st[BENEFIT_N_PLANS];
+    /* the model's jitter cost per plan, taken while no restriction is
+     * probed: the jitter then runs where it settled unconfined, so the load
+     * the caller smooths is not still catching up with a probe's switch */
+    double cost[BENEFIT_N_PLANS];
     enum benefit_plan learned;
     double learned_gain;
     uint64_t learned_at_ms;

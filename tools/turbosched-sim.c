@@ -1554,9 +1554,9 @@ int main(int argc, char **argv)
         if (pid == 0) {
             char arg[8192];
             snprintf(arg, sizeof(arg),
-                     "csv='%s'; out='%s'; fmax=%.0f; "
+                     "csv='%s'; out='%s'; fmax=%.0f; chip='%s: %d SMT%d cores'; "
                      "tsd='turboschedd (packer_plan; tick %u ms, hold %u ms, min-change %u ms, half-life %u ms%s)'",
-                     csv_path, png_path, P.f_max_mhz, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
+                     csv_path, png_path, P.f_max_mhz, P.chip, P.n_cores, P.smt, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
                      daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
                      pass_cpu_jitter ? "" : ", no per-CPU jitter shares");
             execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);
