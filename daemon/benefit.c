@@ -401,41 +401,66 @@ static double plan_mean(const struct probe_plan_stats *s)
     return s->n ? s->sum_mhz / s->n : 0;
 }
 
-static void round_decide(struct probe_state *ps, const struct probe_input *in)
+/* The plan the probes' frequencies and these costs favour. A challenger
+ * must beat the incumbent by the margin plus the spread both probes saw. */
+static enum benefit_plan probe_rank(const struct probe_state *ps, const double *cost, enum benefit_plan incumbent)
 {
-    const struct probe_plan_stats *z = &ps->st[BENEFIT_NONE];
-    double f0 = plan_mean(z);
-    double cost0 = ps->cost[BENEFIT_NONE];
-    double base = f0 * (1 - cost0);
-    enum benefit_plan best = BENEFIT_NONE;
-    double best_tput = base, best_gain = 0;
-    for (int p = 1; p < BENEFIT_N_PLANS; p++) {
+    double tput[BENEFIT_N_PLANS];
+    enum benefit_plan best = incumbent;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++) {
         const struct probe_plan_stats *s = &ps->st[p];
-        if (!ps->candidate[p] || !s->n || base <= 0)
-            continue;
-        double cost = ps->cost[p];
-        double tput = plan_mean(s) * (1 - cost);
-        /* only a gain beyond the margin and the noise both probes saw */
-        double noise = ((s->max_mhz - s->min_mhz) + (z->max_mhz - z->min_mhz)) / f0;
-        double gain = tput / base - 1;
-        if (gain > ps->cfg.margin_bp / 10000.0 + noise && tput > best_tput) {
-            best = (enum benefit_plan) p;
-            best_tput = tput;
-            best_gain = gain;
-        }
+        tput[p] = ps->candidate[p] && s->n ? plan_mean(s) * (1 - cost[p]) : 0;
     }
-    ps->learned = best;
-    ps->learned_gain = best_gain;
-    ps->learned_at_ms = in->now_ms;
-    ps->phase = PROBE_LEARNED;
-    ps->rounds++;
+    if (tput[incumbent] <= 0)
+        return BENEFIT_NONE;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        if (tput[p] > tput[best])
+            best = (enum benefit_plan) p;
+    if (best == incumbent)
+        return incumbent;
+    const struct probe_plan_stats *a = &ps->st[best], *b = &ps->st[incumbent];
+    double noise = ((a->max_mhz - a->min_mhz) + (b->max_mhz - b->min_mhz)) / plan_mean(b);
+    return tput[best] / tput[incumbent] - 1 > ps->cfg.margin_bp / 10000.0 + noise ? best : incumbent;
+}
+
+static void probe_explain(struct probe_state *ps, const double *cost)
+{
+    double f0 = plan_mean(&ps->st[BENEFIT_NONE]);
+    enum benefit_plan best = ps->learned;
+    ps->learned_gain = best == BENEFIT_NONE || f0 <= 0 ? 0
+                       : plan_mean(&ps->st[best]) * (1 - cost[best]) / (f0 * (1 - cost[BENEFIT_NONE])) - 1;
     if (best == BENEFIT_NONE)
         snprintf(ps->explain, sizeof ps->explain, "probed: none pays (busy cores at %.0f MHz unrestricted)", f0);
     else
         snprintf(ps->explain, sizeof ps->explain,
                  "probed: %s %+.1f%% (busy cores at %.0f MHz vs %.0f MHz, jitter takes %.1f%%)",
-                 benefit_plan_name(best), 100 * best_gain, plan_mean(&ps->st[best]), f0,
-                 100 * ps->cost[best]);
+                 benefit_plan_name(best), 100 * ps->learned_gain, plan_mean(&ps->st[best]), f0, 100 * cost[best]);
+}
+
+static void round_decide(struct probe_state *ps, const struct probe_input *in)
+{
+    ps->learned = probe_rank(ps, ps->cost, BENEFIT_NONE);
+    ps->learned_at_ms = in->now_ms;
+    ps->phase = PROBE_LEARNED;
+    ps->rounds++;
+    probe_explain(ps, ps->cost);
+}
+
+/* The frequencies stay valid while the load does; the costs are the model's
+ * and sharpen as the caller's smoothed jitter load settles, so the choice
+ * is re-ranked with them, against the learned plan with the margin. */
+static void learned_rerank(struct probe_state *ps, const struct probe_input *in)
+{
+    if (!in->est)
+        return;
+    double cost[BENEFIT_N_PLANS];
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        cost[p] = in->est[p].jitter_cost;
+    enum benefit_plan p = probe_rank(ps, cost, ps->learned);
+    if (p != ps->learned) {
+        ps->learned = p;
+        probe_explain(ps, cost);
+    }
 }
 
 enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in)
@@ -457,6 +482,7 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
             round_start(ps, in);
             return ps->probing;
         }
+        learned_rerank(ps, in);
         return ps->learned;
     case PROBE_RUNNING:
         break;
