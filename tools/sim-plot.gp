@@ -4,11 +4,12 @@
 if (!exists("csv")) csv = 'docs/sim-results.csv'
 if (!exists("out")) out = 'docs/sim-results.png'
 if (!exists("tsd")) tsd = 'turboschedd (packer_plan)'
+if (!exists("chip")) chip = '16 SMT4 cores'
 
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
-    set terminal pngcairo size 1000,760 font "sans,10"
+    set terminal pngcairo size 1000,900 font "sans,10"
 } else {
-    set terminal png size 1000,760
+    set terminal png size 1000,900
 }
 set output out
 set datafile separator ","
@@ -41,10 +42,12 @@ EOD
 sel(p, col) = (strcol(1) eq p) ? column(col) : NaN
 pct(p, col) = (strcol(1) eq p) ? 100 * (column(col) - 1) : NaN
 
-set multiplot layout 2,1 title "turbosched-sim: N CPU-intensive + N jitter threads, 16 SMT4 cores"
+set multiplot layout 2,1 title "turbosched-sim: N CPU-intensive + N jitter threads, ".chip
 set ylabel "ops/s vs CFS (%)"
 plot csv using 2:(pct("turbosched", 4)) skip 1 with linespoints lw 5 pt 7 ps 1.5 title "TurboSched in-kernel rule", \
      csv using 2:(pct("turboschedd", 4)) skip 1 with linespoints lw 2 pt 5 title tsd, \
+     csv using 2:(pct("benefit-table", 4)) skip 1 with linespoints lw 3 pt 13 title "benefit model, given the frequency table", \
+     csv using 2:(pct("benefit-probe", 4)) skip 1 with linespoints lw 2 dt 3 pt 12 title "benefit model, learnt by probes", \
      csv using 2:(pct("iso-best", 4)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
      csv using 2:(pct("cfs", 4)) skip 1 with lines lt -1 dt 2 title "CFS", \
      $pub_ops using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"
@@ -52,6 +55,8 @@ set xlabel "N"
 set ylabel "mean frequency vs CFS (%)"
 plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 5 pt 7 ps 1.5 title "TurboSched in-kernel rule", \
      csv using 2:(pct("turboschedd", 6)) skip 1 with linespoints lw 2 pt 5 title tsd, \
+     csv using 2:(pct("benefit-table", 6)) skip 1 with linespoints lw 3 pt 13 title "benefit model, given the frequency table", \
+     csv using 2:(pct("benefit-probe", 6)) skip 1 with linespoints lw 2 dt 3 pt 12 title "benefit model, learnt by probes", \
      csv using 2:(pct("iso-best", 6)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
      csv using 2:(pct("cfs", 6)) skip 1 with lines lt -1 dt 2 title "CFS", \
      $pub_freq using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"

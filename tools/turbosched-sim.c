@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benefit.h"
 #include "config.h"
 #include "load.h"
 #include "power_capacity.h"
@@ -48,9 +49,10 @@
 #define HAVE_PACKER 0
 #endif
 
-#define SMT 4
+#define SMT (P.smt)              /* threads per core of the modelled chip */
+#define MAX_SMT 8
 #define MAX_CORES 64
-#define MAX_CPUS (MAX_CORES * SMT)
+#define MAX_CPUS (MAX_CORES * MAX_SMT)
 #define MAX_TASKS 256
 #define MAX_QUEUE MAX_TASKS       /* never full: at most every task waits on one CPU */
 #define LAT_BINS 20000            /* wake-up latency histogram, 1 us bins */
@@ -67,7 +69,7 @@ struct idle_state {
 
 /* skiboot hw/slw.c power9_cpu_idle_states[], with the default OPAL mask
  * ~0xEC000000 (stop8 and stop11 disabled). */
-static const struct idle_state stop_states[] = {
+static const struct idle_state p9_states[] = {
     { "stop0_lite", 1, 10, false },
     { "stop0", 2, 20, false },
     { "stop1", 5, 50, false },
@@ -75,9 +77,27 @@ static const struct idle_state stop_states[] = {
     { "stop4", 100, 10000, true },
     { "stop5", 200, 20000, true },
 };
-#define N_STOP ((int) ELEMENTSOF(stop_states))
+
+/* intel_idle's skl_cstates[] (Skylake/Coffee Lake client): exit latency and
+ * target residency in us. A core in C3 or deeper has its clocks stopped and,
+ * as assumed here, no longer counts as active for the turbo limit. */
+static const struct idle_state x86_states[] = {
+    { "C1", 2, 2, false },
+    { "C1E", 10, 20, false },
+    { "C3", 70, 100, true },
+    { "C6", 85, 200, true },
+    { "C7s", 124, 800, true },
+    { "C8", 200, 800, true },
+    { "C9", 480, 5000, true },
+    { "C10", 890, 5000, true },
+};
 
 struct params {
+    const char *chip;             /* the shape's name, for reports */
+    int smt;                      /* threads per core */
+    const struct idle_state *stop;
+    int n_stop;
+    unsigned f_given_mhz[MAX_CORES + 1];   /* a published table by active cores; [1] == 0: the power law */
     int n_cores;
     int llc_cores;                /* cores sharing an LLC: the stock wake-up search span */
     double f_nominal_mhz;         /* sustainable with every core active */
@@ -97,12 +117,20 @@ static bool trace;                /* print every daemon tick's plan to stderr */
 /* Give packer_plan() each CPU's jitter share, as engine.c does; off: NULL, as
  * the daemon passed before it charged jitter time to CPUs. */
 static bool pass_cpu_jitter = true;
+/* The benefit model's margin (basis points) and the probes' measurement
+ * noise: a uniform error of up to this many MHz on each tick's sample. */
+static unsigned benefit_margin_bp = BENEFIT_MARGIN_BP_DEFAULT;
+static double probe_noise_mhz = 20;
 /* turboschedd's settings: config_init_defaults(), then the options. The
  * packer reads tick, hold, min_change, half-life, busy, headroom, idle and
  * domain from it, so the simulated daemon is the shipped one. */
 static struct config daemon_cfg;
 
 static struct params P = {
+    .chip = "p9-16",
+    .smt = 4,
+    .stop = p9_states,
+    .n_stop = (int) ELEMENTSOF(p9_states),
     .n_cores = 16,
     .llc_cores = 2,
     .f_nominal_mhz = 2700,
@@ -183,6 +211,17 @@ struct sim {
     unsigned cpu_util_s[MAX_CPUS];
     bool smooth_init;
 #endif
+    /* the benefit policies */
+    enum benefit_plan bplan;      /* applied */
+    double bplan_since;           /* when it was applied */
+    bool bplan_set;
+    bool iso_core[MAX_CORES];     /* BENEFIT_ISOLATE: the cores jitter is confined to */
+    cpu_set_t jit_mask;           /* the jitter tasks' affinity as last applied */
+    struct freq_response fr;      /* benefit-table: the chip's table, as a [capacity] section would give it */
+    struct probe_state probe;     /* benefit-probe */
+    uint64_t noise_rng;
+    double tick_freq_time, tick_run_time;   /* intensive threads' frequency since the last tick */
+    char bexplain[BENEFIT_EXPLAIN_MAX];
 };
 
 struct policy {
@@ -244,7 +283,7 @@ static bool core_deep(const struct sim *s, int core)
 {
     for (int i = 0; i < SMT; i++) {
         const struct cpu *c = &s->cpus[core_first_cpu(core) + i];
-        if (cpu_busy(s, c) || !stop_states[c->idle_state].deep)
+        if (cpu_busy(s, c) || !P.stop[c->idle_state].deep)
             return false;
     }
     return true;
@@ -285,8 +324,8 @@ static int choose_idle_state(const struct sim *s, int cpu)
 {
     double until = next_timer_on(s, cpu);
     int best = 0;
-    for (int i = 0; i < N_STOP; i++)
-        if (stop_states[i].residency_us <= until)
+    for (int i = 0; i < P.n_stop; i++)
+        if (P.stop[i].residency_us <= until)
             best = i;
     return best;
 }
@@ -298,7 +337,7 @@ static double wake_latency(const struct sim *s, int cpu)
     const struct cpu *c = &s->cpus[cpu];
     int core = c->core;
     bool core_awake = false;
-    int shallowest = N_STOP - 1;
+    int shallowest = P.n_stop - 1;
     for (int i = 0; i < SMT; i++) {
         const struct cpu *o = &s->cpus[core_first_cpu(core) + i];
         if (cpu_busy(s, o))
@@ -308,7 +347,7 @@ static double wake_latency(const struct sim *s, int cpu)
     }
     if (core_awake || c->cur >= 0 || c->home >= 0)
         return 0;
-    return stop_states[shallowest].exit_us;
+    return P.stop[shallowest].exit_us;
 }
 
 /* ---- placement ---- */
@@ -391,12 +430,16 @@ static int turbosched_select(struct sim *s, struct task *t)
 }
 
 static void turboschedd_tick(struct sim *s);
+static void benefit_table_tick(struct sim *s);
+static void benefit_probe_tick(struct sim *s);
 
 static const struct policy policies[] = {
     { "cfs", cfs_select, NULL },
     { "turbosched", turbosched_select, NULL },
     { "iso", cfs_select, NULL },
     { "turboschedd", cfs_select, turboschedd_tick },
+    { "benefit-table", cfs_select, benefit_table_tick },
+    { "benefit-probe", cfs_select, benefit_probe_tick },
 };
 
 /* ---- dynamics ---- */
@@ -430,7 +473,12 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
             struct task *t = &s->tasks[c->cur];
             t->left_cycles -= rate * dt;
             t->busy_tick_us += dt;
-        } else if (c->home >= 0 && measuring) {
+        } else if (c->home >= 0) {
+            /* what APERF/MPERF on the busy cores would read, for the probes */
+            s->tick_freq_time += s->f_mhz * dt;
+            s->tick_run_time += dt;
+            if (!measuring)
+                continue;
             struct task *t = &s->tasks[c->home];
             t->ops += rate * dt;
             t->freq_time += s->f_mhz * dt;
@@ -583,6 +631,10 @@ static void daemon_setup(struct sim *s)
     }
     packer_state_init(&s->pst);
     s->smooth_init = false;
+    s->jit_mask = tp->online;
+    struct probe_config pc;
+    probe_config_default(&pc);
+    probe_init(&s->probe, &pc);
 }
 
 /* What the daemon's tick does (engine.c): per-CPU utilisation from /proc/stat
@@ -590,13 +642,16 @@ static void daemon_setup(struct sim *s)
  * tick, smoothed per task, summed into the jitter load and charged to the CPU
  * the task last ran on (field 39 of its stat: t->cpu here); then
  * packer_plan(); a changed mask becomes every jitter task's affinity. */
-static void turboschedd_tick(struct sim *s)
+/* The daemon's view this tick: smoothed per-CPU utilisation, per-CPU jitter
+ * shares and the jitter load, then packer_plan(). */
+static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_ret)
 {
     const struct config *cfg = &daemon_cfg;
-    int util[MAX_CPUS], jit[MAX_CPUS] = { 0 };
     double tick_us = cfg->tick_ms * 1000.0;
     unsigned jload = 0;
 
+    for (int i = 0; i < s->n_cpus; i++)
+        jit[i] = 0;
     for (int i = 0; i < s->n_tasks; i++) {
         struct task *t = &s->tasks[i];
         if (t->kind != T_JITTER)
@@ -617,6 +672,7 @@ static void turboschedd_tick(struct sim *s)
         util[i] = (int) s->cpu_util_s[i];
     }
     s->smooth_init = true;
+    *jload_ret = jload;
 
     struct packer_input in = {
         .topo = &s->topo,
@@ -628,30 +684,220 @@ static void turboschedd_tick(struct sim *s)
         .cfg = cfg,
         .now_ms = (uint64_t) llround(s->now / 1000.0),
     };
-    if (packer_plan(&in, &s->pst, s->plan) < 0)
-        return;
+    int r = packer_plan(&in, &s->pst, s->plan);
+    if (r < 0)
+        return r;
     if (trace)
         fprintf(stderr, "N=%d t=%.0f ms%s: %s\n", s->n_int, s->now / 1000, s->plan->changed ? " (changed)" : "",
                 s->plan->summary);
-    s->restricted = s->plan->restricted;
-    if (!s->plan->changed)
+    return 0;
+}
+
+/* Every jitter task's affinity becomes mask (all online CPUs when not
+ * restricted). A sleeping task keeps prev_cpu; the wake-up falls back if it
+ * is no longer allowed. A running one finishes its (short) burst. */
+static void set_jitter_mask(struct sim *s, bool restricted, const cpu_set_t *mask)
+{
+    cpu_set_t m;
+    if (restricted)
+        CPU_AND(&m, mask, &s->topo.online);
+    else
+        m = s->topo.online;
+    s->restricted = restricted;
+    if (CPU_EQUAL(&m, &s->jit_mask))
         return;
+    s->jit_mask = m;
     if (s->now >= s->measure_from)
         s->mask_changes++;
-    for (int i = 0; i < s->n_tasks; i++) {
-        struct task *t = &s->tasks[i];
-        if (t->kind != T_JITTER)
-            continue;
-        if (s->plan->restricted)
-            CPU_AND(&t->allowed, &s->plan->mask, &s->topo.online);
-        else
-            t->allowed = s->topo.online;
-        /* a sleeping task keeps prev_cpu; the wake-up falls back if it is
-         * no longer allowed. A running one finishes its (short) burst. */
+    for (int i = 0; i < s->n_tasks; i++)
+        if (s->tasks[i].kind == T_JITTER)
+            s->tasks[i].allowed = m;
+}
+
+static void turboschedd_tick(struct sim *s)
+{
+    int util[MAX_CPUS], jit[MAX_CPUS];
+    unsigned jload;
+    if (daemon_observe(s, util, jit, &jload) < 0)
+        return;
+    set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
+}
+
+/* The benefit policies see what the daemon sees: a core is busy when its
+ * utilisation without the jitter charged to it passes the busy threshold;
+ * the jitter's time on busy cores is the shares charged to them. */
+static void benefit_snapshot_build(struct sim *s, const int *util, const int *jit, unsigned jload,
+                                   struct benefit_core *cores, struct benefit_snapshot *snap)
+{
+    const struct config *cfg = &daemon_cfg;
+    unsigned on_busy = 0;
+    for (int c = 0; c < P.n_cores; c++) {
+        /* summed over the core: a jitter task's whole share is charged to
+         * the one CPU it last ran on, though it ran on several siblings */
+        int u = 0, jc = 0;
+        for (int i = 0; i < SMT; i++) {
+            int cpu = core_first_cpu(c) + i;
+            u += util[cpu];
+            jc += jit[cpu];
+        }
+        unsigned intensive = (unsigned) MAX(0, u - jc);
+        unsigned cap = capacity_core_milli(&cfg->capacity, (unsigned) SMT);
+        cores[c] = (struct benefit_core){ .threads = (unsigned) SMT, .intensive_milli = intensive,
+                                          .busy = intensive * 1000 >= cfg->busy_threshold_milli * cap };
+        if (cores[c].busy)
+            on_busy += (unsigned) jc;
     }
+    *snap = (struct benefit_snapshot){
+        .n_cores = (unsigned) P.n_cores,
+        .cores = cores,
+        .cap = &cfg->capacity,
+        .jitter_milli = jload,
+        .jitter_on_busy_milli = on_busy,
+        .n_jitter_tasks = (unsigned) s->n_jit,
+        .headroom_milli = cfg->headroom_milli,
+        .freq = NULL,
+    };
+}
+
+/* Apply a benefit plan: pack = the packer's own applied mask; isolate = the
+ * n idle cores, keeping the ones already in use while they stay idle. */
+static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct benefit_snapshot *snap,
+                          const struct benefit_estimate *est)
+{
+    const struct benefit_core *cores = snap->cores;
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    if (plan != s->bplan || !s->bplan_set) {
+        s->bplan = plan;
+        s->bplan_since = s->now;
+        s->bplan_set = true;
+    }
+    switch (plan) {
+    case BENEFIT_PACK:
+        if (s->plan->restricted) {
+            set_jitter_mask(s, true, &s->plan->mask);
+            return;
+        }
+        /* the packer does not restrict (every core busy): the least loaded
+         * busy cores, where jitter costs least */
+        for (int c = 0; c < P.n_cores; c++)
+            if (benefit_pack_core(snap, (unsigned) c))
+                for (int i = 0; i < SMT; i++)
+                    CPU_SET(core_first_cpu(c) + i, &m);
+        set_jitter_mask(s, CPU_COUNT(&m) > 0, &m);
+        return;
+    case BENEFIT_ISOLATE: {
+        unsigned want = est[BENEFIT_ISOLATE].n_isolate, have = 0;
+        for (int c = 0; c < P.n_cores; c++) {
+            if (s->iso_core[c] && (cores[c].busy || have >= want))
+                s->iso_core[c] = false;
+            have += s->iso_core[c];
+        }
+        for (int c = P.n_cores - 1; c >= 0 && have < want; c--)
+            if (!cores[c].busy && !s->iso_core[c]) {
+                s->iso_core[c] = true;
+                have++;
+            }
+        for (int c = 0; c < P.n_cores; c++)
+            if (s->iso_core[c])
+                for (int i = 0; i < SMT; i++)
+                    CPU_SET(core_first_cpu(c) + i, &m);
+        set_jitter_mask(s, have > 0, &m);
+        return;
+    }
+    default:
+        set_jitter_mask(s, false, &m);
+        return;
+    }
+}
+
+/* benefit-table: the model with the chip's frequency table; a changed plan
+ * applies only after the packer's hold time of observation, and at most once
+ * per min_change (the packer's settings), besides the model's own margin. */
+static void benefit_table_tick(struct sim *s)
+{
+    const struct config *cfg = &daemon_cfg;
+    int util[MAX_CPUS], jit[MAX_CPUS];
+    unsigned jload;
+    struct benefit_core cores[MAX_CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+
+    if (daemon_observe(s, util, jit, &jload) < 0)
+        return;
+    benefit_snapshot_build(s, util, jit, jload, cores, &snap);
+    snap.freq = &s->fr;
+    if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
+        return;
+    snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
+    if (trace)
+        fprintf(stderr, "N=%d t=%.0f ms benefit: %s\n", s->n_int, s->now / 1000, ch.explain);
+    if (ch.plan == BENEFIT_UNKNOWN) {
+        /* no table: today's policy */
+        set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
+        return;
+    }
+    double now_ms = s->now / 1000.0;
+    bool may_change = !s->bplan_set ? now_ms >= cfg->tick_ms + cfg->hold_ms
+                                    : now_ms - s->bplan_since / 1000.0 >= cfg->min_change_ms;
+    enum benefit_plan plan = ch.plan;
+    if (s->bplan_set && plan != s->bplan && !may_change)
+        plan = s->bplan;
+    if (!s->bplan_set && !may_change)
+        return;
+    benefit_apply(s, plan, &snap, ch.est);
+}
+
+/* benefit-probe: no table; the probe loop alternates plans and learns from
+ * the busy cores' measured frequency (with --probe-noise-mhz of noise). */
+static void benefit_probe_tick(struct sim *s)
+{
+    const struct config *cfg = &daemon_cfg;
+    int util[MAX_CPUS], jit[MAX_CPUS];
+    unsigned jload;
+    struct benefit_core cores[MAX_CORES];
+    struct benefit_snapshot snap;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+
+    if (daemon_observe(s, util, jit, &jload) < 0)
+        return;
+    double f = s->tick_run_time > 0 ? s->tick_freq_time / s->tick_run_time : 0;
+    s->tick_freq_time = s->tick_run_time = 0;
+    if (s->now / 1000.0 < cfg->tick_ms + cfg->hold_ms)
+        return;   /* the same start as the packer: hold before the first plan */
+    benefit_snapshot_build(s, util, jit, jload, cores, &snap);
+    benefit_estimate_all(&snap, est);
+    if (probe_noise_mhz > 0)
+        f += (2 * ((double) (rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
+    /* the load's signature: cores carrying at least half an intensive
+     * thread, and the jitter tasks. Half a thread is far above what jitter
+     * leaves behind when it moves between plans, so probes do not read
+     * their own switches as load changes. */
+    unsigned n_loaded = 0;
+    for (int c = 0; c < P.n_cores; c++)
+        n_loaded += cores[c].intensive_milli >= 500;
+    struct probe_input in = {
+        .now_ms = (uint64_t) llround(s->now / 1000.0),
+        .measurable = f > 0,
+        .busy_mhz = f,
+        .load_sig = (uint64_t) n_loaded << 32 | (unsigned) s->n_jit,
+        .est = est,
+    };
+    enum benefit_plan plan = probe_step(&s->probe, &in);
+    snprintf(s->bexplain, sizeof s->bexplain, "%s", s->probe.explain);
+    if (trace)
+        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz): %s -> %s\n", s->n_int, s->now / 1000, f, s->probe.explain,
+                benefit_plan_name(plan));
+    if (plan == BENEFIT_UNKNOWN) {
+        set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
+        return;
+    }
+    benefit_apply(s, plan, &snap, est);
 }
 #else
 static void turboschedd_tick(struct sim *s) { (void) s; }
+static void benefit_table_tick(struct sim *s) { (void) s; }
+static void benefit_probe_tick(struct sim *s) { (void) s; }
 #endif
 
 /* ---- one run ---- */
@@ -724,8 +970,14 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     s->rng = P.seed * 0x2545f4914f6cdd1dull + (uint64_t) n * 7919 + (uint64_t) iso_k * 104729;
     capacity_table_default(&s->cap);
     for (int a = 1; a <= P.n_cores; a++)
-        s->f_table[a] = MIN(P.f_max_mhz, P.f_nominal_mhz * pow((double) P.n_cores / a, 1.0 / P.power_exp));
-    s->f_table[0] = P.f_max_mhz;
+        s->f_table[a] = P.f_given_mhz[1] ? P.f_given_mhz[a]
+                                         : MIN(P.f_max_mhz, P.f_nominal_mhz * pow((double) P.n_cores / a, 1.0 / P.power_exp));
+    s->f_table[0] = s->f_table[1];
+    /* benefit-table's input: the chip's table, as a [capacity] section gives it */
+    freq_response_init(&s->fr, (unsigned) P.n_cores);
+    for (int a = 1; a <= P.n_cores; a++)
+        s->fr.mhz[a] = (unsigned) lround(s->f_table[a]);
+    s->noise_rng = P.seed * 0x9e3779b97f4a7c15ull + (uint64_t) n;
     if (2 * n > MAX_TASKS || 2 * n > s->n_cpus * 2)
         return -E2BIG;
 
@@ -748,7 +1000,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         }
     }
     for (int i = 0; i < s->n_cpus; i++) {
-        s->cpus[i] = (struct cpu){ .core = i / SMT, .home = -1, .cur = -1, .idle_state = N_STOP - 1 };
+        s->cpus[i] = (struct cpu){ .core = i / SMT, .home = -1, .cur = -1, .idle_state = P.n_stop - 1 };
     }
 
     /* turbo_bench creates the intensive threads first, then the jitter ones,
@@ -890,15 +1142,17 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     res->mask_changes_per_min = s->mask_changes / (dur / 60e6);
 #if HAVE_PACKER
     if (pol->tick)
-        snprintf(res->plan_summary, sizeof(res->plan_summary), "%s", s->plan->summary);
+        snprintf(res->plan_summary, sizeof(res->plan_summary), "%s",
+                 pol->tick == turboschedd_tick ? s->plan->summary : s->bexplain);
 #endif
     return 0;
 }
 
 /* ---- sweep ---- */
 
-enum { POL_CFS, POL_TS, POL_ISO1, POL_ISO2, POL_TSD, N_POL };
-static const char *const pol_names[N_POL] = { "cfs", "turbosched", "iso1", "iso2", "turboschedd" };
+enum { POL_CFS, POL_TS, POL_ISO1, POL_ISO2, POL_TSD, POL_BT, POL_BP, N_POL };
+static const char *const pol_names[N_POL] = { "cfs",         "turbosched",    "iso1",         "iso2",
+                                              "turboschedd", "benefit-table", "benefit-probe" };
 
 #define MAX_WORKERS 16
 
@@ -934,7 +1188,12 @@ static void *sweep_worker(void *arg)
         int k = job / N_POL, p = job % N_POL;
         if (!sw->have[p])
             continue;
-        const struct policy *pol = &policies[p == POL_CFS ? 0 : p == POL_TS ? 1 : p == POL_TSD ? 3 : 2];
+        const struct policy *pol = &policies[p == POL_CFS   ? 0
+                                             : p == POL_TS  ? 1
+                                             : p == POL_TSD ? 3
+                                             : p == POL_BT  ? 4
+                                             : p == POL_BP  ? 5
+                                                            : 2];
         int iso_k = p == POL_ISO1 ? 1 : p == POL_ISO2 ? 2 : 0;
         int r = run_one(pol, iso_k, sw->ns[k], &sw->res[job], plan_buf);
         if (r < 0) {
@@ -961,6 +1220,9 @@ static void usage(FILE *f)
             "  --jobs J              runs in parallel (default: online CPUs)\n"
             "  -v, --verbose         print the daemon's last plan for each N\n"
             "      --trace           print every daemon tick's plan to stderr\n"
+            "  --chip p9-16|p9-22|x86-8  chip shape (p9-16; see docs/simulator.md)\n"
+            "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
+            "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
             "                        as the daemon passed before it charged jitter time to CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
@@ -972,7 +1234,34 @@ static void usage(FILE *f)
             "  --period-us P         jitter period (3000)\n"
             "  --tick-ms, --hold-ms, --min-change-ms, --half-life-ms, --headroom-milli,\n"
             "  --busy-threshold-milli, --idle-machine-milli, --domain package|llc|numa\n"
-            "                        turboschedd settings (default: the daemon's own defaults)\n");
+            "                        turboschedd settings (default: the daemon's own defaults)\n",
+            BENEFIT_MARGIN_BP_DEFAULT);
+}
+
+/* The chip shapes. p9-16 is the default (docs/simulator.md); p9-22 is the
+ * 22-core POWER9 SMT4 with the same power law; x86-8 is an 8-core SMT2 x86
+ * with the per-active-core turbo bins reported for the Core i9-9900K. */
+static int set_chip(const char *name)
+{
+    if (strcmp(name, "p9-16") == 0) {
+        P.n_cores = 16;
+    } else if (strcmp(name, "p9-22") == 0) {
+        P.n_cores = 22;
+    } else if (strcmp(name, "x86-8") == 0) {
+        static const unsigned bins[] = { 0, 5000, 5000, 4800, 4800, 4700, 4700, 4700, 4700 };
+        P.smt = 2;
+        P.stop = x86_states;
+        P.n_stop = (int) ELEMENTSOF(x86_states);
+        P.n_cores = 8;
+        P.llc_cores = 8;          /* one L3 for the chip */
+        P.f_nominal_mhz = 4700;   /* all-core turbo */
+        P.f_max_mhz = 5000;
+        memcpy(P.f_given_mhz, bins, sizeof(bins));
+    } else {
+        return -EINVAL;
+    }
+    P.chip = name;
+    return 0;
 }
 
 static int parse_double(const char *s, double *ret)
@@ -991,7 +1280,7 @@ int main(int argc, char **argv)
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
         O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
-        O_DOMAIN, O_NO_CPU_JITTER,
+        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -1019,6 +1308,9 @@ int main(int argc, char **argv)
         { "jobs", required_argument, NULL, O_JOBS },
         { "domain", required_argument, NULL, O_DOMAIN },
         { "no-cpu-jitter", no_argument, NULL, O_NO_CPU_JITTER },
+        { "chip", required_argument, NULL, O_CHIP },
+        { "benefit-margin-bp", required_argument, NULL, O_MARGIN },
+        { "probe-noise-mhz", required_argument, NULL, O_NOISE },
         { "verbose", no_argument, NULL, 'v' },
         { "trace", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
@@ -1033,6 +1325,18 @@ int main(int argc, char **argv)
 
     config_init_defaults(&daemon_cfg);   /* stays reachable until exit: never freed */
     CPU_ZERO(&nset);
+    /* the chip shape first, so that the other options refine it */
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strncmp(argv[i], "--chip=", 7) == 0)
+            v = argv[i] + 7;
+        else if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        if (v && set_chip(v) < 0) {
+            fprintf(stderr, "invalid value for --chip: '%s' (p9-16, p9-22, x86-8)\n", v);
+            return 2;
+        }
+    }
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) >= 0) {
         unsigned u = 0;
         double d = 0;
@@ -1077,6 +1381,9 @@ int main(int argc, char **argv)
                 r = -EINVAL;
             break;
         case O_NO_CPU_JITTER: pass_cpu_jitter = false; break;
+        case O_CHIP: break;   /* applied above */
+        case O_MARGIN: r = parse_uint(optarg, &benefit_margin_bp); break;
+        case O_NOISE: r = parse_double(optarg, &probe_noise_mhz); break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'v': verbose = true; break;
         case 'T': trace = true; break;
@@ -1129,7 +1436,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    bool have[N_POL] = { true, true, true, true, HAVE_PACKER };
+    bool have[N_POL] = { true, true, true, true, HAVE_PACKER, HAVE_PACKER, HAVE_PACKER };
     struct sweep sw = { .ns = ns, .n_n = n_n, .have = have, .res = res, .lock = PTHREAD_MUTEX_INITIALIZER };
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
     int n_workers = (int) MAX(1, MIN(n_online, MAX_WORKERS));
@@ -1154,9 +1461,9 @@ int main(int argc, char **argv)
     }
     uint64_t elapsed_ms = now_ms() - t0;
 
-    printf("# %d SMT4 cores, %.0f-%.0f MHz (WOF by active %s), jitter %.0f kcycles every %.0f us, "
+    printf("# chip %s: %d SMT%d cores, %.0f-%.0f MHz (%s; limit by active %s), jitter %.0f kcycles every %.0f us, "
            "warm-up %.1f s, measured %.1f s, seed %llu\n",
-           P.n_cores, P.f_nominal_mhz, P.f_max_mhz, P.wof_by_quad ? "quads" : "cores", P.work_kcycles,
+           P.chip, P.n_cores, P.smt, P.f_nominal_mhz, P.f_max_mhz, P.f_given_mhz[1] ? "published table" : "power law", P.wof_by_quad ? "quads" : "cores", P.work_kcycles,
            P.period_us, P.warmup_s, P.measure_s, (unsigned long long) P.seed);
     if (!HAVE_PACKER)
         printf("# turboschedd: not built (no packer.h in this tree)\n");
@@ -1168,8 +1475,8 @@ int main(int argc, char **argv)
                daemon_cfg.domain == DOMAIN_LLC ? "llc" : daemon_cfg.domain == DOMAIN_NUMA ? "numa" : "package",
                pass_cpu_jitter ? "on" : "off");
     printf("# ops/s and mean frequency of the intensive threads, relative to cfs (%%)\n");
-    printf("%4s %8s %7s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
-           "iso1", "iso2", "turboschedd");
+    printf("%4s %8s %7s | %14s | %14s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
+           "iso1", "iso2", "turboschedd", "benefit-table", "benefit-probe");
     for (int k = 0; k < n_n; k++) {
         const struct result *b = &res[k * N_POL];
         printf("%4d %8.2f %7.0f", ns[k], b->ops_per_s, b->freq_mhz);
@@ -1197,10 +1504,11 @@ int main(int argc, char **argv)
         }
         printf("# %-12s peak ops gain %+.1f%% at N=%d\n", pol_names[p], best, best_n);
     }
-    printf("# simulated %d runs in %.1f s\n", n_n * (4 + HAVE_PACKER), elapsed_ms / 1000.0);
+    printf("# simulated %d runs in %.1f s\n", n_n * (4 + 3 * HAVE_PACKER), elapsed_ms / 1000.0);
     if (verbose && HAVE_PACKER)
         for (int k = 0; k < n_n; k++)
-            printf("# turboschedd N=%d: %s\n", ns[k], res[k * N_POL + POL_TSD].plan_summary);
+            for (int p = POL_TSD; p <= POL_BP; p++)
+                printf("# %s N=%d: %s\n", pol_names[p], ns[k], res[k * N_POL + p].plan_summary);
 
     if (csv_path) {
         _cleanup_fclose_ FILE *f = fopen(csv_path, "we");
@@ -1246,9 +1554,9 @@ int main(int argc, char **argv)
         if (pid == 0) {
             char arg[8192];
             snprintf(arg, sizeof(arg),
-                     "csv='%s'; out='%s'; fmax=%.0f; "
+                     "csv='%s'; out='%s'; fmax=%.0f; chip='%s: %d SMT%d cores'; "
                      "tsd='turboschedd (packer_plan; tick %u ms, hold %u ms, min-change %u ms, half-life %u ms%s)'",
-                     csv_path, png_path, P.f_max_mhz, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
+                     csv_path, png_path, P.f_max_mhz, P.chip, P.n_cores, P.smt, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
                      daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
                      pass_cpu_jitter ? "" : ", no per-CPU jitter shares");
             execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);

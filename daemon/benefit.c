@@ -1,0 +1,522 @@
+/* The benefit model and the probe loop. Pure: no I/O, no syscalls. */
+#include "benefit.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIN_D(a, b) ((double) (a) < (double) (b) ? (double) (a) : (double) (b))
+
+static const char *const plan_names[] = { "none", "pack", "isolate", "unknown" };
+
+const char *benefit_plan_name(enum benefit_plan p)
+{
+    return (unsigned) p <= BENEFIT_UNKNOWN ? plan_names[p] : "?";
+}
+
+/* ---- frequency response ---- */
+
+void freq_response_init(struct freq_response *fr, unsigned n_cores)
+{
+    memset(fr, 0, sizeof(*fr));
+    fr->n_cores = n_cores > BENEFIT_MAX_CORES ? BENEFIT_MAX_CORES : n_cores;
+}
+
+static int parse_count(const char *s, char **end, unsigned *ret)
+{
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    errno = 0;
+    unsigned long v = strtoul(s, end, 10);
+    if (errno || v == 0 || v > BENEFIT_MAX_CORES)
+        return -EINVAL;
+    *ret = (unsigned) v;
+    return 0;
+}
+
+static int parse_mhz(const char *s, unsigned *ret)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return -EINVAL;
+    if (strcasecmp(end, "ghz") == 0)
+        v *= 1000;
+    else if (*end && strcasecmp(end, "mhz") != 0)
+        return -EINVAL;
+    if (!(v >= 1 && v <= 100000))
+        return -EINVAL;
+    *ret = (unsigned) lround(v);
+    return 0;
+}
+
+int freq_response_set(struct freq_response *fr, const char *key, const char *value, char *err, size_t err_len)
+{
+    unsigned lo, hi;
+    char *end;
+    if (strncmp(key, "active", 6) != 0 || parse_count(key + 6, &end, &lo) < 0) {
+        snprintf(err, err_len, "'%s': expected active<N> or active<A>-<B>", key);
+        return -EINVAL;
+    }
+    hi = lo;
+    if (*end == '-' && parse_count(end + 1, &end, &hi) < 0) {
+        snprintf(err, err_len, "'%s': bad range", key);
+        return -EINVAL;
+    }
+    if (*end || hi < lo) {
+        snprintf(err, err_len, "'%s': expected active<N> or active<A>-<B>", key);
+        return -EINVAL;
+    }
+    if (hi > fr->n_cores) {
+        snprintf(err, err_len, "'%s': the machine has %u cores", key, fr->n_cores);
+        return -EINVAL;
+    }
+    unsigned mhz;
+    if (parse_mhz(value, &mhz) < 0) {
+        snprintf(err, err_len, "'%s': expected a frequency such as 3300, 3300MHz or 3.3GHz", value);
+        return -EINVAL;
+    }
+    for (unsigned a = lo; a <= hi; a++)
+        fr->mhz[a] = mhz;
+    return 0;
+}
+
+int freq_response_validate(const struct freq_response *fr, char *err, size_t err_len)
+{
+    if (!fr || fr->n_cores == 0 || fr->n_cores > BENEFIT_MAX_CORES) {
+        snprintf(err, err_len, "no cores");
+        return -EINVAL;
+    }
+    for (unsigned a = 1; a <= fr->n_cores; a++) {
+        if (fr->mhz[a] == 0) {
+            snprintf(err, err_len, "no frequency for %u active cores", a);
+            return -EINVAL;
+        }
+        if (a > 1 && fr->mhz[a] > fr->mhz[a - 1]) {
+            snprintf(err, err_len, "%u MHz with %u active cores is above %u MHz with %u", fr->mhz[a], a,
+                     fr->mhz[a - 1], a - 1);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+unsigned freq_response_mhz(const struct freq_response *fr, unsigned active)
+{
+    if (!fr || fr->n_cores == 0)
+        return 0;
+    if (active < 1)
+        active = 1;
+    if (active > fr->n_cores)
+        active = fr->n_cores;
+    return fr->mhz[active];
+}
+
+/* ---- the model ---- */
+
+static double core_tput(const struct capacity_table *cap, unsigned k)
+{
+    return k ? capacity_core_milli(cap, k) / 1000.0 : 0;
+}
+
+static unsigned intensive_threads(const struct benefit_core *c)
+{
+    unsigned k = (c->intensive_milli + 500) / 1000;
+    if (k < 1)
+        k = 1;
+    return k > c->threads ? c->threads : k;
+}
+
+/* Share of a core's throughput one unit of jitter work (lone-thread time)
+ * takes beside k intensive threads, and the SMT share the jitter gets there. */
+static double cost_per_work(const struct capacity_table *cap, unsigned k, unsigned threads, double *share)
+{
+    if (k + 1 > threads) {
+        /* no free thread: jitter time-slices with intensive threads and
+         * takes its whole run from them */
+        if (share)
+            *share = 1;
+        return 1;
+    }
+    double sh = core_tput(cap, k + 1) / (k + 1);
+    /* the core's k threads drop from cap(k) to cap(k+1) k/(k+1) while the
+     * jitter runs beside them */
+    double loss = core_tput(cap, k) - core_tput(cap, k + 1) * k / (k + 1);
+    if (share)
+        *share = sh;
+    return sh > 0 ? loss / sh : 1;
+}
+
+static unsigned least_intensive(const struct benefit_snapshot *snap)
+{
+    unsigned k_min = 0;
+    for (unsigned i = 0; i < snap->n_cores; i++) {
+        const struct benefit_core *c = &snap->cores[i];
+        if (c->busy && c->threads && (!k_min || intensive_threads(c) < k_min))
+            k_min = intensive_threads(c);
+    }
+    return k_min;
+}
+
+bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core)
+{
+    if (core >= snap->n_cores)
+        return false;
+    const struct benefit_core *c = &snap->cores[core];
+    unsigned k = intensive_threads(c);
+    return c->busy && c->threads && k == least_intensive(snap) && k + 1 <= c->threads;
+}
+
+void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
+{
+    memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
+    unsigned n_busy = 0, n_idle = 0, k_min = 0, idle_threads = 0;
+    double busy_tput = 0, room_milli = 0, cpw_sum = 0;
+    for (unsigned i = 0; i < snap->n_cores; i++) {
+        const struct benefit_core *c = &snap->cores[i];
+        if (c->threads == 0)
+            continue;
+        if (!c->busy) {
+            n_idle++;
+            if (!idle_threads || c->threads < idle_threads)
+                idle_threads = c->threads;
+            continue;
+        }
+        unsigned k = intensive_threads(c);
+        n_busy++;
+        busy_tput += core_tput(snap->cap, k);
+        if (!k_min || k < k_min)
+            k_min = k;
+        cpw_sum += cost_per_work(snap->cap, k, c->threads, NULL);
+    }
+
+    /* Room for packed jitter: half the free threads of the least loaded busy
+     * cores (benefit_pack_core()), so that jitter threads rarely queue behind
+     * each other. Counted in threads, not capacity: a jitter thread beside
+     * busy ones runs on a thread of its own, slower. */
+    for (unsigned i = 0; i < snap->n_cores; i++)
+        if (benefit_pack_core(snap, i))
+            room_milli += (snap->cores[i].threads - k_min) * 1000.0 / 2;
+
+    /* The jitter's work, in lone-thread time: on a busy core's sibling a
+     * thread gets only its SMT share, so the time seen there is longer than
+     * the work. Packing puts it beside the least loaded busy cores (k_min). */
+    unsigned threads = 0;
+    for (unsigned i = 0; i < snap->n_cores; i++)
+        if (snap->cores[i].busy && (!threads || snap->cores[i].threads < threads))
+            threads = snap->cores[i].threads;
+    double share = 1, cpw_pack = 1;
+    if (n_busy)
+        cpw_pack = cost_per_work(snap->cap, k_min, threads, &share);
+    /* unconfined, the jitter that finds no idle core lands beside any busy
+     * core, not only the least loaded ones */
+    double cpw_any = n_busy ? cpw_sum / n_busy : 1;
+    double on_busy = MIN_D(snap->jitter_on_busy_milli, snap->jitter_milli);
+    double work = (snap->jitter_milli - on_busy) / 1000.0 + on_busy / 1000.0 * share;
+
+    unsigned n_jit = snap->n_jitter_tasks;
+    const struct freq_response *fr = snap->freq;
+
+    /* none: each unconfined jitter task keeps an idle core awake; those
+     * beyond the idle cores land beside busy ones */
+    struct benefit_estimate *e = &est[BENEFIT_NONE];
+    unsigned woken = n_jit < n_idle ? n_jit : n_idle;
+    double work_on_busy = n_jit > n_idle ? work * (n_jit - n_idle) / n_jit : 0;
+    e->candidate = true;
+    e->active_cores = n_busy + woken;
+    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work_on_busy * cpw_any / busy_tput) : 0;
+
+    /* pack: the busy cores only, if their room holds the jitter's time
+     * there plus the headroom */
+    e = &est[BENEFIT_PACK];
+    e->candidate = n_busy > 0 && n_jit > 0 && room_milli >= work / share * 1000.0 + snap->headroom_milli;
+    e->active_cores = n_busy;
+    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work * cpw_pack / busy_tput) : 0;
+
+    /* isolate: the fewest idle cores whose capacity holds the jitter */
+    e = &est[BENEFIT_ISOLATE];
+    if (n_idle && n_jit && idle_threads) {
+        double per_core = capacity_core_milli(snap->cap, idle_threads) - (double) snap->headroom_milli;
+        unsigned k = 1;
+        if (per_core > 0)
+            while (k < n_idle && k * per_core < work * 1000.0)
+                k++;
+        e->candidate = per_core > 0 && k * per_core >= work * 1000.0 && n_busy > 0;
+        e->n_isolate = k;
+        e->active_cores = n_busy + k;
+        e->jitter_cost = 0;
+    }
+
+    for (int p = 0; p < BENEFIT_N_PLANS; p++) {
+        e = &est[p];
+        e->busy_mhz = freq_response_mhz(fr, e->active_cores);
+        double f = fr ? e->busy_mhz : 1;
+        e->throughput = f * busy_tput * (1 - e->jitter_cost);
+    }
+}
+
+static void fmt_ghz(char *b, size_t n, unsigned mhz)
+{
+    snprintf(b, n, "%.2f GHz", mhz / 1000.0);
+}
+
+static void explain_plan(char *out, size_t n, enum benefit_plan p, const struct benefit_estimate *est, double gain)
+{
+    const struct benefit_estimate *e = &est[p], *z = &est[BENEFIT_NONE];
+    char f[32], f0[32];
+    fmt_ghz(f, sizeof f, e->busy_mhz);
+    fmt_ghz(f0, sizeof f0, z->busy_mhz);
+    if (p == BENEFIT_PACK)
+        snprintf(out, n, "pack: %+.1f%% est. (%u active cores at %s vs %s, jitter takes %.1f%%)", 100 * gain,
+                 e->active_cores, f, f0, 100 * e->jitter_cost);
+    else if (p == BENEFIT_ISOLATE)
+        snprintf(out, n, "isolate on %u core%s: %+.1f%% est. (%u active cores at %s vs %s, jitter takes %.1f%%)",
+                 e->n_isolate, e->n_isolate == 1 ? "" : "s", 100 * gain, e->active_cores, f, f0,
+                 100 * e->jitter_cost);
+}
+
+int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan current, unsigned margin_bp,
+                   struct benefit_choice *out)
+{
+    if (!snap || !out || !snap->cap || (snap->n_cores && !snap->cores))
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    char why[96];
+    if (!snap->freq || freq_response_validate(snap->freq, why, sizeof why) < 0) {
+        out->plan = BENEFIT_UNKNOWN;
+        benefit_estimate_all(snap, out->est);
+        snprintf(out->explain, sizeof out->explain, "benefit unknown (%s): current policy kept",
+                 snap->freq ? why : "no frequency response");
+        return 0;
+    }
+    benefit_estimate_all(snap, out->est);
+    const struct benefit_estimate *est = out->est;
+    double base = est[BENEFIT_NONE].throughput;
+    if (base <= 0) {
+        out->plan = BENEFIT_NONE;
+        snprintf(out->explain, sizeof out->explain, "none: no busy cores to gain");
+        return 0;
+    }
+
+    enum benefit_plan ref = current;
+    if (ref >= BENEFIT_N_PLANS || !est[ref].candidate)
+        ref = BENEFIT_NONE;
+    enum benefit_plan best = ref;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        if (est[p].candidate && est[p].throughput > est[best].throughput)
+            best = (enum benefit_plan) p;
+    double margin = margin_bp / 10000.0;
+    enum benefit_plan chosen = ref;
+    bool held = false;
+    if (best != ref) {
+        if (est[best].throughput > est[ref].throughput * (1 + margin))
+            chosen = best;
+        else
+            held = true;
+    }
+    out->plan = chosen;
+    out->gain = est[chosen].throughput / base - 1;
+
+    char *buf = out->explain;
+    const size_t buf_len = sizeof out->explain;
+    if (chosen == BENEFIT_NONE) {
+        /* say what the best alternative would have gained */
+        enum benefit_plan alt = BENEFIT_NONE;
+        for (int p = 1; p < BENEFIT_N_PLANS; p++)
+            if (est[p].candidate && (alt == BENEFIT_NONE || est[p].throughput > est[alt].throughput))
+                alt = (enum benefit_plan) p;
+        char f0[32];
+        fmt_ghz(f0, sizeof f0, est[BENEFIT_NONE].busy_mhz);
+        if (alt == BENEFIT_NONE)
+            snprintf(buf, buf_len, "none: nothing to pack or isolate (%u active cores at %s)",
+                     est[BENEFIT_NONE].active_cores, f0);
+        else
+            snprintf(buf, buf_len, "none: %s would gain %+.1f%% est. (%u active cores at %s, jitter takes %.1f%%)",
+                     benefit_plan_name(alt), 100 * (est[alt].throughput / base - 1), est[alt].active_cores, f0,
+                     100 * est[alt].jitter_cost);
+    } else {
+        explain_plan(buf, buf_len, chosen, est, out->gain);
+    }
+    size_t used = strlen(buf);
+    if (held && used < buf_len)
+        snprintf(buf + used, buf_len - used, "; %s %+.2f%% more is within the %.2f%% margin",
+                 benefit_plan_name(best), 100 * (est[best].throughput / est[ref].throughput - 1), 100 * margin);
+    return 0;
+}
+
+/* ---- the probe loop ---- */
+
+void probe_config_default(struct probe_config *c)
+{
+    c->settle_samples = 1;
+    c->samples = 2;
+    c->margin_bp = 30;
+    c->reprobe_ms = 0;
+}
+
+void probe_init(struct probe_state *ps, const struct probe_config *cfg)
+{
+    memset(ps, 0, sizeof(*ps));
+    if (cfg)
+        ps->cfg = *cfg;
+    else
+        probe_config_default(&ps->cfg);
+    if (ps->cfg.samples == 0)
+        ps->cfg.samples = 1;
+    ps->phase = PROBE_IDLE;
+    ps->learned = BENEFIT_NONE;
+    snprintf(ps->explain, sizeof ps->explain, "not probed yet");
+}
+
+static void round_start(struct probe_state *ps, const struct probe_input *in)
+{
+    ps->phase = PROBE_RUNNING;
+    ps->probing = BENEFIT_NONE;
+    ps->tick_in_probe = 0;
+    ps->load_sig = in->load_sig;
+    ps->have_sig = true;
+    memset(ps->st, 0, sizeof(ps->st));
+    memset(ps->cost, 0, sizeof(ps->cost));
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        ps->candidate[p] = p == BENEFIT_NONE || (in->est && in->est[p].candidate);
+    snprintf(ps->explain, sizeof ps->explain, "probing none");
+}
+
+static enum benefit_plan next_candidate(const struct probe_state *ps, enum benefit_plan after)
+{
+    for (int p = after + 1; p < BENEFIT_N_PLANS; p++)
+        if (ps->candidate[p])
+            return (enum benefit_plan) p;
+    return BENEFIT_N_PLANS;
+}
+
+static double plan_mean(const struct probe_plan_stats *s)
+{
+    return s->n ? s->sum_mhz / s->n : 0;
+}
+
+/* The plan the probes' frequencies and these costs favour. A challenger
+ * must beat the incumbent by the margin plus the spread both probes saw. */
+static enum benefit_plan probe_rank(const struct probe_state *ps, const double *cost, enum benefit_plan incumbent)
+{
+    double tput[BENEFIT_N_PLANS];
+    enum benefit_plan best = incumbent;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++) {
+        const struct probe_plan_stats *s = &ps->st[p];
+        tput[p] = ps->candidate[p] && s->n ? plan_mean(s) * (1 - cost[p]) : 0;
+    }
+    if (tput[incumbent] <= 0)
+        return BENEFIT_NONE;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        if (tput[p] > tput[best])
+            best = (enum benefit_plan) p;
+    if (best == incumbent)
+        return incumbent;
+    const struct probe_plan_stats *a = &ps->st[best], *b = &ps->st[incumbent];
+    double noise = ((a->max_mhz - a->min_mhz) + (b->max_mhz - b->min_mhz)) / plan_mean(b);
+    return tput[best] / tput[incumbent] - 1 > ps->cfg.margin_bp / 10000.0 + noise ? best : incumbent;
+}
+
+static void probe_explain(struct probe_state *ps, const double *cost)
+{
+    double f0 = plan_mean(&ps->st[BENEFIT_NONE]);
+    enum benefit_plan best = ps->learned;
+    ps->learned_gain = best == BENEFIT_NONE || f0 <= 0 ? 0
+                       : plan_mean(&ps->st[best]) * (1 - cost[best]) / (f0 * (1 - cost[BENEFIT_NONE])) - 1;
+    if (best == BENEFIT_NONE)
+        snprintf(ps->explain, sizeof ps->explain, "probed: none pays (busy cores at %.0f MHz unrestricted)", f0);
+    else
+        snprintf(ps->explain, sizeof ps->explain,
+                 "probed: %s %+.1f%% (busy cores at %.0f MHz vs %.0f MHz, jitter takes %.1f%%)",
+                 benefit_plan_name(best), 100 * ps->learned_gain, plan_mean(&ps->st[best]), f0, 100 * cost[best]);
+}
+
+static void round_decide(struct probe_state *ps, const struct probe_input *in)
+{
+    ps->learned = probe_rank(ps, ps->cost, BENEFIT_NONE);
+    ps->learned_at_ms = in->now_ms;
+    ps->phase = PROBE_LEARNED;
+    ps->rounds++;
+    probe_explain(ps, ps->cost);
+}
+
+/* The frequencies stay valid while the load does; the costs are the model's
+ * and sharpen as the caller's smoothed jitter load settles, so the choice
+ * is re-ranked with them, against the learned plan with the margin. */
+static void learned_rerank(struct probe_state *ps, const struct probe_input *in)
+{
+    if (!in->est)
+        return;
+    double cost[BENEFIT_N_PLANS];
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        cost[p] = in->est[p].jitter_cost;
+    enum benefit_plan p = probe_rank(ps, cost, ps->learned);
+    if (p != ps->learned) {
+        ps->learned = p;
+        probe_explain(ps, cost);
+    }
+}
+
+enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in)
+{
+    if (!in->measurable) {
+        if (ps->phase != PROBE_UNMEASURABLE)
+            snprintf(ps->explain, sizeof ps->explain, "no measurable frequency: current policy kept");
+        ps->phase = PROBE_UNMEASURABLE;
+        return BENEFIT_UNKNOWN;
+    }
+    switch (ps->phase) {
+    case PROBE_UNMEASURABLE:
+    case PROBE_IDLE:
+        round_start(ps, in);
+        return ps->probing;
+    case PROBE_LEARNED:
+        if (in->load_sig != ps->load_sig ||
+            (ps->cfg.reprobe_ms && in->now_ms - ps->learned_at_ms >= ps->cfg.reprobe_ms)) {
+            round_start(ps, in);
+            return ps->probing;
+        }
+        learned_rerank(ps, in);
+        return ps->learned;
+    case PROBE_RUNNING:
+        break;
+    }
+
+    /* the sample is the plan applied since the previous call */
+    if (in->load_sig != ps->load_sig) {
+        /* the load moved under the probe: its samples compare nothing */
+        ps->discarded++;
+        round_start(ps, in);
+        return ps->probing;
+    }
+    ps->tick_in_probe++;
+    if (ps->tick_in_probe > ps->cfg.settle_samples) {
+        struct probe_plan_stats *s = &ps->st[ps->probing];
+        if (s->n == 0 || in->busy_mhz < s->min_mhz)
+            s->min_mhz = in->busy_mhz;
+        if (s->n == 0 || in->busy_mhz > s->max_mhz)
+            s->max_mhz = in->busy_mhz;
+        s->sum_mhz += in->busy_mhz;
+        s->n++;
+        if (ps->probing == BENEFIT_NONE)
+            for (int p = 0; p < BENEFIT_N_PLANS; p++)
+                ps->cost[p] = in->est ? in->est[p].jitter_cost : 0;
+        if (s->n >= ps->cfg.samples) {
+            enum benefit_plan next = next_candidate(ps, ps->probing);
+            if (next == BENEFIT_N_PLANS) {
+                round_decide(ps, in);
+                return ps->learned;
+            }
+            ps->probing = next;
+            ps->tick_in_probe = 0;
+            snprintf(ps->explain, sizeof ps->explain, "probing %s", benefit_plan_name(next));
+        }
+    }
+    return ps->probing;
+}

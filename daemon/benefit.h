@@ -1,0 +1,171 @@
+/* The benefit model: which placement of jitter pays, estimated from the
+ * chip's frequency response (frequency by number of active cores) and from
+ * the cycles jitter takes from the cores it shares.
+ *
+ * Candidate plans: no restriction; pack jitter onto busy cores with room;
+ * isolate jitter on the fewest idle cores that hold it. For each, the model
+ * estimates the frequency the busy cores get from the number of cores that
+ * stay active, and the share of the busy cores' throughput that jitter takes,
+ * and chooses the highest estimated throughput of the intensive tasks, with a
+ * margin so that the choice does not flap.
+ *
+ * Where the frequency response is not known, the probe loop (below) learns
+ * from measured busy-core frequency which plan pays. Pure: no I/O, no
+ * syscalls; the caller measures and applies. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "power_capacity.h"
+
+#define BENEFIT_MAX_CORES 256
+#define BENEFIT_EXPLAIN_MAX 192
+/* the margin a plan must beat the applied one by (basis points: 30 = 0.3%) */
+#define BENEFIT_MARGIN_BP_DEFAULT 30
+
+/* ---- frequency response ---- */
+
+/* mhz[a] = the highest frequency sustainable with a active cores, a = 1..n.
+ * Vendors publish it per active-core count (x86 turbo ratio limits, POWER's
+ * ibm,pstate-core-max); 0 = entry not given. */
+struct freq_response {
+    unsigned n_cores;
+    unsigned mhz[BENEFIT_MAX_CORES + 1];
+};
+
+void freq_response_init(struct freq_response *fr, unsigned n_cores);
+/* One [capacity]-style entry: key "active<A>" or "active<A>-<B>" (active-core
+ * counts, 1-based), value "<MHz>", "<N>MHz" or "<X.Y>GHz". Returns 0, or
+ * -EINVAL with a reason in err. */
+int freq_response_set(struct freq_response *fr, const char *key, const char *value, char *err, size_t err_len);
+/* Every count 1..n_cores given, none zero, never rising as more cores are
+ * active (a chip does not speed up by waking cores). 0 or -EINVAL + reason. */
+int freq_response_validate(const struct freq_response *fr, char *err, size_t err_len);
+/* Frequency with a active cores (clamped to 1..n_cores); 0 if unknown. */
+unsigned freq_response_mhz(const struct freq_response *fr, unsigned active);
+
+/* ---- the model ---- */
+
+enum benefit_plan {
+    BENEFIT_NONE,                 /* no restriction: jitter wakes idle cores */
+    BENEFIT_PACK,                 /* jitter on busy cores with room */
+    BENEFIT_ISOLATE,              /* jitter on the fewest idle cores that hold it */
+    BENEFIT_N_PLANS,
+    BENEFIT_UNKNOWN = BENEFIT_N_PLANS,   /* no frequency response: keep today's policy */
+};
+
+const char *benefit_plan_name(enum benefit_plan p);
+
+struct benefit_core {
+    unsigned threads;             /* online SMT threads */
+    unsigned intensive_milli;     /* utilisation of non-jitter work, thread-milli */
+    bool busy;
+};
+
+struct benefit_snapshot {
+    unsigned n_cores;
+    const struct benefit_core *cores;
+    const struct capacity_table *cap;   /* SMT throughput by running threads */
+    /* Jitter CPU time, thread-milli, and how much of it ran on busy cores
+     * (where a thread gets only its SMT share, so the same work takes longer). */
+    unsigned jitter_milli;
+    unsigned jitter_on_busy_milli;
+    unsigned n_jitter_tasks;      /* each unconfined one keeps an idle core awake */
+    unsigned headroom_milli;      /* spare kept beyond the jitter when it is confined */
+    const struct freq_response *freq;   /* NULL or invalid: unknown */
+};
+
+struct benefit_estimate {
+    bool candidate;               /* the plan is possible in this snapshot */
+    unsigned active_cores;
+    unsigned busy_mhz;            /* 0 when the frequency is unknown */
+    unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
+    double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */
+    double throughput;            /* busy_mhz x capacity x (1 - cost); relative units */
+};
+
+struct benefit_choice {
+    enum benefit_plan plan;       /* BENEFIT_UNKNOWN without a frequency response */
+    double gain;                  /* chosen over no restriction, estimated (0.061 = +6.1%) */
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    char explain[BENEFIT_EXPLAIN_MAX];
+};
+
+/* Estimates for every plan, without frequencies when snap->freq is NULL
+ * (busy_mhz 0, throughput from the cost alone, at 1 MHz): the probe loop uses
+ * the costs. */
+void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS]);
+
+/* BENEFIT_PACK's cores: busy, with a free thread, at the least intensive
+ * load (where jitter costs least). A packer with its own choice of cores
+ * (fewest that hold the jitter) may use a subset. */
+bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core);
+
+/* Choose. A plan other than `current` wins only if its estimate beats
+ * current's by more than margin_bp (basis points, 100 = 1%); with current
+ * BENEFIT_UNKNOWN, against no restriction. Returns 0, -EINVAL on bad input. */
+int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan current, unsigned margin_bp,
+                   struct benefit_choice *out);
+
+/* ---- the probe loop ---- */
+
+/* Learns which plan pays from measured busy-core frequency. The caller, every
+ * tick: applies the plan probe_step() returns and, at the next tick, feeds
+ * the mean frequency its busy cores ran at since (APERF/MPERF or cpufreq),
+ * the model's jitter cost per plan (benefit_estimate_all without a
+ * frequency), and a signature of the load (busy cores, jitter tasks...).
+ *
+ * Each plan is probed for settle + samples ticks, the first `settle`
+ * discarded while the chip follows. A plan beats no restriction only by more
+ * than margin + the spread (max - min) of the two plans' samples. A load
+ * change during a probe discards the round; a load change after learning
+ * starts a new round. */
+struct probe_config {
+    unsigned settle_samples;      /* ticks discarded after each switch (1) */
+    unsigned samples;             /* ticks measured per plan (2) */
+    unsigned margin_bp;           /* required gain beyond the noise (30 = 0.3%) */
+    uint64_t reprobe_ms;          /* re-probe this long after learning; 0 = only on load change */
+};
+
+enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE };
+
+struct probe_plan_stats {
+    unsigned n;
+    double sum_mhz, min_mhz, max_mhz;
+};
+
+struct probe_state {
+    struct probe_config cfg;
+    enum probe_phase phase;
+    enum benefit_plan probing;    /* the plan under probe in PROBE_RUNNING */
+    unsigned tick_in_probe;
+    uint64_t load_sig;
+    bool have_sig;
+    bool candidate[BENEFIT_N_PLANS];
+    struct probe_plan_stats st[BENEFIT_N_PLANS];
+    /* the model's jitter cost per plan, taken while no restriction is
+     * probed: the jitter then runs where it settled unconfined, so the load
+     * the caller smooths is not still catching up with a probe's switch */
+    double cost[BENEFIT_N_PLANS];
+    enum benefit_plan learned;
+    double learned_gain;
+    uint64_t learned_at_ms;
+    unsigned rounds, discarded;   /* for status: rounds completed, probes thrown away */
+    char explain[BENEFIT_EXPLAIN_MAX];
+};
+
+struct probe_input {
+    uint64_t now_ms;
+    bool measurable;              /* false: no frequency source (no cpufreq, no APERF) */
+    double busy_mhz;              /* mean since the previous call, under the plan applied then */
+    uint64_t load_sig;
+    const struct benefit_estimate *est;   /* [BENEFIT_N_PLANS]: candidates and jitter costs */
+};
+
+void probe_config_default(struct probe_config *c);
+void probe_init(struct probe_state *ps, const struct probe_config *cfg);
+/* Returns the plan to apply until the next call; BENEFIT_UNKNOWN when
+ * nothing is measurable (the caller keeps today's policy and says so once). */
+enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in);

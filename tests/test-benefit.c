@@ -1,0 +1,509 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "benefit.h"
+
+/* The simulator's default chip: 16 SMT4 cores, f(n) = min(3300, 2700 (16/n)^(1/3)) MHz. */
+#define CORES 16
+#define ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+
+static void modelled_chip(struct freq_response *fr)
+{
+    freq_response_init(fr, CORES);
+    for (unsigned a = 1; a <= CORES; a++) {
+        double f = 2700 * cbrt((double) CORES / a);
+        fr->mhz[a] = (unsigned) lround(f > 3300 ? 3300 : f);
+    }
+}
+
+/* turbo_bench with N intensive + N jitter threads as fork placement leaves
+ * it: intensive threads spread one per core, then two; each jitter thread
+ * takes 2% of a thread running alone on an idle core, and more time (its
+ * SMT share) beside a busy one. */
+static void bench_snapshot(unsigned n, struct benefit_core *cores, struct benefit_snapshot *snap,
+                           const struct capacity_table *cap, const struct freq_response *fr)
+{
+    unsigned busy = n < CORES ? n : CORES, idle = CORES - busy;
+    for (unsigned c = 0; c < CORES; c++) {
+        unsigned k = n / CORES + (c < n % CORES);
+        cores[c] = (struct benefit_core){ .threads = 4, .intensive_milli = 1000 * k, .busy = k > 0 };
+    }
+    unsigned on_idle = n < idle ? n : idle, on_busy = n - on_idle;
+    *snap = (struct benefit_snapshot){
+        .n_cores = CORES,
+        .cores = cores,
+        .cap = cap,
+        .jitter_milli = on_idle * 20 + on_busy * 32,
+        .jitter_on_busy_milli = on_busy * 32,
+        .n_jitter_tasks = n,
+        .headroom_milli = 100,
+        .freq = fr,
+    };
+    (void) busy;
+}
+
+static void test_freq_response_parse(void **state)
+{
+    (void) state;
+    struct freq_response fr;
+    char err[128];
+    freq_response_init(&fr, 8);
+    assert_int_equal(freq_response_set(&fr, "active1-2", "5.0GHz", err, sizeof err), 0);
+    assert_int_equal(freq_response_set(&fr, "active3-4", "4800MHz", err, sizeof err), 0);
+    assert_int_equal(freq_response_set(&fr, "active5-8", "4700", err, sizeof err), 0);
+    assert_int_equal(fr.mhz[1], 5000);
+    assert_int_equal(fr.mhz[2], 5000);
+    assert_int_equal(fr.mhz[4], 4800);
+    assert_int_equal(fr.mhz[8], 4700);
+    assert_int_equal(freq_response_validate(&fr, err, sizeof err), 0);
+    assert_int_equal(freq_response_mhz(&fr, 0), 5000);   /* clamped */
+    assert_int_equal(freq_response_mhz(&fr, 99), 4700);
+
+    assert_int_equal(freq_response_set(&fr, "active9", "4000", err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "8 cores"));
+    assert_int_equal(freq_response_set(&fr, "cores3", "4000", err, sizeof err), -EINVAL);
+    assert_int_equal(freq_response_set(&fr, "active0", "4000", err, sizeof err), -EINVAL);
+    assert_int_equal(freq_response_set(&fr, "active4-3", "4000", err, sizeof err), -EINVAL);
+    assert_int_equal(freq_response_set(&fr, "active3", "fast", err, sizeof err), -EINVAL);
+    assert_int_equal(freq_response_set(&fr, "active3", "4000kHz", err, sizeof err), -EINVAL);
+    assert_int_equal(freq_response_set(&fr, "active3", "-1", err, sizeof err), -EINVAL);
+    /* a failed entry changes nothing */
+    assert_int_equal(fr.mhz[3], 4800);
+}
+
+static void test_freq_response_validate(void **state)
+{
+    (void) state;
+    struct freq_response fr;
+    char err[128];
+    freq_response_init(&fr, 4);
+    assert_int_equal(freq_response_set(&fr, "active1-3", "3000", err, sizeof err), 0);
+    assert_int_equal(freq_response_validate(&fr, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "4 active cores"));
+    /* a chip does not speed up by waking cores */
+    assert_int_equal(freq_response_set(&fr, "active4", "3100", err, sizeof err), 0);
+    assert_int_equal(freq_response_validate(&fr, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "above"));
+    assert_int_equal(freq_response_set(&fr, "active4", "2900", err, sizeof err), 0);
+    assert_int_equal(freq_response_validate(&fr, err, sizeof err), 0);
+}
+
+/* On the modelled chip: 2-4 busy cores are below the 8-core knee, nothing
+ * to gain, so no restriction; 5-8: one more core is still cheap and costs the
+ * busy cores nothing, so isolation; 9-15: every extra active core costs
+ * frequency, packing; 16+: every core busy, nothing to keep idle, but jitter
+ * beside one intensive thread costs less than beside two. */
+static void test_choice_by_n(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    capacity_table_default(&cap);
+    modelled_chip(&fr);
+    for (unsigned n = 2; n <= 32; n++) {
+        struct benefit_core cores[CORES];
+        struct benefit_snapshot snap;
+        struct benefit_choice ch;
+        bench_snapshot(n, cores, &snap, &cap, &fr);
+        assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
+        enum benefit_plan want = n <= 4 ? BENEFIT_NONE : n <= 8 ? BENEFIT_ISOLATE : n < 16 ? BENEFIT_PACK : BENEFIT_NONE;
+        /* Every core busy: unconfined jitter lands beside two intensive
+         * threads as often as beside one; packing it beside the single ones
+         * costs less, and pays once that beats the margin. */
+        if (n > 16 && ch.est[BENEFIT_PACK].candidate &&
+            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            want = BENEFIT_PACK;
+        if (n == 16 || n == 32)
+            assert_int_equal(want, BENEFIT_NONE);   /* every core alike: nothing to choose */
+        if (n == 30) {
+            if (want != BENEFIT_PACK)
+                fail_msg("N=30: %s (pack %.4f none %.4f)", ch.explain, ch.est[BENEFIT_PACK].throughput,
+                         ch.est[BENEFIT_NONE].throughput);
+            for (unsigned c = 0; c < CORES; c++)   /* cores 0-13 carry two intensive threads */
+                assert_int_equal(benefit_pack_core(&snap, c), c >= 14);
+        }
+        if (ch.plan != want)
+            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
+                     ch.explain);
+        /* the choice is never estimated worse than any candidate beyond the margin */
+        for (int p = 0; p < BENEFIT_N_PLANS; p++)
+            if (ch.est[p].candidate)
+                assert_true(ch.est[ch.plan].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 10000.0) >=
+                            ch.est[p].throughput);
+        assert_true(ch.gain >= 0);
+        if (n >= 5 && n <= 8)
+            assert_int_equal(ch.est[BENEFIT_ISOLATE].n_isolate, 1);
+    }
+}
+
+/* A chip that is not frequency limited: packing only costs. */
+static void test_flat_chip_never_restricts(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    char err[64];
+    capacity_table_default(&cap);
+    freq_response_init(&fr, CORES);
+    assert_int_equal(freq_response_set(&fr, "active1-16", "3300", err, sizeof err), 0);
+    for (unsigned n = 2; n <= 32; n++) {
+        struct benefit_core cores[CORES];
+        struct benefit_snapshot snap;
+        struct benefit_choice ch;
+        bench_snapshot(n, cores, &snap, &cap, &fr);
+        assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
+        /* never packing while idle cores are left: it only costs. Unrestricted jitter that has an
+         * idle core each costs nothing either; from N = 9 some of it lands
+         * beside busy threads, and an idle core taking all of it saves that,
+         * at the same frequency, until no idle core is left. */
+        enum benefit_plan want = BENEFIT_NONE;
+        if (n > CORES / 2 && n < CORES &&
+            ch.est[BENEFIT_ISOLATE].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            want = BENEFIT_ISOLATE;
+        if (n > CORES && ch.est[BENEFIT_PACK].candidate &&
+            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            want = BENEFIT_PACK;   /* beside one intensive thread rather than two */
+        if (n == 12)
+            assert_int_equal(want, BENEFIT_ISOLATE);   /* 4 of 12 jitter threads beside busy ones: 0.8% */
+        if (ch.plan != want)
+            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
+                     ch.explain);
+        if (n < 16)
+            assert_true(ch.est[BENEFIT_PACK].throughput < ch.est[BENEFIT_NONE].throughput);
+        if (want == BENEFIT_NONE)
+            assert_non_null(strstr(ch.explain, "none:"));
+    }
+}
+
+/* The explanation carries the estimate behind the choice. */
+static void test_explain(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+    capacity_table_default(&cap);
+    modelled_chip(&fr);
+    bench_snapshot(12, cores, &snap, &cap, &fr);
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_PACK);
+    char want[128];
+    snprintf(want, sizeof want, "pack: %+.1f%% est. (12 active cores at 2.97 GHz vs 2.70 GHz, jitter takes %.1f%%)",
+             100 * ch.gain, 100 * ch.est[BENEFIT_PACK].jitter_cost);
+    assert_string_equal(ch.explain, want);
+    /* 12 jitter threads of 2% work each beside single busy threads on SMT4:
+     * the busy thread drops from 1.0 to 0.625 while the jitter runs at 0.625,
+     * 0.6 of the work, over 12 busy threads */
+    assert_true(fabs(ch.est[BENEFIT_PACK].jitter_cost - 0.6 * 12 * 0.020 / 12) < 1e-4);
+
+    bench_snapshot(6, cores, &snap, &cap, &fr);
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_non_null(strstr(ch.explain, "isolate on 1 core: +11.0% est. (7 active cores at 3.30 GHz vs 2.97 GHz"));
+}
+
+static void test_unknown_without_table(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+    struct freq_response bad;
+    capacity_table_default(&cap);
+    bench_snapshot(8, cores, &snap, &cap, NULL);
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_UNKNOWN);
+    assert_non_null(strstr(ch.explain, "unknown"));
+    /* costs are still estimated: the probe loop needs them */
+    assert_true(ch.est[BENEFIT_PACK].candidate && ch.est[BENEFIT_PACK].jitter_cost > 0);
+    /* an incomplete table is no table */
+    freq_response_init(&bad, CORES);
+    bad.mhz[1] = 3300;
+    snap.freq = &bad;
+    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 30, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_UNKNOWN);
+    assert_non_null(strstr(ch.explain, "no frequency for 2 active cores"));
+    assert_int_equal(benefit_choose(NULL, BENEFIT_PACK, 30, &ch), -EINVAL);
+}
+
+/* Heavy jitter needs more than one idle core; too heavy for the busy cores'
+ * room, packing is no candidate. */
+static void test_heavy_jitter(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    capacity_table_default(&cap);
+    modelled_chip(&fr);
+    bench_snapshot(4, cores, &snap, &cap, &fr);
+    /* Four busy cores with one intensive thread each: room for packed
+     * jitter is half their 3 free threads each, 6.0 threads of time. */
+    snap.jitter_milli = 500;
+    benefit_estimate_all(&snap, est);
+    assert_true(est[BENEFIT_PACK].candidate);
+    assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 1);
+    /* two threads' worth: 3.2 threads of time beside busy threads still fits;
+     * isolation needs two cores at 1.4 usable each (1.5 - headroom) */
+    snap.jitter_milli = 2000;
+    benefit_estimate_all(&snap, est);
+    assert_true(est[BENEFIT_PACK].candidate);
+    assert_true(est[BENEFIT_ISOLATE].candidate);
+    assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 2);
+    assert_int_equal(est[BENEFIT_ISOLATE].active_cores, 6);
+    /* four threads' worth: 6.4 + 0.1 no longer fits beside them */
+    snap.jitter_milli = 4000;
+    benefit_estimate_all(&snap, est);
+    assert_false(est[BENEFIT_PACK].candidate);
+    assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 3);
+}
+
+/* The margin keeps the applied plan while another is only marginally better. */
+static void test_margin_holds(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+    capacity_table_default(&cap);
+    modelled_chip(&fr);
+    /* N=8: isolation (9 cores at 3271, no cost) vs packing (8 at 3300, 1.2% cost): ~0.3% apart */
+    bench_snapshot(8, cores, &snap, &cap, &fr);
+    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 100, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_PACK);
+    assert_non_null(strstr(ch.explain, "within the 1.00% margin"));
+    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 10, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
+    /* Near the crossover (jitter ~0.118 of a thread: packing's 0.88% cost
+     * equals isolation's frequency step), a +-5% wobble of the jitter load
+     * flips the bare argmax at every tick; the default margin never does. */
+    for (unsigned margin = 0; margin <= BENEFIT_MARGIN_BP_DEFAULT; margin += BENEFIT_MARGIN_BP_DEFAULT) {
+        enum benefit_plan cur = BENEFIT_ISOLATE;
+        unsigned flips = 0;
+        for (int i = 0; i < 40; i++) {
+            bench_snapshot(8, cores, &snap, &cap, &fr);
+            snap.jitter_milli = i % 2 ? 124 : 112;
+            assert_int_equal(benefit_choose(&snap, cur, margin, &ch), 0);
+            assert_true(ch.plan == BENEFIT_PACK || ch.plan == BENEFIT_ISOLATE);
+            flips += ch.plan != cur;
+            cur = ch.plan;
+        }
+        if (margin == 0)
+            assert_true(flips >= 20);
+        else
+            assert_int_equal(flips, 0);
+    }
+}
+
+/* ---- the probe loop ---- */
+
+struct recording {
+    double mhz[BENEFIT_N_PLANS];  /* what the busy cores run at under each plan */
+    const double *noise;          /* added to the n-th sample, cycling */
+    unsigned n_noise;
+};
+
+/* Drive the loop for `steps` ticks, feeding the frequency of the plan it
+ * asked for at the previous tick. The first sample after a switch is given
+ * as garbage (half-way between the plans): the settle sample must hide it. */
+static enum benefit_plan drive(struct probe_state *ps, const struct recording *rec, const struct benefit_estimate *est,
+                               uint64_t sig, unsigned steps, uint64_t *now_ms, enum benefit_plan applied)
+{
+    static unsigned k;
+    enum benefit_plan prev_applied = applied;
+    for (unsigned i = 0; i < steps; i++) {
+        double f = applied < BENEFIT_N_PLANS ? rec->mhz[applied] : 0;
+        if (applied != prev_applied)
+            f = 0.5 * (rec->mhz[applied] + rec->mhz[prev_applied]) + 500;
+        if (rec->n_noise)
+            f += rec->noise[k++ % rec->n_noise];
+        *now_ms += 250;
+        struct probe_input in = { .now_ms = *now_ms, .measurable = true, .busy_mhz = f, .load_sig = sig, .est = est };
+        prev_applied = applied;
+        applied = probe_step(ps, &in);
+    }
+    return applied;
+}
+
+static void probe_est(struct benefit_estimate *est, double pack_cost)
+{
+    memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+        est[p].candidate = true;
+    est[BENEFIT_PACK].jitter_cost = pack_cost;
+}
+
+static void test_probe_learns(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_init(&ps, NULL);
+    probe_est(est, 0.012);
+    /* N=8 on the modelled chip, recorded: 2700 unrestricted, 3300 packed, 3271 isolated */
+    struct recording rec = { .mhz = { 2700, 3300, 3271 } };
+    enum benefit_plan p = drive(&ps, &rec, est, 1, 12, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    /* 3300 x (1 - 0.012) = 3260 < 3271: isolation pays more */
+    assert_int_equal(p, BENEFIT_ISOLATE);
+    assert_int_equal(ps.learned, BENEFIT_ISOLATE);
+    assert_non_null(strstr(ps.explain, "probed: isolate +21.1%"));
+    /* it stays learned while the load stays */
+    assert_int_equal(drive(&ps, &rec, est, 1, 20, &now, p), BENEFIT_ISOLATE);
+    assert_int_equal(ps.rounds, 1);
+
+    /* below the knee nothing pays: packing costs, isolation is a tie */
+    probe_init(&ps, NULL);
+    struct recording flat = { .mhz = { 3300, 3300, 3300 } };
+    p = drive(&ps, &flat, est, 1, 12, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_NONE);
+}
+
+/* Noise: a gain smaller than the samples' spread is not believed; a gain
+ * well beyond it is. */
+static void test_probe_noise(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    /* alternating signs: any two consecutive samples are 50-80 MHz apart */
+    static const double noise[] = { 30, -30, 25, -25, 40, -35, 35, -40, 25, -30, 40, -25, 30 };
+    probe_est(est, 0.012);
+    /* isolation truly 0.5% faster than unrestricted, inside +-40 MHz noise */
+    struct recording rec = { .mhz = { 3150, 3150, 3166 }, .noise = noise, .n_noise = ELEMENTS(noise) };
+    probe_init(&ps, NULL);
+    enum benefit_plan p = drive(&ps, &rec, est, 7, 12, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_NONE);
+    /* a 20% gain stands out of the same noise */
+    struct recording big = { .mhz = { 2700, 3300, 3271 }, .noise = noise, .n_noise = ELEMENTS(noise) };
+    probe_init(&ps, NULL);
+    p = drive(&ps, &big, est, 7, 12, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_true(p == BENEFIT_ISOLATE || p == BENEFIT_PACK);
+    assert_true(ps.learned_gain > 0.15);
+}
+
+/* The load changes in the middle of the packing probe: that round is
+ * discarded, and what was measured before the change does not count. */
+static void test_probe_load_change_mid_probe(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_est(est, 0.012);
+    probe_init(&ps, NULL);
+    /* old load: packing pays 22% */
+    struct recording before = { .mhz = { 2700, 3300, 3000 } };
+    enum benefit_plan p = drive(&ps, &before, est, 1, 4, &now, BENEFIT_NONE);
+    /* none probed (round start + 1 settle + 2 samples), now into the pack probe */
+    assert_int_equal(p, BENEFIT_PACK);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    p = drive(&ps, &before, est, 1, 2, &now, p);
+    assert_int_equal(ps.probing, BENEFIT_PACK);
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 1);
+    /* new load (fewer busy cores): nothing is frequency limited any more */
+    struct recording after = { .mhz = { 3300, 3300, 3300 } };
+    p = drive(&ps, &after, est, 2, 1, &now, p);
+    assert_int_equal(ps.discarded, 1);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    assert_int_equal(p, BENEFIT_NONE);   /* the round restarts */
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
+    p = drive(&ps, &after, est, 2, 12, &now, p);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_NONE);
+    assert_int_equal(ps.rounds, 1);
+}
+
+/* After learning, a load change starts a new round, which can learn another plan. */
+static void test_probe_reprobes_on_load_change(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_est(est, 0.012);
+    probe_init(&ps, NULL);
+    struct recording low = { .mhz = { 3300, 3300, 3300 } };
+    enum benefit_plan p = drive(&ps, &low, est, 1, 12, &now, BENEFIT_NONE);
+    assert_int_equal(p, BENEFIT_NONE);
+    assert_int_equal(ps.rounds, 1);
+    struct recording mid = { .mhz = { 2700, 2970, 2900 } };
+    p = drive(&ps, &mid, est, 2, 1, &now, p);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    p = drive(&ps, &mid, est, 2, 12, &now, p);
+    assert_int_equal(ps.rounds, 2);
+    assert_int_equal(p, BENEFIT_PACK);
+    assert_int_equal(ps.discarded, 0);
+
+    /* the periodic re-probe, when configured */
+    struct probe_config cfg;
+    probe_config_default(&cfg);
+    cfg.reprobe_ms = 10000;
+    probe_init(&ps, &cfg);
+    p = drive(&ps, &mid, est, 2, 12, &now, BENEFIT_NONE);
+    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(p, BENEFIT_PACK);
+    p = drive(&ps, &mid, est, 2, 60, &now, p);   /* 15 s later: probed again at 10 s */
+    assert_int_equal(ps.rounds, 2);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_PACK);
+}
+
+/* No frequency source: unknown, so the caller keeps today's policy. */
+static void test_probe_unmeasurable(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    probe_est(est, 0.012);
+    probe_init(&ps, NULL);
+    struct probe_input in = { .now_ms = 250, .measurable = false, .load_sig = 1, .est = est };
+    assert_int_equal(probe_step(&ps, &in), BENEFIT_UNKNOWN);
+    assert_int_equal(ps.phase, PROBE_UNMEASURABLE);
+    assert_non_null(strstr(ps.explain, "no measurable frequency"));
+    in.now_ms += 250;
+    assert_int_equal(probe_step(&ps, &in), BENEFIT_UNKNOWN);
+    /* a source appearing starts probing */
+    in.measurable = true;
+    in.busy_mhz = 3000;
+    assert_int_equal(probe_step(&ps, &in), BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_freq_response_parse),
+        cmocka_unit_test(test_freq_response_validate),
+        cmocka_unit_test(test_choice_by_n),
+        cmocka_unit_test(test_flat_chip_never_restricts),
+        cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_unknown_without_table),
+        cmocka_unit_test(test_heavy_jitter),
+        cmocka_unit_test(test_margin_holds),
+        cmocka_unit_test(test_probe_learns),
+        cmocka_unit_test(test_probe_noise),
+        cmocka_unit_test(test_probe_load_change_mid_probe),
+        cmocka_unit_test(test_probe_reprobes_on_load_change),
+        cmocka_unit_test(test_probe_unmeasurable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
