@@ -171,7 +171,7 @@ static void test_reload_without_rule_reclassifies(void **state)
     assert_int_equal(engine_reload(e, msg, sizeof msg), 0);
     efx_log_reset();
     assert_string_equal(msg, "rules: 0, changes undone: 3");
-    assert_true(e->last_reload_ok);
+    assert_true(e->last_reload.ok);
     assert_int_equal(e->counters.reloads_ok, 1);
     assert_int_equal(e->cfg->n_rules, 0);
     expect_counts(e, 0, 0, 5, 0);
@@ -216,8 +216,8 @@ static void test_bad_reload_keeps_config(void **state)
     if (strncmp(msg, want, strlen(want)) != 0)
         fail_msg("reload message \"%s\" does not start with \"%s\"", msg, want);
     assert_non_null(strstr(msg, "hold_time"));
-    assert_string_equal(e->last_reload_msg, msg);
-    assert_false(e->last_reload_ok);
+    assert_string_equal(e->last_reload.msg, msg);
+    assert_false(e->last_reload.ok);
     assert_int_equal(e->counters.reloads_failed, 1);
     assert_int_equal(e->counters.reloads_ok, 0);
 
