@@ -37,7 +37,9 @@ int sampler_resize(struct sampler *s, int n_cpus);
 
 /* Read /proc/stat and fold it into util_milli (the first sample of a CPU is
  * taken as is; later ones are smoothed with half_life_ms). -errno when
- * /proc/stat could not be read, logged: the tick has no load figures then. */
+ * /proc/stat could not be read, logged: the tick has no load figures then
+ * (-ERANGE when it lists a CPU beyond n_cpus: sampler_resize first, as the
+ * engine does when the topology changes). */
 int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_ms);
 
 /* Read up to SAMPLER_TASKS_PER_TICK jitter tasks from where the last call
