@@ -410,14 +410,19 @@ static void refresh_topology(struct engine *e)
         log_warning("re-reading the CPU topology: %s", strerror(-r));
         return;
     }
+    /* The load arrays cover every CPU of the topology; without room for
+     * them the old topology stays, and the next tick tries again. */
+    if ((r = sampler_resize(&e->sampler, t->n_cpus)) < 0) {
+        log_warning("re-reading the CPU topology: %s", strerror(-r));
+        topology_free(t);
+        return;
+    }
     char was[256], now_s[256];
     cpulist_format(&e->topo->online, was, sizeof was);
     cpulist_format(&t->online, now_s, sizeof now_s);
     log_notice("online CPUs changed: %s -> %s", was, now_s);
     topology_free(e->topo);
     e->topo = t;
-    /* On failure the next sample grows the arrays to what /proc/stat lists. */
-    (void)sampler_resize(&e->sampler, t->n_cpus);
 }
 
 /* No event reports a changed clamp: look again now and then. */
