@@ -1,13 +1,15 @@
 /* The daemon's state and what it does on each input: a proc connector event,
- * a tick, a reload, a stop. main.c wires these to the sd-event loop; the
- * control socket's replies are built from this state by report.c. */
+ * a tick, a reload, a stop. It orchestrates: procscan tracks tasks, the
+ * classifier decides their class, the sampler measures load, the packer
+ * plans, the applier changes affinity through the injected sysops. main.c
+ * wires these to the sd-event loop; the control socket's replies are built
+ * from this state by report.c. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "config.h"
-#include "load.h"
 #include "packer.h"
 #include "pins.h"
 #include "sampler.h"
@@ -19,7 +21,6 @@ struct classifier;
 struct applier;
 struct procmon;
 struct procmon_event;
-
 struct sysops;
 
 struct engine_params {
