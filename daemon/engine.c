@@ -13,6 +13,7 @@
 #include "log.h"
 #include "procmon.h"
 #include "procscan.h"
+#include "sampler.h"
 #include "sysops.h"
 #include "task.h"
 #include "util.h"
@@ -31,7 +32,7 @@ static const cpu_set_t *plan_mask(const struct engine *e)
  * every jitter task in cgroup mode, or those of rules that ask for it. */
 static bool uses_group(const struct engine *e, const struct task *t)
 {
-    if (t->class != CLASS_JITTER || !e->cpuset_v1)
+    if (t->class != CLASS_JITTER || !e->group.usable)
         return false;
     if (e->cfg->mode == APPLY_CGROUP)
         return true;
@@ -52,12 +53,12 @@ static bool packs_per_thread(const struct engine *e, const struct task *t)
 
 static int ensure_group(struct engine *e)
 {
-    if (e->group_ready)
+    if (e->group.ready)
         return 0;
-    int r = applier_group_set_v1(e->applier, e->group, plan_mask(e));
+    int r = applier_group_set_v1(e->applier, e->group.path, plan_mask(e));
     if (r < 0)
         return r;   /* the applier said why */
-    e->group_ready = true;
+    e->group.ready = true;
     return 0;
 }
 
@@ -71,7 +72,7 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
     cpu_set_t now;
     if (t->flags & TASK_F_GROUP)
         return false;       /* in the group: the mask is the group's */
-    if (sysops_real.getaffinity(sysops_real.userdata, t->tid, &now) < 0)
+    if (e->ops->getaffinity(e->ops->userdata, t->tid, &now) < 0)
         return true;
     return !cpuset_covers(&now, &e->topo->online);
 }
@@ -92,7 +93,7 @@ static void place_task(struct engine *e, struct task *t)
             return;     /* gone: its exit event follows */
         if (applier_find(e->applier, t->tid))
             applier_restore_task(e->applier, t->tid);
-        if (applier_group_attach_v1(e->applier, e->group, t->tid, t->pid, t->start_time) > 0) {
+        if (applier_group_attach_v1(e->applier, e->group.path, t->tid, t->pid, t->start_time) > 0) {
             t->flags |= TASK_F_GROUP;
             e->counters.packs++;
         }
@@ -100,7 +101,7 @@ static void place_task(struct engine *e, struct task *t)
     }
     if (t->flags & TASK_F_GROUP) {
         t->flags &= ~TASK_F_GROUP;
-        if (applier_group_detach_v1(e->applier, e->group, t->tid) > 0)
+        if (applier_group_detach_v1(e->applier, e->group.path, t->tid) > 0)
             e->counters.restores++;
     }
     if (packs_per_thread(e, t)) {
@@ -125,20 +126,20 @@ static void place_task(struct engine *e, struct task *t)
 static void setup_group_mode(struct engine *e, bool at_start)
 {
     char path[PATH_MAX];
-    e->group_ready = false;
-    snprintf(e->group, sizeof e->group, "/%s", e->cfg->cgroup_name ? e->cfg->cgroup_name : "turbosched");
+    e->group.ready = false;
+    snprintf(e->group.path, sizeof e->group.path, "/%s", e->cfg->cgroup_name ? e->cfg->cgroup_name : "turbosched");
     bool mounted = path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 &&
                    access(path, F_OK) == 0;
     bool wanted = e->cfg->mode == APPLY_CGROUP;
     for (size_t i = 0; i < e->cfg->n_rules && !wanted; i++)
         wanted = e->cfg->rules[i].cgroup_mode;
     if (at_start)
-        e->group_privileged = mounted && wanted;
-    e->cpuset_v1 = mounted && e->group_privileged;
+        e->group.privileged = mounted && wanted;
+    e->group.usable = mounted && e->group.privileged;
     if (wanted && !mounted)
         log_notice("cgroup mode needs the cgroup v1 cpuset controller, which is not mounted: "
                    "confining jitter per thread instead");
-    else if (wanted && !e->cpuset_v1)
+    else if (wanted && !e->group.usable)
         log_notice("cgroup mode was not configured at start, so the daemon gave up the privilege to create its "
                    "cpuset group: confining jitter per thread until a restart");
 }
@@ -169,8 +170,8 @@ static int hook_task_new(struct task *t, void *userdata)
     pid_t parent = 0;
     if (t->tid != t->pid)
         parent = t->pid;
-    else if (e->fork_parent_tid > 0)
-        parent = e->fork_parent_tid;
+    else if (e->events.fork_parent_tid > 0)
+        parent = e->events.fork_parent_tid;
     if (parent > 0 && applier_find(e->applier, parent) && procscan_ensure_start(root_of(e), t) == 0)
         applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
     return classify_and_place(e, t, false);
@@ -219,8 +220,8 @@ static int rescan(struct engine *e)
     classifier_batch_begin(e->classifier);
     int r = procscan_reconcile(root_of(e), e->tasks, hooks_of(e), &st);
     classifier_batch_end(e->classifier);
-    e->rescan_pending = false;
-    e->last_rescan_ms = now_ms();
+    e->events.rescan_pending = false;
+    e->events.last_rescan_ms = now_ms();
     e->counters.rescans++;
     e->counters.table_full += st.failed;
     log_debug("rescan: %u live, %u added, %u removed, %u reused, %" PRIu64 " us",
@@ -230,32 +231,6 @@ static int rescan(struct engine *e)
     else if (r < 0)
         log_warning("rescan of /proc: %s", strerror(-r));
     return r == -ENOSPC ? 0 : r;
-}
-
-static int alloc_cpu_arrays(struct engine *e, int n_cpus)
-{
-    if (n_cpus <= e->n_cpus)
-        return 0;
-    struct cpu_stat *s = realloc(e->stat_prev, sizeof(*s) * (size_t)n_cpus);
-    if (!s)
-        return -ENOMEM;
-    e->stat_prev = s;
-    int *u = realloc(e->util_milli, sizeof(*u) * (size_t)n_cpus);
-    if (!u)
-        return -ENOMEM;
-    for (int i = e->n_cpus; i < n_cpus; i++) {
-        s[i] = (struct cpu_stat){0};
-        u[i] = -1;
-    }
-    e->util_milli = u;
-    int *j = realloc(e->jitter_milli, sizeof(*j) * (size_t)n_cpus);
-    if (!j)
-        return -ENOMEM;
-    for (int i = e->n_cpus; i < n_cpus; i++)
-        j[i] = 0;
-    e->jitter_milli = j;
-    e->n_cpus = n_cpus;
-    return 0;
 }
 
 int engine_new(struct config *cfg, const struct engine_params *p, struct engine **ret)
@@ -269,6 +244,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
     e->params = *p;
     if (!e->params.root)
         e->params.root = "/";
+    e->ops = p->sysops ? p->sysops : &sysops_real;
     e->cfg = cfg;
     if (p->dry_run)
         cfg->dry_run = true;
@@ -276,7 +252,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         cfg->log_level = p->log_level;
     log_set_max_level(cfg->log_level);
     e->start_ms = now_ms();
-    e->last_reload_ok = true;
+    e->last_reload.ok = true;
     e->plan = calloc(1, sizeof(*e->plan));
     if (!e->plan) {
         r = -ENOMEM;
@@ -289,7 +265,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         log_err("reading the CPU topology: %s", strerror(-r));
         goto fail;
     }
-    if ((r = alloc_cpu_arrays(e, MAX(e->topo->n_cpus, 1))) < 0)
+    if ((r = sampler_init(&e->sampler, e->params.root, e->topo->n_cpus)) < 0)
         goto fail;
     if ((r = task_table_new(cfg->max_tasks, &e->tasks)) < 0)
         goto fail;
@@ -297,7 +273,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         log_err("setting up classification: %s", strerror(-r));
         goto fail;
     }
-    if ((r = applier_new(&sysops_real, cfg->state_file, cfg->dry_run, &e->applier)) < 0) {
+    if ((r = applier_new(e->ops, cfg->state_file, cfg->dry_run, &e->applier)) < 0) {
         log_err("setting up the applier: %s", strerror(-r));
         goto fail;
     }
@@ -309,111 +285,21 @@ fail:
     return r;
 }
 
-int engine_procmon_fd(const struct engine *e) { return e->procmon ? procmon_fd(e->procmon) : -EBADF; }
+int engine_procmon_fd(const struct engine *e) { return e->events.procmon ? procmon_fd(e->events.procmon) : -EBADF; }
 
-static int sample_cpus(struct engine *e, uint64_t now)
+/* Tasks by class and in the jitter slice, as of this tick. */
+static void count_tasks(struct engine *e)
 {
-    int cap = MAX(e->topo->n_cpus, e->n_cpus);
-    _cleanup_free_ struct cpu_stat *cur = calloc((size_t)cap, sizeof(*cur));
-    _cleanup_free_ int *raw = calloc((size_t)cap, sizeof(*raw));
-    int n_cur, r;
-    if (!cur || !raw)
-        return -ENOMEM;
-    r = load_read_stat(root_of(e), cur, cap, &n_cur);
-    if (r < 0) {
-        log_warning("reading /proc/stat: %s", strerror(-r));
-        return r;
-    }
-    if ((r = alloc_cpu_arrays(e, n_cur)) < 0)
-        return r;
-    load_cpu_util(e->stat_prev, e->n_stat_prev, cur, n_cur, raw, n_cur);
-    uint64_t dt = e->stat_prev_ms ? now - e->stat_prev_ms : 0;
-    for (int i = 0; i < e->n_cpus; i++) {
-        if (i >= n_cur || raw[i] < 0)
-            e->util_milli[i] = (i < n_cur && cur[i].present && e->util_milli[i] >= 0) ? e->util_milli[i] : -1;
-        else if (e->util_milli[i] < 0)
-            e->util_milli[i] = raw[i];     /* first sample: nothing to smooth with */
-        else
-            e->util_milli[i] = (int)load_ewma((unsigned)e->util_milli[i], (unsigned)raw[i], dt,
-                                              e->cfg->half_life_ms);
-    }
-    memcpy(e->stat_prev, cur, sizeof(*cur) * (size_t)n_cur);
-    e->n_stat_prev = n_cur;
-    e->stat_prev_ms = now;
-    return 0;
-}
-
-/* CPU time of jitter tasks, smoothed per task and charged to the CPU each
- * last ran on: the packer then does not count jitter it packed onto a core
- * against that core's own spare room. Reading a task costs a /proc read, so
- * a tick reads at most SAMPLES_PER_TICK of them, round robin; a task not
- * read this tick counts with its last figures. With that many jitter tasks
- * or fewer, each is read every tick; with more, each is read every few
- * ticks and its figure is its mean over that longer interval. */
-#define SAMPLES_PER_TICK 64
-
-static void sample_one(struct engine *e, struct task *t, uint32_t now32)
-{
-    uint64_t rt;
-    int cpu = t->last_cpu;
-    if (load_read_task_runtime(root_of(e), t->pid, t->tid, &rt) < 0)
-        return;     /* gone: its exit event removes it */
-    /* A task that has not run since its last sample is still where it was:
-     * the stat file (for its CPU) is read only when it ran, which spares
-     * half the reads of a machine full of sleeping threads. */
-    if ((t->sample_ms == 0 || rt != t->runtime_ns) && load_read_task_cpu(root_of(e), t->pid, t->tid, &cpu) < 0)
-        return;
-    uint32_t dt_ms = now32 - t->sample_ms;
-    if (t->runtime_ns && dt_ms && rt >= t->runtime_ns) {
-        uint64_t sample = (rt - t->runtime_ns) / 1000 / dt_ms;   /* ns per ms = milli of a CPU */
-        t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), dt_ms, e->cfg->half_life_ms);
-    }
-    t->runtime_ns = rt;
-    t->sample_ms = now32;
-    t->last_cpu = (int16_t)MIN(cpu, INT16_MAX);
-}
-
-static void sample_tasks(struct engine *e, uint64_t now)
-{
-    uint32_t now32 = (uint32_t)now;
-    unsigned n = task_table_count(e->tasks), visited = 0, read = 0;
-    size_t iter = e->sample_cursor;
-    struct task *t;
-
-    /* read up to SAMPLES_PER_TICK jitter tasks, from where the last tick stopped */
-    while (visited < n && read < SAMPLES_PER_TICK) {
-        if (!(t = task_table_next(e->tasks, &iter))) {
-            if (iter == 0)
-                break;
-            iter = 0;
-            continue;
-        }
-        visited++;
-        if (t->class == CLASS_JITTER) {
-            sample_one(e, t, now32);
-            read++;
-        }
-    }
-    e->sample_cursor = iter;
-
-    /* totals from every task's latest figures */
-    uint64_t total = 0;
+    size_t iter = 0;
+    const struct task *t;
     memset(e->n_by_class, 0, sizeof e->n_by_class);
-    e->n_slice_tasks = 0;
-    memset(e->jitter_milli, 0, sizeof(*e->jitter_milli) * (size_t)e->n_cpus);
-    iter = 0;
+    e->slice.n_tasks = 0;
     while ((t = task_table_next(e->tasks, &iter))) {
         if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
             e->n_by_class[t->class]++;
         if (t->source == SOURCE_SLICE)
-            e->n_slice_tasks++;
-        if (t->class != CLASS_JITTER)
-            continue;
-        total += t->util_milli;
-        if (t->last_cpu >= 0 && t->last_cpu < e->n_cpus)
-            e->jitter_milli[t->last_cpu] = (int)MIN((unsigned)e->jitter_milli[t->last_cpu] + t->util_milli, 1000u);
+            e->slice.n_tasks++;
     }
-    e->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
 }
 
 void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX], unsigned *packed)
@@ -439,7 +325,7 @@ static enum pin_choice pin_of(const struct task *t, cpu_set_t *mask, void *userd
     const struct applied_task *at = applier_find(e->applier, t->tid);
     if (!at)
         return PIN_CURRENT;
-    *mask = e->undoing ? at->original : at->set;
+    *mask = e->slice.undoing ? at->original : at->set;
     return PIN_GIVEN;
 }
 
@@ -451,7 +337,7 @@ static void pins_guard_begin(struct engine *e, unsigned passes)
     while ((t = task_table_next(e->tasks, &iter)))
         (void)procscan_ensure_start(root_of(e), t);
     if (!e->cfg->dry_run &&
-        pins_snapshot(&e->pins, e->tasks, &e->topo->online, &sysops_real, passes, pin_of, e) < 0)
+        pins_snapshot(&e->slice.pins, e->tasks, &e->topo->online, e->ops, passes, pin_of, e) < 0)
         log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));
 }
 
@@ -462,38 +348,38 @@ static void pins_guard_begin(struct engine *e, unsigned passes)
  * every online CPU instead of going back to empty until stop. */
 static void set_slice(struct engine *e, const cpu_set_t *mask)
 {
-    if (!classifier_unit_optin_active(e->classifier) || (!e->slice_set && (!mask || !e->n_slice_tasks)))
+    if (!classifier_unit_optin_active(e->classifier) || (!e->slice.set && (!mask || !e->slice.n_tasks)))
         return;
     if (!mask)
         mask = &e->topo->online;
-    bool toggle = !e->slice_set;
+    bool toggle = !e->slice.set;
     if (toggle)
         pins_guard_begin(e, 10);
     if (applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask) >= 0)
-        e->slice_set = true;
+        e->slice.set = true;
     if (toggle)
-        pins_repair(&e->pins, &sysops_real);
+        pins_repair(&e->slice.pins, e->ops);
 }
 
 /* Undo every change; with the slice touched, keep other tasks' pins. */
 static int restore_everything(struct engine *e, bool wait_for_toggle)
 {
-    bool guard = e->slice_set;
-    e->undoing = true;
+    bool guard = e->slice.set;
+    e->slice.undoing = true;
     if (guard)
         pins_guard_begin(e, wait_for_toggle ? 15 : 10);
-    e->undoing = false;
+    e->slice.undoing = false;
     int n = applier_restore_all(e->applier);
     applier_flush_state(e->applier);
-    e->slice_set = false;
+    e->slice.set = false;
     if (guard && wait_for_toggle) {
         /* systemd applies the change after its reply: look a few times. */
         for (int i = 0; i < 15; i++) {
-            pins_repair(&e->pins, &sysops_real);
+            pins_repair(&e->slice.pins, e->ops);
             nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
         }
     } else if (guard)
-        pins_repair(&e->pins, &sysops_real);
+        pins_repair(&e->slice.pins, e->ops);
     return n;
 }
 
@@ -506,8 +392,8 @@ static void apply_plan(struct engine *e)
         if (packs_per_thread(e, t))
             place_task(e, t);
     /* Groups follow with one write each; the applier logs failures. */
-    if (e->group_ready)
-        applier_group_set_v1(e->applier, e->group, mask);
+    if (e->group.ready)
+        applier_group_set_v1(e->applier, e->group.path, mask);
     set_slice(e, mask);
 }
 
@@ -524,52 +410,53 @@ static void refresh_topology(struct engine *e)
         log_warning("re-reading the CPU topology: %s", strerror(-r));
         return;
     }
+    /* The load arrays cover every CPU of the topology; without room for
+     * them the old topology stays, and the next tick tries again. */
+    if ((r = sampler_resize(&e->sampler, t->n_cpus)) < 0) {
+        log_warning("re-reading the CPU topology: %s", strerror(-r));
+        topology_free(t);
+        return;
+    }
     char was[256], now_s[256];
     cpulist_format(&e->topo->online, was, sizeof was);
     cpulist_format(&t->online, now_s, sizeof now_s);
     log_notice("online CPUs changed: %s -> %s", was, now_s);
     topology_free(e->topo);
     e->topo = t;
-    alloc_cpu_arrays(e, t->n_cpus);
 }
 
-int engine_tick(struct engine *e)
+/* No event reports a changed clamp: look again now and then. */
+static void recheck_uclamp(struct engine *e, uint64_t now)
 {
-    uint64_t now = now_ms();
-    e->counters.ticks++;
-    if (e->rescan_pending)
-        rescan(e);
-    pins_repair(&e->pins, &sysops_real);
-    refresh_topology(e);
-    if (sample_cpus(e, now) < 0)
-        return 0;
-    sample_tasks(e, now);
+    if (!classifier_uclamp_supported(e->classifier) || !e->cfg->uclamp_recheck_ms ||
+        now - e->last_uclamp_ms < e->cfg->uclamp_recheck_ms)
+        return;
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if (classifier_recheck_uclamp(e->classifier, t) > 0)
+            place_task(e, t);
+    e->last_uclamp_ms = now;
+}
 
-    if (classifier_uclamp_supported(e->classifier) && e->cfg->uclamp_recheck_ms &&
-        now - e->last_uclamp_ms >= e->cfg->uclamp_recheck_ms) {
-        /* No event reports a changed clamp: look again now and then. */
-        size_t iter = 0;
-        struct task *t;
-        while ((t = task_table_next(e->tasks, &iter)))
-            if (classifier_recheck_uclamp(e->classifier, t) > 0)
-                place_task(e, t);
-        e->last_uclamp_ms = now;
-    }
-
+/* The packer's decision from this tick's samples; applied when it changed
+ * (and the first time, which places every task under a plan). */
+static void plan(struct engine *e, uint64_t now)
+{
     struct packer_input in = {
         .topo = e->topo,
         .cap = &e->cfg->capacity,
-        .cpu_util_milli = e->util_milli,
-        .n_cpu_util = e->n_cpus,
-        .cpu_jitter_milli = e->jitter_milli,
-        .jitter_load_milli = e->jitter_load_milli,
+        .cpu_util_milli = e->sampler.util_milli,
+        .n_cpu_util = e->sampler.n_cpus,
+        .cpu_jitter_milli = e->sampler.jitter_milli,
+        .jitter_load_milli = e->sampler.jitter_load_milli,
         .cfg = e->cfg,
         .now_ms = now,
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
     if (r < 0) {
         log_warning("planning: %s", strerror(-r));
-        return 0;
+        return;
     }
     bool first = !e->planned;
     e->planned = true;
@@ -582,22 +469,43 @@ int engine_tick(struct engine *e)
     }
     /* While a cpuset toggle may still reset masks, a packed task whose mask
      * changed is being put back, not changed by someone else. */
-    if (e->pins.repairs_left == 0)
+    if (e->slice.pins.repairs_left == 0)
         applier_verify(e->applier, 256);
     applier_flush_state(e->applier);
     e->n_packed = (unsigned)applier_count(e->applier);
+}
+
+static void log_counters(struct engine *e, uint64_t now)
+{
+    if (!e->events.procmon || now - e->last_counters_log_ms < 60000)
+        return;
+    const struct procmon_counters *pc = procmon_counters(e->events.procmon);
+    log_debug("counters: %u threads; events fork %" PRIu64 " exec %" PRIu64 " comm %" PRIu64 " exit %" PRIu64
+              " uid %" PRIu64 "; overflows %" PRIu64 ", rescans %" PRIu64 ", not tracked (table full) %" PRIu64,
+              task_table_count(e->tasks), pc->fork, pc->exec, pc->comm, pc->exit, pc->uid, pc->overflows,
+              e->counters.rescans, e->counters.table_full);
+    e->last_counters_log_ms = now;
+}
+
+int engine_tick(struct engine *e)
+{
+    uint64_t now = now_ms();
+    e->counters.ticks++;
+    if (e->events.rescan_pending)
+        rescan(e);
+    pins_repair(&e->slice.pins, e->ops);
+    refresh_topology(e);
+    if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
+        return 0;
+    sampler_sample_tasks(&e->sampler, e->tasks, now, e->cfg->half_life_ms);
+    count_tasks(e);
+    recheck_uclamp(e, now);
+    plan(e, now);
 
     /* A full table said so once; say it again after it has drained. */
     if (e->table_full_logged && task_table_count(e->tasks) < task_table_max(e->tasks) / 10 * 9)
         e->table_full_logged = false;
-    if (e->procmon && now - e->last_counters_log_ms >= 60000) {
-        const struct procmon_counters *pc = procmon_counters(e->procmon);
-        log_debug("counters: %u threads; events fork %" PRIu64 " exec %" PRIu64 " comm %" PRIu64 " exit %" PRIu64
-                  " uid %" PRIu64 "; overflows %" PRIu64 ", rescans %" PRIu64 ", not tracked (table full) %" PRIu64,
-                  task_table_count(e->tasks), pc->fork, pc->exec, pc->comm, pc->exit, pc->uid, pc->overflows,
-                  e->counters.rescans, e->counters.table_full);
-        e->last_counters_log_ms = now;
-    }
+    log_counters(e, now);
     return 0;
 }
 
@@ -607,7 +515,7 @@ int engine_start(struct engine *e)
     if (r > 0)
         log_notice("restored %d changes left by a previous run", r);
 
-    r = procmon_open(e->cfg->rcvbuf_bytes, &e->procmon);
+    r = e->params.events_from_caller ? 0 : procmon_open(e->cfg->rcvbuf_bytes, &e->events.procmon);
     if (r < 0) {
         log_err("opening the proc connector: %s%s", strerror(-r),
                 r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
@@ -623,35 +531,43 @@ int engine_start(struct engine *e)
     return 0;
 }
 
+void engine_on_event(struct engine *e, const struct procmon_event *ev)
+{
+    e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
+    int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
+    e->events.fork_parent_tid = 0;
+    if (r == -ENOSPC)
+        table_full(e);
+    else if (r < 0)
+        log_debug("tid %d: %s event: %s", (int)ev->tid, procmon_kind_to_string(ev->kind), strerror(-r));
+}
+
 static int on_event(const struct procmon_event *ev, void *userdata)
 {
-    struct engine *e = userdata;
-    e->fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
-    int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
-    e->fork_parent_tid = 0;
-    if (r == -ENOSPC) {
-        table_full(e);
-        return 0;
-    }
-    if (r < 0)
-        log_debug("tid %d: %s event: %s", (int)ev->tid, procmon_kind_to_string(ev->kind), strerror(-r));
+    engine_on_event(userdata, ev);
+    return 0;
+}
+
+int engine_events_lost(struct engine *e)
+{
+    /* Under a sustained storm the socket overflows again and again: a full
+     * walk of /proc each time would be the daemon's whole work, so rescan
+     * at most once a tick (the tick does the pending one). */
+    if (!e->events.rescan_pending)
+        log_info("proc connector overflowed, events lost: rescanning /proc");
+    if (now_ms() - e->events.last_rescan_ms >= e->cfg->tick_ms)
+        return rescan(e);
+    e->events.rescan_pending = true;
     return 0;
 }
 
 int engine_on_events(struct engine *e)
 {
-    int r = procmon_dispatch(e->procmon, on_event, e);
-    if (r == -ENOBUFS) {
-        /* Under a sustained storm the socket overflows again and again: a
-         * full walk of /proc each time would be the daemon's whole work, so
-         * rescan at most once a tick (the tick does the pending one). */
-        if (!e->rescan_pending)
-            log_info("proc connector overflowed, events lost: rescanning /proc");
-        if (now_ms() - e->last_rescan_ms >= e->cfg->tick_ms)
-            return rescan(e);
-        e->rescan_pending = true;
+    if (!e->events.procmon)
         return 0;
-    }
+    int r = procmon_dispatch(e->events.procmon, on_event, e);
+    if (r == -ENOBUFS)
+        return engine_events_lost(e);
     if (r < 0 && r != -EAGAIN && r != -EINTR) {
         log_warning("reading the proc connector: %s", strerror(-r));
         return r;
@@ -704,15 +620,15 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     else
         r = config_new_default(&cfg);   /* started without a configuration file */
     log_set_sink(NULL, NULL);
-    e->last_reload_time = time(NULL);
+    e->last_reload.time = time(NULL);
     if (r < 0) {
         e->counters.reloads_failed++;
-        e->last_reload_ok = false;
-        snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "%s",
+        e->last_reload.ok = false;
+        snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "%s",
                  fe.msg[0] ? fe.msg : strerror(-r));
-        log_err("reload failed, keeping the previous configuration: %s", e->last_reload_msg);
+        log_err("reload failed, keeping the previous configuration: %s", e->last_reload.msg);
         if (msg)
-            snprintf(msg, size, "%s", e->last_reload_msg);
+            snprintf(msg, size, "%s", e->last_reload.msg);
         return r;
     }
     if (e->params.dry_run)
@@ -726,13 +642,13 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     if (cfg->dry_run != e->cfg->dry_run || (cfg->state_file && e->cfg->state_file &&
                                             strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
         struct applier *a;
-        r = applier_new(&sysops_real, cfg->state_file, cfg->dry_run, &a);
+        r = applier_new(e->ops, cfg->state_file, cfg->dry_run, &a);
         if (r < 0) {
             config_destroy(cfg);
             e->counters.reloads_failed++;
-            snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "applier: %s", strerror(-r));
+            snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "applier: %s", strerror(-r));
             if (msg)
-                snprintf(msg, size, "%s", e->last_reload_msg);
+                snprintf(msg, size, "%s", e->last_reload.msg);
             return r;
         }
         applier_free(e->applier);
@@ -753,11 +669,11 @@ int engine_reload(struct engine *e, char *msg, size_t size)
         classify_and_place(e, t, false);
     classifier_batch_end(e->classifier);
     e->counters.reloads_ok++;
-    e->last_reload_ok = true;
-    snprintf(e->last_reload_msg, sizeof e->last_reload_msg, "rules: %zu, changes undone: %d", cfg->n_rules, restored);
-    log_notice("configuration reloaded: %s", e->last_reload_msg);
+    e->last_reload.ok = true;
+    snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "rules: %zu, changes undone: %d", cfg->n_rules, restored);
+    log_notice("configuration reloaded: %s", e->last_reload.msg);
     if (msg)
-        snprintf(msg, size, "%s", e->last_reload_msg);
+        snprintf(msg, size, "%s", e->last_reload.msg);
     engine_tick(e);
     return 0;
 }
@@ -777,15 +693,12 @@ void engine_free(struct engine *e)
         return;
     engine_stop(e);
     applier_free(e->applier);
-    sysops_real_close();
-    procmon_free(e->procmon);
+    procmon_free(e->events.procmon);
     classifier_free(e->classifier);
     task_table_free(e->tasks);
     topology_free(e->topo);
-    free(e->stat_prev);
-    free(e->util_milli);
-    free(e->jitter_milli);
-    pins_clear(&e->pins);
+    sampler_destroy(&e->sampler);
+    pins_clear(&e->slice.pins);
     free(e->plan);
     config_destroy(e->cfg);
     free(e);

@@ -1,15 +1,18 @@
 /* The daemon's state and what it does on each input: a proc connector event,
- * a tick, a reload, a stop. main.c wires these to the sd-event loop; the
- * control socket's replies are built from this state by report.c. */
+ * a tick, a reload, a stop. It orchestrates: procscan tracks tasks, the
+ * classifier decides their class, the sampler measures load, the packer
+ * plans, the applier changes affinity through the injected sysops. main.c
+ * wires these to the sd-event loop; the control socket's replies are built
+ * from this state by report.c. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "config.h"
-#include "load.h"
 #include "packer.h"
 #include "pins.h"
+#include "sampler.h"
 #include "topology.h"
 
 struct task;
@@ -17,6 +20,8 @@ struct task_table;
 struct classifier;
 struct applier;
 struct procmon;
+struct procmon_event;
+struct sysops;
 
 struct engine_params {
     const char *config_path;     /* for reloads */
@@ -24,6 +29,12 @@ struct engine_params {
     const char *root;            /* "/" on a real system; /proc and /sys are read below it */
     bool dry_run;                /* --dry-run: overrides the config */
     int log_level;               /* --log-level, or -1: the config decides */
+    /* Every system call that reads or changes a task's placement goes
+     * through these; NULL: sysops_real. Tests pass a fake. */
+    const struct sysops *sysops;
+    /* No proc connector: the caller passes events in through
+     * engine_on_event() and engine_events_lost() (tests, replays). */
+    bool events_from_caller;
 };
 
 /* struct task.flags */
@@ -39,60 +50,64 @@ struct engine_counters {
     uint64_t table_full;         /* tasks not tracked because the table was full */
 };
 
+/* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,
+ * whose CPUs follow the plan with one write. */
+struct engine_group {
+    bool usable;                 /* v1 cpuset mounted, privilege kept */
+    bool privileged;             /* cgroup mode configured at start, v1 cpuset mounted */
+    char path[256];              /* "/" + cfg->cgroup_name */
+    bool ready;                  /* created by the applier */
+};
+
+/* turbosched-jitter.slice under systemd: its AllowedCPUs= is ours while
+ * set; pins survive the cpuset controller toggles that causes. */
+struct engine_slice {
+    bool set;
+    unsigned n_tasks;            /* tasks in it, as of the last tick */
+    struct pins pins;
+    bool undoing;                /* restoring everything: pins are originals */
+};
+
+/* Where events come from, and what happens when some are lost. */
+struct engine_events {
+    struct procmon *procmon;     /* NULL with params.events_from_caller */
+    pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
+    bool rescan_pending;         /* events were lost: rescan, at most once a tick */
+    uint64_t last_rescan_ms;
+};
+
+struct engine_reload_status {
+    time_t time;
+    bool ok;
+    char msg[256];
+};
+
 struct engine {
     struct engine_params params;
+    const struct sysops *ops;
     struct config *cfg;
     struct topology *topo;
     struct task_table *tasks;
     struct classifier *classifier;
     struct applier *applier;
-    struct procmon *procmon;
-
-    /* load */
-    int n_cpus;                  /* entries in the per-CPU arrays */
-    struct cpu_stat *stat_prev;
-    int n_stat_prev;
-    uint64_t stat_prev_ms;
-    int *util_milli;             /* smoothed per-CPU utilisation, -1 = no sample */
-    int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
-    unsigned jitter_load_milli;
-    size_t sample_cursor;       /* where the next tick's task sampling starts */
+    struct sampler sampler;
 
     /* plan */
     struct packer_state pstate;
     struct packer_plan *plan;    /* last computed plan (large: heap) */
     bool planned;
 
-    /* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,
-     * whose CPUs follow the plan with one write */
-    bool cpuset_v1;              /* the group can be used: v1 cpuset mounted, privilege kept */
-    bool group_privileged;       /* cgroup mode configured at start, v1 cpuset mounted */
-    char group[256];             /* "/" + cfg->cgroup_name */
-    bool group_ready;            /* created by the applier */
-
-    /* turbosched-jitter.slice under systemd: its AllowedCPUs= is ours while
-     * slice_set; pins survive the cpuset controller toggles that causes */
-    bool slice_set;
-    unsigned n_slice_tasks;
-    struct pins pins;
-    bool undoing;                /* restoring everything: pins are originals */
-
-    /* a fork event in flight: whose mask the new task inherited */
-    pid_t fork_parent_tid;
-
-    /* overflow: events were lost; rescan, at most once a tick */
-    bool rescan_pending;
-    uint64_t last_rescan_ms;
+    struct engine_group group;
+    struct engine_slice slice;
+    struct engine_events events;
 
     /* bookkeeping */
     bool table_full_logged;      /* said once per episode of a full table */
     uint64_t last_counters_log_ms;
-    struct engine_counters counters;
-    uint64_t start_ms;
     uint64_t last_uclamp_ms;
-    time_t last_reload_time;
-    bool last_reload_ok;
-    char last_reload_msg[256];
+    uint64_t start_ms;
+    struct engine_counters counters;
+    struct engine_reload_status last_reload;
     unsigned n_by_class[_TASK_CLASS_MAX];      /* indexed by enum task_class, as of the last tick */
     unsigned n_packed;
 };
@@ -110,10 +125,17 @@ void engine_free(struct engine *e);
  * existing thread through the same path as a new one, take the first load
  * sample. After this the daemon is ready. */
 int engine_start(struct engine *e);
+/* The proc connector's fd, -EBADF without one (params.events_from_caller). */
 int engine_procmon_fd(const struct engine *e);
 /* Drain the proc connector; rescans /proc after an overflow. Call
  * engine_state_due_ms() after it: changes it made go to the state file. */
 int engine_on_events(struct engine *e);
+/* One event, as engine_on_events hands each on (a failure is logged and
+ * the event dropped: the next rescan corrects it). */
+void engine_on_event(struct engine *e, const struct procmon_event *ev);
+/* Events were lost: rescan /proc now, or at the next tick when one ran
+ * within the last tick interval. */
+int engine_events_lost(struct engine *e);
 /* Write the state file if a change waits and may be written now; returns
  * -1 when nothing waits, else the ms after which to call again. */
 int64_t engine_state_due_ms(struct engine *e);

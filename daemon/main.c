@@ -22,6 +22,7 @@
 #include "power_capacity.h"
 #include "privileges.h"
 #include "report.h"
+#include "sysops.h"
 #include "topology.h"
 #include "util.h"
 #include "varlink.h"
@@ -273,7 +274,7 @@ static int run(struct daemon *d)
     if (r < 0)
         return r;   /* control.c said why */
     /* Everything that needs privilege beyond the working set is opened. */
-    privileges_drop_unneeded(e->group_privileged);
+    privileges_drop_unneeded(e->group.privileged);
 
     update_status(d);
     sd_notify(false, "READY=1");
@@ -388,6 +389,7 @@ int main(int argc, char **argv)
     r = run(&d);   /* a failure was logged where it happened */
     control_server_free(d.control);
     engine_free(d.engine);   /* restores every change */
+    sysops_real_close();     /* the system bus the unit operations opened */
     sd_event_source_unref(d.tick_source);
     sd_event_source_unref(d.state_source);
     sd_event_unref(d.event);

@@ -10,6 +10,7 @@
 #include "cpustats.h"
 #include "engine.h"
 #include "procmon.h"
+#include "sysops.h"
 #include "task.h"
 #include "util.h"
 #include "version.h"
@@ -47,7 +48,7 @@ static struct json_object *plan_json(const struct engine *e)
     add_str(p, "reason", e->planned ? pl->summary : "no plan yet");
     add_str(p, "state", e->planned ? packer_reason_to_string(pl->reason) : "none");
     add_str(p, "wait", e->planned ? packer_wait_to_string(pl->wait) : "none");
-    add_int(p, "jitter_load_milli", e->jitter_load_milli);
+    add_int(p, "jitter_load_milli", e->sampler.jitter_load_milli);
     return p;
 }
 
@@ -85,7 +86,7 @@ struct json_object *report_status(const struct engine *e)
     json_object_object_add(o, "tasks", t);
 
     struct json_object *ev = json_object_new_object();
-    const struct procmon_counters *pc = e->procmon ? procmon_counters(e->procmon) : NULL;
+    const struct procmon_counters *pc = e->events.procmon ? procmon_counters(e->events.procmon) : NULL;
     static const struct procmon_counters zero;
     if (!pc)
         pc = &zero;
@@ -102,9 +103,9 @@ struct json_object *report_status(const struct engine *e)
     json_object_object_add(o, "plan", plan_json(e));
 
     struct json_object *rl = json_object_new_object();
-    add_bool(rl, "ok", e->last_reload_ok);
-    add_int(rl, "time_s", (int64_t)e->last_reload_time);
-    add_str(rl, "message", e->last_reload_msg[0] ? e->last_reload_msg : "no reload yet");
+    add_bool(rl, "ok", e->last_reload.ok);
+    add_int(rl, "time_s", (int64_t)e->last_reload.time);
+    add_str(rl, "message", e->last_reload.msg[0] ? e->last_reload.msg : "no reload yet");
     json_object_object_add(o, "last_reload", rl);
     json_object_object_add(o, "cpus", cpus_json());
     return o;
@@ -132,7 +133,7 @@ static struct json_object *task_json(const struct engine *e, const struct task *
     if (at) {
         add_mask(o, "original_mask", &at->original);
         add_mask(o, "current_mask", &at->set);
-    } else if (sched_getaffinity(t->tid, sizeof cur, &cur) == 0) {
+    } else if (e->ops->getaffinity(e->ops->userdata, t->tid, &cur) == 0) {
         add_mask(o, "original_mask", &cur);
         add_mask(o, "current_mask", &cur);
     }
@@ -188,11 +189,11 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
     if (at) {
         snprintf(buf, size, "packed on CPUs %.200s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
                  e->plan->summary);
-    } else if (t->source == SOURCE_SLICE && e->slice_set)
+    } else if (t->source == SOURCE_SLICE && e->slice.set)
         snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
                  e->plan->summary);
     else if (t->flags & TASK_F_GROUP)
-        snprintf(buf, size, "in cpuset group %.100s, whose CPUs follow the plan (%.200s)", e->group,
+        snprintf(buf, size, "in cpuset group %.100s, whose CPUs follow the plan (%.200s)", e->group.path,
                  e->planned ? e->plan->summary : "no plan yet");
     else if (hands_off == -EBUSY)
         snprintf(buf, size, "left alone: its affinity was changed by someone else after we set it");
@@ -276,7 +277,7 @@ struct json_object *report_metrics(const struct engine *e)
     s = family(arr, "turbosched_tasks_packed", "gauge", "Threads whose affinity the daemon set");
     sample(s, NULL, NULL, packed);
 
-    const struct procmon_counters *pc = e->procmon ? procmon_counters(e->procmon) : NULL;
+    const struct procmon_counters *pc = e->events.procmon ? procmon_counters(e->events.procmon) : NULL;
     if (pc) {
         s = family(arr, "turbosched_events_total", "counter", "Proc connector events handled by kind");
         sample(s, "kind", "fork", (double)pc->fork);
@@ -300,18 +301,18 @@ struct json_object *report_metrics(const struct engine *e)
     s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");
     sample(s, NULL, NULL, e->planned && e->plan->restricted);
     s = family(arr, "turbosched_jitter_load_ratio", "gauge", "Load of jitter tasks in CPUs");
-    sample(s, NULL, NULL, e->jitter_load_milli / 1000.0);
+    sample(s, NULL, NULL, e->sampler.jitter_load_milli / 1000.0);
     s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");
     sample(s, "result", "ok", (double)e->counters.reloads_ok);
     sample(s, "result", "failed", (double)e->counters.reloads_failed);
 
     s = family(arr, "turbosched_cpu_utilisation_ratio", "gauge", "Smoothed utilisation per CPU");
-    for (int i = 0; i < e->n_cpus; i++) {
-        if (e->util_milli[i] < 0)
+    for (int i = 0; i < e->sampler.n_cpus; i++) {
+        if (e->sampler.util_milli[i] < 0)
             continue;
         char cpu[16];
         snprintf(cpu, sizeof cpu, "%d", i);
-        sample(s, "cpu", cpu, e->util_milli[i] / 1000.0);
+        sample(s, "cpu", cpu, e->sampler.util_milli[i] / 1000.0);
     }
 
     struct cpustats cs;

@@ -1,5 +1,4 @@
 #include "engine-fixture.h"
-#include "procmon.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,21 +127,18 @@ static void mkdirs(const char *path)
     assert_int_equal(system(cmd), 0);
 }
 
-/* /proc/PID/task/TID as the readers see it: stat (comm, state, the real
- * start time, last CPU 0), status, comm, schedstat (a runtime that does not
- * grow: the jitter load stays 0); and the process-wide files. */
-static void add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm)
+/* /proc/PID/task/TID as the readers see it: stat (comm, state, the start
+ * time, last CPU 0), status, comm, schedstat (a runtime that does not grow:
+ * the jitter load stays 0); and the process-wide files. */
+static void write_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm, uint64_t start_time)
 {
-    struct task real = {0};
-    assert_int_equal(procscan_read_stat("/", pid, tid, &real), 0);
-
     char dir[PATH_MAX], text[1024];
     snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", fx->root, (int)pid, (int)tid);
     mkdirs(dir);
     snprintf(text, sizeof text,
              "%d (%s) S 1 %d %d 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 %llu 1000000 100 "
              "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-             (int)tid, comm, (int)pid, (int)pid, (unsigned long long)real.start_time);
+             (int)tid, comm, (int)pid, (int)pid, (unsigned long long)start_time);
     write_at(dir, "stat", text);
     snprintf(text, sizeof text, "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t1\n"
              "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", comm, (int)pid, (int)tid);
@@ -158,6 +154,148 @@ static void add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char
         write_at(dir, "cmdline", comm);
         write_at(dir, "cgroup", "0::/system.slice/fixture.service\n");
     }
+}
+
+/* --- the fake sysops ---------------------------------------------------------------- */
+
+static struct efx_fake_task *fake_find(struct efx_fake *f, pid_t tid)
+{
+    for (size_t i = 0; i < f->n_tasks; i++)
+        if (f->tasks[i].tid == tid)
+            return &f->tasks[i];
+    return NULL;
+}
+
+static int f_getaffinity(void *ud, pid_t tid, cpu_set_t *ret)
+{
+    struct efx_fake_task *t = fake_find(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->mask;
+    return 0;
+}
+
+static int f_setaffinity(void *ud, pid_t tid, const cpu_set_t *mask)
+{
+    struct efx_fake *f = ud;
+    struct efx_fake_task *t = fake_find(f, tid);
+    if (!t)
+        return -ESRCH;
+    if (CPU_COUNT(mask) == 0)
+        return -EINVAL;
+    t->mask = *mask;
+    f->n_setaffinity++;
+    return 0;
+}
+
+static int f_task_start_time(void *ud, pid_t tid, uint64_t *ret)
+{
+    struct efx_fake_task *t = fake_find(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->start_time;
+    return 0;
+}
+
+static int f_boot_id(void *ud, char *buf, size_t size)
+{
+    snprintf(buf, size, "efx00000-0000-0000-0000-000000000000");
+    return 0;
+}
+
+static int f_online_cpus(void *ud, cpu_set_t *ret)
+{
+    *ret = ((struct efx_fake *)ud)->online;
+    return 0;
+}
+
+static int f_threads_of(void *ud, pid_t pid, pid_t *buf, size_t max)
+{
+    struct efx_fake *f = ud;
+    size_t n = 0;
+    for (size_t i = 0; i < f->n_tasks; i++)
+        if (f->tasks[i].pid == pid) {
+            if (n < max)
+                buf[n] = f->tasks[i].tid;
+            n++;
+        }
+    return n ? (int)n : -ESRCH;
+}
+
+static int f_children_of(void *ud, pid_t tid, pid_t *buf, size_t max)
+{
+    return fake_find(ud, tid) ? 0 : -ESRCH;
+}
+
+/* The fixture's configuration uses neither cpuset groups nor units. */
+static int f_cpuset_task_path(void *ud, pid_t tid, char *buf, size_t size) { return -EOPNOTSUPP; }
+static int f_cpuset_read(void *ud, const char *group, const char *key, char *buf, size_t size) { return -EOPNOTSUPP; }
+static int f_cpuset_create(void *ud, const char *group, const char *cpus, const char *mems) { return -EOPNOTSUPP; }
+static int f_cpuset_write(void *ud, const char *group, const char *key, const char *value) { return -EOPNOTSUPP; }
+static int f_cpuset_attach(void *ud, const char *group, pid_t tid) { return -EOPNOTSUPP; }
+static int f_cpuset_delete(void *ud, const char *group) { return -EOPNOTSUPP; }
+static int f_unit_get(void *ud, const char *unit, uint8_t *buf, size_t size) { return -EOPNOTSUPP; }
+static int f_unit_set(void *ud, const char *unit, const uint8_t *bits, size_t n) { return -EOPNOTSUPP; }
+
+static struct sysops fake_ops(struct efx_fake *f)
+{
+    return (struct sysops){
+        .userdata = f,
+        .getaffinity = f_getaffinity,
+        .setaffinity = f_setaffinity,
+        .task_start_time = f_task_start_time,
+        .boot_id = f_boot_id,
+        .online_cpus = f_online_cpus,
+        .threads_of = f_threads_of,
+        .children_of = f_children_of,
+        .cpuset_task_path = f_cpuset_task_path,
+        .cpuset_read = f_cpuset_read,
+        .cpuset_create = f_cpuset_create,
+        .cpuset_write = f_cpuset_write,
+        .cpuset_attach = f_cpuset_attach,
+        .cpuset_delete = f_cpuset_delete,
+        .unit_get_allowed_cpus = f_unit_get,
+        .unit_set_allowed_cpus = f_unit_set,
+    };
+}
+
+void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm)
+{
+    assert_false(fx->real);
+    struct efx_fake *f = &fx->fake;
+    assert_null(fake_find(f, tid));
+    assert_true(f->n_tasks < ELEMENTSOF(f->tasks));
+    /* start times as /proc/TID/stat gives them, distinct per task */
+    struct efx_fake_task *t = &f->tasks[f->n_tasks++];
+    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .start_time = 100000 + (uint64_t)tid, .mask = fx->real_mask};
+    write_task(fx, pid, tid, comm, t->start_time);
+}
+
+void efx_remove_task(struct engine_fixture *fx, pid_t pid, pid_t tid)
+{
+    struct efx_fake *f = &fx->fake;
+    struct efx_fake_task *t = fake_find(f, tid);
+    assert_non_null(t);
+    *t = f->tasks[--f->n_tasks];
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/%d/task/%d'", fx->root, (int)pid, (int)tid);
+    assert_int_equal(system(cmd), 0);
+}
+
+const cpu_set_t *efx_fake_mask(struct engine_fixture *fx, pid_t tid)
+{
+    struct efx_fake_task *t = fake_find(&fx->fake, tid);
+    if (!t)
+        fail_msg("tid %d is not a fake task", (int)tid);
+    return &t->mask;
+}
+
+/* A real task (efx_setup_real): listed with its real start time. */
+static void add_real_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm)
+{
+    struct task real = {0};
+    assert_int_equal(procscan_read_stat("/", pid, tid, &real), 0);
+    write_task(fx, pid, tid, comm, real.start_time);
 }
 
 static void write_stat(struct engine_fixture *fx)
@@ -183,7 +321,7 @@ void efx_write_config(struct engine_fixture *fx, bool rules, const char *extra)
     char text[4096];
     int n = snprintf(text, sizeof text,
                      "[daemon]\n"
-                     "dry_run = yes\n"
+                     "dry_run = %s\n"
                      "state_file = %s/state\n"
                      "[packing]\n"
                      "hold_time = 0\n"
@@ -193,7 +331,7 @@ void efx_write_config(struct engine_fixture *fx, bool rules, const char *extra)
                      "uclamp = no\n"
                      "unit_optin = no\n"
                      "%s%s",
-                     fx->root,
+                     fx->live ? "no" : "yes", fx->root,
                      rules ? "[rule jitterbugs]\ncomm = jitterbug\nclass = jitter\n"
                              "[rule crunchers]\ncomm = crunch\nclass = intensive\n"
                            : "",
@@ -202,24 +340,17 @@ void efx_write_config(struct engine_fixture *fx, bool rules, const char *extra)
     write_text(fx->conf, text);
 }
 
-int efx_preflight(void)
-{
-    struct procmon *pm;
-    int r = procmon_open(4096, &pm);
-    if (r < 0) {
-        printf("SKIP: opening the proc connector: %s (needs CAP_NET_ADMIN)\n", strerror(-r));
-        return 77;
-    }
-    procmon_free(pm);
-    return 0;
-}
-
-int efx_setup(void **state)
+/* The tree, the config, the tasks (made up, or forked when real), the engine. */
+static int setup(void **state, bool real, bool live)
 {
     struct engine_fixture *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
+    fx->real = real;
+    fx->live = live;
     efx_log_reset();
-    snprintf(fx->root, sizeof fx->root, "%s/engine-XXXXXX", TS_BUILD_DIR);
+    /* under TMPDIR when set: the fake needs no privilege, nor a writable build tree */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(fx->root, sizeof fx->root, "%s/engine-XXXXXX", tmp && *tmp ? tmp : TS_BUILD_DIR);
     assert_non_null(mkdtemp(fx->root));
     snprintf(fx->conf, sizeof fx->conf, "%s/turbosched.conf", fx->root);
 
@@ -229,16 +360,34 @@ int efx_setup(void **state)
     snprintf(path, sizeof path, "%s/proc", fx->root);
     mkdirs(path);
 
-    fx->jit_a = spawn(false, NULL);
-    fx->jit_b = spawn(true, &fx->jit_b_thread);
-    fx->crunch = spawn(false, NULL);
-    fx->self = getpid();
-    assert_int_equal(sched_getaffinity(fx->jit_a, sizeof fx->real_mask, &fx->real_mask), 0);
-    add_task(fx, fx->jit_a, fx->jit_a, "jitterbug");
-    add_task(fx, fx->jit_b, fx->jit_b, "jitterbug");
-    add_task(fx, fx->jit_b, fx->jit_b_thread, "jitterbug");
-    add_task(fx, fx->crunch, fx->crunch, "crunch");
-    add_task(fx, fx->self, fx->self, "runner");
+    if (real) {
+        fx->jit_a = spawn(false, NULL);
+        fx->jit_b = spawn(true, &fx->jit_b_thread);
+        fx->crunch = spawn(false, NULL);
+        fx->self = getpid();
+        assert_int_equal(sched_getaffinity(fx->jit_a, sizeof fx->real_mask, &fx->real_mask), 0);
+        add_real_task(fx, fx->jit_a, fx->jit_a, "jitterbug");
+        add_real_task(fx, fx->jit_b, fx->jit_b, "jitterbug");
+        add_real_task(fx, fx->jit_b, fx->jit_b_thread, "jitterbug");
+        add_real_task(fx, fx->crunch, fx->crunch, "crunch");
+        add_real_task(fx, fx->self, fx->self, "runner");
+    } else {
+        /* every CPU of the fixture's topology online, every task on all of them */
+        for (int i = 0; i < EFX_N_CPUS; i++)
+            CPU_SET(i, &fx->fake.online);
+        fx->real_mask = fx->fake.online;
+        fx->ops = fake_ops(&fx->fake);
+        fx->jit_a = 1001;
+        fx->jit_b = 1002;
+        fx->jit_b_thread = 1003;
+        fx->crunch = 1004;
+        fx->self = 1005;
+        efx_add_task(fx, fx->jit_a, fx->jit_a, "jitterbug");
+        efx_add_task(fx, fx->jit_b, fx->jit_b, "jitterbug");
+        efx_add_task(fx, fx->jit_b, fx->jit_b_thread, "jitterbug");
+        efx_add_task(fx, fx->crunch, fx->crunch, "crunch");
+        efx_add_task(fx, fx->self, fx->self, "runner");
+    }
 
     for (int i = 0; i < EFX_N_CPUS; i++) {
         fx->busy[i] = 1000;
@@ -249,21 +398,71 @@ int efx_setup(void **state)
     efx_write_config(fx, true, NULL);
     struct config *cfg = NULL;
     assert_int_equal(config_load(fx->conf, NULL, &cfg), 0);
-    struct engine_params p = {.config_path = fx->conf, .root = fx->root, .dry_run = true, .log_level = -1};
+    struct engine_params p = {
+        .config_path = fx->conf,
+        .root = fx->root,
+        .dry_run = !live,
+        .log_level = -1,
+        .sysops = real ? NULL : &fx->ops,
+        .events_from_caller = !real,
+    };
     assert_int_equal(engine_new(cfg, &p, &fx->e), 0);
     *state = fx;
     return 0;
 }
 
+int efx_setup(void **state) { return setup(state, false, false); }
+int efx_setup_live(void **state) { return setup(state, false, true); }
+int efx_setup_real(void **state) { return setup(state, true, false); }
+
+pid_t efx_spawn_real(struct engine_fixture *fx, const char *comm)
+{
+    assert_true(fx->real);
+    assert_true(fx->n_spawned < ELEMENTSOF(fx->spawned));
+    int go[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(go[1]);
+        char c;
+        if (read(go[0], &c, 1) == 1)
+            prctl(PR_SET_NAME, comm);
+        for (;;)
+            pause();
+    }
+    close(go[0]);
+    fx->spawned[fx->n_spawned] = pid;
+    fx->spawned_go[fx->n_spawned++] = go[1];
+    add_real_task(fx, pid, pid, comm);
+    return pid;
+}
+
+void efx_rename_real(struct engine_fixture *fx, pid_t pid)
+{
+    for (size_t i = 0; i < fx->n_spawned; i++)
+        if (fx->spawned[i] == pid) {
+            assert_int_equal(write(fx->spawned_go[i], "x", 1), 1);
+            return;
+        }
+    fail_msg("pid %d was not spawned by efx_spawn_real", (int)pid);
+}
 int efx_teardown(void **state)
 {
     struct engine_fixture *fx = *state;
     if (!fx)
         return 0;
     engine_free(fx->e);
-    reap(fx->jit_a);
-    reap(fx->jit_b);
-    reap(fx->crunch);
+    if (fx->real) {
+        reap(fx->jit_a);
+        reap(fx->jit_b);
+        reap(fx->crunch);
+        for (size_t i = 0; i < fx->n_spawned; i++) {
+            reap(fx->spawned[i]);
+            close(fx->spawned_go[i]);
+        }
+    }
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
     int r = system(cmd);
@@ -274,6 +473,10 @@ int efx_teardown(void **state)
 
 void efx_start(struct engine_fixture *fx)
 {
+    if (!fx->real) {
+        assert_int_equal(engine_start(fx->e), 0);
+        return;
+    }
     cpu_set_t plan, narrowed;
     assert_int_equal(cpulist_parse(EFX_BUSY_PLAN, &plan), 0);
     CPU_AND(&narrowed, &plan, &fx->real_mask);

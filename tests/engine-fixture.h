@@ -1,45 +1,85 @@
 /* A whole engine against a fixture root, shared by test-engine and
  * test-report: the x86-smt2-2s topology (siblings N and N+8, two packages),
  * a /proc/stat whose counters the test advances between ticks, and a /proc
- * listing a few real tasks the fixture forks, under names the config's rules
- * match. The tasks are real because the engine's applier reads their
- * affinity with sched_getaffinity; the engine runs in dry run, so nothing on
- * the system changes. */
+ * listing a few tasks under names the config's rules match.
+ *
+ * efx_setup: the tasks are made up, the engine's system calls go to a fake
+ * sysops that keeps each task's mask, and no proc connector is opened (the
+ * test passes events with engine_on_event): no privilege is needed.
+ * efx_setup_real: the tasks are real ones the fixture forks, the engine uses
+ * sysops_real and the proc connector, in dry run, so nothing on the system
+ * changes; it skips without the privilege to open the proc connector. */
 #pragma once
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "engine.h"
+#include "sysops.h"
 
 #define EFX_N_CPUS 16
 
+/* The fake sysops: a made-up task's mask and start time. */
+struct efx_fake_task {
+    pid_t pid, tid;
+    uint64_t start_time;
+    cpu_set_t mask;
+};
+
+struct efx_fake {
+    struct efx_fake_task tasks[32];
+    size_t n_tasks;
+    cpu_set_t online;
+    unsigned n_setaffinity;   /* calls that changed a mask */
+};
+
 struct engine_fixture {
+    bool real;                /* efx_setup_real */
+    bool live;                /* efx_setup_live: not a dry run */
+    pid_t spawned[4];         /* efx_spawn_real */
+    int spawned_go[4];        /* written to: the child renames itself */
+    size_t n_spawned;
+    struct efx_fake fake;
+    struct sysops ops;        /* over fake, unless real */
     char root[PATH_MAX / 4];
     char conf[PATH_MAX / 2];
-    /* real tasks, listed in the fixture's /proc */
+    /* tasks listed in the fixture's /proc */
     pid_t jit_a;              /* comm "jitterbug": rule jitterbugs -> jitter */
     pid_t jit_b, jit_b_thread; /* a process with two threads, both "jitterbug" */
     pid_t crunch;             /* comm "crunch": rule crunchers -> intensive */
-    pid_t self;               /* the test itself, comm "runner": no rule -> ignore */
+    pid_t self;               /* comm "runner": no rule -> ignore (real: the test itself) */
     cpu_set_t real_mask;      /* the tasks' affinity: what the applier reads as their original */
     unsigned long long busy[EFX_N_CPUS], idle[EFX_N_CPUS];   /* /proc/stat counters */
     struct engine *e;
 };
 
-/* cmocka group setup/teardown: *state is a struct engine_fixture with the
+/* cmocka setup/teardown: *state is a struct engine_fixture with the
  * engine created (engine_new) from efx_write_config(fx, true), not started. */
-/* Before running any test: 77 (ctest's skip) with a one-line reason when the
- * proc connector cannot be opened here, else 0. */
-int efx_preflight(void);
 int efx_setup(void **state);
+int efx_setup_real(void **state);
+/* As efx_setup, but not a dry run: the engine changes the fake's masks. */
+int efx_setup_live(void **state);
 int efx_teardown(void **state);
 
-/* engine_start; skips the test (cmocka skip()) when the proc connector
+/* engine_start. Real: skips the test (cmocka skip()) when the proc connector
  * cannot be opened for want of privilege, or when the real CPU mask leaves
  * the fixture's plan nothing to narrow. */
 void efx_start(struct engine_fixture *fx);
+
+/* A made-up task (efx_setup only): listed in the fixture's /proc and known
+ * to the fake with the mask real_mask. Remove takes it out of both. */
+void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm);
+void efx_remove_task(struct engine_fixture *fx, pid_t pid, pid_t tid);
+/* A real task (efx_setup_real) forked now and listed in the tree under
+ * comm, while its real comm is still its parent's; it is killed at
+ * teardown. The kernel reports its fork to the proc connector, and a comm
+ * event once efx_rename_real has it take comm as its name. */
+pid_t efx_spawn_real(struct engine_fixture *fx, const char *comm);
+void efx_rename_real(struct engine_fixture *fx, pid_t pid);
+/* The fake's current mask of a made-up task. */
+const cpu_set_t *efx_fake_mask(struct engine_fixture *fx, pid_t tid);
 
 /* The config file: the base settings (dry run, no hold, no smoothing to
  * speak of, no uclamp or unit opt-in, state file in the tree) plus, with

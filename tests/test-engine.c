@@ -1,5 +1,7 @@
-/* The whole engine (scan, classify, sample, plan, apply, reload, stop) in dry
- * run against a fixture root: see engine-fixture.h. */
+/* The whole engine (scan, classify, sample, plan, apply, reload, stop)
+ * against a fixture root and a fake sysops, fed events directly: no
+ * privilege needed. One test runs on the real kernel (sysops_real, the proc
+ * connector) and skips without privilege. See engine-fixture.h. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +19,7 @@
 #include "engine-fixture.h"
 #include "engine.h"
 #include "packer.h"
+#include "procmon.h"
 #include "task.h"
 #include "util.h"
 
@@ -47,15 +51,26 @@ static void expect_log(const char *what)
         fail_msg("not logged: \"%s\"; the log:\n%s", what, efx_log());
 }
 
-/* The real masks are what they were: the dry run changed nothing. */
-static void expect_real_masks_unchanged(const struct engine_fixture *fx)
+/* A task's mask as the system (the fake, or the kernel) has it now. */
+static cpu_set_t mask_of(struct engine_fixture *fx, pid_t tid)
+{
+    cpu_set_t now;
+    if (!fx->real)
+        return *efx_fake_mask(fx, tid);
+    assert_int_equal(sched_getaffinity(tid, sizeof now, &now), 0);
+    return now;
+}
+
+/* The masks are what they were: the dry run changed nothing. */
+static void expect_real_masks_unchanged(struct engine_fixture *fx)
 {
     const pid_t tids[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread, fx->crunch};
     for (size_t i = 0; i < ELEMENTSOF(tids); i++) {
-        cpu_set_t now;
-        assert_int_equal(sched_getaffinity(tids[i], sizeof now, &now), 0);
+        cpu_set_t now = mask_of(fx, tids[i]);
         assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
     }
+    if (!fx->real)
+        assert_int_equal(fx->fake.n_setaffinity, 0);
 }
 
 /* Busy ticks until the jitter tasks are packed, checked. */
@@ -171,7 +186,7 @@ static void test_reload_without_rule_reclassifies(void **state)
     assert_int_equal(engine_reload(e, msg, sizeof msg), 0);
     efx_log_reset();
     assert_string_equal(msg, "rules: 0, changes undone: 3");
-    assert_true(e->last_reload_ok);
+    assert_true(e->last_reload.ok);
     assert_int_equal(e->counters.reloads_ok, 1);
     assert_int_equal(e->cfg->n_rules, 0);
     expect_counts(e, 0, 0, 5, 0);
@@ -216,8 +231,8 @@ static void test_bad_reload_keeps_config(void **state)
     if (strncmp(msg, want, strlen(want)) != 0)
         fail_msg("reload message \"%s\" does not start with \"%s\"", msg, want);
     assert_non_null(strstr(msg, "hold_time"));
-    assert_string_equal(e->last_reload_msg, msg);
-    assert_false(e->last_reload_ok);
+    assert_string_equal(e->last_reload.msg, msg);
+    assert_false(e->last_reload.ok);
     assert_int_equal(e->counters.reloads_failed, 1);
     assert_int_equal(e->counters.reloads_ok, 0);
 
@@ -309,10 +324,147 @@ static void test_sleeping_task_keeps_its_cpu(void **state)
     assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 5);
 }
 
+/* Events reach the engine without the proc connector: a new thread of a
+ * packed process and an exec'd process are tracked, classified and packed
+ * under the plan; their exits forget them. */
+static void test_events_fed_directly(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    assert_int_equal(engine_procmon_fd(e), -EBADF);
+    pack(fx);
+
+    efx_add_task(fx, 1010, 1010, "jitterbug");
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1010, .tgid = 1010});
+    expect_class(e, 1010, CLASS_JITTER, SOURCE_RULE, 0);
+    assert_non_null(applier_find(e->applier, 1010));
+    expect_log("would set pid 1010 (jitterbug)");
+
+    efx_add_task(fx, fx->jit_b, 1011, "jitterbug");
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_FORK, .tid = 1011, .tgid = fx->jit_b,
+                                               .fork = {.parent_tid = 1, .parent_tgid = 1}});
+    expect_class(e, 1011, CLASS_JITTER, SOURCE_RULE, 0);
+    assert_non_null(applier_find(e->applier, 1011));
+    expect_counts(e, 5, 1, 1, 5);
+
+    efx_remove_task(fx, 1010, 1010);
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = 1010, .tgid = 1010});
+    efx_remove_task(fx, fx->jit_b, 1011);
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = 1011, .tgid = fx->jit_b});
+    assert_null(task_table_find(e->tasks, 1010));
+    assert_null(applier_find(e->applier, 1010));
+    assert_null(task_table_find(e->tasks, 1011));
+    expect_counts(e, 3, 1, 1, 3);
+    expect_real_masks_unchanged(fx);
+}
+
+/* Lost events: a rescan at once when none ran within a tick interval, else
+ * at the next tick; either finds the tasks whose events were lost. */
+static void test_lost_events_rescan(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    assert_int_equal(e->counters.rescans, 1);
+    efx_add_task(fx, 1020, 1020, "crunch");
+
+    e->events.last_rescan_ms = now_ms();    /* as if the start's rescan were this moment */
+    assert_int_equal(engine_events_lost(e), 0);
+    expect_log("proc connector overflowed, events lost: rescanning /proc");
+    assert_true(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 1);
+    assert_null(task_table_find(e->tasks, 1020));
+    efx_tick_with(fx, efx_no_load);
+    assert_false(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 2);
+    expect_class(e, 1020, CLASS_INTENSIVE, SOURCE_RULE, 1);
+
+    efx_add_task(fx, 1021, 1021, "jitterbug");
+    e->events.last_rescan_ms = 0;    /* long ago */
+    assert_int_equal(engine_events_lost(e), 0);
+    assert_false(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 3);
+    expect_class(e, 1021, CLASS_JITTER, SOURCE_RULE, 0);
+}
+
+/* Not a dry run: the engine changes masks through the sysops it was given,
+ * and gives every one back. */
+static void test_live_masks_through_sysops(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    assert_false(e->cfg->dry_run);
+    efx_start(fx);
+    pack(fx);
+
+    const pid_t jitter[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread};
+    for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
+        cpu_set_t now = mask_of(fx, jitter[i]);
+        assert_string_equal(efx_fmt(&now), EFX_BUSY_PLAN);
+    }
+    cpu_set_t now = mask_of(fx, fx->crunch);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    assert_int_equal(fx->fake.n_setaffinity, 3);
+
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(e->n_packed, 0);
+    assert_int_equal(fx->fake.n_setaffinity, 6);
+    pack(fx);
+    assert_int_equal(fx->fake.n_setaffinity, 9);
+    engine_stop(e);
+    assert_int_equal(applier_count(e->applier), 0);
+    assert_int_equal(fx->fake.n_setaffinity, 12);
+    for (size_t i = 0; i < ELEMENTSOF(jitter); i++) {
+        now = mask_of(fx, jitter[i]);
+        assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    }
+}
+
+/* Poll the proc connector and hand its events to the engine until tid is
+ * tracked with class cls, for up to 10 s. */
+static void wait_for_class(struct engine_fixture *fx, pid_t tid, enum task_class cls)
+{
+    struct engine *e = fx->e;
+    uint64_t deadline = now_ms() + 10000;
+    const struct task *t;
+    while (!((t = task_table_find(e->tasks, tid)) && t->class == cls) && now_ms() < deadline) {
+        struct pollfd p = {.fd = engine_procmon_fd(e), .events = POLLIN};
+        if (poll(&p, 1, 100) > 0)
+            assert_int_equal(engine_on_events(e), 0);
+    }
+    if (!((t = task_table_find(e->tasks, tid)) && t->class == cls))
+        fail_msg("pid %d: not tracked as %s within 10 s (%s); the log:\n%s", (int)tid, task_class_to_string(cls),
+                 t ? task_class_to_string(t->class) : "not tracked", efx_log());
+}
+
+/* The one test against the real kernel: sysops_real and the proc
+ * connector, in dry run. A process forked while the engine runs reaches it
+ * as a fork event (a copy of the test, "runner": ignored); when it renames
+ * itself, the comm event makes it jitter, packed on paper: no mask changes. */
+static void test_real_kernel(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);      /* skips without the privilege to open the proc connector */
+    assert_true(engine_procmon_fd(e) >= 0);
+    pack(fx);
+
+    pid_t child = efx_spawn_real(fx, "jitterbug");
+    wait_for_class(fx, child, CLASS_IGNORE);
+    assert_null(applier_find(e->applier, child));
+    efx_rename_real(fx, child);
+    wait_for_class(fx, child, CLASS_JITTER);
+    expect_class(e, child, CLASS_JITTER, SOURCE_RULE, 0);
+    assert_non_null(applier_find(e->applier, child));
+    expect_counts(e, 4, 1, 1, 4);
+    expect_real_masks_unchanged(fx);
+    cpu_set_t now = mask_of(fx, child);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+}
+
 int main(void)
 {
-    if (efx_preflight())
-        return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_startup_scan_classifies, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, efx_setup, efx_teardown),
@@ -320,6 +472,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reload_without_rule_reclassifies, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_reload_keeps_config, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_stop_leaves_nothing, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_events_fed_directly, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_real_kernel, efx_setup_real, efx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

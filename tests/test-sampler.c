@@ -1,0 +1,293 @@
+/* The load sampler against a small /proc tree it writes: per-CPU figures
+ * from /proc/stat, per-task figures from schedstat and stat, at times the
+ * test chooses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "task.h"
+#include "util.h"
+
+struct fx {
+    char root[PATH_MAX / 2];
+    struct sampler s;
+    struct task_table *tt;
+};
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* "mkdir -p" or "rm -rf" of path */
+static void run(const char *what, const char *path)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "%s '%s'", what, path);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* /proc/stat with n CPUs, cpuN busy[N] of 1000*ticks, absent where busy[N] < 0. */
+static void write_stat(struct fx *f, const long long *busy, const long long *total, int n)
+{
+    char text[2048], path[PATH_MAX];
+    size_t len = (size_t)snprintf(text, sizeof text, "cpu  0 0 0 0 0 0 0 0 0 0\n");
+    for (int i = 0; i < n; i++)
+        if (busy[i] >= 0)
+            len += (size_t)snprintf(text + len, sizeof text - len, "cpu%d %lld 0 0 %lld 0 0 0 0 0 0\n", i, busy[i],
+                                    total[i] - busy[i]);
+    snprintf(text + len, sizeof text - len, "intr 0\nctxt 0\n");
+    snprintf(path, sizeof path, "%s/proc/stat", f->root);
+    write_text(path, text);
+}
+
+/* A task's schedstat (runtime) and stat (field 39: the CPU it last ran on). */
+static void write_task(struct fx *f, pid_t tid, uint64_t runtime_ns, int cpu)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], text[512];
+    snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", f->root, (int)tid, (int)tid);
+    run("mkdir -p", dir);
+    snprintf(path, sizeof path, "%s/schedstat", dir);
+    snprintf(text, sizeof text, "%llu 0 10\n", (unsigned long long)runtime_ns);
+    write_text(path, text);
+    snprintf(path, sizeof path, "%s/stat", dir);
+    snprintf(text, sizeof text,
+             "%d (t) S 1 %d %d 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 500 1000000 100 "
+             "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 %d 0 0 0 0 0\n",
+             (int)tid, (int)tid, (int)tid, cpu);
+    write_text(path, text);
+}
+
+static struct task *add(struct fx *f, pid_t tid, enum task_class cls)
+{
+    struct task proto = {.tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1};
+    struct task *t;
+    assert_int_equal(task_table_add(f->tt, &proto, &t), 0);
+    return t;
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->root, sizeof f->root, "%s/sampler-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(f->root));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc", f->root);
+    run("mkdir -p", path);
+    assert_int_equal(sampler_init(&f->s, f->root, 2), 0);
+    assert_int_equal(task_table_new(1024, &f->tt), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    sampler_destroy(&f->s);
+    task_table_free(f->tt);
+    run("rm -rf", f->root);
+    free(f);
+    return 0;
+}
+
+/* No figure from one snapshot; the first delta taken as is; later ones
+ * smoothed (half life = the interval: half old, half new). */
+static void test_cpus_first_then_smoothed(void **state)
+{
+    struct fx *f = *state;
+    long long busy[2] = {0, 0}, total[2] = {0, 0};
+    write_stat(f, busy, total, 2);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1000, 100), 0);
+    assert_int_equal(f->s.util_milli[0], -1);
+    assert_int_equal(f->s.util_milli[1], -1);
+
+    busy[0] += 800, total[0] += 1000;   /* 80% */
+    busy[1] += 100, total[1] += 1000;   /* 10% */
+    write_stat(f, busy, total, 2);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1100, 100), 0);
+    assert_int_equal(f->s.util_milli[0], 800);
+    assert_int_equal(f->s.util_milli[1], 100);
+
+    busy[0] += 400, total[0] += 1000;   /* 40% */
+    busy[1] += 100, total[1] += 1000;
+    write_stat(f, busy, total, 2);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1200, 100), 0);
+    assert_int_equal(f->s.util_milli[0], (int)load_ewma(800, 400, 100, 100));
+    assert_int_equal(f->s.util_milli[0], 600);
+    assert_int_equal(f->s.util_milli[1], 100);
+}
+
+/* A CPU that goes offline loses its figure; one that comes online (a higher
+ * CPU than at start: the caller grows the arrays, as the engine does when
+ * the topology changes) starts without one. */
+static void test_cpus_hotplug(void **state)
+{
+    struct fx *f = *state;
+    long long busy[4] = {0, 0, -1, -1}, total[4] = {0, 0, 0, 0};
+    write_stat(f, busy, total, 2);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1000, 0), 0);
+    busy[0] = 500, total[0] = 1000, busy[1] = 500, total[1] = 1000;
+    write_stat(f, busy, total, 2);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1100, 0), 0);
+    assert_int_equal(f->s.util_milli[1], 500);
+
+    busy[1] = -1;                        /* cpu1 offline, cpu3 online */
+    busy[3] = 0, total[3] = 0;
+    busy[0] += 200, total[0] += 1000;
+    write_stat(f, busy, total, 4);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1200, 0), -ERANGE);   /* more CPUs than it has room for */
+    assert_int_equal(sampler_resize(&f->s, 4), 0);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1200, 0), 0);
+    assert_int_equal(f->s.n_cpus, 4);
+    assert_int_equal(f->s.util_milli[0], 200);
+    assert_int_equal(f->s.util_milli[1], -1);
+    assert_int_equal(f->s.util_milli[2], -1);
+    assert_int_equal(f->s.util_milli[3], -1);
+
+    busy[3] += 300, total[3] += 1000;
+    write_stat(f, busy, total, 4);
+    assert_int_equal(sampler_sample_cpus(&f->s, 1300, 0), 0);
+    assert_int_equal(f->s.util_milli[3], 300);
+    assert_int_equal(f->s.jitter_milli[3], 0);
+}
+
+static void test_cpus_unreadable(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(sampler_sample_cpus(&f->s, 1000, 0), -ENOENT);
+}
+
+/* The one reading and difference of a task's counters. */
+static void test_task_delta(void **state)
+{
+    (void)state;
+    struct task t = {.runtime_ns = 0, .sample_ms = 0};
+    struct sampler_reading now = {.runtime_ns = 5000000};
+    struct sampler_delta d;
+    assert_false(sampler_task_delta(&t, &now, 100, &d));   /* never read */
+    t.runtime_ns = 1000000, t.sample_ms = 100;
+    assert_false(sampler_task_delta(&t, &now, 100, &d));   /* no time passed */
+    assert_true(sampler_task_delta(&t, &now, 150, &d));
+    assert_int_equal(d.dt_ms, 50);
+    assert_int_equal(d.run_ns, 4000000);
+    t.sample_ms = UINT32_MAX - 9;                           /* the ms clock wrapped */
+    assert_true(sampler_task_delta(&t, &now, 10, &d));
+    assert_int_equal(d.dt_ms, 20);
+    now.runtime_ns = 500;                                   /* went backwards */
+    assert_false(sampler_task_delta(&t, &now, 200, &d));
+}
+
+/* Jitter tasks' CPU time, charged to the CPU each last ran on (at most a
+ * whole CPU there), summed over all of them; other classes are not read. */
+static void test_tasks_charged_to_their_cpu(void **state)
+{
+    struct fx *f = *state;
+    struct task *a = add(f, 101, CLASS_JITTER), *b = add(f, 102, CLASS_JITTER), *c = add(f, 103, CLASS_JITTER);
+    struct task *big = add(f, 104, CLASS_INTENSIVE);
+    write_task(f, 101, 1000000, 1);
+    write_task(f, 102, 1000000, 1);
+    write_task(f, 103, 1000000, 0);
+    write_task(f, 104, 1000000, 0);
+    sampler_sample_tasks(&f->s, f->tt, 1000, 0);
+    assert_int_equal(a->last_cpu, 1);
+    assert_int_equal(c->last_cpu, 0);
+    assert_int_equal(f->s.jitter_load_milli, 0);
+    assert_int_equal(big->sample_ms, 0);
+
+    /* over 100 ms: a ran 70 ms, b 50 ms (both on cpu 1), c 20 ms on cpu 0 */
+    write_task(f, 101, 71000000, 1);
+    write_task(f, 102, 51000000, 1);
+    write_task(f, 103, 21000000, 0);
+    write_task(f, 104, 91000000, 0);
+    sampler_sample_tasks(&f->s, f->tt, 1100, 0);
+    assert_int_equal(a->util_milli, 700);
+    assert_int_equal(b->util_milli, 500);
+    assert_int_equal(c->util_milli, 200);
+    assert_int_equal(big->util_milli, 0);
+    assert_int_equal(f->s.jitter_milli[1], 1000);
+    assert_int_equal(f->s.jitter_milli[0], 200);
+    assert_int_equal(f->s.jitter_load_milli, 1400);
+
+    /* a and b sleep; c is gone, and keeps its figures until its exit
+     * event removes it */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc/103", f->root);
+    run("rm -rf", path);
+    sampler_sample_tasks(&f->s, f->tt, 1200, 0);
+    assert_int_equal(a->util_milli, 0);
+    assert_int_equal(b->util_milli, 0);
+    assert_int_equal(c->util_milli, 200);
+    assert_int_equal(f->s.jitter_milli[1], 0);
+    assert_int_equal(f->s.jitter_load_milli, 200);
+}
+
+/* A task that did not run is not asked for its CPU again. */
+static void test_sleeping_task_keeps_its_cpu(void **state)
+{
+    struct fx *f = *state;
+    struct task *t = add(f, 201, CLASS_JITTER);
+    write_task(f, 201, 1000000, 0);
+    sampler_sample_tasks(&f->s, f->tt, 1000, 0);
+    assert_int_equal(t->last_cpu, 0);
+    write_task(f, 201, 1000000, 1);
+    sampler_sample_tasks(&f->s, f->tt, 1100, 0);
+    assert_int_equal(t->last_cpu, 0);
+    write_task(f, 201, 2000000, 1);
+    sampler_sample_tasks(&f->s, f->tt, 1200, 0);
+    assert_int_equal(t->last_cpu, 1);
+}
+
+/* A tick reads at most SAMPLER_TASKS_PER_TICK tasks, going on where the
+ * last one stopped, so every task is read in turn. */
+static void test_round_robin(void **state)
+{
+    struct fx *f = *state;
+    enum { N = SAMPLER_TASKS_PER_TICK + SAMPLER_TASKS_PER_TICK / 2 };
+    for (int i = 0; i < N; i++) {
+        add(f, 1000 + i, CLASS_JITTER);
+        write_task(f, 1000 + i, 1000000, 0);
+    }
+    unsigned read_at[3] = {0};
+    const uint64_t at[3] = {1000, 1100, 1200};
+    for (int tick = 0; tick < 3; tick++) {
+        sampler_sample_tasks(&f->s, f->tt, at[tick], 0);
+        for (int i = 0; i < N; i++)
+            if (task_table_find(f->tt, 1000 + i)->sample_ms == (uint32_t)at[tick])
+                read_at[tick]++;
+    }
+    assert_int_equal(read_at[0], SAMPLER_TASKS_PER_TICK);
+    assert_int_equal(read_at[1], SAMPLER_TASKS_PER_TICK);
+    assert_int_equal(read_at[2], SAMPLER_TASKS_PER_TICK);
+    /* after two ticks every task has been read at least once */
+    for (int i = 0; i < N; i++)
+        assert_true(task_table_find(f->tt, 1000 + i)->sample_ms >= 1000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cpus_first_then_smoothed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpus_hotplug, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpus_unreadable, setup, teardown),
+        cmocka_unit_test(test_task_delta),
+        cmocka_unit_test_setup_teardown(test_tasks_charged_to_their_cpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
