@@ -282,23 +282,53 @@ static int restore_entry(struct applier *a, struct applied_task *e)
     return 1;
 }
 
-/* When every CPU we confined a task to has gone offline, the kernel gives
- * it a fallback mask as it wakes (v1: every possible CPU; v2: its cpuset's
- * CPUs): wider than what is left online of its original. That change is the
- * kernel's, not a user's: the task stays ours, to be packed again and to get
- * its original back. A user who narrows a mask never matches this. */
-static bool kernel_fallback(const struct applier *a, const struct applied_task *e, const cpu_set_t *now)
+/* tid's mask as the kernel keeps it, offline CPUs included: what originals
+ * are recorded from and what "still ours" is judged on. getaffinity leaves
+ * out every CPU not active at the moment (see sysops.h), so a mask read
+ * from it while a CPU is offline, or on its way down, would be recorded
+ * without that CPU for good. Without the full read (none in the sysops, or
+ * a status file we cannot parse) getaffinity stands in. */
+static int get_full(struct applier *a, pid_t tid, cpu_set_t *ret)
 {
-    cpu_set_t online, left;
-    if (a->dry_run || !a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
+    if (a->ops->getaffinity_full) {
+        int r = a->ops->getaffinity_full(a->ops->userdata, tid, ret);
+        if (r >= 0 || errno_is_gone(r))
+            return r;
+        log_debug("pid %d: reading its full mask: %s, taking sched_getaffinity's", (int)tid, strerror(-r));
+    }
+    return a->ops->getaffinity(a->ops->userdata, tid, ret);
+}
+
+static bool subset_of(const cpu_set_t *part, const cpu_set_t *whole)
+{
+    cpu_set_t both;
+    CPU_AND(&both, part, whole);
+    return CPU_EQUAL(&both, part);
+}
+
+/* When no CPU we confined a task to is active any more, the kernel gives it
+ * a fallback mask as it wakes (v1: its cpuset's CPUs, every possible CPU in
+ * the root; v2: its cpuset's CPUs): a strict superset of what we set.
+ * full is the mask kept now, reported what getaffinity showed (full minus
+ * the CPUs not active): when it has none of ours, they are all inactive,
+ * even while /sys/devices/system/cpu/online still lists a CPU on its way
+ * down. That change is the kernel's, not a user's: the task stays ours, to
+ * get its original back and be packed again. A user who narrows a mask, or
+ * changes it while our CPUs are up, never matches this. */
+static bool kernel_fallback(const struct applier *a, const struct applied_task *e, const cpu_set_t *full,
+                            const cpu_set_t *reported)
+{
+    if (a->dry_run || CPU_EQUAL(full, &e->set) || !subset_of(&e->set, full))
+        return false;
+    cpu_set_t left;
+    CPU_AND(&left, &e->set, reported);
+    if (CPU_COUNT(&left) == 0)
+        return true;
+    cpu_set_t online;
+    if (!a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
         return false;
     CPU_AND(&left, &e->set, &online);
-    if (CPU_COUNT(&left) > 0)
-        return false;
-    CPU_AND(&left, &e->original, &online);
-    cpu_set_t both;
-    CPU_AND(&both, &left, now);
-    return CPU_COUNT(&left) > 0 && CPU_EQUAL(&both, &left);
+    return CPU_COUNT(&left) == 0;
 }
 
 enum ours {
@@ -307,25 +337,36 @@ enum ours {
     RESET,              /* the kernel's fallback replaced it: original given back, forgotten */
 };
 
-/* Read tid's mask and check it is still what we set. */
+/* Read tid's mask and check it is still what we set. The cheap read first:
+ * a mask reported as exactly what we set is ours (the kernel only ever
+ * leaves CPUs out of the report). Anything else is judged on the full mask,
+ * which a CPU going offline does not change. */
 static enum ours check_ours(struct applier *a, struct applied_task *e)
 {
-    cpu_set_t now;
-    int r = a->ops->getaffinity(a->ops->userdata, e->tid, &now);
+    cpu_set_t reported, full;
+    int r = a->ops->getaffinity(a->ops->userdata, e->tid, &reported);
+    if (r >= 0 && CPU_EQUAL(&reported, expected_mask(a, e)))
+        return OURS;
+    if (r >= 0 && a->ops->getaffinity_full) {
+        full = reported;
+        r = get_full(a, e->tid, &full);
+    } else if (r >= 0)
+        full = reported;
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning("pid %d (%s): sched_getaffinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
+            log_warning("pid %d (%s): reading its affinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
         forget(a, e->tid);
         return NOT_OURS;
     }
-    if (mask_matches(a, &now, expected_mask(a, e)))
+    if (a->ops->getaffinity_full ? CPU_EQUAL(&full, expected_mask(a, e))
+                                 : mask_matches(a, &reported, expected_mask(a, e)))
         return OURS;
-    if (kernel_fallback(a, e, &now)) {
+    if (kernel_fallback(a, e, &full, &reported)) {
         log_info("pid %d (%s): CPUs %s went offline and the kernel moved it to %s: giving its original %s "
-                 "back", (int)e->tid, e->comm, fmt_set(&e->set), fmt_set(&now), fmt_set(&e->original));
+                 "back", (int)e->tid, e->comm, fmt_set(&e->set), fmt_set(&full), fmt_set(&e->original));
         return restore_entry(a, e) > 0 ? RESET : NOT_OURS;
     }
-    someone_else(a, e, &now);
+    someone_else(a, e, &full);
     return NOT_OURS;
 }
 
@@ -397,7 +438,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (ours == RESET)
         original = known_original;
     else
-        r = a->ops->getaffinity(a->ops->userdata, t->tid, &original);
+        r = get_full(a, t->tid, &original);
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {
@@ -426,11 +467,22 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         }
         want = original;        /* the mask is ours: give the original back */
     }
-    /* want is a subset of what getaffinity reported (or the original an
+    /* want is a subset of the mask the kernel keeps (or the original an
      * inherited mask came from), so the kernel stores it as it is and
-     * getaffinity returns exactly it afterwards. */
+     * reads back exactly it afterwards. */
     bool changed = !CPU_EQUAL(&want, &current);
     if (changed) {
+        /* The start time was read when the task's event was handled, maybe
+         * long ago under a flood of events: the TID may name another task
+         * by now (a reused PID), which must not be touched. Checked last,
+         * right before the call. */
+        uint64_t start_time;
+        r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
+        if (r < 0 || start_time != t->start_time) {
+            log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
+                      r < 0 ? "gone" : "reused");
+            return 0;
+        }
         r = set_mask(a, t->tid, t->comm, &current, &want);
         if (errno_is_gone(r))
             return 0;
@@ -469,7 +521,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
         p = tm_find(&a->tasks, parent_tid);     /* the removal may have moved it */
     }
     cpu_set_t now;
-    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
+    if (get_full(a, tid, &now) < 0)
         return 0;
     /* the kernel copied the parent's mask at fork; anything else is not ours */
     if (!mask_matches(a, &now, expected_mask(a, p)))
@@ -1082,7 +1134,7 @@ static bool recover_mask(struct applier *a, pid_t tid, const char *comm, const c
                          const cpu_set_t *original)
 {
     cpu_set_t now;
-    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
+    if (get_full(a, tid, &now) < 0)
         return false;
     if (!mask_matches(a, &now, set)) {
         log_info("pid %d (%s): affinity is %s, not the %s a previous run set, leaving it", (int)tid, comm,

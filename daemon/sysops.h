@@ -46,6 +46,15 @@ struct sysops {
      * an empty array means all CPUs. get returns the length. */
     int (*unit_get_allowed_cpus)(void *userdata, const char *unit, uint8_t *buf, size_t size);
     int (*unit_set_allowed_cpus)(void *userdata, const char *unit, const uint8_t *bits, size_t n_bytes);
+
+    /* The mask the kernel keeps for tid, offline CPUs included
+     * (Cpus_allowed_list: of /proc/TID/status). getaffinity reports it
+     * intersected with the CPUs active at the moment: empty for a sleeping
+     * thread whose every CPU went offline, and without a CPU that is on its
+     * way down before /sys/devices/system/cpu/online says so. Originals are
+     * recorded from this one, or one taken while a CPU was offline would
+     * lose it for good. NULL: getaffinity stands in. */
+    int (*getaffinity_full)(void *userdata, pid_t tid, cpu_set_t *ret);
 };
 
 /* The real system: sched_*affinity, /proc, libcgroup, the system bus. */
