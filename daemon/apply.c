@@ -457,6 +457,21 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
                   (int)t->tid, t->comm, (int)t->pid, fmt_set(&original));
     }
+    /* The same for a process: one whose fork we never saw (events lost and
+     * found by a rescan, or created while the table was full) inherited the
+     * mask we set on its parent. A mask already within the plan is the sign;
+     * taken for its original it would never be undone. */
+    const struct applied_task *parent = NULL;
+    pid_t ppid;
+    if (!inherited && a->ops->parent_of && subset_of(&current, plan) &&
+        a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
+        parent = tm_find(&a->tasks, ppid);
+    if (parent && mask_matches(a, &current, expected_mask(a, parent))) {
+        inherited = true;
+        original = parent->original;
+        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)parent->tid, fmt_set(&original));
+    }
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
         if (!inherited) {

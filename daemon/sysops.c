@@ -71,6 +71,22 @@ static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
     return cpulist_parse(p, ret);
 }
 
+static int real_parent_of(void *userdata, pid_t tid, pid_t *ret)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return n == -ENOENT ? -ESRCH : (int)n;
+    /* after the last ')' come the state, then the parent */
+    const char *p = strrchr(buf, ')');
+    int ppid;
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid < 0)
+        return -EBADMSG;
+    *ret = (pid_t)ppid;
+    return 0;
+}
+
 static int real_boot_id(void *userdata, char *buf, size_t size)
 {
     ssize_t n = read_file("/proc/sys/kernel/random/boot_id", buf, size);
@@ -469,4 +485,5 @@ const struct sysops sysops_real = {
     .unit_get_allowed_cpus = real_unit_get_allowed_cpus,
     .unit_set_allowed_cpus = real_unit_set_allowed_cpus,
     .getaffinity_full = real_getaffinity_full,
+    .parent_of = real_parent_of,
 };

@@ -55,6 +55,9 @@ struct sysops {
      * recorded from this one, or one taken while a CPU was offline would
      * lose it for good. NULL: getaffinity stands in. */
     int (*getaffinity_full)(void *userdata, pid_t tid, cpu_set_t *ret);
+    /* The parent process of tid's process (field 4 of /proc/TID/stat). NULL:
+     * not known. */
+    int (*parent_of)(void *userdata, pid_t tid, pid_t *ret);
 };
 
 /* The real system: sched_*affinity, /proc, libcgroup, the system bus. */

@@ -119,6 +119,15 @@ static int f_getaffinity(void *ud, pid_t tid, cpu_set_t *ret)
     return 0;
 }
 
+static int f_parent_of(void *ud, pid_t tid, pid_t *ret)
+{
+    struct fake_task *t = rec_task(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->parent ? t->parent : 1;
+    return 0;
+}
+
 /* /proc/TID/status: the mask the kernel keeps, offline CPUs and all */
 static int f_getaffinity_full(void *ud, pid_t tid, cpu_set_t *ret)
 {
@@ -311,6 +320,7 @@ static struct sysops recorder_ops(struct recorder *r)
         .unit_get_allowed_cpus = f_unit_get,
         .unit_set_allowed_cpus = f_unit_set,
         .getaffinity_full = f_getaffinity_full,
+        .parent_of = f_parent_of,
     };
 }
 
@@ -1381,6 +1391,37 @@ static void test_pid_reused_before_pack(void **state)
     assert_int_equal(applier_hands_off(f->a, 850), 0);
 }
 
+/* A child process whose fork was never seen (events lost and found by a
+ * rescan, or created while the task table was full) carries the mask we set
+ * on its parent: its original is the parent's, or it would keep the narrowed
+ * mask for good. A child whose own mask merely lies within the plan, under
+ * a parent of ours with another mask, keeps it as its own. */
+static void test_unseen_child_of_packed_parent(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0-1");
+    struct fake_task *fp = add_task(&f->rec, 860, "0-3");
+    struct task tp = mk_task(&f->rec, 860, 860, "parent");
+    assert_int_equal(applier_pack_task(f->a, &tp, &plan), 1);
+    struct fake_task *fc = add_task(&f->rec, 861, "0-1");      /* forked after the pack */
+    fc->parent = 860;
+    struct task tc = mk_task(&f->rec, 861, 861, "parent");
+    struct fake_task *fo = add_task(&f->rec, 862, "1");        /* its user chose CPU 1 */
+    fo->parent = 860;
+    struct task to = mk_task(&f->rec, 862, 862, "parent");
+
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 0);  /* nothing to change now */
+    assert_non_null(applier_find(f->a, 861));
+    assert_mask(&applier_find(f->a, 861)->original, "0-3");
+    assert_int_equal(applier_pack_task(f->a, &to, &plan), 0);
+    assert_null(applier_find(f->a, 862));
+
+    assert_int_equal(applier_restore_all(f->a), 2);
+    assert_mask(&fp->mask, "0-3");
+    assert_mask(&fc->mask, "0-3");
+    assert_mask(&fo->mask, "1");
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -1463,6 +1504,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hotplug_woken_while_going_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_original_is_full_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_pack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_child_of_packed_parent, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
