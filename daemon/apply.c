@@ -138,6 +138,10 @@ struct applier {
     bool unsaved;               /* ...on a change made, not only one undone */
     uint64_t written_ms;        /* when the file was last written (monotonic) */
     bool state_warned;
+    /* the state file left by a previous run was damaged: a narrowed mask
+     * may be one that run set, and is not taken for a task's own silently */
+    bool state_untrusted;
+    unsigned untrusted_notes;
     char boot_id[40];
 };
 
@@ -505,6 +509,12 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
             refused(a, t->tid, t->start_time, t->comm, r);
             return 0;
         }
+    }
+    if (a->state_untrusted && !inherited && a->ops->online_cpus) {
+        cpu_set_t online;
+        if (a->ops->online_cpus(a->ops->userdata, &online) == 0 && !subset_of(&online, &original))
+            log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG, "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
+                       "as the task's own", (int)t->tid, t->comm, fmt_set(&original));
     }
     if (CPU_EQUAL(&want, &original))
         return changed;         /* nothing restricted: nothing to remember */
@@ -1275,6 +1285,65 @@ static int recover_offspring(struct applier *a, const struct state *s)
     return w.restored;
 }
 
+/* What can be saved from a damaged state file (a wrong checksum, cut
+ * short): its task lines, one by one. None is believed on its own word: a
+ * line counts only when it names a live task of this boot with its exact
+ * start time whose mask is still exactly the one the line says we set,
+ * strictly within the original the line gives. A damaged line does not
+ * pass all that by chance; one that does gets its original back, as from a
+ * sound file. Every other task a previous run confined may keep its mask:
+ * that is said, once here and for each task packed with a narrowed mask
+ * taken for its own (pack_task). */
+#define SALVAGE_MAX_BYTES (64u << 20)
+static int recover_salvage(struct applier *a)
+{
+    a->state_untrusted = true;
+    _cleanup_fclose_ FILE *f = fopen(a->state_file, "re");
+    if (!f) {
+        log_warning("state file %s: damaged and unreadable (%m): tasks a previous run confined keep their masks",
+                    a->state_file);
+        return 0;
+    }
+    char line[512 + CPULIST_MAX * 2];
+    bool same_boot = false;
+    unsigned lines = 0, candidates = 0, restored = 0;
+    size_t bytes = 0;
+    while (fgets(line, sizeof line, f) && (bytes += strlen(line)) < SALVAGE_MAX_BYTES) {
+        lines++;
+        line[strcspn(line, "\n")] = '\0';
+        char boot[64];
+        if (sscanf(line, "boot %63s", boot) == 1) {
+            same_boot = strcmp(boot, a->boot_id) == 0;
+            continue;
+        }
+        struct applied_task t = {0};
+        int tid, pid, comm_at = 0;
+        unsigned long long start;
+        char orig[CPULIST_MAX], set[CPULIST_MAX];
+        /* the width of %8191s must follow CPULIST_MAX */
+        _Static_assert(CPULIST_MAX == 8192, "adjust the scanf widths below");
+        if (!same_boot || sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 ||
+            tid <= 0 || pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0)
+            continue;
+        candidates++;
+        t.tid = tid;
+        t.pid = pid;
+        t.start_time = start;
+        snprintf(t.comm, sizeof t.comm, "%s", comm_at > 0 ? line + comm_at : "?");
+        if (CPU_COUNT(&t.set) == 0 || CPU_EQUAL(&t.set, &t.original) || !subset_of(&t.set, &t.original))
+            continue;
+        restored += recover_task(a, &t);
+    }
+    if (!same_boot && candidates == 0)
+        log_warning("state file %s: damaged, with no boot id of this boot left in it: tasks a previous run "
+                    "confined may keep their masks", a->state_file);
+    else
+        log_warning("state file %s: damaged; of %u task lines, %u still matched the live task exactly and got "
+                    "their original back; other tasks a previous run confined may keep their masks",
+                    a->state_file, candidates, restored);
+    return (int)restored;
+}
+
 int applier_recover(struct applier *a)
 {
     if (!a->state_file)
@@ -1288,6 +1357,15 @@ int applier_recover(struct applier *a)
     r = state_read(a->state_file, a->boot_id, &s);
     if (r == -ENOENT)
         return 0;
+    if (r == -EBADMSG) {
+        /* Damaged (state_read said how): the tasks a previous run of this
+         * boot confined would otherwise be packed again with their confined
+         * mask taken for their own, for good. */
+        r = recover_salvage(a);
+        if (!a->dry_run)
+            (void)unlink(a->state_file);
+        return r;
+    }
     if (r < 0) {
         /* state_read said why; a bad file would only confuse the next start */
         if (!a->dry_run)

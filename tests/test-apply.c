@@ -1430,16 +1430,30 @@ static void write_file(const char *path, const char *text)
     fclose(fp);
 }
 
+/* A damaged state file (here: a wrong checksum) is not believed as a whole,
+ * yet the tasks a previous run confined must not stay confined for good:
+ * a task line still matching its live task exactly (start time, and the
+ * mask it says we set) gets its original back; any other is left alone;
+ * and a narrowed mask packed afterwards is not taken for the task's own
+ * silently. */
 static void test_recover_ignores_bad_file(void **state)
 {
     struct fx *f = *state;
     cpu_set_t plan = set_of("0");
     struct fake_task *ft = add_task(&f->rec, 600, "0-3");
     struct task t = mk_task(&f->rec, 600, 600, "w");
+    struct fake_task *ft2 = add_task(&f->rec, 601, "0-3");
+    struct task t2 = mk_task(&f->rec, 601, 601, "w2");
+    struct fake_task *ft3 = add_task(&f->rec, 602, "0-3");
+    struct task t3 = mk_task(&f->rec, 602, 602, "w3");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t3, &plan), 1);
     assert_int_equal(applier_flush_state(f->a), 0);
 
-    /* corrupt the set mask (0 -> 1) so a blind reader would "restore" */
+    /* damage the file: 600's set mask (0 -> 1), which no longer matches
+     * the live task; 601's line is intact, its task still as we set it;
+     * 602 was changed by its user since */
     char buf[4096];
     ssize_t n = read_file(f->state_file, buf, sizeof buf);
     assert_true(n > 0);
@@ -1449,18 +1463,25 @@ static void test_recover_ignores_bad_file(void **state)
     assert_non_null(field);
     field[5] = '1';
     write_file(f->state_file, buf);
-    ft->mask = set_of("1");
+    ft3->mask = set_of("2");
     applier_free(f->a);
 
     assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
     unsigned sets = f->rec.n_set;
-    assert_int_equal(applier_recover(f->a), 0);
-    assert_int_equal(f->rec.n_set, sets);
-    assert_mask(&ft->mask, "1");
+    assert_int_equal(applier_recover(f->a), 1);
+    assert_int_equal(f->rec.n_set, sets + 1);
+    assert_mask(&ft->mask, "0");                /* its line is damaged: left */
+    assert_mask(&ft2->mask, "0-3");             /* restorable: restored */
+    assert_mask(&ft3->mask, "2");
     char want[256];
     snprintf(want, sizeof want, "state file %s: corrupted (checksum mismatch), ignoring it", f->state_file);
     assert_true(logged(want));
+    assert_true(logged("other tasks a previous run confined may keep their masks"));
     assert_int_equal(access(f->state_file, F_OK), -1);
+    /* 600 is jitter again: its confined mask is not taken silently */
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_true(logged("pid 600 (w): mask 0 may be one a previous run set"));
+    ft->mask = set_of("1");
 
     /* another boot: the TIDs mean nothing now */
     struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
@@ -1468,7 +1489,7 @@ static void test_recover_ignores_bad_file(void **state)
     struct state other = {.boot_id = "99999999-2222-3333-4444-555555555555", .tasks = &rec, .n_tasks = 1};
     assert_int_equal(state_write(f->state_file, &other), 0);
     assert_int_equal(applier_recover(f->a), 0);
-    assert_int_equal(f->rec.n_set, sets);
+    assert_int_equal(f->rec.n_set, sets + 1);   /* no call since the recovery above */
     assert_mask(&ft->mask, "1");
     assert_true(logged("written during another boot"));
     assert_int_equal(access(f->state_file, F_OK), -1);
