@@ -374,13 +374,44 @@ static void drop(struct task_table *tt, struct task *t, const struct procscan_ho
     task_table_remove(tt, tid);
 }
 
+/* Renames found by one rescan, counted per user (per thread group while the
+ * uid is not known): each costs a full classification, and a rename flood
+ * (prctl(PR_SET_NAME) in a loop keeps the socket overflowing, so the daemon
+ * rescans every tick) must not make every rescan reclassify all of one
+ * user's threads while everyone else's wait. */
+#define RENAME_BUCKETS 64
+struct rename_bucket {
+    uint64_t key;               /* uid, or 1 << 32 | pid */
+    unsigned n;
+};
+
 struct reconcile_ctx {
     const char *root;
     struct task_table *tt;
     const struct procscan_hooks *h;
     struct procscan_stats *st;
     int first_error;
+    struct rename_bucket renames[RENAME_BUCKETS];
+    unsigned n_buckets;
 };
+
+/* May t's rename be handled in this rescan? Beyond the budget it waits for
+ * the next one, with its old comm kept so that it is found again. Users
+ * beyond RENAME_BUCKETS share the last bucket. */
+static bool rename_allowed(struct reconcile_ctx *c, const struct task *t)
+{
+    uint64_t key = t->uid != TASK_UID_UNKNOWN ? (uint64_t)t->uid : (1ull << 32) | (uint32_t)t->pid;
+    struct rename_bucket *b = NULL;
+    for (unsigned i = 0; i < c->n_buckets && !b; i++)
+        if (c->renames[i].key == key)
+            b = &c->renames[i];
+    if (!b) {
+        if (c->n_buckets < RENAME_BUCKETS)
+            c->renames[c->n_buckets] = (struct rename_bucket){ .key = key };
+        b = &c->renames[c->n_buckets < RENAME_BUCKETS ? c->n_buckets++ : RENAME_BUCKETS - 1];
+    }
+    return b->n++ < PROCSCAN_RENAMES_PER_USER;
+}
 
 static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
 {
@@ -411,6 +442,10 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
          * name it no longer has until told. A hook's error is the hook's to
          * report; the walk goes on. */
         if (strcmp(t->comm, fresh.comm) != 0) {
+            if (!rename_allowed(c, t)) {
+                c->st->renames_deferred++;
+                return 0;
+            }
             memcpy(t->comm, fresh.comm, sizeof(t->comm));
             c->st->renamed++;
             if (c->h && c->h->task_changed)
@@ -469,9 +504,10 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
         st.removed++;
     }
     st.duration_us = (now_ns() - start_ns) / 1000;
-    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed, %u removed, %u failed, %" PRIu64
-              " us",
-              st.generation, st.seen, st.added, st.reused, st.renamed, st.removed, st.failed, st.duration_us);
+    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed (%u left for later), %u removed, "
+              "%u failed, %" PRIu64 " us",
+              st.generation, st.seen, st.added, st.reused, st.renamed, st.renames_deferred, st.removed, st.failed,
+              st.duration_us);
     if (out)
         *out = st;
     return c.first_error;

@@ -93,10 +93,17 @@ struct procscan_stats {
     unsigned reused;        /* tracked TID with another start time: old gone, new added */
     unsigned removed;       /* tracked but not live any more */
     unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
+    unsigned renames_deferred;  /* renamed, beyond its user's budget: left for the next rescan */
     unsigned failed;        /* could not be added (table full, unreadable) */
     uint64_t duration_us;
 };
 
+/* A rescan reclassifies at most this many renamed threads of one user (of
+ * one thread group while the uid is not known); the others keep their old
+ * comm until a later rescan, so that a rename flood from one user costs a
+ * bounded amount of work per rescan and others' tasks are placed meanwhile.
+ * New tasks are not counted. */
+#define PROCSCAN_RENAMES_PER_USER 128
 /* Full scan with a new generation: add what is missing (task_new), replace
  * reused TIDs (task_gone, then task_new), take the comm of a task renamed
  * since it was read (task_changed), remove what was not seen

@@ -740,6 +740,46 @@ static void test_pid_reused_before_read(void **state)
     task_table_free(tt);
 }
 
+/* A rename flood: one user's threads all renamed since the last rescan
+ * (their comm events lost). One rescan reclassifies at most
+ * PROCSCAN_RENAMES_PER_USER of them and leaves the rest, still with their
+ * old comm, for the next; another user's rename is handled at once. */
+static void test_rename_flood_bounded(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    const unsigned n = PROCSCAN_RENAMES_PER_USER + 40;
+    assert_int_equal(task_table_new(1000, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    for (unsigned i = 0; i < n; i++)
+        mk_task(tr, 800, 800 + (pid_t)i, "flood", 'S', 8000 + i, 1000, true);
+    mk_task(tr, 2000, 2000, "other", 'S', 9000, 2000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    assert_int_equal(task_table_count(tt), n + 1);
+
+    for (unsigned i = 0; i < n; i++)
+        mk_task(tr, 800, 800 + (pid_t)i, "flood2", 'S', 8000 + i, 1000, true);
+    mk_task(tr, 2000, 2000, "other2", 'S', 9000, 2000, true);
+    rec = (struct rec){ .tt = tt };
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.renamed, PROCSCAN_RENAMES_PER_USER + 1);
+    assert_int_equal(st.renames_deferred, n - PROCSCAN_RENAMES_PER_USER);
+    assert_int_equal(rec.n_changed, PROCSCAN_RENAMES_PER_USER + 1);
+    assert_string_equal(task_table_find(tt, 2000)->comm, "other2");
+    assert_int_equal(rec.n_gone, 0);
+
+    /* the rest at the next rescan */
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.renamed, n - PROCSCAN_RENAMES_PER_USER);
+    assert_int_equal(st.renames_deferred, 0);
+    for (unsigned i = 0; i < n; i++)
+        assert_string_equal(task_table_find(tt, 800 + (pid_t)i)->comm, "flood2");
+    task_table_free(tt);
+}
+
 /* lazy_uid (the daemon while no rule names a user): exec, a rescan and the
  * fork of a process whose creator is not tracked read no status (the
  * fixtures here have none) and leave the uid unknown; a uid event and a
@@ -838,6 +878,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_read, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_rename_flood_bounded, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_uid, tree_setup, tree_teardown),
         cmocka_unit_test(test_live_self),
         cmocka_unit_test_setup_teardown(test_exec_from_thread, tree_setup, tree_teardown),
