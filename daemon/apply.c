@@ -1285,33 +1285,39 @@ static int recover_offspring(struct applier *a, const struct state *s)
     return w.restored;
 }
 
-/* What can be saved from a damaged state file (a wrong checksum, cut
- * short): its task lines, one by one. None is believed on its own word: a
- * line counts only when it names a live task of this boot with its exact
- * start time whose mask is still exactly the one the line says we set,
- * strictly within the original the line gives. A damaged line does not
- * pass all that by chance; one that does gets its original back, as from a
- * sound file. Every other task a previous run confined may keep its mask:
- * that is said, once here and for each task packed with a narrowed mask
- * taken for its own (pack_task). */
-#define SALVAGE_MAX_BYTES (64u << 20)
+/* What can be saved from a state file cut short (no end line, so no
+ * checksum to hold its lines against): the task lines before the cut, one
+ * by one. None is believed on its own word: a line counts only when it
+ * names a live task of this boot with its exact start time whose mask is
+ * still exactly the one the line says we set, strictly within the original
+ * the line gives (a line cut inside a field fails one of these); it then
+ * gets its original back, as from a sound file. A file whose lines do not
+ * match their end line was altered, and nothing in it is believed. Either
+ * way the tasks a previous run confined that are not restored may keep
+ * their masks: that is said, here and for each task later packed with a
+ * narrowed mask taken for its own (pack_task). */
+#define SALVAGE_MAX_TASKS 65536
 static int recover_salvage(struct applier *a)
 {
     a->state_untrusted = true;
     _cleanup_fclose_ FILE *f = fopen(a->state_file, "re");
     if (!f) {
-        log_warning("state file %s: damaged and unreadable (%m): tasks a previous run confined keep their masks",
-                    a->state_file);
+        log_warning("state file %s: damaged and unreadable (%m): tasks a previous run confined may keep their "
+                    "masks", a->state_file);
         return 0;
     }
     char line[512 + CPULIST_MAX * 2];
-    bool same_boot = false;
-    unsigned lines = 0, candidates = 0, restored = 0;
-    size_t bytes = 0;
-    while (fgets(line, sizeof line, f) && (bytes += strlen(line)) < SALVAGE_MAX_BYTES) {
-        lines++;
+    bool same_boot = false, altered = false;
+    struct applied_task *cand = NULL;
+    size_t n = 0, cap = 0;
+    int r = 0;
+    while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         char boot[64];
+        if (strncmp(line, "end ", 4) == 0) {
+            altered = true;             /* whole, yet its checksum or count is wrong */
+            break;
+        }
         if (sscanf(line, "boot %63s", boot) == 1) {
             same_boot = strcmp(boot, a->boot_id) == 0;
             continue;
@@ -1320,28 +1326,41 @@ static int recover_salvage(struct applier *a)
         int tid, pid, comm_at = 0;
         unsigned long long start;
         char orig[CPULIST_MAX], set[CPULIST_MAX];
-        /* the width of %8191s must follow CPULIST_MAX */
-        _Static_assert(CPULIST_MAX == 8192, "adjust the scanf widths below");
-        if (!same_boot || sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 ||
-            tid <= 0 || pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0)
+        _Static_assert(CPULIST_MAX == 8192, "the scanf widths below follow CPULIST_MAX");
+        if (!same_boot || n >= SALVAGE_MAX_TASKS ||
+            sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 ||
+            tid <= 0 || pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0 ||
+            CPU_COUNT(&t.set) == 0 || CPU_EQUAL(&t.set, &t.original) || !subset_of(&t.set, &t.original))
             continue;
-        candidates++;
         t.tid = tid;
         t.pid = pid;
         t.start_time = start;
         snprintf(t.comm, sizeof t.comm, "%s", comm_at > 0 ? line + comm_at : "?");
-        if (CPU_COUNT(&t.set) == 0 || CPU_EQUAL(&t.set, &t.original) || !subset_of(&t.set, &t.original))
-            continue;
-        restored += recover_task(a, &t);
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 64;
+            struct applied_task *m = reallocarray(cand, c, sizeof *m);
+            if (!m) {
+                r = -ENOMEM;
+                break;
+            }
+            cand = m;
+            cap = c;
+        }
+        cand[n++] = t;
     }
-    if (!same_boot && candidates == 0)
-        log_warning("state file %s: damaged, with no boot id of this boot left in it: tasks a previous run "
-                    "confined may keep their masks", a->state_file);
-    else
-        log_warning("state file %s: damaged; of %u task lines, %u still matched the live task exactly and got "
-                    "their original back; other tasks a previous run confined may keep their masks",
-                    a->state_file, candidates, restored);
-    return (int)restored;
+    int restored = 0;
+    if (altered || r < 0)
+        log_warning("state file %s: damaged, nothing in it restored: tasks a previous run confined may keep their "
+                    "masks", a->state_file);
+    else {
+        for (size_t i = 0; i < n; i++)
+            restored += recover_task(a, &cand[i]);
+        log_warning("state file %s: cut short; of its %zu task lines, %d still matched their live task exactly and "
+                    "got their original back; other tasks a previous run confined may keep their masks",
+                    a->state_file, n, restored);
+    }
+    free(cand);
+    return r < 0 ? r : restored;
 }
 
 int applier_recover(struct applier *a)

@@ -1430,12 +1430,13 @@ static void write_file(const char *path, const char *text)
     fclose(fp);
 }
 
-/* A damaged state file (here: a wrong checksum) is not believed as a whole,
- * yet the tasks a previous run confined must not stay confined for good:
- * a task line still matching its live task exactly (start time, and the
- * mask it says we set) gets its original back; any other is left alone;
- * and a narrowed mask packed afterwards is not taken for the task's own
- * silently. */
+/* A damaged state file is not believed: with a wrong checksum nothing in it
+ * is (a blind reader would "restore" 600 here), and the daemon says that
+ * tasks may stay confined, and says it again for a narrowed mask it then
+ * takes for a task's own. A file cut short (no end line) still has its
+ * lines as written: a task line that matches its live task exactly (start
+ * time, the mask it says we set) gets its original back, so what can be
+ * restored is; any other is left alone. */
 static void test_recover_ignores_bad_file(void **state)
 {
     struct fx *f = *state;
@@ -1450,38 +1451,56 @@ static void test_recover_ignores_bad_file(void **state)
     assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
     assert_int_equal(applier_pack_task(f->a, &t3, &plan), 1);
     assert_int_equal(applier_flush_state(f->a), 0);
+    char whole[4096];
+    assert_true(read_file(f->state_file, whole, sizeof whole) > 0);
 
-    /* damage the file: 600's set mask (0 -> 1), which no longer matches
-     * the live task; 601's line is intact, its task still as we set it;
-     * 602 was changed by its user since */
+    /* corrupt the set mask (0 -> 1) so a blind reader would "restore" */
     char buf[4096];
-    ssize_t n = read_file(f->state_file, buf, sizeof buf);
-    assert_true(n > 0);
+    memcpy(buf, whole, sizeof buf);
     char *line = strstr(buf, "task 600 600");
     assert_non_null(line);
     char *field = strstr(line, " 0-3 0 ");
     assert_non_null(field);
     field[5] = '1';
     write_file(f->state_file, buf);
-    ft3->mask = set_of("2");
+    ft->mask = set_of("1");
     applier_free(f->a);
 
     assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
     unsigned sets = f->rec.n_set;
-    assert_int_equal(applier_recover(f->a), 1);
-    assert_int_equal(f->rec.n_set, sets + 1);
-    assert_mask(&ft->mask, "0");                /* its line is damaged: left */
-    assert_mask(&ft2->mask, "0-3");             /* restorable: restored */
-    assert_mask(&ft3->mask, "2");
+    assert_int_equal(applier_recover(f->a), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft->mask, "1");
+    assert_mask(&ft2->mask, "0");
     char want[256];
     snprintf(want, sizeof want, "state file %s: corrupted (checksum mismatch), ignoring it", f->state_file);
     assert_true(logged(want));
-    assert_true(logged("other tasks a previous run confined may keep their masks"));
+    assert_true(logged("damaged, nothing in it restored: tasks a previous run confined may keep their masks"));
     assert_int_equal(access(f->state_file, F_OK), -1);
-    /* 600 is jitter again: its confined mask is not taken silently */
-    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
-    assert_true(logged("pid 600 (w): mask 0 may be one a previous run set"));
+    /* 601 is jitter again: its confined mask is not taken silently */
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
+    assert_true(logged("pid 601 (w2): mask 0 may be one a previous run set"));
+
+    /* cut short, after the line of 601 or 600 (in the order written): those
+     * lines that match their live task are restored; 602, changed by its
+     * user since, is not */
+    applier_free(f->a);
+    ft->mask = set_of("0");
+    ft3->mask = set_of("2");
+    char *cut = strstr(whole, "\nend ");
+    assert_non_null(cut);
+    cut[1] = '\0';
+    write_file(f->state_file, whole);
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    sets = f->rec.n_set;
+    assert_int_equal(applier_recover(f->a), 2);
+    assert_int_equal(f->rec.n_set, sets + 2);
+    assert_mask(&ft->mask, "0-3");
+    assert_mask(&ft2->mask, "0-3");
+    assert_mask(&ft3->mask, "2");
+    assert_true(logged("cut short; of its 3 task lines, 2 still matched"));
     ft->mask = set_of("1");
+    sets = f->rec.n_set;
 
     /* another boot: the TIDs mean nothing now */
     struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
@@ -1489,7 +1508,7 @@ static void test_recover_ignores_bad_file(void **state)
     struct state other = {.boot_id = "99999999-2222-3333-4444-555555555555", .tasks = &rec, .n_tasks = 1};
     assert_int_equal(state_write(f->state_file, &other), 0);
     assert_int_equal(applier_recover(f->a), 0);
-    assert_int_equal(f->rec.n_set, sets + 1);   /* no call since the recovery above */
+    assert_int_equal(f->rec.n_set, sets);
     assert_mask(&ft->mask, "1");
     assert_true(logged("written during another boot"));
     assert_int_equal(access(f->state_file, F_OK), -1);
