@@ -138,6 +138,10 @@ struct applier {
     bool unsaved;               /* ...on a change made, not only one undone */
     uint64_t written_ms;        /* when the file was last written (monotonic) */
     bool state_warned;
+    /* the state file left by a previous run was damaged: a narrowed mask
+     * may be one that run set, and is not taken for a task's own silently */
+    bool state_untrusted;
+    unsigned untrusted_notes;
     char boot_id[40];
 };
 
@@ -282,23 +286,53 @@ static int restore_entry(struct applier *a, struct applied_task *e)
     return 1;
 }
 
-/* When every CPU we confined a task to has gone offline, the kernel gives
- * it a fallback mask as it wakes (v1: every possible CPU; v2: its cpuset's
- * CPUs): wider than what is left online of its original. That change is the
- * kernel's, not a user's: the task stays ours, to be packed again and to get
- * its original back. A user who narrows a mask never matches this. */
-static bool kernel_fallback(const struct applier *a, const struct applied_task *e, const cpu_set_t *now)
+/* tid's mask as the kernel keeps it, offline CPUs included: what originals
+ * are recorded from and what "still ours" is judged on. getaffinity leaves
+ * out every CPU not active at the moment (see sysops.h), so a mask read
+ * from it while a CPU is offline, or on its way down, would be recorded
+ * without that CPU for good. Without the full read (none in the sysops, or
+ * a status file we cannot parse) getaffinity stands in. */
+static int get_full(struct applier *a, pid_t tid, cpu_set_t *ret)
 {
-    cpu_set_t online, left;
-    if (a->dry_run || !a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
+    if (a->ops->getaffinity_full) {
+        int r = a->ops->getaffinity_full(a->ops->userdata, tid, ret);
+        if (r >= 0 || errno_is_gone(r))
+            return r;
+        log_debug("pid %d: reading its full mask: %s, taking sched_getaffinity's", (int)tid, strerror(-r));
+    }
+    return a->ops->getaffinity(a->ops->userdata, tid, ret);
+}
+
+static bool subset_of(const cpu_set_t *part, const cpu_set_t *whole)
+{
+    cpu_set_t both;
+    CPU_AND(&both, part, whole);
+    return CPU_EQUAL(&both, part);
+}
+
+/* When no CPU we confined a task to is active any more, the kernel gives it
+ * a fallback mask as it wakes (v1: its cpuset's CPUs, every possible CPU in
+ * the root; v2: its cpuset's CPUs): a strict superset of what we set.
+ * full is the mask kept now, reported what getaffinity showed (full minus
+ * the CPUs not active): when it has none of ours, they are all inactive,
+ * even while /sys/devices/system/cpu/online still lists a CPU on its way
+ * down. That change is the kernel's, not a user's: the task stays ours, to
+ * get its original back and be packed again. A user who narrows a mask, or
+ * changes it while our CPUs are up, never matches this. */
+static bool kernel_fallback(const struct applier *a, const struct applied_task *e, const cpu_set_t *full,
+                            const cpu_set_t *reported)
+{
+    if (a->dry_run || CPU_EQUAL(full, &e->set) || !subset_of(&e->set, full))
+        return false;
+    cpu_set_t left;
+    CPU_AND(&left, &e->set, reported);
+    if (CPU_COUNT(&left) == 0)
+        return true;
+    cpu_set_t online;
+    if (!a->ops->online_cpus || a->ops->online_cpus(a->ops->userdata, &online) < 0)
         return false;
     CPU_AND(&left, &e->set, &online);
-    if (CPU_COUNT(&left) > 0)
-        return false;
-    CPU_AND(&left, &e->original, &online);
-    cpu_set_t both;
-    CPU_AND(&both, &left, now);
-    return CPU_COUNT(&left) > 0 && CPU_EQUAL(&both, &left);
+    return CPU_COUNT(&left) == 0;
 }
 
 enum ours {
@@ -307,25 +341,36 @@ enum ours {
     RESET,              /* the kernel's fallback replaced it: original given back, forgotten */
 };
 
-/* Read tid's mask and check it is still what we set. */
+/* Read tid's mask and check it is still what we set. The cheap read first:
+ * a mask reported as exactly what we set is ours (the kernel only ever
+ * leaves CPUs out of the report). Anything else is judged on the full mask,
+ * which a CPU going offline does not change. */
 static enum ours check_ours(struct applier *a, struct applied_task *e)
 {
-    cpu_set_t now;
-    int r = a->ops->getaffinity(a->ops->userdata, e->tid, &now);
+    cpu_set_t reported, full;
+    int r = a->ops->getaffinity(a->ops->userdata, e->tid, &reported);
+    if (r >= 0 && CPU_EQUAL(&reported, expected_mask(a, e)))
+        return OURS;
+    if (r >= 0 && a->ops->getaffinity_full) {
+        full = reported;
+        r = get_full(a, e->tid, &full);
+    } else if (r >= 0)
+        full = reported;
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning("pid %d (%s): sched_getaffinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
+            log_warning("pid %d (%s): reading its affinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
         forget(a, e->tid);
         return NOT_OURS;
     }
-    if (mask_matches(a, &now, expected_mask(a, e)))
+    if (a->ops->getaffinity_full ? CPU_EQUAL(&full, expected_mask(a, e))
+                                 : mask_matches(a, &reported, expected_mask(a, e)))
         return OURS;
-    if (kernel_fallback(a, e, &now)) {
+    if (kernel_fallback(a, e, &full, &reported)) {
         log_info("pid %d (%s): CPUs %s went offline and the kernel moved it to %s: giving its original %s "
-                 "back", (int)e->tid, e->comm, fmt_set(&e->set), fmt_set(&now), fmt_set(&e->original));
+                 "back", (int)e->tid, e->comm, fmt_set(&e->set), fmt_set(&full), fmt_set(&e->original));
         return restore_entry(a, e) > 0 ? RESET : NOT_OURS;
     }
-    someone_else(a, e, &now);
+    someone_else(a, e, &full);
     return NOT_OURS;
 }
 
@@ -397,7 +442,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (ours == RESET)
         original = known_original;
     else
-        r = a->ops->getaffinity(a->ops->userdata, t->tid, &original);
+        r = get_full(a, t->tid, &original);
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {
@@ -416,6 +461,21 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
                   (int)t->tid, t->comm, (int)t->pid, fmt_set(&original));
     }
+    /* The same for a process: one whose fork we never saw (events lost and
+     * found by a rescan, or created while the table was full) inherited the
+     * mask we set on its parent. A mask already within the plan is the sign;
+     * taken for its original it would never be undone. */
+    const struct applied_task *parent = NULL;
+    pid_t ppid;
+    if (!inherited && a->ops->parent_of && subset_of(&current, plan) &&
+        a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
+        parent = tm_find(&a->tasks, ppid);
+    if (parent && mask_matches(a, &current, expected_mask(a, parent))) {
+        inherited = true;
+        original = parent->original;
+        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)parent->tid, fmt_set(&original));
+    }
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
         if (!inherited) {
@@ -426,11 +486,22 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         }
         want = original;        /* the mask is ours: give the original back */
     }
-    /* want is a subset of what getaffinity reported (or the original an
+    /* want is a subset of the mask the kernel keeps (or the original an
      * inherited mask came from), so the kernel stores it as it is and
-     * getaffinity returns exactly it afterwards. */
+     * reads back exactly it afterwards. */
     bool changed = !CPU_EQUAL(&want, &current);
     if (changed) {
+        /* The start time was read when the task's event was handled, maybe
+         * long ago under a flood of events: the TID may name another task
+         * by now (a reused PID), which must not be touched. Checked last,
+         * right before the call. */
+        uint64_t start_time;
+        r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
+        if (r < 0 || start_time != t->start_time) {
+            log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
+                      r < 0 ? "gone" : "reused");
+            return 0;
+        }
         r = set_mask(a, t->tid, t->comm, &current, &want);
         if (errno_is_gone(r))
             return 0;
@@ -438,6 +509,12 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
             refused(a, t->tid, t->start_time, t->comm, r);
             return 0;
         }
+    }
+    if (a->state_untrusted && !inherited && a->ops->online_cpus) {
+        cpu_set_t online;
+        if (a->ops->online_cpus(a->ops->userdata, &online) == 0 && !subset_of(&online, &original))
+            log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG, "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
+                       "as the task's own", (int)t->tid, t->comm, fmt_set(&original));
     }
     if (CPU_EQUAL(&want, &original))
         return changed;         /* nothing restricted: nothing to remember */
@@ -469,7 +546,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
         p = tm_find(&a->tasks, parent_tid);     /* the removal may have moved it */
     }
     cpu_set_t now;
-    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
+    if (get_full(a, tid, &now) < 0)
         return 0;
     /* the kernel copied the parent's mask at fork; anything else is not ours */
     if (!mask_matches(a, &now, expected_mask(a, p)))
@@ -1082,7 +1159,7 @@ static bool recover_mask(struct applier *a, pid_t tid, const char *comm, const c
                          const cpu_set_t *original)
 {
     cpu_set_t now;
-    if (a->ops->getaffinity(a->ops->userdata, tid, &now) < 0)
+    if (get_full(a, tid, &now) < 0)
         return false;
     if (!mask_matches(a, &now, set)) {
         log_info("pid %d (%s): affinity is %s, not the %s a previous run set, leaving it", (int)tid, comm,
@@ -1208,6 +1285,84 @@ static int recover_offspring(struct applier *a, const struct state *s)
     return w.restored;
 }
 
+/* What can be saved from a state file cut short (no end line, so no
+ * checksum to hold its lines against): the task lines before the cut, one
+ * by one. None is believed on its own word: a line counts only when it
+ * names a live task of this boot with its exact start time whose mask is
+ * still exactly the one the line says we set, strictly within the original
+ * the line gives (a line cut inside a field fails one of these); it then
+ * gets its original back, as from a sound file. A file whose lines do not
+ * match their end line was altered, and nothing in it is believed. Either
+ * way the tasks a previous run confined that are not restored may keep
+ * their masks: that is said, here and for each task later packed with a
+ * narrowed mask taken for its own (pack_task). */
+#define SALVAGE_MAX_TASKS 65536
+static int recover_salvage(struct applier *a)
+{
+    a->state_untrusted = true;
+    _cleanup_fclose_ FILE *f = fopen(a->state_file, "re");
+    if (!f) {
+        log_warning("state file %s: damaged and unreadable (%m): tasks a previous run confined may keep their "
+                    "masks", a->state_file);
+        return 0;
+    }
+    char line[512 + CPULIST_MAX * 2];
+    bool same_boot = false, altered = false;
+    struct applied_task *cand = NULL;
+    size_t n = 0, cap = 0;
+    int r = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char boot[64];
+        if (strncmp(line, "end ", 4) == 0) {
+            altered = true;             /* whole, yet its checksum or count is wrong */
+            break;
+        }
+        if (sscanf(line, "boot %63s", boot) == 1) {
+            same_boot = strcmp(boot, a->boot_id) == 0;
+            continue;
+        }
+        struct applied_task t = {0};
+        int tid, pid, comm_at = 0;
+        unsigned long long start;
+        char orig[CPULIST_MAX], set[CPULIST_MAX];
+        _Static_assert(CPULIST_MAX == 8192, "the scanf widths below follow CPULIST_MAX");
+        if (!same_boot || n >= SALVAGE_MAX_TASKS ||
+            sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 ||
+            tid <= 0 || pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0 ||
+            CPU_COUNT(&t.set) == 0 || CPU_EQUAL(&t.set, &t.original) || !subset_of(&t.set, &t.original))
+            continue;
+        t.tid = tid;
+        t.pid = pid;
+        t.start_time = start;
+        snprintf(t.comm, sizeof t.comm, "%s", comm_at > 0 ? line + comm_at : "?");
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 64;
+            struct applied_task *m = reallocarray(cand, c, sizeof *m);
+            if (!m) {
+                r = -ENOMEM;
+                break;
+            }
+            cand = m;
+            cap = c;
+        }
+        cand[n++] = t;
+    }
+    int restored = 0;
+    if (altered || r < 0)
+        log_warning("state file %s: damaged, nothing in it restored: tasks a previous run confined may keep their "
+                    "masks", a->state_file);
+    else {
+        for (size_t i = 0; i < n; i++)
+            restored += recover_task(a, &cand[i]);
+        log_warning("state file %s: cut short; of its %zu task lines, %d still matched their live task exactly and "
+                    "got their original back; other tasks a previous run confined may keep their masks",
+                    a->state_file, n, restored);
+    }
+    free(cand);
+    return r < 0 ? r : restored;
+}
+
 int applier_recover(struct applier *a)
 {
     if (!a->state_file)
@@ -1221,6 +1376,15 @@ int applier_recover(struct applier *a)
     r = state_read(a->state_file, a->boot_id, &s);
     if (r == -ENOENT)
         return 0;
+    if (r == -EBADMSG) {
+        /* Damaged (state_read said how): the tasks a previous run of this
+         * boot confined would otherwise be packed again with their confined
+         * mask taken for their own, for good. */
+        r = recover_salvage(a);
+        if (!a->dry_run)
+            (void)unlink(a->state_file);
+        return r;
+    }
     if (r < 0) {
         /* state_read said why; a bad file would only confuse the next start */
         if (!a->dry_run)

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -221,6 +223,32 @@ int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
     return read_task(root, pid, tid, NULL, out);
 }
 
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool procscan_started_by_fork(uint64_t start_ticks, uint64_t fork_ns)
+{
+    if (!fork_ns)
+        return true;            /* not known: nothing to tell by */
+    static long ns_per_tick;
+    if (!ns_per_tick) {
+        long hz = sysconf(_SC_CLK_TCK);
+        ns_per_tick = hz > 0 ? 1000000000L / hz : 10000000L;
+    }
+    /* The start time counts CLOCK_BOOTTIME (in ticks, rounded down), the
+     * event's timestamp CLOCK_MONOTONIC; they differ by the time spent
+     * suspended, which only grows: with today's difference a task that
+     * started at or before its fork event is never taken for a later one. */
+    uint64_t boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC);
+    uint64_t suspended = boot > mono ? boot - mono : 0;
+    return start_ticks * (uint64_t)ns_per_tick <= fork_ns + suspended + PROCSCAN_FORK_SLACK_NS;
+}
+
 int procscan_ensure_start(const char *root, struct task *t)
 {
     if (!t->start_pending)
@@ -229,6 +257,15 @@ int procscan_ensure_start(const char *root, struct task *t)
     int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
     if (r < 0)
         return r;
+    /* Started after its fork event: the child exited before we got here and
+     * the TID is another task's (its exit event, then the new task's fork
+     * event, follow). Gone for us: nothing may act on the TID under this
+     * entry. */
+    if (!procscan_started_by_fork(fresh.start_time, t->start_time)) {
+        log_debug("tid %d (%s): exited before its fork event was handled, the TID is reused", (int)t->tid,
+                  t->comm);
+        return -ESRCH;
+    }
     t->start_time = fresh.start_time;
     t->start_pending = false;
     return 0;
@@ -337,13 +374,44 @@ static void drop(struct task_table *tt, struct task *t, const struct procscan_ho
     task_table_remove(tt, tid);
 }
 
+/* Renames found by one rescan, counted per user (per thread group while the
+ * uid is not known): each costs a full classification, and a rename flood
+ * (prctl(PR_SET_NAME) in a loop keeps the socket overflowing, so the daemon
+ * rescans every tick) must not make every rescan reclassify all of one
+ * user's threads while everyone else's wait. */
+#define RENAME_BUCKETS 64
+struct rename_bucket {
+    uint64_t key;               /* uid, or 1 << 32 | pid */
+    unsigned n;
+};
+
 struct reconcile_ctx {
     const char *root;
     struct task_table *tt;
     const struct procscan_hooks *h;
     struct procscan_stats *st;
     int first_error;
+    struct rename_bucket renames[RENAME_BUCKETS];
+    unsigned n_buckets;
 };
+
+/* May t's rename be handled in this rescan? Beyond the budget it waits for
+ * the next one, with its old comm kept so that it is found again. Users
+ * beyond RENAME_BUCKETS share the last bucket. */
+static bool rename_allowed(struct reconcile_ctx *c, const struct task *t)
+{
+    uint64_t key = t->uid != TASK_UID_UNKNOWN ? (uint64_t)t->uid : (1ull << 32) | (uint32_t)t->pid;
+    struct rename_bucket *b = NULL;
+    for (unsigned i = 0; i < c->n_buckets && !b; i++)
+        if (c->renames[i].key == key)
+            b = &c->renames[i];
+    if (!b) {
+        if (c->n_buckets < RENAME_BUCKETS)
+            c->renames[c->n_buckets] = (struct rename_bucket){ .key = key };
+        b = &c->renames[c->n_buckets < RENAME_BUCKETS ? c->n_buckets++ : RENAME_BUCKETS - 1];
+    }
+    return b->n++ < PROCSCAN_RENAMES_PER_USER;
+}
 
 static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
 {
@@ -357,11 +425,15 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     c->st->seen++;
     /* A task never looked at since its fork event has no start time to
      * compare: events were lost, so its exit and a reuse of the TID may have
-     * been too. The same thread group and comm count as the same task (if it
-     * was not, nothing was done to the old one: see procscan.h); anything
+     * been too. The same thread group and a start no later than the fork
+     * event count as the same task (a name proves nothing: a reused PID can
+     * carry the same one); without the event's time, the same comm does (if
+     * it was not, nothing was done to the old one: see procscan.h). Anything
      * else is replaced and classified afresh. */
     if (t && t->pid == pid &&
-        (t->start_pending ? strcmp(t->comm, fresh.comm) == 0 : t->start_time == fresh.start_time)) {
+        (!t->start_pending               ? t->start_time == fresh.start_time
+         : t->start_time /* fork time */ ? procscan_started_by_fork(fresh.start_time, t->start_time)
+                                         : strcmp(t->comm, fresh.comm) == 0)) {
         t->start_time = fresh.start_time;
         t->start_pending = false;
         t->seen_gen = c->st->generation;
@@ -370,6 +442,10 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
          * name it no longer has until told. A hook's error is the hook's to
          * report; the walk goes on. */
         if (strcmp(t->comm, fresh.comm) != 0) {
+            if (!rename_allowed(c, t)) {
+                c->st->renames_deferred++;
+                return 0;
+            }
             memcpy(t->comm, fresh.comm, sizeof(t->comm));
             c->st->renamed++;
             if (c->h && c->h->task_changed)
@@ -428,9 +504,10 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
         st.removed++;
     }
     st.duration_us = (now_ns() - start_ns) / 1000;
-    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed, %u removed, %u failed, %" PRIu64
-              " us",
-              st.generation, st.seen, st.added, st.reused, st.renamed, st.removed, st.failed, st.duration_us);
+    log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed (%u left for later), %u removed, "
+              "%u failed, %" PRIu64 " us",
+              st.generation, st.seen, st.added, st.reused, st.renamed, st.renames_deferred, st.removed, st.failed,
+              st.duration_us);
     if (out)
         *out = st;
     return c.first_error;
@@ -478,8 +555,9 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     if (h && h->lazy_start && !old && ev->tid == ev->tgid)
         creator = task_table_find(tt, ev->fork.parent_tid);
     if (creator) {
+        /* until it is read, start_time holds the fork event's time */
         struct task child = { .tid = ev->tid, .pid = ev->tgid, .uid = creator->uid, .rule = -1,
-                              .start_pending = true };
+                              .start_pending = true, .start_time = ev->timestamp_ns };
         memcpy(child.comm, creator->comm, sizeof(child.comm));
         child.seen_gen = task_table_generation(tt);
         return add_new(tt, &child, h, NULL);
@@ -489,6 +567,11 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;   /* its exit event follows */
+    /* Handled late (a flood of events): the child may have exited and its
+     * TID gone to a task that started after the event; that one's own fork
+     * event follows, and this one's exit must not find it in its place. */
+    if (!procscan_started_by_fork(fresh.start_time, ev->timestamp_ns))
+        return 0;
 
     if (old) {
         if (old->start_time == fresh.start_time && old->pid == fresh.pid)
@@ -548,12 +631,12 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
             return 0;   /* exit event follows */
         return r;
     }
-    if (t->start_pending) {
+    if (t->start_pending && procscan_started_by_fork(fresh.start_time, t->start_time)) {
         /* Tracked since its fork event and no event lost since (or a rescan
          * would have read its start): the same task. */
         t->start_time = fresh.start_time;
         t->start_pending = false;
-    } else if (fresh.start_time != t->start_time) {
+    } else if (t->start_pending || fresh.start_time != t->start_time) {
         drop(tt, t, h);
         fresh.seen_gen = task_table_generation(tt);
         return add_new(tt, &fresh, h, NULL);

@@ -5,6 +5,7 @@
  * root is a filesystem root as for the other readers: files are read under
  * ROOT/proc; NULL or "/" means the real system. */
 #pragma once
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,9 +30,20 @@ int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
  * (setaffinity, cgroup attach, adopting an inherited mask, pinning) calls
  * procscan_ensure_start() first; exec reads it with the new comm; after lost
  * events the rescan reads every live task's start time anyway, and replaces a
- * pending task whose thread group or comm no longer match.
- * Returns 0 (t->start_time valid), or -ESRCH/-ENOENT when the task is gone. */
+ * pending task whose thread group no longer matches or which started after
+ * its fork event (see procscan_started_by_fork).
+ * Returns 0 (t->start_time valid), or -ESRCH/-ENOENT when the task is gone
+ * (or the TID names a task that started after the fork event: ours exited). */
 int procscan_ensure_start(const char *root, struct task *t);
+/* While start_pending is set, start_time holds the timestamp of the task's
+ * fork event (the proc connector's, CLOCK_MONOTONIC ns; 0: unknown), so
+ * that the read can tell the task from a later one under its TID: the
+ * start time is read when the task is acted upon, maybe long after the
+ * event under a flood, and a PID reused by then names a task that started
+ * after the event. True when a task that started at start_ticks (field 22
+ * of stat) may be the one the event announced, or fork_ns is 0. */
+#define PROCSCAN_FORK_SLACK_NS (20 * 1000000ull)   /* a tick's rounding, with room */
+bool procscan_started_by_fork(uint64_t start_ticks, uint64_t fork_ns);
 /* Thread group of a TID, from ROOT/proc/TID/status "Tgid:". */
 int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid);
 
@@ -81,10 +93,17 @@ struct procscan_stats {
     unsigned reused;        /* tracked TID with another start time: old gone, new added */
     unsigned removed;       /* tracked but not live any more */
     unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
+    unsigned renames_deferred;  /* renamed, beyond its user's budget: left for the next rescan */
     unsigned failed;        /* could not be added (table full, unreadable) */
     uint64_t duration_us;
 };
 
+/* A rescan reclassifies at most this many renamed threads of one user (of
+ * one thread group while the uid is not known); the others keep their old
+ * comm until a later rescan, so that a rename flood from one user costs a
+ * bounded amount of work per rescan and others' tasks are placed meanwhile.
+ * New tasks are not counted. */
+#define PROCSCAN_RENAMES_PER_USER 128
 /* Full scan with a new generation: add what is missing (task_new), replace
  * reused TIDs (task_gone, then task_new), take the comm of a task renamed
  * since it was read (task_changed), remove what was not seen

@@ -57,6 +57,38 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
     return parse_u64(p, ret);
 }
 
+static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return n == -ENOENT ? -ESRCH : (int)n;
+    char *p = strstr(buf, "\nCpus_allowed_list:");
+    if (!p)
+        return -EBADMSG;
+    p += strlen("\nCpus_allowed_list:");
+    p += strspn(p, " \t");
+    p[strcspn(p, "\n")] = '\0';
+    return cpulist_parse(p, ret);
+}
+
+static int real_parent_of(void *userdata, pid_t tid, pid_t *ret)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return n == -ENOENT ? -ESRCH : (int)n;
+    /* after the last ')' come the state, then the parent */
+    const char *p = strrchr(buf, ')');
+    int ppid;
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid < 0)
+        return -EBADMSG;
+    *ret = (pid_t)ppid;
+    return 0;
+}
+
 static int real_boot_id(void *userdata, char *buf, size_t size)
 {
     ssize_t n = read_file("/proc/sys/kernel/random/boot_id", buf, size);
@@ -515,4 +547,6 @@ const struct sysops sysops_real = {
     .unit_set_allowed_cpus = real_unit_set_allowed_cpus,
     .getattr = real_getattr,
     .setattr = real_setattr,
+    .getaffinity_full = real_getaffinity_full,
+    .parent_of = real_parent_of,
 };

@@ -65,6 +65,18 @@ struct sysops {
      * setattr leaves the utilisation clamps as they are. */
     int (*getattr)(void *userdata, pid_t tid, struct sysops_sched_attr *ret);
     int (*setattr)(void *userdata, pid_t tid, const struct sysops_sched_attr *attr);
+
+    /* The mask the kernel keeps for tid, offline CPUs included
+     * (Cpus_allowed_list: of /proc/TID/status). getaffinity reports it
+     * intersected with the CPUs active at the moment: empty for a sleeping
+     * thread whose every CPU went offline, and without a CPU that is on its
+     * way down before /sys/devices/system/cpu/online says so. Originals are
+     * recorded from this one, or one taken while a CPU was offline would
+     * lose it for good. NULL: getaffinity stands in. */
+    int (*getaffinity_full)(void *userdata, pid_t tid, cpu_set_t *ret);
+    /* The parent process of tid's process (field 4 of /proc/TID/stat). NULL:
+     * not known. */
+    int (*parent_of)(void *userdata, pid_t tid, pid_t *ret);
 };
 
 /* The real system: sched_*affinity, /proc, libcgroup, the system bus. */

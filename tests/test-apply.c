@@ -56,8 +56,14 @@ struct recorder {
     size_t n_units;
     unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets;
     char boot_id[40];
-    cpu_set_t online;           /* getaffinity reports masks intersected with it */
+    cpu_set_t online;           /* /sys/devices/system/cpu/online */
+    /* The CPUs the scheduler may use: getaffinity reports masks intersected
+     * with them. A CPU on its way down leaves them before it leaves online. */
+    cpu_set_t active;
+    bool active_differs;        /* else active = online */
 };
+
+static const cpu_set_t *active_of(const struct recorder *r) { return r->active_differs ? &r->active : &r->online; }
 
 static struct fake_task *rec_task(struct recorder *r, pid_t tid)
 {
@@ -109,7 +115,28 @@ static int f_getaffinity(void *ud, pid_t tid, cpu_set_t *ret)
     struct fake_task *t = rec_task(r, tid);
     if (!t)
         return -ESRCH;
-    CPU_AND(ret, &t->mask, &r->online);
+    CPU_AND(ret, &t->mask, active_of(r));
+    return 0;
+}
+
+static int f_parent_of(void *ud, pid_t tid, pid_t *ret)
+{
+    struct fake_task *t = rec_task(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->parent ? t->parent : 1;
+    return 0;
+}
+
+/* /proc/TID/status: the mask the kernel keeps, offline CPUs and all */
+static int f_getaffinity_full(void *ud, pid_t tid, cpu_set_t *ret)
+{
+    struct recorder *r = ud;
+    r->n_get++;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->mask;
     return 0;
 }
 
@@ -153,7 +180,11 @@ static int f_setaffinity(void *ud, pid_t tid, const cpu_set_t *mask)
         return -ESRCH;
     if (t->set_err)
         return t->set_err;
-    t->mask = *mask;
+    cpu_set_t usable;
+    CPU_AND(&usable, mask, active_of(r));
+    if (CPU_COUNT(&usable) == 0)
+        return -EINVAL;         /* as the kernel: no CPU it could run on */
+    t->mask = *mask;            /* kept as given, offline CPUs included */
     return 0;
 }
 
@@ -288,6 +319,8 @@ static struct sysops recorder_ops(struct recorder *r)
         .cpuset_delete = f_cpuset_delete,
         .unit_get_allowed_cpus = f_unit_get,
         .unit_set_allowed_cpus = f_unit_set,
+        .getaffinity_full = f_getaffinity_full,
+        .parent_of = f_parent_of,
     };
 }
 
@@ -1207,8 +1240,7 @@ static void test_hotplug_keeps_task(void **state)
      * for a task that has not woken since; still ours, restored */
     plan = set_of("1");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
-    CPU_CLR(1, &f->rec.online);
-    CPU_ZERO(&ft->mask);
+    CPU_CLR(1, &f->rec.online);                         /* the kernel keeps "1", reports nothing */
     assert_int_equal(applier_verify(f->a, 0), 0);
     assert_int_equal(applier_restore_all(f->a), 1);
     assert_mask(&ft->mask, "0-3");
@@ -1260,6 +1292,136 @@ static void test_hotplug_kernel_fallback(void **state)
     assert_mask(&fc->mask, "0-3");
 }
 
+/* CPU 1 on its way down: it has left the scheduler's active CPUs while
+ * /sys/devices/system/cpu/online still lists it. A thread we packed onto it
+ * that never wakes reads back an empty set from sched_getaffinity, while the
+ * kernel keeps "1" (/proc/TID/status): still ours, and it gets its original
+ * back whenever it is restored, on CPU 1's return too. */
+static void test_hotplug_never_woken(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("1");
+    struct fake_task *ft = add_task(&f->rec, 820, "0-3");
+    struct task t = mk_task(&f->rec, 820, 820, "sleeper");
+    struct fake_task *ft2 = add_task(&f->rec, 821, "0-3");
+    struct task t2 = mk_task(&f->rec, 821, 821, "sleeper2");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+
+    f->rec.active = f->rec.online;
+    CPU_CLR(1, &f->rec.active);
+    f->rec.active_differs = true;
+    assert_int_equal(applier_verify(f->a, 0), 0);       /* neither was changed by anyone */
+    assert_int_equal(applier_hands_off(f->a, 820), 0);
+    assert_non_null(applier_find(f->a, 820));
+
+    /* the plan falls back while CPU 1 is down: the original, all of it */
+    CPU_CLR(1, &f->rec.online);
+    f->rec.active_differs = false;
+    assert_int_equal(applier_pack_task(f->a, &t, NULL), 1);
+    assert_mask(&ft->mask, "0-3");
+    /* the other one is still down there at stop, after CPU 1 is back */
+    CPU_SET(1, &f->rec.online);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_mask(&ft2->mask, "0-3");
+    assert_int_equal(applier_count(f->a), 0);
+}
+
+/* The thread wakes while its only CPU is on its way down: the kernel gives
+ * it its fallback (every possible CPU) before the online list drops the
+ * CPU. The kernel's change, not a user's: the original comes back. */
+static void test_hotplug_woken_while_going_down(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("1");
+    struct fake_task *ft = add_task(&f->rec, 830, "0-2");
+    struct task t = mk_task(&f->rec, 830, 830, "waker");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+
+    f->rec.active = f->rec.online;
+    CPU_CLR(1, &f->rec.active);
+    f->rec.active_differs = true;
+    ft->mask = set_of("0-63");                          /* the fallback: every possible CPU */
+    assert_int_equal(applier_verify(f->a, 0), 1);
+    assert_mask(&ft->mask, "0-2");
+    assert_int_equal(applier_hands_off(f->a, 830), 0);  /* free to be packed again */
+    assert_null(applier_find(f->a, 830));
+
+    /* packed again under the next plan, restored at stop */
+    plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&applier_find(f->a, 830)->original, "0-2");
+    f->rec.active_differs = false;
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_mask(&ft->mask, "0-2");
+}
+
+/* A task first packed while a CPU of its mask is offline: its original is
+ * the mask the kernel keeps, offline CPU included, or it would lose that
+ * CPU for good once it is restored. */
+static void test_hotplug_original_is_full_mask(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *ft = add_task(&f->rec, 840, "0-3");
+    struct task t = mk_task(&f->rec, 840, 840, "w");
+    CPU_CLR(1, &f->rec.online);
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&applier_find(f->a, 840)->original, "0-3");
+    CPU_SET(1, &f->rec.online);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_mask(&ft->mask, "0-3");
+}
+
+/* The start time of a new task is read when its event is handled; under a
+ * flood of events the task may exit and its PID go to another process before
+ * the pack. That process must not be touched, nor recorded. */
+static void test_pid_reused_before_pack(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *ft = add_task(&f->rec, 850, "0-3");
+    struct task t = mk_task(&f->rec, 850, 850, "jit");         /* as read at the fork event */
+    ft->start_time += 7;                                        /* exited; PID 850 now another process */
+    unsigned sets = f->rec.n_set;
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft->mask, "0-3");
+    assert_null(applier_find(f->a, 850));
+    assert_int_equal(applier_hands_off(f->a, 850), 0);
+}
+
+/* A child process whose fork was never seen (events lost and found by a
+ * rescan, or created while the task table was full) carries the mask we set
+ * on its parent: its original is the parent's, or it would keep the narrowed
+ * mask for good. A child whose own mask merely lies within the plan, under
+ * a parent of ours with another mask, keeps it as its own. */
+static void test_unseen_child_of_packed_parent(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0-1");
+    struct fake_task *fp = add_task(&f->rec, 860, "0-3");
+    struct task tp = mk_task(&f->rec, 860, 860, "parent");
+    assert_int_equal(applier_pack_task(f->a, &tp, &plan), 1);
+    struct fake_task *fc = add_task(&f->rec, 861, "0-1");      /* forked after the pack */
+    fc->parent = 860;
+    struct task tc = mk_task(&f->rec, 861, 861, "parent");
+    struct fake_task *fo = add_task(&f->rec, 862, "1");        /* its user chose CPU 1 */
+    fo->parent = 860;
+    struct task to = mk_task(&f->rec, 862, 862, "parent");
+
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 0);  /* nothing to change now */
+    assert_non_null(applier_find(f->a, 861));
+    assert_mask(&applier_find(f->a, 861)->original, "0-3");
+    assert_int_equal(applier_pack_task(f->a, &to, &plan), 0);
+    assert_null(applier_find(f->a, 862));
+
+    assert_int_equal(applier_restore_all(f->a), 2);
+    assert_mask(&fp->mask, "0-3");
+    assert_mask(&fc->mask, "0-3");
+    assert_mask(&fo->mask, "1");
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -1268,19 +1430,33 @@ static void write_file(const char *path, const char *text)
     fclose(fp);
 }
 
+/* A damaged state file is not believed: with a wrong checksum nothing in it
+ * is (a blind reader would "restore" 600 here), and the daemon says that
+ * tasks may stay confined, and says it again for a narrowed mask it then
+ * takes for a task's own. A file cut short (no end line) still has its
+ * lines as written: a task line that matches its live task exactly (start
+ * time, the mask it says we set) gets its original back, so what can be
+ * restored is; any other is left alone. */
 static void test_recover_ignores_bad_file(void **state)
 {
     struct fx *f = *state;
     cpu_set_t plan = set_of("0");
     struct fake_task *ft = add_task(&f->rec, 600, "0-3");
     struct task t = mk_task(&f->rec, 600, 600, "w");
+    struct fake_task *ft2 = add_task(&f->rec, 601, "0-3");
+    struct task t2 = mk_task(&f->rec, 601, 601, "w2");
+    struct fake_task *ft3 = add_task(&f->rec, 602, "0-3");
+    struct task t3 = mk_task(&f->rec, 602, 602, "w3");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t3, &plan), 1);
     assert_int_equal(applier_flush_state(f->a), 0);
+    char whole[4096];
+    assert_true(read_file(f->state_file, whole, sizeof whole) > 0);
 
     /* corrupt the set mask (0 -> 1) so a blind reader would "restore" */
     char buf[4096];
-    ssize_t n = read_file(f->state_file, buf, sizeof buf);
-    assert_true(n > 0);
+    memcpy(buf, whole, sizeof buf);
     char *line = strstr(buf, "task 600 600");
     assert_non_null(line);
     char *field = strstr(line, " 0-3 0 ");
@@ -1295,10 +1471,36 @@ static void test_recover_ignores_bad_file(void **state)
     assert_int_equal(applier_recover(f->a), 0);
     assert_int_equal(f->rec.n_set, sets);
     assert_mask(&ft->mask, "1");
+    assert_mask(&ft2->mask, "0");
     char want[256];
     snprintf(want, sizeof want, "state file %s: corrupted (checksum mismatch), ignoring it", f->state_file);
     assert_true(logged(want));
+    assert_true(logged("damaged, nothing in it restored: tasks a previous run confined may keep their masks"));
     assert_int_equal(access(f->state_file, F_OK), -1);
+    /* 601 is jitter again: its confined mask is not taken silently */
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
+    assert_true(logged("pid 601 (w2): mask 0 may be one a previous run set"));
+
+    /* cut short, after the line of 601 or 600 (in the order written): those
+     * lines that match their live task are restored; 602, changed by its
+     * user since, is not */
+    applier_free(f->a);
+    ft->mask = set_of("0");
+    ft3->mask = set_of("2");
+    char *cut = strstr(whole, "\nend ");
+    assert_non_null(cut);
+    cut[1] = '\0';
+    write_file(f->state_file, whole);
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    sets = f->rec.n_set;
+    assert_int_equal(applier_recover(f->a), 2);
+    assert_int_equal(f->rec.n_set, sets + 2);
+    assert_mask(&ft->mask, "0-3");
+    assert_mask(&ft2->mask, "0-3");
+    assert_mask(&ft3->mask, "2");
+    assert_true(logged("cut short; of its 3 task lines, 2 still matched"));
+    ft->mask = set_of("1");
+    sets = f->rec.n_set;
 
     /* another boot: the TIDs mean nothing now */
     struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
@@ -1338,6 +1540,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_keeps_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_kernel_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hotplug_never_woken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hotplug_woken_while_going_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hotplug_original_is_full_mask, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pid_reused_before_pack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_child_of_packed_parent, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -645,6 +647,139 @@ static void test_lazy_start(void **state)
     task_table_free(tt);
 }
 
+static uint64_t clock_now_ns(clockid_t id)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(id, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* PID reuse before the daemon acts: under a flood of events the fork of a
+ * child is handled after the child exited and its PID went to another
+ * process (that one's own fork event is further down the queue). Whatever
+ * reads the TID then must not take the newcomer for the child: not when its
+ * start is read lazily, nor on a fork handled late, nor in a rescan after
+ * lost events, even when the newcomer has the child's name. */
+static void test_pid_reused_before_read(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    assert_int_equal(task_table_new(100, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    h.lazy_start = true;
+    struct procmon_event ev;
+    long hz = sysconf(_SC_CLK_TCK);
+    uint64_t ns_per_tick = 1000000000u / (uint64_t)hz;
+    uint64_t fork_ns = clock_now_ns(CLOCK_MONOTONIC);
+    uint64_t child_start = clock_now_ns(CLOCK_BOOTTIME) / ns_per_tick;     /* at the fork */
+    uint64_t later_start = child_start + (uint64_t)hz / 5;                  /* 200 ms on */
+    assert_true(procscan_started_by_fork(child_start, fork_ns));
+    assert_false(procscan_started_by_fork(later_start, fork_ns));
+
+    mk_task(tr, 100, 100, "jit", 'S', 1000, 1000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+
+    /* lazy: the start time is read when the task is acted upon */
+    ev = ev_of(PROCMON_FORK, 700, 700);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev.timestamp_ns = fork_ns;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    struct task *t = task_table_find(tt, 700);
+    assert_true(t->start_pending);
+    mk_task(tr, 700, 700, "jit", 'S', later_start, 2000, true);            /* same name, someone else's */
+    assert_int_equal(procscan_ensure_start(tr->root, t), -ESRCH);
+    assert_true(t->start_pending);
+    /* the child it was: taken */
+    mk_task(tr, 700, 700, "jit", 'S', child_start, 1000, true);
+    assert_int_equal(procscan_ensure_start(tr->root, t), 0);
+    assert_int_equal(t->start_time, child_start);
+
+    /* not lazy (the creator is not tracked): the fork handled late adds
+     * nothing in the child's place */
+    rec = (struct rec){ .tt = tt };
+    mk_task(tr, 701, 701, "jit", 'S', later_start, 2000, true);
+    ev = ev_of(PROCMON_FORK, 701, 701);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev.timestamp_ns = fork_ns;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_null(task_table_find(tt, 701));
+    assert_int_equal(rec.n_new, 0);
+    /* ...and when the newcomer's own fork event comes, it is added */
+    ev.timestamp_ns = clock_now_ns(CLOCK_MONOTONIC) + 1000000000u;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_non_null(task_table_find(tt, 701));
+
+    /* exec of a pending TID by a newcomer: replaced, not taken over */
+    ev = ev_of(PROCMON_FORK, 702, 702);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev.timestamp_ns = fork_ns;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    mk_task(tr, 702, 702, "jit", 'S', later_start, 2000, true);
+    rec = (struct rec){ .tt = tt };
+    ev = ev_of(PROCMON_EXEC, 702, 702);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_gone, 1);
+    assert_int_equal(rec.n_new, 1);
+    assert_int_equal(task_table_find(tt, 702)->uid, 2000);
+
+    /* a rescan after lost events: same thread group, same name, started
+     * after the fork: another task */
+    ev = ev_of(PROCMON_FORK, 703, 703);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev.timestamp_ns = fork_ns;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    mk_task(tr, 703, 703, "jit", 'S', later_start, 2000, true);
+    rec = (struct rec){ .tt = tt };
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.reused, 1);
+    assert_int_equal(rec.last_gone, 703);
+    assert_int_equal(task_table_find(tt, 703)->start_time, later_start);
+    assert_int_equal(task_table_find(tt, 703)->uid, 2000);
+    task_table_free(tt);
+}
+
+/* A rename flood: one user's threads all renamed since the last rescan
+ * (their comm events lost). One rescan reclassifies at most
+ * PROCSCAN_RENAMES_PER_USER of them and leaves the rest, still with their
+ * old comm, for the next; another user's rename is handled at once. */
+static void test_rename_flood_bounded(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    const unsigned n = PROCSCAN_RENAMES_PER_USER + 40;
+    assert_int_equal(task_table_new(1000, &tt), 0);
+    struct rec rec = { .tt = tt };
+    struct procscan_hooks h = HOOKS(rec);
+    for (unsigned i = 0; i < n; i++)
+        mk_task(tr, 800, 800 + (pid_t)i, "flood", 'S', 8000 + i, 1000, true);
+    mk_task(tr, 2000, 2000, "other", 'S', 9000, 2000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    assert_int_equal(task_table_count(tt), n + 1);
+
+    for (unsigned i = 0; i < n; i++)
+        mk_task(tr, 800, 800 + (pid_t)i, "flood2", 'S', 8000 + i, 1000, true);
+    mk_task(tr, 2000, 2000, "other2", 'S', 9000, 2000, true);
+    rec = (struct rec){ .tt = tt };
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.renamed, PROCSCAN_RENAMES_PER_USER + 1);
+    assert_int_equal(st.renames_deferred, n - PROCSCAN_RENAMES_PER_USER);
+    assert_int_equal(rec.n_changed, PROCSCAN_RENAMES_PER_USER + 1);
+    assert_string_equal(task_table_find(tt, 2000)->comm, "other2");
+    assert_int_equal(rec.n_gone, 0);
+
+    /* the rest at the next rescan */
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.renamed, n - PROCSCAN_RENAMES_PER_USER);
+    assert_int_equal(st.renames_deferred, 0);
+    for (unsigned i = 0; i < n; i++)
+        assert_string_equal(task_table_find(tt, 800 + (pid_t)i)->comm, "flood2");
+    task_table_free(tt);
+}
+
 /* lazy_uid (the daemon while no rule names a user): exec, a rescan and the
  * fork of a process whose creator is not tracked read no status (the
  * fixtures here have none) and leave the uid unknown; a uid event and a
@@ -742,6 +877,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_pid_reused_before_read, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_rename_flood_bounded, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_uid, tree_setup, tree_teardown),
         cmocka_unit_test(test_live_self),
         cmocka_unit_test_setup_teardown(test_exec_from_thread, tree_setup, tree_teardown),

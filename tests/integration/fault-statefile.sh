@@ -7,7 +7,10 @@
 # mask of CPU 1 for the packed tasks). The daemon restarts without the
 # jitter rule, so that recovery alone decides what happens:
 #   - intact: every task gets its original mask back;
-#   - damaged or foreign: the file is ignored with a message naming the
+#   - cut short (at a line, no end line): its task lines are as written;
+#     each task whose line survived and still matches gets its original
+#     back, the others keep CPU 0, and the log says so;
+#   - garbage or foreign: the file is ignored with a message naming the
 #     problem, removed, and nothing is restored (the tasks keep CPU 0: above
 #     all, none gets the foreign file's CPU 1).
 . "$(dirname "$0")/lib.bash"
@@ -52,7 +55,15 @@ check_case() {   # check_case NAME EXPECTED_MESSAGE
     stop_daemon KILL
     FAULTS=$((FAULTS + 1))
     case $name in
-        truncated) truncate -s $(( $(stat -c %s "$TMP/state") / 2 )) "$TMP/state" ;;
+        truncated)
+            # the first half of its lines: a few task lines, no end line
+            head -n $(( $(wc -l < "$TMP/state") / 2 )) "$TMP/state" > "$TMP/state.cut"
+            cat "$TMP/state.cut" > "$TMP/state"
+            # what comes back: the tasks whose line survived
+            while read -r t m; do
+                if grep -q "^task $t " "$TMP/state"; then echo "$t $m"; else echo "$t 0"; fi
+            done < "$TMP/original" > "$TMP/after-cut"
+            grep -q "^task " "$TMP/state" || echo "  (no task line survived the cut)" ;;
         garbage) { head -c 512 /dev/urandom; echo; } > "$TMP/state" ;;   # a first line, never the magic
         foreign) foreign ;;
     esac
@@ -60,6 +71,12 @@ check_case() {   # check_case NAME EXPECTED_MESSAGE
     check "$name: daemon starts on it" start_daemon || return
     if [ "$name" = intact ]; then
         check "$name: every task restored at start-up" wait_for 30 masks_match "$TMP/original"
+    elif [ "$name" = truncated ]; then
+        check "$name: the log names the problem" \
+            bash -c "tail -c +$((LOG_START + 1)) '$TMP/daemon.log' | grep -E 'state file $TMP/state: .*$msg.*ignoring it'"
+        check "$name: the log says what was restored and what may not be" \
+            bash -c "tail -c +$((LOG_START + 1)) '$TMP/daemon.log' | grep -E 'state file $TMP/state: cut short; .*may keep their masks'"
+        check "$name: tasks whose line survived restored, the others keep CPU 0" masks_report "$TMP/after-cut"
     else
         check "$name: the log names the problem" \
             bash -c "tail -c +$((LOG_START + 1)) '$TMP/daemon.log' | grep -E 'state file $TMP/state: .*$msg.*ignoring it'"
