@@ -288,8 +288,13 @@ static int run(struct daemon *d)
         return r;
     }
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
-    if (r < 0)
-        return r;   /* control.c said why */
+    if (r < 0) {
+        /* control.c said why; the shipped unit leaves chown out of reach. */
+        if (r == -EPERM && e->cfg->control_group)
+            log_notice("control_group= needs CAP_CHOWN and the @chown system calls: under systemd, add them with "
+                       "the drop-in shown under PRIVILEGES in turboschedd(8)");
+        return r;
+    }
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded((struct privilege_needs){
         .cpuset_v1 = e->group_privileged,
