@@ -90,10 +90,10 @@ static void update_status(struct daemon *d)
     }
 }
 
-/* CAP_SYS_PTRACE is given up at start when no rule reads exe=; it cannot be
- * taken back (it leaves the bounding set too), so a reload that adds such a
- * rule gets the rule without it until a restart, which regains it from the
- * unit's CapabilityBoundingSet=. Say so where the administrator looks. */
+/* CAP_SYS_PTRACE is given up at start when no rule reads exe=; a process
+ * cannot raise its permitted set again, so a reload that adds such a rule
+ * gets the rule without it until a restart, which regains it from the unit's
+ * CapabilityBoundingSet=. Say so where the administrator looks. */
 static void note_lost_privileges(const struct config *cfg, char *msg, size_t size)
 {
     if (!privileges_exe_rules_lack_ptrace(cfg))

@@ -6,7 +6,7 @@
 # Env: TS_BUILD_DIR, TS_SOURCE_DIR (set by ctest). Optional: TS_E2E_CACHE
 # (image cache, default /var/cache/turbosched-e2e), TS_E2E_KEEP=1 (keep the
 # run directory), TS_E2E_GUEST_SCRIPT (run this in the guest instead of
-# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 300). The guest's console,
+# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 600). The guest's console,
 # result and journal logs of the last run stay in $TS_BUILD_DIR/e2e-logs/; those of
 # a failed run are also copied to $TS_BUILD_DIR/e2e-logs/failed-<time>/, which later
 # runs do not overwrite (the newest 10 are kept).
@@ -16,7 +16,7 @@ set -euo pipefail
 src=${TS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TS_BUILD_DIR:-$src/build}
 cache=${TS_E2E_CACHE:-/var/cache/turbosched-e2e}
-qemu_timeout_s=${TS_E2E_TIMEOUT_S:-300}
+qemu_timeout_s=${TS_E2E_TIMEOUT_S:-600}
 here=$src/tests/e2e
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -92,6 +92,8 @@ cp "$deb" "$run/payload/"
 # TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
 install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
 cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
+# The guest gives up by itself (and writes its journal) 30 s before qemu's bound.
+echo $((qemu_timeout_s - 30)) >"$run/payload/deadline_uptime_s"
 truncate -s 64M "$run/payload.img"
 mkfs.ext4 -q -F -L tspayload -d "$run/payload" "$run/payload.img"
 
