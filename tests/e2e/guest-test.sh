@@ -9,14 +9,14 @@
 # "FAIL name: detail" to the console and to RESULT_TTY, and each step of the
 # script "STEP name" there first, so a hang or a crash still says where it
 # was; the last line on RESULT_TTY is "E2E-RESULT: N passed, M failed". On
-# any failure the guest writes its whole journal to the third serial port
-# (JOURNAL_TTY, /dev/ttyS2) and leaves through isa-debug-exit, so qemu's exit
+# any failure the guest writes its whole journal to the journal disk (serial
+# "tsjournal", raw text) and leaves through isa-debug-exit, so qemu's exit
 # status says it too.
 set -u
 
 payload=$1
 result_tty=$2
-journal_tty=${3:-/dev/ttyS2}
+journal_dev=/dev/disk/by-id/virtio-tsjournal
 passed=0
 failed=0
 # A run that has not finished by this guest uptime writes what it has and
@@ -145,10 +145,9 @@ slice_reset() {
 daemon_active() { [ "$(systemctl is-active turboschedd.service)" = active ]; }
 
 # The guest's whole journal (and what systemd and the daemon say now) on the
-# journal port, which the host keeps with the console log of a failed run.
+# journal disk, which the host keeps with the console log of a failed run.
 dump_journal() {
-    [ -c "$journal_tty" ] || { echo "no journal port $journal_tty"; return; }
-    stty -F "$journal_tty" raw -echo 2>/dev/null
+    [ -b "$journal_dev" ] || { echo "no journal disk $journal_dev"; return; }
     {
         echo "=== failed units"
         systemctl --no-pager list-units --failed 2>&1
@@ -161,7 +160,8 @@ dump_journal() {
         fi
         echo "=== journalctl -b (whole boot)"
         journalctl -b --no-pager -o short-monotonic 2>&1
-    } >"$journal_tty"
+    } | head -c 60M >"$journal_dev"
+    sync
 }
 
 finish() {
