@@ -27,7 +27,8 @@ uint64_t privileges_kept_mask(struct privilege_needs needs)
            (needs.cpuset_v1 ? 1ull << CAP_DAC_OVERRIDE : 0);
 }
 
-int privileges_permitted(uint64_t *ret)
+/* The permitted set, as a bit mask of CAP_* numbers. Returns 0 or -errno. */
+static int privileges_permitted(uint64_t *ret)
 {
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct data[2];

@@ -23,11 +23,12 @@ struct privilege_needs {
 bool privileges_config_reads_exe(const struct config *cfg);
 /* The capabilities kept, as a bit mask of CAP_* numbers. */
 uint64_t privileges_kept_mask(struct privilege_needs needs);
-/* Drop every other capability from the effective, permitted, inheritable and
- * bounding sets. Returns 0, or -errno (logged) if the kernel refused. */
+/* Drop every other capability from the effective, permitted and inheritable
+ * sets, and from the bounding set where allowed (it takes CAP_SETPCAP, which
+ * the shipped unit does not grant; its NoNewPrivileges= keeps an exec from
+ * regaining more than the permitted set). Returns 0, or -errno (logged) if
+ * the kernel refused. */
 int privileges_drop_unneeded(struct privilege_needs needs);
-/* The permitted set, as a bit mask of CAP_* numbers. Returns 0 or -errno. */
-int privileges_permitted(uint64_t *ret);
 /* True if cfg has exe= rules and CAP_SYS_PTRACE is no longer permitted (it
  * was given up at start, when no rule needed it). */
 bool privileges_exe_rules_lack_ptrace(const struct config *cfg);
