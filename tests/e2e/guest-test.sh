@@ -9,14 +9,14 @@
 # "FAIL name: detail" to the console and to RESULT_TTY, and each step of the
 # script "STEP name" there first, so a hang or a crash still says where it
 # was; the last line on RESULT_TTY is "E2E-RESULT: N passed, M failed". On
-# any failure the guest writes its whole journal to the journal disk (serial
-# "tsjournal", raw text) and leaves through isa-debug-exit, so qemu's exit
+# any failure the guest writes its whole journal to the journal disk
+# (/dev/vdc, raw text) and leaves through isa-debug-exit, so qemu's exit
 # status says it too.
 set -u
 
 payload=$1
 result_tty=$2
-journal_dev=/dev/disk/by-id/virtio-tsjournal
+journal_dev=/dev/vdc   # after the root (vda) and payload (vdb) disks
 passed=0
 failed=0
 # A run that has not finished by this guest uptime writes what it has and

@@ -96,8 +96,11 @@ cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
 echo $((qemu_timeout_s - 30)) >"$run/payload/deadline_uptime_s"
 truncate -s 64M "$run/payload.img"
 mkfs.ext4 -q -F -L tspayload -d "$run/payload" "$run/payload.img"
-# The guest writes its journal here, raw, on failure. A disk rather than a
-# third serial port: that one would share ISA IRQ 4 with the console's.
+# The guest writes its journal here (/dev/vdc: the third if=virtio drive,
+# after the root and payload disks), raw, on failure. A disk rather than a
+# third serial port: that one would share ISA IRQ 4 with the console's. (A
+# -device virtio-blk-pci of its own would come before the if=virtio drives
+# and take /dev/vda from the root file system.)
 truncate -s 64M "$run/journal.img"
 
 # --- boot ---------------------------------------------------------------------
@@ -116,8 +119,7 @@ timeout -k 10 "$qemu_timeout_s" qemu-system-x86_64 \
     -drive file="$img_dir/base.img",format=raw,if=virtio,snapshot=on \
     -drive file="$run/payload.img",format=raw,if=virtio,readonly=on \
     -serial file:"$logs/console.log" -serial file:"$logs/result.log" \
-    -drive file="$run/journal.img",format=raw,if=none,id=tsjournal \
-    -device virtio-blk-pci,drive=tsjournal,serial=tsjournal \
+    -drive file="$run/journal.img",format=raw,if=virtio \
     -display none -monitor none -nic none -no-reboot \
     -device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null &
 qemu_pid=$!
