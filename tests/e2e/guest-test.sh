@@ -255,6 +255,18 @@ Description=e2e: service that only a rule added later makes jitter
 [Service]
 ExecStart=/usr/local/bin/ts-e2e-late
 EOF
+# Another user's service that only an exe= rule makes jitter. Written here:
+# a daemon-reload while turboschedd packs can hold systemd's bus past the
+# daemon's D-Bus timeout (seen once: the slice's AllowedCPUs was applied
+# after the call timed out, and the daemon then took it for someone else's).
+cp /bin/sleep /usr/local/bin/ts-e2e-exe
+cat >/etc/systemd/system/ts-exe.service <<'EOF'
+[Unit]
+Description=e2e: another user's service that only an exe= rule makes jitter
+[Service]
+ExecStart=/usr/local/bin/ts-e2e-exe infinity
+User=nobody
+EOF
 systemctl daemon-reload
 systemctl start ts-pin.service
 check user-pin-set - unit_cpus_are ts-pin.service "$PIN_CPU"
@@ -434,16 +446,8 @@ check active-after-reload "is-active=$(systemctl is-active turboschedd.service)"
 
 # --- exe= rules: CAP_SYS_PTRACE only with one, regained by a restart -----------
 step exe-rule
-# Another user's process: its /proc/PID/exe is readable only with CAP_SYS_PTRACE.
-cp /bin/sleep /usr/local/bin/ts-e2e-exe
-cat >/etc/systemd/system/ts-exe.service <<'EOF'
-[Unit]
-Description=e2e: another user's service that only an exe= rule makes jitter
-[Service]
-ExecStart=/usr/local/bin/ts-e2e-exe infinity
-User=nobody
-EOF
-systemctl daemon-reload
+# ts-exe.service (written with the other units, before the daemon runs)
+# runs as another user: its /proc/PID/exe is readable only with CAP_SYS_PTRACE.
 systemctl start ts-exe.service
 cat >/etc/turbosched/rules.d/60-e2e-exe.conf <<'EOF'
 # Added by the e2e test: another user's service becomes jitter by its exe.
