@@ -91,10 +91,28 @@ static void update_status(struct daemon *d)
     }
 }
 
+/* CAP_SYS_PTRACE is given up at start when no rule reads exe=; a process
+ * cannot raise its permitted set again, so a reload that adds such a rule
+ * gets the rule without it until a restart, which regains it from the unit's
+ * CapabilityBoundingSet=. Say so where the administrator looks. */
+static void note_lost_privileges(const struct config *cfg, char *msg, size_t size)
+{
+    if (!privileges_exe_rules_lack_ptrace(cfg))
+        return;
+    log_notice("exe= rules are now configured, but CAP_SYS_PTRACE was given up at start when no rule needed it: "
+               "until the daemon is restarted they match only processes whose /proc/PID/exe it may read without it");
+    size_t len = strnlen(msg, size);
+    if (len + 1 < size)
+        snprintf(msg + len, size - len, "%sexe= rules need a restart to read other users' executables",
+                 len ? "; " : "");
+}
+
 static int reload(struct daemon *d, char *msg, size_t size)
 {
     sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
     int r = engine_reload(d->engine, msg, size);
+    if (r >= 0)
+        note_lost_privileges(d->engine->cfg, msg, size);
     /* The tick period may have changed. */
     sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
     d->status[0] = '\0';
@@ -271,10 +289,18 @@ static int run(struct daemon *d)
         return r;
     }
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
-    if (r < 0)
-        return r;   /* control.c said why */
+    if (r < 0) {
+        /* control.c said why; the shipped unit leaves chown out of reach. */
+        if (r == -EPERM && e->cfg->control_group)
+            log_notice("control_group= needs CAP_CHOWN and the @chown system calls: under systemd, add them with "
+                       "the drop-in shown under PRIVILEGES in turboschedd(8)");
+        return r;
+    }
     /* Everything that needs privilege beyond the working set is opened. */
-    privileges_drop_unneeded(e->group.privileged);
+    privileges_drop_unneeded((struct privilege_needs){
+        .cpuset_v1 = e->group.privileged,
+        .exe_rules = privileges_config_reads_exe(e->cfg),
+    });
 
     update_status(d);
     sd_notify(false, "READY=1");

@@ -2,27 +2,75 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
+#include "rules.h"
 
-uint64_t privileges_kept_mask(bool cpuset_v1)
+bool privileges_config_reads_exe(const struct config *cfg)
+{
+    return (rules_keys_used(cfg->rules, cfg->n_rules) & (1u << RULE_EXE)) != 0;
+}
+
+uint64_t privileges_kept_mask(struct privilege_needs needs)
 {
     return (1ull << CAP_SYS_NICE) |     /* sched_setaffinity on other users' tasks */
            (1ull << CAP_NET_ADMIN) |    /* proc connector, SO_RCVBUFFORCE */
-           (1ull << CAP_SYS_PTRACE) |   /* readlink /proc/PID/exe of other users' tasks for exe= rules */
+           /* readlink /proc/PID/exe of other users' tasks for exe= rules */
+           (needs.exe_rules ? 1ull << CAP_SYS_PTRACE : 0) |
            /* mkdir/rmdir of our group below the v1 cpuset root, which is 0555 */
-           (cpuset_v1 ? 1ull << CAP_DAC_OVERRIDE : 0);
+           (needs.cpuset_v1 ? 1ull << CAP_DAC_OVERRIDE : 0);
 }
 
-int privileges_drop_unneeded(bool cpuset_v1)
+/* The permitted set, as a bit mask of CAP_* numbers. Returns 0 or -errno. */
+static int privileges_permitted(uint64_t *ret)
 {
-    uint64_t keep = privileges_kept_mask(cpuset_v1);
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct data[2];
+
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return -errno;
+    *ret = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    return 0;
+}
+
+bool privileges_exe_rules_lack_ptrace(const struct config *cfg)
+{
+    uint64_t permitted;
+    return privileges_config_reads_exe(cfg) && privileges_permitted(&permitted) == 0 &&
+           !(permitted & (1ull << CAP_SYS_PTRACE));
+}
+
+/* "sys_nice, net_admin" for the log, in the order the documentation uses. */
+static void mask_names(uint64_t mask, char *buf, size_t size)
+{
+    static const struct {
+        int cap;
+        const char *name;
+    } names[] = {
+        {CAP_SYS_NICE, "sys_nice"},
+        {CAP_NET_ADMIN, "net_admin"},
+        {CAP_SYS_PTRACE, "sys_ptrace"},
+        {CAP_DAC_OVERRIDE, "dac_override"},
+    };
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((mask & (1ull << names[i].cap)) && len < size)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", names[i].name);
+}
+
+int privileges_drop_unneeded(struct privilege_needs needs)
+{
+    uint64_t keep = privileges_kept_mask(needs);
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+    char names[128];
 
     if (syscall(SYS_capget, &hdr, data) < 0) {
         int r = -errno;
@@ -30,9 +78,10 @@ int privileges_drop_unneeded(bool cpuset_v1)
         return r;
     }
     uint64_t held = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    if (needs.exe_rules && !(held & (1ull << CAP_SYS_PTRACE)))
+        log_notice("exe= rules are configured but CAP_SYS_PTRACE is not available: they match only processes "
+                   "whose /proc/PID/exe the daemon may read without it");
     if ((held & ~keep) == 0 && data[0].inheritable == 0 && data[1].inheritable == 0) {
-        /* Already bounded, as under the shipped unit (whose system call
-         * filter also refuses capset). */
         log_debug("capabilities already limited to what is needed");
         return 0;
     }
@@ -55,6 +104,7 @@ int privileges_drop_unneeded(bool cpuset_v1)
         log_warning("dropping capabilities: %s", strerror(errno));
         return r;
     }
-    log_debug("capabilities reduced to sys_nice, net_admin, sys_ptrace%s", cpuset_v1 ? ", dac_override" : "");
+    mask_names(held & keep, names, sizeof names);
+    log_debug("capabilities reduced to %s", names);
     return 0;
 }

@@ -1,14 +1,34 @@
-/* After start-up the daemon keeps only the capabilities its work needs, also
- * when it runs outside systemd (which would otherwise bound them). */
+/* After start-up the daemon keeps only the capabilities its configuration
+ * needs, also when it runs outside systemd (which would otherwise bound them). */
 #pragma once
+#include <stdbool.h>
 #include <stdint.h>
 
-#include <stdbool.h>
+struct config;
 
-/* The capabilities kept, as a bit mask of CAP_* numbers. cpuset_v1: cgroup
- * mode is configured and the daemon creates and removes its group in a
- * cgroup v1 cpuset hierarchy, whose root directory is mode 0555 even for root. */
-uint64_t privileges_kept_mask(bool cpuset_v1);
-/* Drop every other capability from the effective, permitted, inheritable and
- * bounding sets. Returns 0, or -errno (logged) if the kernel refused. */
-int privileges_drop_unneeded(bool cpuset_v1);
+/* What the configuration at start needs beyond the working set
+ * (CAP_SYS_NICE for affinity, CAP_NET_ADMIN for the proc connector). */
+struct privilege_needs {
+    /* cgroup mode is configured and a cgroup v1 cpuset hierarchy is mounted:
+     * the daemon creates and removes its group below the hierarchy's root
+     * directory, which is mode 0555 even for root (CAP_DAC_OVERRIDE). */
+    bool cpuset_v1;
+    /* Some rule matches on exe=: readlink(/proc/PID/exe) of another user's
+     * process, or of a root process holding capabilities the daemon lacks,
+     * is a ptrace access check (CAP_SYS_PTRACE). */
+    bool exe_rules;
+};
+
+/* True if some rule of cfg matches on exe=. */
+bool privileges_config_reads_exe(const struct config *cfg);
+/* The capabilities kept, as a bit mask of CAP_* numbers. */
+uint64_t privileges_kept_mask(struct privilege_needs needs);
+/* Drop every other capability from the effective, permitted and inheritable
+ * sets, and from the bounding set where allowed (it takes CAP_SETPCAP, which
+ * the shipped unit does not grant; its NoNewPrivileges= keeps an exec from
+ * regaining more than the permitted set). Returns 0, or -errno (logged) if
+ * the kernel refused. */
+int privileges_drop_unneeded(struct privilege_needs needs);
+/* True if cfg has exe= rules and CAP_SYS_PTRACE is no longer permitted (it
+ * was given up at start, when no rule needed it). */
+bool privileges_exe_rules_lack_ptrace(const struct config *cfg);

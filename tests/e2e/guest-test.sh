@@ -6,25 +6,39 @@
 #
 # Uses turbosched as an administrator would: dpkg -i, systemctl, drop-ins,
 # rules.d, reload, stop, purge. Every check prints "PASS name" or
-# "FAIL name: detail" to the console and to RESULT_TTY; the last line on
-# RESULT_TTY is "E2E-RESULT: N passed, M failed". On any failure the guest
-# leaves through isa-debug-exit, so qemu's exit status says it too.
+# "FAIL name: detail" to the console and to RESULT_TTY, and each step of the
+# script "STEP name" there first, so a hang or a crash still says where it
+# was; the last line on RESULT_TTY is "E2E-RESULT: N passed, M failed". On
+# any failure the guest writes its whole journal to the journal disk
+# (/dev/vdc, raw text) and leaves through isa-debug-exit, so qemu's exit
+# status says it too.
 set -u
 
 payload=$1
 result_tty=$2
+journal_dev=/dev/vdc   # after the root (vda) and payload (vdb) disks
 passed=0
 failed=0
+# A run that has not finished by this guest uptime writes what it has and
+# fails, before the host's bound on qemu would cut everything off (the host
+# says when, in the payload; the guest's clock follows the host's under TCG).
+GUEST_DEADLINE_S=$(cat "$payload/deadline_uptime_s" 2>/dev/null || echo 270)
+uptime_s() { cut -d. -f1 /proc/uptime; }
 
 BUSY_CPU=2          # the CPU-bound service's CPU
 BUSY_CORE="2 3"     # that CPU and its SMT sibling: where jitter must go
 PIN_CPU=5           # an idle service's own pin, set before turbosched comes
 ALL_CPUS="0-7"
-CONFINE_TIMEOUT_S=60
-RULE_TIMEOUT_S=40
-RESTORE_TIMEOUT_S=30
+# Generous: a host busy with other work slows the emulated guest three- to
+# fourfold (measured: the script started 115 s after boot instead of 20-40 s),
+# and a pass never waits for the whole of them.
+CONFINE_TIMEOUT_S=120
+RULE_TIMEOUT_S=90
+RESTORE_TIMEOUT_S=60
 
 say() { echo "$*"; echo "$*" >"$result_tty"; }
+# step NAME: what the script is about to do, for a run that never reaches a verdict.
+step() { echo "$1" >/run/ts-e2e-step; say "STEP $1"; }
 pass() { passed=$((passed + 1)); say "PASS $1"; }
 fail() { failed=$((failed + 1)); say "FAIL $1: $2"; }
 info() { say "INFO $*"; }
@@ -130,11 +144,34 @@ slice_reset() {
 
 daemon_active() { [ "$(systemctl is-active turboschedd.service)" = active ]; }
 
+# The guest's whole journal (and what systemd and the daemon say now) on the
+# journal disk, which the host keeps with the console log of a failed run.
+dump_journal() {
+    [ -b "$journal_dev" ] || { echo "no journal disk $journal_dev"; return; }
+    {
+        echo "=== failed units"
+        systemctl --no-pager list-units --failed 2>&1
+        echo "=== systemctl status turboschedd.service"
+        systemctl --no-pager status turboschedd.service 2>&1 | head -30
+        if daemon_active; then
+            echo "=== turbosched-ctl status, dump"
+            timeout 10 turbosched-ctl status 2>&1 | head -40
+            timeout 10 turbosched-ctl dump 2>&1 | head -80
+        fi
+        echo "=== journalctl -b (whole boot)"
+        journalctl -b --no-pager -o short-monotonic 2>&1
+    } | head -c 60M >"$journal_dev"
+    sync
+}
+
 finish() {
+    step finish
     info "systemctl status turboschedd: $(systemctl is-active turboschedd.service 2>&1) ($(systemctl show -P Result turboschedd.service 2>&1))"
     # Details for whoever reads the console log.
     systemctl --no-pager status turboschedd.service 2>&1 | head -20
     journalctl --no-pager -b -u turboschedd.service -n 40 2>&1
+    kill "$watchdog_pid" 2>/dev/null
+    [ "$failed" -gt 0 ] && dump_journal
     say "E2E-RESULT: $passed passed, $failed failed"
     sync
     if [ "$failed" -gt 0 ]; then
@@ -143,15 +180,31 @@ finish() {
     exit 0  # SuccessAction=poweroff in the runner unit
 }
 
+script_start_s=$(uptime_s)
+# The deadline: a stuck step fails the run with its journal, in the guest's
+# own words, instead of a bare timeout on the host.
+(
+    while [ "$(uptime_s)" -lt "$GUEST_DEADLINE_S" ]; do sleep 1; done
+    say "FAIL guest-deadline: no verdict at $GUEST_DEADLINE_S s of uptime (script started at $script_start_s s), at step '$(cat /run/ts-e2e-step 2>/dev/null)'"
+    ps -eo pid,ppid,stat,etimes,comm,args --sort=start_time 2>&1 | tail -30
+    dump_journal
+    say "E2E-RESULT: deadline reached at step '$(cat /run/ts-e2e-step 2>/dev/null)', failed"
+    sync
+    "$payload/ts-debug-exit" 1
+) &
+watchdog_pid=$!
+
 echo "=== turbosched e2e guest test, kernel $(uname -r), $(nproc) CPUs"
 
 # --- the harness itself: the rest means nothing without these -------------
+step harness
 check smt-siblings "cpu$BUSY_CPU thread_siblings_list is '$(cat /sys/devices/system/cpu/cpu$BUSY_CPU/topology/thread_siblings_list 2>&1)', want 2-3" \
     test "$(cat /sys/devices/system/cpu/cpu$BUSY_CPU/topology/thread_siblings_list 2>/dev/null)" = "2-3"
 check cgroup2-cpuset "no cpuset in /sys/fs/cgroup/cgroup.controllers" \
     grep -qw cpuset /sys/fs/cgroup/cgroup.controllers
 
 # --- workloads, written as an administrator would -------------------------
+step workloads
 cat >/usr/local/bin/ts-e2e-jitter <<'EOF'
 #!/bin/sh
 # Short, low-utilisation work: wake up, fork a sleep, go back to sleep.
@@ -202,12 +255,25 @@ Description=e2e: service that only a rule added later makes jitter
 [Service]
 ExecStart=/usr/local/bin/ts-e2e-late
 EOF
+# Another user's service that only an exe= rule makes jitter. Written here:
+# a daemon-reload while turboschedd packs can hold systemd's bus past the
+# daemon's D-Bus timeout (seen once: the slice's AllowedCPUs was applied
+# after the call timed out, and the daemon then took it for someone else's).
+cp /bin/sleep /usr/local/bin/ts-e2e-exe
+cat >/etc/systemd/system/ts-exe.service <<'EOF'
+[Unit]
+Description=e2e: another user's service that only an exe= rule makes jitter
+[Service]
+ExecStart=/usr/local/bin/ts-e2e-exe infinity
+User=nobody
+EOF
 systemctl daemon-reload
 systemctl start ts-pin.service
 check user-pin-set - unit_cpus_are ts-pin.service "$PIN_CPU"
 
 
 # --- the package ------------------------------------------------------------
+step package
 deb=$(ls "$payload"/turbosched_*.deb 2>/dev/null | head -1)
 # Under software emulation the guest's own background work (systemd, the
 # journal, this script's polling) costs so much emulated CPU that every core
@@ -255,8 +321,11 @@ check postinst-enabled "systemctl is-enabled turboschedd: $(systemctl is-enabled
 check version "turboschedd --version: $(/usr/sbin/turboschedd --version 2>&1 | head -1)" \
     bash -c '/usr/sbin/turboschedd --version | grep -q "^turboschedd [0-9]"'
 info "$(systemd-analyze security turboschedd.service 2>/dev/null | grep -i 'overall exposure')"
+# What is still exposed, each for a reason given in the unit file.
+systemd-analyze security --no-pager turboschedd.service 2>&1 | grep -E '✗|Overall'
 
 # --- the daemon -------------------------------------------------------------
+step daemon-start
 if out=$(systemctl enable --now turboschedd.service 2>&1) && wait_until 10 daemon_active; then
     pass daemon-active
 else
@@ -270,6 +339,38 @@ else
 fi
 info "daemon status text: $(systemctl show -P StatusText turboschedd.service)"
 
+# --- privileges: only what the configuration needs ----------------------------
+step privileges
+CAP_NET_ADMIN=12 CAP_SYS_PTRACE=19 CAP_SYS_NICE=23
+CAPS_SHIPPED=$(( (1 << CAP_SYS_NICE) | (1 << CAP_NET_ADMIN) ))   # no exe= rule
+CAPS_EXE=$(( CAPS_SHIPPED | (1 << CAP_SYS_PTRACE) ))
+CAPS_UNIT=$CAPS_EXE                                              # CapabilityBoundingSet=
+# caps_are WANT: the running daemon's effective and permitted sets are exactly
+# WANT, nothing is inheritable or ambient, and the bounding set is the unit's
+# (dropping from it takes CAP_SETPCAP, which the unit does not grant;
+# NoNewPrivileges= keeps an exec from regaining more than the permitted set).
+caps_are() {
+    local want=$1 pid f v w
+    pid=$(systemctl show -P MainPID turboschedd.service)
+    if [ -z "$pid" ] || [ "$pid" = 0 ]; then why="turboschedd has no main pid"; return 1; fi
+    for f in CapEff CapPrm CapBnd CapInh CapAmb; do
+        v=$(sed -n "s/^$f:[[:space:]]*//p" "/proc/$pid/status")
+        [ -n "$v" ] || { why="no $f in /proc/$pid/status"; return 1; }
+        case $f in CapInh|CapAmb) w=0 ;; CapBnd) w=$CAPS_UNIT ;; *) w=$want ;; esac
+        if [ $((16#$v)) -ne "$w" ]; then
+            why="$f of turboschedd (pid $pid) is $v, want $(printf %016x "$w")"
+            return 1
+        fi
+    done
+}
+check caps-shipped-config - caps_are "$CAPS_SHIPPED"
+# Why the unit runs as root: systemd takes SetUnitProperties from uid 0 only
+# and asks polkit for anyone else (nothing is changed: no properties given).
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call org.freedesktop.systemd1 \
+      /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetUnitProperties 'sba(sv)' \
+      turbosched-jitter.slice true 0 2>&1)
+info "SetUnitProperties on turbosched-jitter.slice as uid nobody: exit $?: ${out:-(no output)}"
+
 systemctl start ts-busy.service ts-jitter-slice.service ts-jitter-optin.service ts-late.service
 check workloads-started "not active: $(for u in ts-busy ts-jitter-slice ts-jitter-optin ts-late; do [ "$(systemctl is-active $u)" = active ] || echo -n "$u "; done)" \
     bash -c 'for u in ts-busy ts-jitter-slice ts-jitter-optin ts-late; do [ "$(systemctl is-active $u)" = active ] || exit 1; done'
@@ -279,6 +380,7 @@ wait_until "$RESTORE_TIMEOUT_S" unit_cpus_are ts-busy.service "$BUSY_CPU"
 check busy-pinned - unit_cpus_are ts-busy.service "$BUSY_CPU"
 
 # --- packing: jitter goes to the busy core's SMT siblings ---------------------
+step packing
 confined_seen=0
 if daemon_active; then
     all_confined() {
@@ -319,6 +421,7 @@ else
 fi
 
 # --- a rule added in rules.d takes effect on reload ---------------------------
+step rule-reload
 cat >/etc/turbosched/rules.d/50-e2e.conf <<'EOF'
 # Added by the e2e test: the late service becomes jitter by its comm.
 [rule e2e-late]
@@ -341,13 +444,57 @@ else
 fi
 check active-after-reload "is-active=$(systemctl is-active turboschedd.service)" daemon_active
 
+# --- exe= rules: CAP_SYS_PTRACE only with one, regained by a restart -----------
+step exe-rule
+# ts-exe.service (written with the other units, before the daemon runs)
+# runs as another user: its /proc/PID/exe is readable only with CAP_SYS_PTRACE.
+systemctl start ts-exe.service
+cat >/etc/turbosched/rules.d/60-e2e-exe.conf <<'EOF'
+# Added by the e2e test: another user's service becomes jitter by its exe.
+[rule e2e-exe]
+exe = /usr/local/bin/ts-e2e-exe
+class = jitter
+EOF
+exe_notice() {
+    journalctl --no-pager -q -b -u turboschedd.service -g 'CAP_SYS_PTRACE was given up at start' 2>/dev/null | grep -q . && return 0
+    why="no notice in the journal that exe= rules need a restart"
+    return 1
+}
+out="daemon not running"
+if daemon_active && out=$(systemctl reload turboschedd.service 2>&1); then
+    check exe-reload-notice - wait_until 10 exe_notice
+    check caps-after-exe-reload - caps_are "$CAPS_SHIPPED"
+else
+    fail exe-reload-notice "systemctl reload turboschedd: $out ($(systemctl is-active turboschedd.service))"
+    fail caps-after-exe-reload "no reload"
+fi
+if out=$(systemctl restart turboschedd.service 2>&1) && wait_until 10 daemon_active; then
+    pass restart-with-exe-rule
+    check caps-exe-rule - caps_are "$CAPS_EXE"
+    exe_pid=$(systemctl show -P MainPID ts-exe.service)
+    exe_confined() {
+        local cpus
+        cpus=$(tid_cpus "$exe_pid")
+        cpulist_within "$cpus" "$BUSY_CORE" && return 0
+        why="ts-exe main pid $exe_pid (uid $(stat -c %u /proc/$exe_pid)) Cpus_allowed_list '$cpus', want within 2-3"
+        return 1
+    }
+    check exe-rule-confines - wait_until "$RULE_TIMEOUT_S" exe_confined
+else
+    fail restart-with-exe-rule "systemctl restart turboschedd: $(echo "$out" | tail -2 | tr '\n' ' ')($(systemctl is-active turboschedd.service))"
+    fail caps-exe-rule "turboschedd is not running"
+    fail exe-rule-confines "turboschedd is not running"
+fi
+
 # --- stop restores everything it changed ---------------------------------------
+step stop
 systemctl stop turboschedd.service
 if [ "$confined_seen" = 1 ]; then
     all_restored() {
         unit_cpus_are ts-jitter-slice.service "$ALL_CPUS" &&
         unit_cpus_are ts-jitter-optin.service "$ALL_CPUS" &&
         unit_cpus_are ts-late.service "$ALL_CPUS" &&
+        unit_cpus_are ts-exe.service "$ALL_CPUS" &&
         slice_reset
     }
     check stop-restores-masks - wait_until "$RESTORE_TIMEOUT_S" all_restored
@@ -362,13 +509,15 @@ else
     fail stop-keeps-user-pins "the daemon confined nothing, so keeping the pins proves nothing"
 fi
 # The CPU-bound loop takes a whole host CPU under emulation: not a moment longer.
-systemctl stop ts-busy.service ts-pin.service
+systemctl stop ts-busy.service ts-pin.service ts-exe.service
 
 errors=$(journalctl --no-pager -q -b -u turboschedd.service -p err 2>&1)
 check journal-clean "$(echo "$errors" | head -3 | tr '\n' ' ')" test -z "$errors"
 
 # --- removal ---------------------------------------------------------------------
-rm -f /etc/turbosched/rules.d/50-e2e.conf /etc/turbosched/rules.d/10-emulated-machine.conf
+step purge
+rm -f /etc/turbosched/rules.d/50-e2e.conf /etc/turbosched/rules.d/60-e2e-exe.conf \
+      /etc/turbosched/rules.d/10-emulated-machine.conf
 if out=$(dpkg --purge turbosched 2>&1); then
     pass dpkg-purge
 else

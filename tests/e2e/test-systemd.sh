@@ -6,15 +6,17 @@
 # Env: TS_BUILD_DIR, TS_SOURCE_DIR (set by ctest). Optional: TS_E2E_CACHE
 # (image cache, default /var/cache/turbosched-e2e), TS_E2E_KEEP=1 (keep the
 # run directory), TS_E2E_GUEST_SCRIPT (run this in the guest instead of
-# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 300). The guest's console
-# and result logs of the last run stay in $TS_BUILD_DIR/e2e-logs/.
+# guest-test.sh, same arguments), TS_E2E_TIMEOUT_S (qemu, default 600). The guest's console,
+# result and journal logs of the last run stay in $TS_BUILD_DIR/e2e-logs/; those of
+# a failed run are also copied to $TS_BUILD_DIR/e2e-logs/failed-<time>/, which later
+# runs do not overwrite (the newest 10 are kept).
 # Exit 0 pass, 1 fail, 77 skip (with a one-line reason).
 set -euo pipefail
 
 src=${TS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${TS_BUILD_DIR:-$src/build}
 cache=${TS_E2E_CACHE:-/var/cache/turbosched-e2e}
-qemu_timeout_s=${TS_E2E_TIMEOUT_S:-300}
+qemu_timeout_s=${TS_E2E_TIMEOUT_S:-600}
 here=$src/tests/e2e
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -37,7 +39,7 @@ fi
 run=$(mktemp -d /tmp/ts-e2e.XXXXXX)
 logs=$build/e2e-logs
 mkdir -p "$logs"
-rm -f "$logs/console.log" "$logs/result.log"
+rm -f "$logs/console.log" "$logs/result.log" "$logs/journal.log"
 qemu_pid=""
 cleanup() {
     if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
@@ -90,21 +92,34 @@ cp "$deb" "$run/payload/"
 # TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
 install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
 cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
+# The guest gives up by itself (and writes its journal) 30 s before qemu's bound.
+echo $((qemu_timeout_s - 30)) >"$run/payload/deadline_uptime_s"
 truncate -s 64M "$run/payload.img"
 mkfs.ext4 -q -F -L tspayload -d "$run/payload" "$run/payload.img"
+# The guest writes its journal here (/dev/vdc: the third if=virtio drive,
+# after the root and payload disks), raw, on failure. A disk rather than a
+# third serial port: that one would share ISA IRQ 4 with the console's. (A
+# -device virtio-blk-pci of its own would come before the if=virtio drives
+# and take /dev/vda from the root file system.)
+truncate -s 64M "$run/journal.img"
 
 # --- boot ---------------------------------------------------------------------
 stamp "booting the guest (console: $logs/console.log)"
 : >"$logs/result.log"
 # SMT siblings show up in the guest only with an Intel vendor CPU model.
+# One host thread for all eight vCPUs: with one thread each, on a host whose
+# two CPUs other work also wants, a guest once sat at "sched_clock: Marking
+# stable" for over four minutes with every vCPU thread spinning; one thread
+# also leaves the host's other CPU to the rest of its work.
 timeout -k 10 "$qemu_timeout_s" qemu-system-x86_64 \
-    -accel tcg -cpu qemu64,vendor=GenuineIntel \
+    -accel tcg,thread=single -cpu qemu64,vendor=GenuineIntel \
     -smp 8,sockets=1,cores=4,threads=2 -m 1024 \
     -kernel "$img_dir/vmlinuz" -initrd "$img_dir/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 panic=-1" \
     -drive file="$img_dir/base.img",format=raw,if=virtio,snapshot=on \
     -drive file="$run/payload.img",format=raw,if=virtio,readonly=on \
     -serial file:"$logs/console.log" -serial file:"$logs/result.log" \
+    -drive file="$run/journal.img",format=raw,if=virtio \
     -display none -monitor none -nic none -no-reboot \
     -device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null &
 qemu_pid=$!
@@ -114,16 +129,34 @@ qemu_rc=$?
 set -e
 qemu_pid=""
 stamp "guest finished, qemu exit status $qemu_rc"
+tr -d '\0' <"$run/journal.img" >"$logs/journal.log"
 
 tr -d '\r' <"$logs/result.log" | grep -E '^(PASS|FAIL|INFO) ' || true
-verdict=$(tr -d '\r' <"$logs/result.log" | grep -E '^E2E-RESULT: ' | tail -1)
+# (|| true: without a verdict, set -e would end the script here, silently.)
+verdict=$(tr -d '\r' <"$logs/result.log" | grep -E '^E2E-RESULT: ' | tail -1) || true
 
 # A clean poweroff, a kernel panic and a reboot all end qemu with 0: only the
 # result line tells a pass from a crash.
 fail_run() {
+    local kept steps
     echo "FAIL: $*"
-    echo "--- last lines of the console log ($logs/console.log):"
+    steps=$(tr -d '\r' <"$logs/result.log" | grep -E '^FAIL ' | cut -d: -f1 | sed 's/^FAIL //' | tr '\n' ' ')  || true
+    echo "failing checks: ${steps:-none reported}"
+    echo "last step the guest reached: $(tr -d '\r' <"$logs/result.log" | sed -n 's/^STEP //p' | tail -1)"
+    echo "--- last lines of the console log:"
     tr -d '\r' <"$logs/console.log" | tail -40
+    if [ -s "$logs/journal.log" ]; then
+        echo "--- last lines of the guest's journal:"
+        tr -d '\r' <"$logs/journal.log" | tail -40
+    else
+        echo "--- the guest wrote no journal (it did not reach its failure path)"
+    fi
+    # Kept apart, so that the next run cannot overwrite what explains this one.
+    kept="$logs/failed-$(date +%Y%m%d-%H%M%S)-$$"
+    mkdir -p "$kept"
+    cp "$logs/console.log" "$logs/result.log" "$logs/journal.log" "$logs/build.log" "$kept/" 2>/dev/null || true
+    ls -1dt "$logs"/failed-* 2>/dev/null | tail -n +11 | xargs -r rm -rf
+    echo "the whole console, result port, journal and package build log: $kept/"
     exit 1
 }
 [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ] && fail_run "guest timed out after ${qemu_timeout_s} s"

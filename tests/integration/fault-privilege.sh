@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Privilege, outside systemd: after start-up the daemon keeps only the
 # capabilities it documents (effective, permitted and bounding sets: sys_nice,
-# net_admin, sys_ptrace; dac_override too when cgroup mode is configured and
-# a v1 cpuset hierarchy is mounted). Over the control socket, a member of
+# net_admin; sys_ptrace too when a rule uses exe=, and a reload that adds one
+# later says that it needs a restart; dac_override too when cgroup mode is
+# configured and a v1 cpuset hierarchy is mounted). Over the control socket, a member of
 # control_group may read (status) but not reload; a user outside the group
 # cannot connect at all; root reloads. A refused reload changes nothing.
 . "$(dirname "$0")/lib.bash"
@@ -21,7 +22,7 @@ names() {   # names BITS: the capability numbers in BITS
     echo "${out% }"
 }
 SYS_NICE=23 NET_ADMIN=12 SYS_PTRACE=19 DAC_OVERRIDE=1
-WANT=$(( (1 << SYS_NICE) | (1 << NET_ADMIN) | (1 << SYS_PTRACE) ))
+WANT=$(( (1 << SYS_NICE) | (1 << NET_ADMIN) ))
 caps_are() {   # caps_are BITS: effective, permitted and bounding sets are BITS
     local f got ok=0
     for f in CapEff CapPrm CapBnd; do
@@ -38,8 +39,8 @@ write_config <<CONF
 control_group = $GROUP_NAME
 CONF
 check "daemon starts" start_daemon || exit 1
-check "capabilities: exactly sys_nice, net_admin, sys_ptrace" caps_are "$WANT"
-check "the log lists them" grep -q "capabilities reduced to sys_nice, net_admin, sys_ptrace$" "$TMP/daemon.log"
+check "capabilities: exactly sys_nice, net_admin (no exe= rule)" caps_are "$WANT"
+check "the log lists them" grep -q "capabilities reduced to sys_nice, net_admin$" "$TMP/daemon.log"
 check "socket is mode 0660, group $GROUP_NAME" test "$(stat -c '%a %G' "$TMP/control")" = "660 $GROUP_NAME"
 
 as_member() { setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups "$CTL" --socket "$TMP/control" "$@"; }
@@ -60,7 +61,24 @@ check "outside the group: cannot connect (exit 4)" test "$rc" -eq 4
 ctl reload >/dev/null; rc=$?
 check "root: reload works" test "$rc" -eq 0
 check "root's reload counted" test "$(reloads)" -eq $((R0 + 1))
+# sys_ptrace left the bounding set too: a reload cannot take it back, and says so.
+cat > "$TMP/rules.d/50-exe.conf" <<CONF
+[rule by-exe]
+exe = /nothing/is/named/this-$$
+class = jitter
+CONF
+ctl reload >/dev/null; rc=$?
+check "root: reload that adds an exe= rule works" test "$rc" -eq 0
+check "and says that exe= rules need a restart" grep -q "exe= rules are now configured, but CAP_SYS_PTRACE was given up at start" "$TMP/daemon.log"
+check "capabilities unchanged by the reload" caps_are "$WANT"
 check "daemon stops" stop_daemon
+
+# exe= rule at start: sys_ptrace kept (the rule file from above stays)
+check "exe= rule: daemon starts" start_daemon || exit 1
+check "exe= rule: sys_nice, net_admin and sys_ptrace" caps_are $((WANT | (1 << SYS_PTRACE)))
+check "exe= rule: the log lists them" grep -q "capabilities reduced to sys_nice, net_admin, sys_ptrace$" "$TMP/daemon.log"
+check "exe= rule: daemon stops" stop_daemon
+rm -f "$TMP/rules.d/50-exe.conf"
 
 # cgroup mode configured at start, with a v1 cpuset hierarchy: dac_override too
 if [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
