@@ -1,5 +1,6 @@
 #include "control.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -26,6 +27,7 @@ static void backlog_remove(struct control_client *c)
         return;
     struct control_client **pp = &s->q_head, *prev = NULL;
     while (*pp != c) {
+        assert(*pp);    /* queued means in the backlog */
         prev = *pp;
         pp = &(*pp)->q_next;
     }
@@ -71,6 +73,7 @@ void control_client_free(struct control_client *c)
         s->clients = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    assert(s->n_clients > 0);
     s->n_clients--;
     if (s->n_clients < s->max_clients)
         s->limit_logged = false;
@@ -79,6 +82,7 @@ void control_client_free(struct control_client *c)
 
 static size_t client_unsent(const struct control_client *c)
 {
+    assert(c->out_off <= c->out_len && c->out_len <= c->out_cap);
     return c->out_len - c->out_off;
 }
 
@@ -515,8 +519,7 @@ static int client_new(struct control_server *s, int fd)
     struct ucred cred;
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
-        int r = -errno;
-        log_warning("control: SO_PEERCRED on a new connection: %m, closing it");
+        int r = log_warning_errno(-errno, "control: SO_PEERCRED on a new connection: %m, closing it");
         close(fd);
         return r;
     }

@@ -445,6 +445,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
     for (unsigned got = 0;;) {
         while (pm->next < pm->received && err == 0) {
             unsigned i = pm->next++;
+            assert(pm->received <= RECV_VLEN);
             if (handle_datagram(pm, pm->bufs[i], pm->msgs[i].msg_len, pm->msgs[i].msg_hdr.msg_flags,
                                 &pm->src[i]) < 0)
                 err = pm->fn_error;

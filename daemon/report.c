@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -268,6 +269,7 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
 {
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
+    static_assert(ELEMENTSOF(classes) == _TASK_CLASS_MAX, "every class has its sample");
 
     unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);

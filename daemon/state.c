@@ -372,8 +372,7 @@ static FILE *open_trusted(const char *path, int *err)
     }
     struct stat st;
     if (fstat(dfd, &st) < 0) {
-        *err = -errno;
-        log_warning("state file %s: fstat of its directory: %m, ignoring it", path);
+        *err = log_warning_errno(-errno, "state file %s: fstat of its directory: %m, ignoring it", path);
         return NULL;
     }
     if ((st.st_uid != 0 && st.st_uid != euid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {

@@ -461,6 +461,8 @@ static void join_siblings(struct reader *rd, bool *member)
 static void fill_core(struct reader *rd, const bool *member, int first, struct topo_core *core)
 {
     int *parent = rd->parent;
+    /* The root is the lowest thread (uf_union), so no thread is before it. */
+    assert(uf_find(parent, first) == first);
     core->index = first;  /* lowest thread, for sorting */
     core->package = -1;
     core->core_id = -1;
