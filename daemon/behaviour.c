@@ -1,5 +1,6 @@
 #include "behaviour.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -213,53 +214,26 @@ static void decide(const struct behaviour_params *p, const struct behaviour_samp
     }
 }
 
-void behaviour_update(const struct behaviour_params *p, struct behaviour_state *s,
-                      const struct behaviour_sample *in, struct behaviour_result *ret)
+/* The figures of the window and the verdict on them. */
+static void judge(const struct behaviour_params *p, const struct behaviour_sample *in,
+                  const struct behaviour_state *s, struct behaviour_result *r)
 {
-    struct behaviour_result r = {0};
-    enum behaviour_verdict prev = (enum behaviour_verdict)s->verdict;
+    figures(p, s, in->now_ms, r);
+    decide(p, in, s, r);
+}
 
-    if (!(s->flags & BEHAVIOUR_F_SEEN)) {
-        /* Seen once: a baseline, nothing to judge yet. */
-        restart(s, in);
-        s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
-        figures(p, s, in->now_ms, &r);
-        decide(p, in, s, &r);
-        goto out;
-    }
-
-    uint32_t dt_ms = in->now_ms - s->last_ms;     /* wraps with the clock */
-    if (in->run_ns < s->run_ns || in->wait_ns < s->wait_ns || in->slices < s->slices ||
-        (int32_t)dt_ms < 0) {
-        /* Counters never go back for one thread: another thread took the
-         * TID (its exit event was lost), or the counters wrapped. */
-        restart(s, in);
-        figures(p, s, in->now_ms, &r);
-        decide(p, in, s, &r);
-        if (r.why == BEHAVIOUR_WHY_NOT_OBSERVED)
-            r.why = BEHAVIOUR_WHY_RESET;
-        goto out;
-    }
-    if (dt_ms < BEHAVIOUR_MIN_SAMPLE_MS) {
-        /* Fold into the next sample: the baseline and the sums stay. A fold
-         * may take a verdict away (kernel thread, pinned, behaviour off) but
-         * never grants jitter: only a real sample does. */
-        figures(p, s, in->now_ms, &r);
-        decide(p, in, s, &r);
-        if (r.verdict == BEHAVIOUR_JITTER && prev != BEHAVIOUR_JITTER) {
-            r.verdict = prev;
-            r.why = prev == BEHAVIOUR_INTENSIVE ? BEHAVIOUR_WHY_INTENSIVE : BEHAVIOUR_WHY_COOLDOWN;
-        }
-        goto out;
-    }
-
+/* Adds one sample, dt_ms after the last, to the decayed sums and makes it
+ * the new baseline. Each delta is spread evenly over its interval: its
+ * weight in the decayed sums is the integral of exp(-age/tau) over the
+ * interval, tau (1 - k) with k = exp(-dt/tau), shared out per ms of the
+ * interval. */
+static void accumulate(const struct behaviour_params *p, struct behaviour_state *s,
+                       const struct behaviour_sample *in, uint32_t dt_ms)
+{
+    assert(dt_ms > 0);
     uint64_t d_run = in->run_ns - s->run_ns;
     uint64_t d_wait = in->wait_ns - s->wait_ns;
     uint64_t d_slices = in->slices - s->slices;
-
-    /* Each delta is spread evenly over its interval: its weight in the
-     * decayed sums is the integral of exp(-age/tau) over the interval,
-     * tau (1 - k) with k = exp(-dt/tau), shared out per ms of the interval. */
     double tau = p->window_ms / 2.0;
     double k = exp(-(double)dt_ms / tau);
     double g = tau * (1.0 - k) / (double)dt_ms;
@@ -272,31 +246,74 @@ void behaviour_update(const struct behaviour_params *p, struct behaviour_state *
     s->wait_ns = in->wait_ns;
     s->slices = in->slices;
     s->last_ms = in->now_ms;
+}
 
-    /* Turned heavy: this sample alone is above the jitter limit. Checked on
-     * the sample, not the window, so that a confined thread that starts to
-     * compute is released at the next tick instead of after the window. */
-    r.last_util_pct = 100.0 * ((double)d_run / 1e6) / (double)dt_ms;
-    if (!at_most(r.last_util_pct, p->jitter_max_util_milli / 10.0)) {
-        r.heavy = true;
-        s->cooldown_until_ms = in->now_ms + p->cooldown_ms;
+/* Turned heavy: this sample alone (d_run over dt_ms) is above the jitter
+ * limit. Checked on the sample, not the window, so that a confined thread
+ * that starts to compute is released at the next tick instead of after the
+ * window. Starts or ends the cool-down. */
+static void note_heavy(const struct behaviour_params *p, struct behaviour_state *s, uint32_t now_ms,
+                       uint64_t d_run, uint32_t dt_ms, struct behaviour_result *r)
+{
+    r->last_util_pct = 100.0 * ((double)d_run / 1e6) / (double)dt_ms;
+    if (!at_most(r->last_util_pct, p->jitter_max_util_milli / 10.0)) {
+        r->heavy = true;
+        s->cooldown_until_ms = now_ms + p->cooldown_ms;
         s->flags |= BEHAVIOUR_F_COOLING;
-    } else if ((s->flags & BEHAVIOUR_F_COOLING) && cooldown_left(s, in->now_ms) == 0)
+    } else if ((s->flags & BEHAVIOUR_F_COOLING) && cooldown_left(s, now_ms) == 0)
         s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
     if (p->cooldown_ms == 0)
         s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;   /* no bar; the heavy sample itself still is not jitter */
+}
 
-    figures(p, s, in->now_ms, &r);
-    decide(p, in, s, &r);
-    if (r.heavy && r.verdict == BEHAVIOUR_JITTER) {
-        /* With no cool-down a heavy sample may leave the window light:
-         * the sample itself still says "not now". */
-        r.verdict = BEHAVIOUR_NONE;
-        r.why = BEHAVIOUR_WHY_COOLDOWN;
+/* A sample too soon after the last: folded into the next one, the baseline
+ * and the sums stay. A fold may take a verdict away (kernel thread, pinned,
+ * behaviour off) but never grants jitter: only a real sample does. */
+static void judge_fold(const struct behaviour_params *p, const struct behaviour_sample *in,
+                       const struct behaviour_state *s, enum behaviour_verdict prev, struct behaviour_result *r)
+{
+    judge(p, in, s, r);
+    if (r->verdict == BEHAVIOUR_JITTER && prev != BEHAVIOUR_JITTER) {
+        r->verdict = prev;
+        r->why = prev == BEHAVIOUR_INTENSIVE ? BEHAVIOUR_WHY_INTENSIVE : BEHAVIOUR_WHY_COOLDOWN;
     }
-    r.released = prev == BEHAVIOUR_JITTER && r.verdict != BEHAVIOUR_JITTER && r.heavy;
+}
 
-out:
+void behaviour_update(const struct behaviour_params *p, struct behaviour_state *s,
+                      const struct behaviour_sample *in, struct behaviour_result *ret)
+{
+    struct behaviour_result r = {0};
+    enum behaviour_verdict prev = (enum behaviour_verdict)s->verdict;
+    uint32_t dt_ms = in->now_ms - s->last_ms;     /* wraps with the clock */
+
+    if (!(s->flags & BEHAVIOUR_F_SEEN)) {
+        /* Seen once: a baseline, nothing to judge yet. */
+        restart(s, in);
+        s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
+        judge(p, in, s, &r);
+    } else if (in->run_ns < s->run_ns || in->wait_ns < s->wait_ns || in->slices < s->slices ||
+               (int32_t)dt_ms < 0) {
+        /* Counters never go back for one thread: another thread took the
+         * TID (its exit event was lost), or the counters wrapped. */
+        restart(s, in);
+        judge(p, in, s, &r);
+        if (r.why == BEHAVIOUR_WHY_NOT_OBSERVED)
+            r.why = BEHAVIOUR_WHY_RESET;
+    } else if (dt_ms < BEHAVIOUR_MIN_SAMPLE_MS) {
+        judge_fold(p, in, s, prev, &r);
+    } else {
+        uint64_t d_run = in->run_ns - s->run_ns;
+        accumulate(p, s, in, dt_ms);
+        note_heavy(p, s, in->now_ms, d_run, dt_ms, &r);
+        judge(p, in, s, &r);
+        if (r.heavy && r.verdict == BEHAVIOUR_JITTER) {
+            /* With no cool-down a heavy sample may leave the window light:
+             * the sample itself still says "not now". */
+            r.verdict = BEHAVIOUR_NONE;
+            r.why = BEHAVIOUR_WHY_COOLDOWN;
+        }
+        r.released = prev == BEHAVIOUR_JITTER && r.verdict != BEHAVIOUR_JITTER && r.heavy;
+    }
     r.changed = r.verdict != prev;
     s->verdict = (uint8_t)r.verdict;
     *ret = r;

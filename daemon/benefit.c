@@ -173,27 +173,38 @@ bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core)
     return c->busy && c->threads && k == least_intensive(snap) && k + 1 <= c->threads;
 }
 
-void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
+/* What the cores look like before any plan: the busy ones and their
+ * throughput, the idle ones, and what jitter costs beside busy ones. */
+struct tally {
+    unsigned n_busy, n_idle;
+    unsigned k_min;             /* intensive threads on the least loaded busy core */
+    unsigned idle_threads;      /* threads of the smallest idle core */
+    double busy_tput;
+    double cpw_sum;             /* cost per work beside each busy core, summed */
+    double room_milli;          /* room for packed jitter */
+    double work;                /* the jitter's work, in lone-thread time (CPUs) */
+    double share;               /* SMT share a packed jitter thread gets */
+    double cpw_pack, cpw_any;   /* cost per work packed, and unconfined on a busy core */
+};
+
+static void tally_cores(const struct benefit_snapshot *snap, struct tally *t)
 {
-    memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
-    unsigned n_busy = 0, n_idle = 0, k_min = 0, idle_threads = 0;
-    double busy_tput = 0, room_milli = 0, cpw_sum = 0;
     for (unsigned i = 0; i < snap->n_cores; i++) {
         const struct benefit_core *c = &snap->cores[i];
         if (c->threads == 0)
             continue;
         if (!c->busy) {
-            n_idle++;
-            if (!idle_threads || c->threads < idle_threads)
-                idle_threads = c->threads;
+            t->n_idle++;
+            if (!t->idle_threads || c->threads < t->idle_threads)
+                t->idle_threads = c->threads;
             continue;
         }
         unsigned k = intensive_threads(c);
-        n_busy++;
-        busy_tput += core_tput(snap->cap, k);
-        if (!k_min || k < k_min)
-            k_min = k;
-        cpw_sum += cost_per_work(snap->cap, k, c->threads, NULL);
+        t->n_busy++;
+        t->busy_tput += core_tput(snap->cap, k);
+        if (!t->k_min || k < t->k_min)
+            t->k_min = k;
+        t->cpw_sum += cost_per_work(snap->cap, k, c->threads, NULL);
     }
 
     /* Room for packed jitter: half the free threads of the least loaded busy
@@ -202,62 +213,84 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
      * busy ones runs on a thread of its own, slower. */
     for (unsigned i = 0; i < snap->n_cores; i++)
         if (benefit_pack_core(snap, i))
-            room_milli += (snap->cores[i].threads - k_min) * 1000.0 / 2;
+            t->room_milli += (snap->cores[i].threads - t->k_min) * 1000.0 / 2;
+}
 
-    /* The jitter's work, in lone-thread time: on a busy core's sibling a
-     * thread gets only its SMT share, so the time seen there is longer than
-     * the work. Packing puts it beside the least loaded busy cores (k_min). */
+/* The jitter's work, in lone-thread time: on a busy core's sibling a thread
+ * gets only its SMT share, so the time seen there is longer than the work.
+ * Packing puts it beside the least loaded busy cores (k_min). */
+static void jitter_work(const struct benefit_snapshot *snap, struct tally *t)
+{
     unsigned threads = 0;
     for (unsigned i = 0; i < snap->n_cores; i++)
         if (snap->cores[i].busy && (!threads || snap->cores[i].threads < threads))
             threads = snap->cores[i].threads;
-    double share = 1, cpw_pack = 1;
-    if (n_busy)
-        cpw_pack = cost_per_work(snap->cap, k_min, threads, &share);
+    t->share = 1;
+    t->cpw_pack = 1;
+    if (t->n_busy)
+        t->cpw_pack = cost_per_work(snap->cap, t->k_min, threads, &t->share);
     /* unconfined, the jitter that finds no idle core lands beside any busy
      * core, not only the least loaded ones */
-    double cpw_any = n_busy ? cpw_sum / n_busy : 1;
+    t->cpw_any = t->n_busy ? t->cpw_sum / t->n_busy : 1;
     double on_busy = MIN_D(snap->jitter_on_busy_milli, snap->jitter_milli);
-    double work = (snap->jitter_milli - on_busy) / 1000.0 + on_busy / 1000.0 * share;
+    t->work = (snap->jitter_milli - on_busy) / 1000.0 + on_busy / 1000.0 * t->share;
+}
 
+/* none: each unconfined jitter task keeps an idle core awake; those beyond
+ * the idle cores land beside busy ones */
+static void estimate_none(const struct benefit_snapshot *snap, const struct tally *t, struct benefit_estimate *e)
+{
     unsigned n_jit = snap->n_jitter_tasks;
-    const struct freq_response *fr = snap->freq;
-
-    /* none: each unconfined jitter task keeps an idle core awake; those
-     * beyond the idle cores land beside busy ones */
-    struct benefit_estimate *e = &est[BENEFIT_NONE];
-    unsigned woken = n_jit < n_idle ? n_jit : n_idle;
-    double work_on_busy = n_jit > n_idle ? work * (n_jit - n_idle) / n_jit : 0;
+    unsigned woken = n_jit < t->n_idle ? n_jit : t->n_idle;
+    double work_on_busy = n_jit > t->n_idle ? t->work * (n_jit - t->n_idle) / n_jit : 0;
     e->candidate = true;
-    e->active_cores = n_busy + woken;
-    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work_on_busy * cpw_any / busy_tput) : 0;
+    e->active_cores = t->n_busy + woken;
+    e->jitter_cost = t->busy_tput > 0 ? MIN_D(1, work_on_busy * t->cpw_any / t->busy_tput) : 0;
+}
 
-    /* pack: the busy cores only, if their room holds the jitter's time
-     * there plus the headroom */
-    e = &est[BENEFIT_PACK];
-    e->candidate = n_busy > 0 && n_jit > 0 && room_milli >= work / share * 1000.0 + snap->headroom_milli;
-    e->active_cores = n_busy;
-    e->jitter_cost = busy_tput > 0 ? MIN_D(1, work * cpw_pack / busy_tput) : 0;
+/* pack: the busy cores only, if their room holds the jitter's time there
+ * plus the headroom */
+static void estimate_pack(const struct benefit_snapshot *snap, const struct tally *t, struct benefit_estimate *e)
+{
+    e->candidate = t->n_busy > 0 && snap->n_jitter_tasks > 0 &&
+                   t->room_milli >= t->work / t->share * 1000.0 + snap->headroom_milli;
+    e->active_cores = t->n_busy;
+    e->jitter_cost = t->busy_tput > 0 ? MIN_D(1, t->work * t->cpw_pack / t->busy_tput) : 0;
+}
 
-    /* isolate: the fewest idle cores whose capacity holds the jitter */
-    e = &est[BENEFIT_ISOLATE];
-    if (n_idle && n_jit && idle_threads) {
-        double per_core = capacity_core_milli(snap->cap, idle_threads) - (double) snap->headroom_milli;
-        unsigned k = 1;
-        if (per_core > 0)
-            while (k < n_idle && k * per_core < work * 1000.0)
-                k++;
-        e->candidate = per_core > 0 && k * per_core >= work * 1000.0 && n_busy > 0;
-        e->n_isolate = k;
-        e->active_cores = n_busy + k;
-        e->jitter_cost = 0;
-    }
+/* isolate: the fewest idle cores whose capacity holds the jitter */
+static void estimate_isolate(const struct benefit_snapshot *snap, const struct tally *t,
+                             struct benefit_estimate *e)
+{
+    if (!t->n_idle || !snap->n_jitter_tasks || !t->idle_threads)
+        return;
+    double per_core = capacity_core_milli(snap->cap, t->idle_threads) - (double) snap->headroom_milli;
+    unsigned k = 1;
+    if (per_core > 0)
+        while (k < t->n_idle && k * per_core < t->work * 1000.0)
+            k++;
+    e->candidate = per_core > 0 && k * per_core >= t->work * 1000.0 && t->n_busy > 0;
+    e->n_isolate = k;
+    e->active_cores = t->n_busy + k;
+    e->jitter_cost = 0;
+}
 
+void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
+{
+    memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
+    struct tally t = {0};
+    tally_cores(snap, &t);
+    jitter_work(snap, &t);
+    estimate_none(snap, &t, &est[BENEFIT_NONE]);
+    estimate_pack(snap, &t, &est[BENEFIT_PACK]);
+    estimate_isolate(snap, &t, &est[BENEFIT_ISOLATE]);
+
+    const struct freq_response *fr = snap->freq;
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
-        e = &est[p];
+        struct benefit_estimate *e = &est[p];
         e->busy_mhz = freq_response_mhz(fr, e->active_cores);
         double f = fr ? e->busy_mhz : 1;
-        e->throughput = f * busy_tput * (1 - e->jitter_cost);
+        e->throughput = f * t.busy_tput * (1 - e->jitter_cost);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "control.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -17,63 +18,7 @@
 #include "varlink.h"
 #include "version.h"
 
-#define READ_CHUNK 16384
-/* Reads per wake-up: one busy client must not starve the others. */
-#define READS_PER_DISPATCH 4
-#define ACCEPT_RETRY_MS 100
-/* Work per client per wake-up, in request units: the rest of what a client
- * sent waits for a later loop iteration, behind every other event source
- * (netlink, the timer, the watchdog, other clients). Without it a client
- * that pipelines thousands of requests held the loop until systemd's
- * watchdog killed the daemon. A Dump costs the whole budget. */
-#define DISPATCH_BUDGET 8u
-#define COST_DUMP DISPATCH_BUDGET
-/* Dumps for unprivileged callers, all of them together: a burst, then a
- * steady rate. Root is not limited. */
-#define UNPRIV_DUMP_BURST 8u
-#define UNPRIV_DUMP_PER_S 4u
-/* Unsent reply bytes of all clients together, over which an unprivileged
- * client's Dump is refused before it is built (and an unprivileged client
- * whose reply pushes the total over is dropped). */
-#define CONTROL_MAX_OUTPUT_TOTAL (4u * CONTROL_MAX_OUTPUT_DEFAULT)
-
-struct control_client {
-    struct control_server *server;
-    struct control_client *prev, *next;
-    int fd;
-    sd_event_source *io, *timer;
-    bool queued;                        /* in the server's backlog: frames left over from a used-up budget */
-    struct control_client *q_next;
-    uint64_t last_active_usec;          /* for choosing whom to evict */
-    struct control_peer peer;
-    struct varlink_reader in;
-    char *out;
-    size_t out_off, out_len, out_cap;   /* unsent bytes are out[out_off..out_len) */
-    bool input_closed;                  /* EOF seen, or input no longer wanted */
-    bool close_after_flush;
-};
-
-struct control_server {
-    sd_event *event;
-    char *path;
-    int fd;
-    sd_event_source *listen_source, *retry_timer;
-    control_handler_fn fn;
-    void *userdata;
-    unsigned max_clients, n_clients;
-    unsigned long n_refused;
-    bool limit_logged;
-    size_t max_request, max_output, max_output_total;
-    unsigned idle_timeout_ms;
-    uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
-    size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
-    struct control_client *clients;
-    /* Clients with frames left over, served round-robin by a defer source
-     * below normal priority: any socket, timer or signal that is ready
-     * goes first, and every backlogged client gets its turn. */
-    sd_event_source *more;
-    struct control_client *q_head, *q_tail;
-};
+#include "control-internal.h"
 
 static void backlog_remove(struct control_client *c)
 {
@@ -82,6 +27,7 @@ static void backlog_remove(struct control_client *c)
         return;
     struct control_client **pp = &s->q_head, *prev = NULL;
     while (*pp != c) {
+        assert(*pp);    /* queued means in the backlog */
         prev = *pp;
         pp = &(*pp)->q_next;
     }
@@ -109,7 +55,7 @@ static int backlog_add(struct control_client *c)
     return sd_event_source_set_enabled(s->more, SD_EVENT_ON);
 }
 
-static void client_free(struct control_client *c)
+void control_client_free(struct control_client *c)
 {
     if (!c)
         return;
@@ -127,6 +73,7 @@ static void client_free(struct control_client *c)
         s->clients = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    assert(s->n_clients > 0);
     s->n_clients--;
     if (s->n_clients < s->max_clients)
         s->limit_logged = false;
@@ -135,6 +82,7 @@ static void client_free(struct control_client *c)
 
 static size_t client_unsent(const struct control_client *c)
 {
+    assert(c->out_off <= c->out_len && c->out_len <= c->out_cap);
     return c->out_len - c->out_off;
 }
 
@@ -312,30 +260,111 @@ static struct json_object *get_info(void)
     return o;
 }
 
+/* A frame that did not decode: one unit of cost, and an error reply unless
+ * it was one-way. Returns 0, or -errno when the client must be dropped. */
+static int reply_bad_request(struct control_client *c, struct varlink_request *req,
+                             const struct varlink_error *err, int r)
+{
+    log_debug("control: client pid %d uid %u: %s: %s", (int)c->peer.pid, (unsigned)c->peer.uid,
+              req->method ? req->method : "request", err->reason ? err->reason : strerror(-r));
+    bool oneway = req->oneway;
+    varlink_request_done(req);
+    if (oneway)
+        return 0;
+    if (err->parameter && err->name && strcmp(err->name, VARLINK_ERROR_INVALID_PARAMETER) == 0)
+        return reply_error(c, err->name, "parameter", err->parameter);
+    return reply_error(c, err->name ? err->name : TS_ERROR_INTERNAL, "reason", err->reason);
+}
+
+/* An unprivileged Dump waits when the unread replies are many or the rate
+ * is spent. Checked before the reply is built, with the last Dump's length
+ * for this one's: it may be megabytes. Returns whether it was refused, with
+ * *reply and *error set. */
+static bool refuse_dump(struct control_client *c, struct json_object **reply, const char **error)
+{
+    struct control_server *s = c->server;
+    if (server_unsent(s) + s->last_dump_len > s->max_output_total) {
+        log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
+                  (unsigned)c->peer.uid, server_unsent(s));
+        *error = TS_ERROR_BUSY;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "reason", json_object_new_string("too many unread replies"));
+        return true;
+    }
+    if (!take_dump_token(s)) {
+        log_debug("control: client pid %d uid %u: Dump refused, over %u per second for unprivileged callers",
+                  (int)c->peer.pid, (unsigned)c->peer.uid, UNPRIV_DUMP_PER_S);
+        *error = TS_ERROR_BUSY;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "reason", json_object_new_string("unprivileged Dump rate exceeded"));
+        json_object_object_add(*reply, "retry_after_ms", json_object_new_int64(1000 / UNPRIV_DUMP_PER_S));
+        return true;
+    }
+    return false;
+}
+
+/* The daemon's handler, its result checked: a non-object reply or a failure
+ * without an error name becomes io.turbosched.InternalError. */
+static void call_handler(struct control_client *c, const struct varlink_request *req,
+                         struct json_object **reply, const char **error)
+{
+    struct control_server *s = c->server;
+    int r = s->fn(s->userdata, req->method, req->params, &c->peer, reply, error);
+    if (r >= 0) {
+        *error = NULL;
+        if (*reply && !json_object_is_type(*reply, json_type_object)) {
+            log_err("control: %s: handler returned a non-object reply, answering an internal error", req->method);
+            json_object_put(*reply);
+            *reply = NULL;
+            *error = TS_ERROR_INTERNAL;
+        }
+    } else if (!*error) {
+        log_debug_errno(r, "control: %s: %m", req->method);
+        json_object_put(*reply);
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "message", json_object_new_string(strerror(-r)));
+        *error = TS_ERROR_INTERNAL;
+    }
+}
+
+/* The answer to a decoded request: the server's own (GetInfo, unknown
+ * methods, refusals) or the handler's. */
+static void answer(struct control_client *c, const struct varlink_request *req, struct json_object **reply,
+                   const char **error)
+{
+    bool unpriv = c->peer.uid != 0;
+    if (req->method_id == VARLINK_METHOD_DUMP && unpriv && refuse_dump(c, reply, error))
+        return;
+    if (req->method_id == VARLINK_METHOD_UNKNOWN) {
+        *error = VARLINK_ERROR_METHOD_NOT_FOUND;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "method", json_object_new_string(req->method));
+    } else if (req->method_id == VARLINK_METHOD_GET_INFO) {
+        *reply = get_info();
+        if (!*reply)
+            *error = TS_ERROR_INTERNAL;
+    } else if (varlink_method_changes_state(req->method_id) && unpriv) {
+        log_notice("control: client pid %d uid %u: %s refused, only root may change the daemon's state",
+                   (int)c->peer.pid, (unsigned)c->peer.uid, req->method);
+        *error = TS_ERROR_PERMISSION_DENIED;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "method", json_object_new_string(req->method));
+    } else {
+        call_handler(c, req, reply, error);
+    }
+}
+
 /* Answers one frame, adding what it cost to *cost. Returns 0, or -errno
  * when the client must be dropped. */
 static int client_dispatch(struct control_client *c, const char *msg, size_t len, unsigned *cost)
 {
-    struct control_server *s = c->server;
     struct varlink_request req;
     struct varlink_error err = {0};
     int r = varlink_request_decode(msg, len, &req, &err);
     if (r < 0) {
         *cost += 1;
-        log_debug("control: client pid %d uid %u: %s: %s", (int)c->peer.pid, (unsigned)c->peer.uid,
-                  req.method ? req.method : "request", err.reason ? err.reason : strerror(-r));
-        bool oneway = req.oneway;
-        varlink_request_done(&req);
-        if (oneway)
-            return 0;
-        if (err.parameter && err.name && strcmp(err.name, VARLINK_ERROR_INVALID_PARAMETER) == 0)
-            return reply_error(c, err.name, "parameter", err.parameter);
-        return reply_error(c, err.name ? err.name : TS_ERROR_INTERNAL, "reason", err.reason);
+        return reply_bad_request(c, &req, &err, r);
     }
-
-    struct json_object *reply = NULL;
-    const char *error = NULL;
-    bool unpriv = c->peer.uid != 0;
     *cost += req.method_id == VARLINK_METHOD_DUMP ? COST_DUMP : 1;
     if (req.oneway && !varlink_method_changes_state(req.method_id)) {
         /* A query whose answer nobody wants: nothing to do. Running it
@@ -343,59 +372,14 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         varlink_request_done(&req);
         return 0;
     }
-    if (req.method_id == VARLINK_METHOD_DUMP && unpriv &&
-        server_unsent(s) + s->last_dump_len > s->max_output_total) {
-        /* Checked before the reply is built, with the last Dump's length
-         * for this one's: it may be megabytes. */
-        log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
-                  (unsigned)c->peer.uid, server_unsent(s));
-        error = TS_ERROR_BUSY;
-        reply = json_object_new_object();
-        json_object_object_add(reply, "reason", json_object_new_string("too many unread replies"));
-    } else if (req.method_id == VARLINK_METHOD_DUMP && unpriv && !take_dump_token(s)) {
-        log_debug("control: client pid %d uid %u: Dump refused, over %u per second for unprivileged callers",
-                  (int)c->peer.pid, (unsigned)c->peer.uid, UNPRIV_DUMP_PER_S);
-        error = TS_ERROR_BUSY;
-        reply = json_object_new_object();
-        json_object_object_add(reply, "reason", json_object_new_string("unprivileged Dump rate exceeded"));
-        json_object_object_add(reply, "retry_after_ms", json_object_new_int64(1000 / UNPRIV_DUMP_PER_S));
-    } else if (req.method_id == VARLINK_METHOD_UNKNOWN) {
-        error = VARLINK_ERROR_METHOD_NOT_FOUND;
-        reply = json_object_new_object();
-        json_object_object_add(reply, "method", json_object_new_string(req.method));
-    } else if (req.method_id == VARLINK_METHOD_GET_INFO) {
-        reply = get_info();
-        if (!reply)
-            error = TS_ERROR_INTERNAL;
-    } else if (varlink_method_changes_state(req.method_id) && unpriv) {
-        log_notice("control: client pid %d uid %u: %s refused, only root may change the daemon's state",
-                   (int)c->peer.pid, (unsigned)c->peer.uid, req.method);
-        error = TS_ERROR_PERMISSION_DENIED;
-        reply = json_object_new_object();
-        json_object_object_add(reply, "method", json_object_new_string(req.method));
-    } else {
-        r = s->fn(s->userdata, req.method, req.params, &c->peer, &reply, &error);
-        if (r >= 0) {
-            error = NULL;
-            if (reply && !json_object_is_type(reply, json_type_object)) {
-                log_err("control: %s: handler returned a non-object reply, answering an internal error", req.method);
-                json_object_put(reply);
-                reply = NULL;
-                error = TS_ERROR_INTERNAL;
-            }
-        } else if (!error) {
-            log_debug("control: %s: %s", req.method, strerror(-r));
-            json_object_put(reply);
-            reply = json_object_new_object();
-            json_object_object_add(reply, "message", json_object_new_string(strerror(-r)));
-            error = TS_ERROR_INTERNAL;
-        }
-    }
+    struct json_object *reply = NULL;
+    const char *error = NULL;
+    answer(c, &req, &reply, &error);
     bool oneway = req.oneway, dump = req.method_id == VARLINK_METHOD_DUMP && !error;
     varlink_request_done(&req);
     r = oneway ? 0 : client_reply(c, reply, error);
     if (dump && !oneway)
-        s->last_dump_len = s->last_reply_len;
+        c->server->last_dump_len = c->server->last_reply_len;
     json_object_put(reply);
     return r;
 }
@@ -477,8 +461,8 @@ static void client_settle(struct control_client *c, int r)
         r = client_update_events(c);
     if (r < 0) {
         if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
-            log_debug("control: client pid %d: %s, closing", (int)c->peer.pid, strerror(-r));
-        client_free(c);
+            log_debug_errno(r, "control: client pid %d: %m, closing", (int)c->peer.pid);
+        control_client_free(c);
     }
 }
 
@@ -526,114 +510,8 @@ static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata
                  client_unsent(c) > 0 ? "a reply" : "a partial request");
     else
         log_debug("control: client pid %d: idle for %u ms, closing", (int)c->peer.pid, c->server->idle_timeout_ms);
-    client_free(c);
+    control_client_free(c);
     return 0;
-}
-
-/* Slots only root may take: however many connections other users hold,
- * root can still ask the daemon what it does (and reload it). */
-static unsigned root_reserved(const struct control_server *s)
-{
-    return s->max_clients < 2 ? 0 : MAX(1u, s->max_clients / 16);
-}
-
-/* Slots one unprivileged uid may hold. */
-static unsigned per_uid_max(const struct control_server *s)
-{
-    return MAX(1u, (s->max_clients - root_reserved(s)) / 4);
-}
-
-static unsigned count_uid(const struct control_server *s, uid_t uid)
-{
-    unsigned n = 0;
-    for (const struct control_client *c = s->clients; c; c = c->next)
-        n += c->peer.uid == uid;
-    return n;
-}
-
-/* The unprivileged client idle longest, of uid (or of any non-root uid). */
-static struct control_client *least_active(const struct control_server *s, const uid_t *uid)
-{
-    struct control_client *best = NULL;
-    for (struct control_client *c = s->clients; c; c = c->next)
-        if (c->peer.uid != 0 && (!uid || c->peer.uid == *uid) &&
-            (!best || c->last_active_usec < best->last_active_usec))
-            best = c;
-    return best;
-}
-
-static void evict(struct control_server *s, struct control_client *victim, uid_t for_uid)
-{
-    log_notice("control: client pid %d uid %u idle longest, closing it to make room for uid %u",
-               (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)for_uid);
-    client_free(victim);
-}
-
-/* Whether a new client of uid gets a slot, evicting another if that is
- * fair: root takes a slot from the unprivileged client idle longest when
- * all are taken; an unprivileged uid under its own limit takes one from the
- * uid holding the most slots when that uid holds more than it would. */
-static bool admit(struct control_server *s, uid_t uid, const char **why)
-{
-    if (uid == 0) {
-        if (s->n_clients < s->max_clients)
-            return true;
-        struct control_client *victim = least_active(s, NULL);
-        if (!victim) {
-            *why = "all slots are taken by root";
-            return false;
-        }
-        evict(s, victim, uid);
-        return true;
-    }
-    unsigned mine = count_uid(s, uid);
-    if (mine >= per_uid_max(s)) {
-        *why = "this user holds as many connections as one user may";
-        return false;
-    }
-    unsigned unpriv = s->n_clients - count_uid(s, 0);
-    if (unpriv < s->max_clients - root_reserved(s) && s->n_clients < s->max_clients)
-        return true;
-    uid_t top = 0;
-    unsigned top_n = 0;
-    for (const struct control_client *c = s->clients; c; c = c->next) {
-        unsigned n;
-        if (c->peer.uid != 0 && c->peer.uid != top && (n = count_uid(s, c->peer.uid)) > top_n) {
-            top = c->peer.uid;
-            top_n = n;
-        }
-    }
-    if (top_n > mine + 1) {
-        evict(s, least_active(s, &top), uid);
-        return true;
-    }
-    *why = "all slots for unprivileged users are taken";
-    return false;
-}
-
-static void refuse(struct control_server *s, int fd, uid_t uid, const char *why)
-{
-    s->n_refused++;
-    if (!s->limit_logged) {
-        if (s->n_clients >= s->max_clients)
-            log_warning("control: %u clients connected, the configured maximum; refusing new ones until some leave",
-                        s->n_clients);
-        else
-            log_warning("control: %u clients connected (%u kept for root, %u per user); refusing uid %u: %s; "
-                        "refusing new ones until some leave", s->n_clients, root_reserved(s), per_uid_max(s),
-                        (unsigned)uid, why);
-        s->limit_logged = true;
-    }
-    struct json_object *p = json_object_new_object();
-    if (p)
-        json_object_object_add(p, "max_clients", json_object_new_int64(s->max_clients));
-    size_t len;
-    _cleanup_free_ char *msg = varlink_reply_format(p, TS_ERROR_TOO_MANY_CLIENTS, &len);
-    json_object_put(p);
-    /* Best effort: a fresh socket has room for this one small message. */
-    if (msg && send(fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-        log_debug("control: telling a refused client why: %m");
-    close(fd);
 }
 
 static int client_new(struct control_server *s, int fd)
@@ -641,14 +519,13 @@ static int client_new(struct control_server *s, int fd)
     struct ucred cred;
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
-        int r = -errno;
-        log_warning("control: SO_PEERCRED on a new connection: %m, closing it");
+        int r = log_warning_errno(-errno, "control: SO_PEERCRED on a new connection: %m, closing it");
         close(fd);
         return r;
     }
     const char *why = NULL;
-    if (!admit(s, cred.uid, &why)) {
-        refuse(s, fd, cred.uid, why);
+    if (!control_admit(s, cred.uid, &why)) {
+        control_refuse(s, fd, cred.uid, why);
         return -EUSERS;
     }
     struct control_client *c = calloc(1, sizeof *c);
@@ -675,9 +552,8 @@ static int client_new(struct control_server *s, int fd)
     if (r >= 0)
         c->last_active_usec = now;
     if (r < 0) {
-        log_err("control: adding a client to the event loop: %s, closing it", strerror(-r));
-        client_free(c);
-        return r;
+        control_client_free(c);
+        return log_error_errno(r, "control: adding a client to the event loop: %m, closing it");
     }
     log_debug("control: client pid %d uid %u connected (%u clients)", (int)c->peer.pid, (unsigned)c->peer.uid,
               s->n_clients);
@@ -726,67 +602,22 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
     }
 }
 
-static int mkdir_parents(const char *path, mode_t mode)
-{
-    _cleanup_free_ char *p = strdup(path);
-    if (!p)
-        return -ENOMEM;
-    char *slash = strrchr(p, '/');
-    if (!slash || slash == p)
-        return 0;
-    *slash = '\0';
-    for (char *q = p + 1; ; q++) {
-        bool end = *q == '\0';
-        if (*q == '/' || end) {
-            *q = '\0';
-            if (mkdir(p, mode) == 0) {
-                /* Under a strict umask the directory would bar the group. */
-                if (chmod(p, mode) < 0)
-                    return -errno;
-            } else if (errno != EEXIST) {
-                return -errno;
-            }
-            if (end)
-                break;
-            *q = '/';
-        }
-    }
-    return 0;
-}
 
-/* A socket file left by a crashed daemon is removed; one that still answers
- * belongs to a running daemon and is left alone. */
-static int remove_stale_socket(const struct sockaddr_un *sa, socklen_t salen)
+/* The server's two event sources: the backlog's defer source, off until a
+ * client has frames left over, and the listening socket. */
+static int server_add_sources(struct control_server *s)
 {
-    struct stat st;
-    if (lstat(sa->sun_path, &st) < 0)
-        return errno == ENOENT ? 0 : -errno;
-    if (!S_ISSOCK(st.st_mode))
-        return -EEXIST;
-    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    if (connect(fd, (const struct sockaddr *)sa, salen) == 0 || errno == EAGAIN)
-        return -EADDRINUSE;
-    if (errno != ECONNREFUSED && errno != ENOENT)
-        return -errno;
-    if (unlink(sa->sun_path) < 0 && errno != ENOENT)
-        return -errno;
+    int r = sd_event_add_defer(s->event, &s->more, on_backlog, s);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(s->more, SD_EVENT_OFF);
+    if (r >= 0)
+        r = sd_event_source_set_priority(s->more, SD_EVENT_PRIORITY_NORMAL + 1);
+    if (r < 0)
+        return log_error_errno(r, "control: adding the backlog to the event loop: %m");
+    r = sd_event_add_io(s->event, &s->listen_source, s->fd, EPOLLIN, on_accept, s);
+    if (r < 0)
+        return log_error_errno(r, "control: adding %s to the event loop: %m", s->path);
     return 0;
-}
-
-static int lookup_group(const char *name, gid_t *ret)
-{
-    int r = nss_group_gid(name, ret);
-    if (r == -ENOENT) {
-        unsigned gid;
-        if (parse_uint(name, &gid) == 0) {
-            *ret = (gid_t)gid;
-            return 0;
-        }
-        return -ENOENT;
-    }
-    return r;
 }
 
 int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
@@ -796,39 +627,6 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
         return -EINVAL;
     if (!path)
         path = CONTROL_SOCKET_PATH_DEFAULT;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    size_t plen = strlen(path);
-    if (plen == 0 || plen >= sizeof sa.sun_path) {
-        log_err("control: socket path '%s' is empty or longer than %zu bytes", path, sizeof sa.sun_path - 1);
-        return -ENAMETOOLONG;
-    }
-    memcpy(sa.sun_path, path, plen + 1);
-    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
-
-    gid_t gid = (gid_t)-1;
-    if (ro_group) {
-        int r = lookup_group(ro_group, &gid);
-        if (r < 0) {
-            log_err("control: group '%s' for read-only access: %s", ro_group, strerror(-r));
-            return r;
-        }
-    }
-    int r = mkdir_parents(path, 0755);
-    if (r < 0) {
-        log_err("control: creating the directory of %s: %s", path, strerror(-r));
-        return r;
-    }
-    r = remove_stale_socket(&sa, salen);
-    if (r < 0) {
-        if (r == -EADDRINUSE)
-            log_err("control: %s: another daemon answers on this socket", path);
-        else if (r == -EEXIST)
-            log_err("control: %s exists and is not a socket, leaving it alone", path);
-        else
-            log_err("control: %s: checking for a stale socket: %s", path, strerror(-r));
-        return r;
-    }
-
     struct control_server *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -842,64 +640,29 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
     s->idle_timeout_ms = CONTROL_IDLE_TIMEOUT_MS_DEFAULT;
     s->event = sd_event_ref(e);
     s->path = strdup(path);
-    if (!s->path) {
-        r = -ENOMEM;
-        goto fail;
-    }
-    mode_t mode = ro_group ? 0660 : 0600;
-    s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->fd < 0) {
-        r = -errno;
-        log_err("control: socket: %m");
-        goto fail;
-    }
-    /* The mode of a socket inode is what bind() gives the file: no window in
-     * which the socket is reachable with looser permissions. */
-    if (fchmod(s->fd, mode) < 0 || bind(s->fd, (struct sockaddr *)&sa, salen) < 0) {
-        r = -errno;
-        log_err("control: binding %s: %m", path);
-        goto fail;
-    }
-    if (chmod(path, mode) < 0 || (ro_group && chown(path, (uid_t)-1, gid) < 0)) {
-        r = -errno;
-        log_err("control: setting the owner and mode of %s: %m", path);
-        unlink(path);
-        goto fail;
-    }
-    if (listen(s->fd, SOMAXCONN) < 0) {
-        r = -errno;
-        log_err("control: listen on %s: %m", path);
-        unlink(path);
-        goto fail;
-    }
-    r = sd_event_add_defer(e, &s->more, on_backlog, s);
+    int r = s->path ? 0 : -ENOMEM;
+    mode_t mode = 0;
     if (r >= 0)
-        r = sd_event_source_set_enabled(s->more, SD_EVENT_OFF);
-    if (r >= 0)
-        r = sd_event_source_set_priority(s->more, SD_EVENT_PRIORITY_NORMAL + 1);
-    if (r < 0) {
-        log_err("control: adding the backlog to the event loop: %s", strerror(-r));
-        unlink(path);
-        goto fail;
+        r = control_socket_listen(path, ro_group, &s->fd, &mode);
+    if (r >= 0) {
+        r = server_add_sources(s);
+        if (r < 0)
+            unlink(path);
     }
-    r = sd_event_add_io(e, &s->listen_source, s->fd, EPOLLIN, on_accept, s);
     if (r < 0) {
-        log_err("control: adding %s to the event loop: %s", path, strerror(-r));
-        unlink(path);
-        goto fail;
+        sd_event_source_disable_unref(s->more);
+        sd_event_source_disable_unref(s->listen_source);
+        if (s->fd >= 0)
+            close(s->fd);
+        sd_event_unref(s->event);
+        free(s->path);
+        free(s);
+        return r;
     }
     log_debug("control: listening on %s (mode %04o%s%s)", path, mode, ro_group ? ", group " : "",
               ro_group ? ro_group : "");
     *ret = s;
     return 0;
-fail:
-    sd_event_source_disable_unref(s->more);
-    if (s->fd >= 0)
-        close(s->fd);
-    sd_event_unref(s->event);
-    free(s->path);
-    free(s);
-    return r;
 }
 
 void control_server_free(struct control_server *s)
@@ -907,7 +670,7 @@ void control_server_free(struct control_server *s)
     if (!s)
         return;
     while (s->clients)
-        client_free(s->clients);
+        control_client_free(s->clients);
     sd_event_source_disable_unref(s->listen_source);
     sd_event_source_disable_unref(s->retry_timer);
     sd_event_source_disable_unref(s->more);

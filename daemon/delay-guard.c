@@ -1,5 +1,6 @@
 #include "delay-guard.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -155,77 +156,91 @@ static uint64_t since(uint64_t now, uint64_t then)
     return now >= then ? now - then : 0;
 }
 
-struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay_guard_config *cfg,
-                                       const struct delay_guard_input *in)
+/* Jitter is not packed now: its delay says nothing about the plan. Holds
+ * until the retry time, then packs again. */
+static struct delay_decision step_fallen_back(struct delay_guard *g, const struct delay_guard_input *in)
 {
-    char d[32], lim[32];
-    fmt_ms(d, sizeof d, in->delay_ns);
-    fmt_ms(lim, sizeof lim, cfg->max_run_delay_ns);
+    uint64_t retry_ms = g->retry_after_ms;
+    uint64_t waited = since(in->now_ms, g->fallback_ms);
+    if (waited < retry_ms)
+        return decide(DELAY_HOLD, -1, "fallen back: packing again in %" PRIu64 " s",
+                      (retry_ms - waited + 999) / 1000);
+    g->fallen_back = false;
+    g->above = g->below = false;
+    g->last_shrink_ms = in->now_ms;
+    g->shrunk_once = true;
+    g->shrinks_total++;
+    return decide(DELAY_SHRINK, -1, "packing again after %" PRIu64 " s of fallback", waited / 1000);
+}
 
-    if (g->fallen_back) {
-        /* Jitter is not packed now: its delay says nothing about the plan. */
-        uint64_t retry_ms = g->retry_after_ms;
-        uint64_t waited = since(in->now_ms, g->fallback_ms);
-        if (waited < retry_ms)
-            return decide(DELAY_HOLD, -1, "fallen back: packing again in %" PRIu64 " s",
-                          (retry_ms - waited + 999) / 1000);
-        g->fallen_back = false;
-        g->above = g->below = false;
-        g->last_shrink_ms = in->now_ms;
-        g->shrunk_once = true;
-        g->shrinks_total++;
-        return decide(DELAY_SHRINK, -1, "packing again after %" PRIu64 " s of fallback", waited / 1000);
-    }
+/* A spill this soon after a shrink: the shrink was wrong, wait longer
+ * before the next one. A shrink that held long: the workload changed,
+ * start over. */
+static void adjust_shrink_backoff(struct delay_guard *g, const struct delay_guard_config *cfg, uint64_t now_ms)
+{
+    uint64_t shrink_hold = (uint64_t)cfg->shrink_hold_ms * g->shrink_backoff;
+    if (g->shrunk_once && since(now_ms, g->last_shrink_ms) < 2 * shrink_hold) {
+        if (g->shrink_backoff < DELAY_SHRINK_BACKOFF_MAX)
+            g->shrink_backoff *= 2;
+    } else if (g->shrunk_once && since(now_ms, g->last_shrink_ms) >= 10ull * cfg->shrink_hold_ms)
+        g->shrink_backoff = 1;
+}
 
-    if (in->wakeups < cfg->min_wakeups) {
-        g->above = g->below = false;
-        return decide(DELAY_HOLD, -1, "too few jitter wake-ups to judge (%" PRIu64 ")", in->wakeups);
+/* The delay stayed above the limit for the hold time: spill to the next
+ * candidate core, or, with none left, fall back to not packing. */
+static struct delay_decision spill_or_fall_back(struct delay_guard *g, const struct delay_guard_config *cfg,
+                                                const struct delay_guard_input *in, const char *d)
+{
+    assert(g->n_spilled <= DELAY_MAX_SPILLED);
+    if (in->n_candidates > 0 && g->n_spilled < DELAY_MAX_SPILLED) {
+        int core = in->candidates[0];
+        g->spilled[g->n_spilled++] = core;
+        g->last_spill_ms = in->now_ms;
+        g->spilled_once = true;
+        g->spills_total++;
+        return decide(DELAY_SPILL, core, "spilled to core %d: jitter waited %s per wake-up", core, d);
     }
+    g->fallen_back = true;
+    g->fallback_ms = in->now_ms;
+    g->fallbacks_total++;
+    /* packed again and held for long: this fallback is news, not a repeat */
+    if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) >= 10ull * cfg->fallback_retry_ms)
+        g->fallback_backoff = 1;
+    g->retry_after_ms = (uint64_t)cfg->fallback_retry_ms * g->fallback_backoff;
+    /* each fallback in a row waits twice as long before packing again */
+    if (g->fallback_backoff < DELAY_FALLBACK_BACKOFF_MAX)
+        g->fallback_backoff *= 2;
+    g->n_spilled = 0;
+    return decide(DELAY_FALLBACK, -1,
+                  "fell back: jitter waited %s per wake-up and no busy core is left (retry in %" PRIu64 " s)", d,
+                  g->retry_after_ms / 1000);
+}
 
-    if (in->delay_ns > cfg->max_run_delay_ns) {
-        g->below = false;
-        if (!g->above) {
-            g->above = true;
-            g->above_since_ms = in->now_ms;
-        }
-        uint64_t held = since(in->now_ms, g->above_since_ms);
-        if (held < cfg->hold_ms)
-            return decide(DELAY_HOLD, -1, "holding: jitter waited %s per wake-up, above %s for %" PRIu64 " ms", d,
-                          lim, held);
-        g->above = false;
-        /* A spill this soon after a shrink: the shrink was wrong. Wait
-         * longer before the next one. */
-        uint64_t shrink_hold = (uint64_t)cfg->shrink_hold_ms * g->shrink_backoff;
-        if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) < 2 * shrink_hold) {
-            if (g->shrink_backoff < DELAY_SHRINK_BACKOFF_MAX)
-                g->shrink_backoff *= 2;
-        } else if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) >= 10ull * cfg->shrink_hold_ms)
-            g->shrink_backoff = 1;      /* the last shrink held long: the workload changed */
-        if (in->n_candidates > 0 && g->n_spilled < DELAY_MAX_SPILLED) {
-            int core = in->candidates[0];
-            g->spilled[g->n_spilled++] = core;
-            g->last_spill_ms = in->now_ms;
-            g->spilled_once = true;
-            g->spills_total++;
-            return decide(DELAY_SPILL, core, "spilled to core %d: jitter waited %s per wake-up", core, d);
-        }
-        g->fallen_back = true;
-        g->fallback_ms = in->now_ms;
-        g->fallbacks_total++;
-        /* packed again and held for long: this fallback is news, not a repeat */
-        if (g->shrunk_once && since(in->now_ms, g->last_shrink_ms) >= 10ull * cfg->fallback_retry_ms)
-            g->fallback_backoff = 1;
-        g->retry_after_ms = (uint64_t)cfg->fallback_retry_ms * g->fallback_backoff;
-        /* each fallback in a row waits twice as long before packing again */
-        if (g->fallback_backoff < DELAY_FALLBACK_BACKOFF_MAX)
-            g->fallback_backoff *= 2;
-        g->n_spilled = 0;
-        return decide(DELAY_FALLBACK, -1,
-                      "fell back: jitter waited %s per wake-up and no busy core is left (retry in %" PRIu64 " s)", d,
-                      g->retry_after_ms / 1000);
+/* The delay is above the limit: hold for a while, then act. */
+static struct delay_decision step_above(struct delay_guard *g, const struct delay_guard_config *cfg,
+                                        const struct delay_guard_input *in, const char *d, const char *lim)
+{
+    g->below = false;
+    if (!g->above) {
+        g->above = true;
+        g->above_since_ms = in->now_ms;
     }
+    uint64_t held = since(in->now_ms, g->above_since_ms);
+    if (held < cfg->hold_ms)
+        return decide(DELAY_HOLD, -1, "holding: jitter waited %s per wake-up, above %s for %" PRIu64 " ms", d,
+                      lim, held);
     g->above = false;
+    adjust_shrink_backoff(g, cfg, in->now_ms);
+    return spill_or_fall_back(g, cfg, in, d);
+}
 
+/* The delay is within the limit: release the last spilled core once the
+ * delay has stayed well below it (and no spill happened) for the shrink
+ * hold. */
+static struct delay_decision step_within(struct delay_guard *g, const struct delay_guard_config *cfg,
+                                         const struct delay_guard_input *in, const char *d, const char *lim)
+{
+    g->above = false;
     uint64_t shrink_below = cfg->max_run_delay_ns * cfg->shrink_pct / 100;
     if (g->n_spilled == 0 || in->delay_ns >= shrink_below) {
         g->below = false;
@@ -248,6 +263,24 @@ struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay
     return decide(DELAY_SHRINK, core, "released core %d: jitter waited %s per wake-up", core, d);
 }
 
+struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay_guard_config *cfg,
+                                       const struct delay_guard_input *in)
+{
+    char d[32], lim[32];
+    fmt_ms(d, sizeof d, in->delay_ns);
+    fmt_ms(lim, sizeof lim, cfg->max_run_delay_ns);
+
+    if (g->fallen_back)
+        return step_fallen_back(g, in);
+    if (in->wakeups < cfg->min_wakeups) {
+        g->above = g->below = false;
+        return decide(DELAY_HOLD, -1, "too few jitter wake-ups to judge (%" PRIu64 ")", in->wakeups);
+    }
+    if (in->delay_ns > cfg->max_run_delay_ns)
+        return step_above(g, cfg, in, d, lim);
+    return step_within(g, cfg, in, d, lim);
+}
+
 /* --- histogram ----------------------------------------------------------------- */
 
 void delay_histogram_init(struct delay_histogram *h)
@@ -256,7 +289,8 @@ void delay_histogram_init(struct delay_histogram *h)
         50000, 100000, 250000, 500000, 1000000, 2000000, 5000000, 10000000, 25000000, 50000000, 100000000,
     };
     int r = delay_histogram_init_bounds(h, def, sizeof def / sizeof def[0]);
-    (void)r;
+    assert(r == 0);     /* the default bounds are ascending and fit */
+    (void)r;            /* without asserts */
 }
 
 int delay_histogram_init_bounds(struct delay_histogram *h, const uint64_t *bounds_ns, size_t n)

@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -85,16 +86,11 @@ size_t log_escape(const char *in, char *out, size_t size)
     return o;
 }
 
-void log_internal(int level, const char *fmt, ...)
+static void log_internalv(int level, const char *fmt, va_list ap)
 {
-    if (level > max_level)
-        return;
     int saved = errno;
     char raw[1024], buf[4 * sizeof raw];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
     /* Task names, command lines, unit and cgroup names and client requests
      * reach messages through %s: escaping the whole message here covers
      * every one of them, whichever call site logs it. */
@@ -106,4 +102,36 @@ void log_internal(int level, const char *fmt, ...)
     else
         fprintf(stderr, "%s\n", buf);
     errno = saved;
+}
+
+void log_internal(int level, const char *fmt, ...)
+{
+    if (level > max_level)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_internalv(level, fmt, ap);
+    va_end(ap);
+}
+
+int log_errno_internal(int level, int r, const char *fmt, ...)
+{
+    /* 0 is not an error: a caller that passes it would return success
+     * from an error path. */
+    assert(r != 0);
+    if (r > 0)
+        r = -r;
+    if (r == 0)
+        r = -EINVAL;
+    if (level > max_level)
+        return r;
+    int saved = errno;
+    /* %m in fmt reads errno while the message is formatted. */
+    errno = -r;
+    va_list ap;
+    va_start(ap, fmt);
+    log_internalv(level, fmt, ap);
+    va_end(ap);
+    errno = saved;
+    return r;
 }

@@ -27,3 +27,20 @@ void log_internal(int level, const char *fmt, ...) __attribute__((format(printf,
 #define log_notice(...)  log_internal(LOG_NOTICE, __VA_ARGS__)
 #define log_info(...)    log_internal(LOG_INFO, __VA_ARGS__)
 #define log_debug(...)   log_internal(LOG_DEBUG, __VA_ARGS__)
+
+/* Logs and returns in one call, as systemd's log_error_errno(): the message
+ * is formatted with errno set to -r, so "%m" in fmt reads as strerror(-r)
+ * ("binding %s: %m"), and the call returns r, always negative (r must not be
+ * 0; a positive errno value is negated). Logged once, where the error is
+ * handled; a caller that gets r back does not log it again:
+ *
+ *     if (r < 0)
+ *         return log_error_errno(r, "control: creating the directory of %s: %m", path);
+ */
+int log_errno_internal(int level, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define log_error_errno(r, ...)   log_errno_internal(LOG_ERR, (r), __VA_ARGS__)
+#define log_warning_errno(r, ...) log_errno_internal(LOG_WARNING, (r), __VA_ARGS__)
+#define log_notice_errno(r, ...)  log_errno_internal(LOG_NOTICE, (r), __VA_ARGS__)
+#define log_info_errno(r, ...)    log_errno_internal(LOG_INFO, (r), __VA_ARGS__)
+#define log_debug_errno(r, ...)   log_errno_internal(LOG_DEBUG, (r), __VA_ARGS__)

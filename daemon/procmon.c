@@ -1,5 +1,6 @@
 #include "procmon.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -75,13 +76,16 @@ static uint32_t rd32(const uint8_t *p)
     return v;
 }
 
-int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
+/* Checks the netlink and connector headers of one datagram and finds the
+ * proc_event in it: *pe and the length of the event (*pe_len, at least
+ * PE_DATA). -EBADMSG for anything that is not one whole proc connector
+ * event. */
+static int decode_frame(const uint8_t *p, size_t len, const uint8_t **pe, size_t *pe_len)
 {
-    const uint8_t *p = buf;
     struct nlmsghdr nlh;
     struct cn_msg cn;
 
-    if (!buf || len < sizeof(nlh))
+    if (!p || len < sizeof(nlh))
         return -EBADMSG;
     memcpy(&nlh, p, sizeof(nlh));
     if (nlh.nlmsg_len < NLMSG_HDRLEN || nlh.nlmsg_len > len)
@@ -97,17 +101,14 @@ int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
         return -EBADMSG;
     if (cn.len > payload - sizeof(cn) || cn.len < PE_DATA)
         return -EBADMSG;
+    *pe = p + NLMSG_HDRLEN + sizeof(cn);
+    *pe_len = cn.len;
+    return 0;
+}
 
-    const uint8_t *pe = p + NLMSG_HDRLEN + sizeof(cn);
-    const uint8_t *d = pe + PE_DATA;
-    size_t dlen = cn.len - PE_DATA;
-    uint32_t what = rd32(pe + offsetof(struct proc_event, what));
-
-    memset(ev, 0, sizeof(*ev));
-    ev->what = what;
-    ev->cpu = rd32(pe + offsetof(struct proc_event, cpu));
-    memcpy(&ev->timestamp_ns, pe + offsetof(struct proc_event, timestamp_ns), sizeof(ev->timestamp_ns));
-
+/* The union member of one event kind, d being dlen bytes long. */
+static int decode_event_data(uint32_t what, const uint8_t *d, size_t dlen, struct procmon_event *ev)
+{
     /* Each kind needs only its own union member: older kernels send a
      * shorter union than newer headers describe. */
     switch (what) {
@@ -170,6 +171,23 @@ int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
         break;
     }
     return 0;
+}
+
+int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
+{
+    const uint8_t *pe;
+    size_t pe_len;
+    int r = decode_frame(buf, len, &pe, &pe_len);
+    if (r < 0)
+        return r;
+    assert(pe_len >= PE_DATA);
+    uint32_t what = rd32(pe + offsetof(struct proc_event, what));
+
+    memset(ev, 0, sizeof(*ev));
+    ev->what = what;
+    ev->cpu = rd32(pe + offsetof(struct proc_event, cpu));
+    memcpy(&ev->timestamp_ns, pe + offsetof(struct proc_event, timestamp_ns), sizeof(ev->timestamp_ns));
+    return decode_event_data(what, pe + PE_DATA, pe_len - PE_DATA, ev);
 }
 
 /* Send a LISTEN/IGNORE request, optionally with an event mask. */
@@ -294,12 +312,9 @@ int procmon_set_rcvbuf(struct procmon *pm, uint64_t bytes)
         int err = errno;
         /* Without CAP_NET_ADMIN: SO_RCVBUF, capped at net.core.rmem_max. */
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
-            int r = -errno;
-            log_warning("proc connector: setting receive buffer to %d bytes: %s", v, strerror(-r));
-            return r;
+            return log_warning_errno(-errno, "proc connector: setting receive buffer to %d bytes: %m", v);
         }
-        log_info("proc connector: SO_RCVBUFFORCE: %s, used SO_RCVBUF (capped by net.core.rmem_max)",
-                 strerror(err));
+        log_info_errno(-err, "proc connector: SO_RCVBUFFORCE: %m, used SO_RCVBUF (capped by net.core.rmem_max)");
     }
     int got = get_rcvbuf(fd);
     if (got >= 0)
@@ -347,8 +362,7 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
 
     r = nl_connect(pm->sk, NETLINK_CONNECTOR);
     if (r < 0) {
-        r = nlerr_to_errno(r);
-        log_err("proc connector: netlink socket: %s", strerror(-r));
+        r = log_error_errno(nlerr_to_errno(r), "proc connector: netlink socket: %m");
         goto fail;
     }
     r = nl_socket_set_nonblocking(pm->sk);
@@ -363,14 +377,13 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
     }
     r = nl_socket_add_membership(pm->sk, CN_IDX_PROC);
     if (r < 0) {
-        r = nlerr_to_errno(r);
-        log_err("proc connector: joining the process events group: %s", strerror(-r));
+        r = log_error_errno(nlerr_to_errno(r), "proc connector: joining the process events group: %m");
         goto fail;
     }
     /* Plain LISTEN first: every kernel accepts it (and acks it). */
     r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, NULL);
     if (r < 0) {
-        log_err("proc connector: PROC_CN_MCAST_LISTEN: %s", strerror(-r));
+        log_error_errno(r, "proc connector: PROC_CN_MCAST_LISTEN: %m");
         goto fail;
     }
     /* Then narrow it with the event filter. Kernels before 6.6 return early
@@ -381,7 +394,7 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
     uint32_t wanted = TS_PROC_EVENTS_WANTED;
     r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &wanted);
     if (r < 0)
-        log_debug("proc connector: event filter request: %s, receiving every event", strerror(-r));
+        log_debug_errno(r, "proc connector: event filter request: %m, receiving every event");
     else
         pm->filtered = kernel_has_event_filter();
     log_debug("proc connector: listening%s", pm->filtered ? " with the fork/exec/comm/exit/uid filter" : ", unfiltered");
@@ -432,6 +445,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
     for (unsigned got = 0;;) {
         while (pm->next < pm->received && err == 0) {
             unsigned i = pm->next++;
+            assert(pm->received <= RECV_VLEN);
             if (handle_datagram(pm, pm->bufs[i], pm->msgs[i].msg_len, pm->msgs[i].msg_hdr.msg_flags,
                                 &pm->src[i]) < 0)
                 err = pm->fn_error;
@@ -455,8 +469,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
                 overflow = true;
                 continue;
             }
-            log_err("proc connector: receiving: %s", strerror(-r));
-            err = r;
+            err = log_error_errno(r, "proc connector: receiving: %m");
             break;
         }
         got += (unsigned)n;

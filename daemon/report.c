@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -263,11 +264,12 @@ static void sample(struct json_object *samples, const char *label, const char *v
     sample2(samples, label, value_label, NULL, NULL, v);
 }
 
-struct json_object *report_metrics(const struct engine *e)
+/* Tracked threads and the proc connector's events. */
+static void metrics_tasks(struct json_object *arr, const struct engine *e)
 {
-    struct json_object *arr = json_object_new_array();
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
+    static_assert(ELEMENTSOF(classes) == _TASK_CLASS_MAX, "every class has its sample");
 
     unsigned by_class[_TASK_CLASS_MAX], packed;
     engine_count_now(e, by_class, &packed);
@@ -290,6 +292,12 @@ struct json_object *report_metrics(const struct engine *e)
                    "Proc connector receive buffer overflows (events lost, /proc rescanned)");
         sample(s, NULL, NULL, (double)pc->overflows);
     }
+}
+
+/* The engine's own counters and its current plan. */
+static void metrics_engine(struct json_object *arr, const struct engine *e)
+{
+    struct json_object *s;
     s = family(arr, "turbosched_untracked_tasks_total", "counter", "Threads not tracked because the task table was full");
     sample(s, NULL, NULL, (double)e->counters.table_full);
     s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
@@ -305,7 +313,13 @@ struct json_object *report_metrics(const struct engine *e)
     s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");
     sample(s, "result", "ok", (double)e->counters.reloads_ok);
     sample(s, "result", "failed", (double)e->counters.reloads_failed);
+}
 
+/* Per CPU: the smoothed utilisation, then frequency and idle states as the
+ * kernel reports them. */
+static void metrics_cpus(struct json_object *arr, const struct engine *e)
+{
+    struct json_object *s;
     s = family(arr, "turbosched_cpu_utilisation_ratio", "gauge", "Smoothed utilisation per CPU");
     for (int i = 0; i < e->sampler.n_cpus; i++) {
         if (e->sampler.util_milli[i] < 0)
@@ -342,6 +356,14 @@ struct json_object *report_metrics(const struct engine *e)
         }
         cpustats_done(&cs);
     }
+}
+
+struct json_object *report_metrics(const struct engine *e)
+{
+    struct json_object *arr = json_object_new_array();
+    metrics_tasks(arr, e);
+    metrics_engine(arr, e);
+    metrics_cpus(arr, e);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "metrics", arr);
     return o;

@@ -372,8 +372,7 @@ static FILE *open_trusted(const char *path, int *err)
     }
     struct stat st;
     if (fstat(dfd, &st) < 0) {
-        *err = -errno;
-        log_warning("state file %s: fstat of its directory: %m, ignoring it", path);
+        *err = log_warning_errno(-errno, "state file %s: fstat of its directory: %m, ignoring it", path);
         return NULL;
     }
     if ((st.st_uid != 0 && st.st_uid != euid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
@@ -383,7 +382,7 @@ static FILE *open_trusted(const char *path, int *err)
         return NULL;
     }
     /* O_NONBLOCK: a FIFO planted here must not hang the start. */
-    int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    _cleanup_close_ int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         *err = -errno;
         if (errno == ELOOP)
@@ -404,17 +403,106 @@ static FILE *open_trusted(const char *path, int *err)
     if (why) {
         log_warning("state file %s: %s (uid %u, mode %04o), refusing it", path, why, (unsigned)st.st_uid,
                     (unsigned)(st.st_mode & 07777));
-        close(fd);
         *err = -EPERM;
         return NULL;
     }
     FILE *f = fdopen(fd, "r");
     if (!f) {
-        *err = -errno;
-        close(fd);
-        log_warning("state file %s: %m, ignoring it", path);
+        *err = log_warning_errno(-errno, "state file %s: %m, ignoring it", path);
+        return NULL;
     }
+    TAKE_FD(fd);    /* the FILE owns it now */
     return f;
+}
+
+/* What reading the lines found, checked once the file is read. */
+struct read_status {
+    unsigned lines;         /* lines before the end line, the header included */
+    unsigned bad_line;      /* the first entry that did not parse, 0 if none */
+    bool ended;             /* a valid end line was read */
+    bool trailing;          /* something follows the end line */
+};
+
+/* The end line names the number of lines before it and their FNV-1a hash. */
+static int check_end_line(const char *path, const char *line, const struct read_status *rs, uint64_t hash)
+{
+    unsigned want_lines;
+    uint64_t want_hash;
+    char extra;
+    if (sscanf(line, "end %u %" SCNx64 "%c", &want_lines, &want_hash, &extra) != 3 || extra != '\n') {
+        log_warning("state file %s: corrupted (bad end line), ignoring it", path);
+        return -EBADMSG;
+    }
+    if (want_lines != rs->lines || want_hash != hash) {
+        log_warning("state file %s: corrupted (checksum mismatch), ignoring it", path);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+static int check_header(const char *path, const char *line)
+{
+    unsigned version;
+    char magic[32];
+    if (sscanf(line, "%31s %u", magic, &version) != 2 || strcmp(magic, STATE_MAGIC) != 0) {
+        log_warning("state file %s: not a turbosched state file, ignoring it", path);
+        return -EBADMSG;
+    }
+    if (version != STATE_VERSION) {
+        log_warning("state file %s: format version %u, this daemon reads %d, ignoring it", path, version,
+                    STATE_VERSION);
+        return -EPROTONOSUPPORT;
+    }
+    return 0;
+}
+
+/* Reads every line into *s, hashing them up to the end line. An entry that
+ * does not parse is remembered in rs->bad_line, not fatal here: a missing
+ * end line (truncation) is the better reason to give. Returns 0 or -errno,
+ * logged. */
+static int read_lines(FILE *f, const char *path, struct state *s, struct read_status *rs)
+{
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0;
+    uint64_t hash = FNV_INIT;
+    ssize_t n;
+
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (rs->ended) {
+            rs->trailing = true;
+            break;
+        }
+        bool complete = line[n - 1] == '\n';
+        if (strncmp(line, "end ", 4) == 0 && complete) {
+            int r = check_end_line(path, line, rs, hash);
+            if (r < 0)
+                return r;
+            rs->ended = true;
+            continue;
+        }
+        hash = fnv1a(hash, line, (size_t)n);
+        rs->lines++;
+        if (!complete)
+            continue;           /* a truncated last line: no end line follows */
+        line[n - 1] = '\0';
+
+        if (rs->lines == 1) {
+            int r = check_header(path, line);
+            if (r < 0)
+                return r;
+            continue;
+        }
+        if (rs->bad_line)
+            continue;
+        int r = parse_entry(line, s);
+        if (r == -ENOMEM)
+            return log_error_errno(r, "state file %s: out of memory reading it", path);
+        if (r < 0)
+            rs->bad_line = rs->lines;
+    }
+    if (ferror(f))
+        return log_warning_errno(-errno ?: -EIO, "state file %s: read error: %m, ignoring it", path);
+    return 0;
 }
 
 int state_read(const char *path, const char *boot_id, struct state *ret)
@@ -424,101 +512,33 @@ int state_read(const char *path, const char *boot_id, struct state *ret)
     if (!f)
         return open_err;
 
-    struct state s = {0};
-    _cleanup_free_ char *line = NULL;
-    size_t cap = 0;
-    uint64_t hash = FNV_INIT;
-    unsigned lines = 0, bad_line = 0;
-    bool ended = false, trailing = false;
-    ssize_t n;
-    int r = 0;
-
-    while ((n = getline(&line, &cap, f)) > 0) {
-        if (ended) {
-            trailing = true;
-            break;
-        }
-        bool complete = line[n - 1] == '\n';
-        if (strncmp(line, "end ", 4) == 0 && complete) {
-            unsigned want_lines;
-            uint64_t want_hash;
-            char extra;
-            if (sscanf(line, "end %u %" SCNx64 "%c", &want_lines, &want_hash, &extra) != 3 || extra != '\n') {
-                state_free(&s);
-                log_warning("state file %s: corrupted (bad end line), ignoring it", path);
-                return -EBADMSG;
-            }
-            if (want_lines != lines || want_hash != hash) {
-                state_free(&s);
-                log_warning("state file %s: corrupted (checksum mismatch), ignoring it", path);
-                return -EBADMSG;
-            }
-            ended = true;
-            continue;
-        }
-        hash = fnv1a(hash, line, (size_t)n);
-        lines++;
-        if (!complete)
-            continue;           /* a truncated last line: no end line follows */
-        line[n - 1] = '\0';
-
-        if (lines == 1) {
-            unsigned version;
-            char magic[32];
-            if (sscanf(line, "%31s %u", magic, &version) != 2 || strcmp(magic, STATE_MAGIC) != 0) {
-                log_warning("state file %s: not a turbosched state file, ignoring it", path);
-                return -EBADMSG;
-            }
-            if (version != STATE_VERSION) {
-                log_warning("state file %s: format version %u, this daemon reads %d, ignoring it", path, version,
-                            STATE_VERSION);
-                return -EPROTONOSUPPORT;
-            }
-            continue;
-        }
-        if (bad_line)
-            continue;
-        r = parse_entry(line, &s);
-        if (r == -ENOMEM) {
-            state_free(&s);
-            log_err("state file %s: out of memory reading it", path);
-            return r;
-        }
-        if (r < 0)
-            bad_line = lines;
-    }
-
-    if (ferror(f)) {
-        r = -errno ?: -EIO;
-        state_free(&s);
-        log_warning("state file %s: read error: %s, ignoring it", path, strerror(-r));
+    __attribute__((cleanup(state_free))) struct state s = {0};
+    struct read_status rs = {0};
+    int r = read_lines(f, path, &s, &rs);
+    if (r < 0)
         return r;
-    }
-    if (lines == 0) {
+    if (rs.lines == 0) {
         log_warning("state file %s: empty, ignoring it", path);
         return -EBADMSG;
     }
-    if (!ended || trailing) {
-        state_free(&s);
-        log_warning("state file %s: %s, ignoring it", path, trailing ? "corrupted (data after the end line)"
-                                                                       : "truncated (no end line)");
+    if (!rs.ended || rs.trailing) {
+        log_warning("state file %s: %s, ignoring it", path, rs.trailing ? "corrupted (data after the end line)"
+                                                                         : "truncated (no end line)");
         return -EBADMSG;
     }
-    if (bad_line) {
-        state_free(&s);
-        log_warning("state file %s: corrupted (line %u unreadable), ignoring it", path, bad_line);
+    if (rs.bad_line) {
+        log_warning("state file %s: corrupted (line %u unreadable), ignoring it", path, rs.bad_line);
         return -EBADMSG;
     }
     if (!s.boot_id[0]) {
-        state_free(&s);
         log_warning("state file %s: corrupted (no boot id), ignoring it", path);
         return -EBADMSG;
     }
     if (boot_id && strcmp(s.boot_id, boot_id) != 0) {
         log_notice("state file %s: written during another boot (%s), ignoring it", path, s.boot_id);
-        state_free(&s);
         return -ESTALE;
     }
     *ret = s;
+    s = (struct state){0};  /* *ret owns the members now */
     return 0;
 }

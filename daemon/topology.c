@@ -27,6 +27,7 @@
 #include "power_capacity.h"
 #include "util.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -117,10 +118,8 @@ static int read_attr(const char *path, char *buf, size_t size)
     ssize_t n = read_file(path, buf, size);
     if (n == -ENOENT || n == -ENOTDIR)
         return -ENOENT;
-    if (n < 0) {
-        log_err("reading topology: %s: %s", path, strerror((int)-n));
-        return (int)n;
-    }
+    if (n < 0)
+        return log_error_errno((int)n, "reading topology: %s: %m", path);
     strip_trailing_space(buf);
     return 0;
 }
@@ -209,11 +208,8 @@ static int find_present(struct reader *rd, cpu_set_t *present)
     int r;
 
     _cleanup_(closedirp) DIR *d = opendir(rd->base);
-    if (!d) {
-        r = -errno;
-        log_err("reading topology: %s: %s", rd->base, strerror(-r));
-        return r;
-    }
+    if (!d)
+        return log_error_errno(-errno, "reading topology: %s: %m", rd->base);
     cpu_set_t dirs;
     CPU_ZERO(&dirs);
     struct dirent *de;
@@ -434,21 +430,13 @@ static int core_cmp(const void *pa, const void *pb)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* Cores: union of each CPU with its siblings (or, without a siblings list,
- * with the CPUs of the same package and core_id). Members are CPUs whose
- * topology is readable, plus any CPU a siblings list names. */
-static int build_cores(struct reader *rd, struct topology *t)
+/* Joins each member CPU with its siblings (or, without a siblings list,
+ * with the CPUs of the same package and core_id) in rd->parent; a CPU a
+ * siblings list names becomes a member. */
+static void join_siblings(struct reader *rd, bool *member)
 {
     int n = rd->n_cpus;
     int *parent = rd->parent;
-    bool member[CPU_SETSIZE] = {false};
-
-    for (int cpu = 0; cpu < n; cpu++) {
-        parent[cpu] = cpu;
-        struct cpu_raw *c = &rd->raw[cpu];
-        /* An online CPU without topology (a hotplug race) is a core of its own. */
-        member[cpu] = c->present && (c->has_topology || c->online);
-    }
     for (int cpu = 0; cpu < n; cpu++) {
         struct cpu_raw *c = &rd->raw[cpu];
         if (!member[cpu] || !c->has_topology)
@@ -466,6 +454,83 @@ static int build_cores(struct reader *rd, struct topology *t)
                     uf_union(parent, cpu, s);
         }
     }
+}
+
+/* The core whose lowest thread (union-find root) is first: its threads, the
+ * online ones, and the ids of the first thread with readable topology. */
+static void fill_core(struct reader *rd, const bool *member, int first, struct topo_core *core)
+{
+    int *parent = rd->parent;
+    /* The root is the lowest thread (uf_union), so no thread is before it. */
+    assert(uf_find(parent, first) == first);
+    core->index = first;  /* lowest thread, for sorting */
+    core->package = -1;
+    core->core_id = -1;
+    CPU_ZERO(&core->threads);
+    CPU_ZERO(&core->online);
+    bool ids_known = false;
+    for (int s = first; s < rd->n_cpus; s++) {
+        if (!member[s] || uf_find(parent, s) != first)
+            continue;
+        CPU_SET(s, &core->threads);
+        core->n_threads++;
+        if (rd->raw[s].online) {
+            CPU_SET(s, &core->online);
+            core->n_online++;
+        }
+        if (!rd->raw[s].has_topology)
+            continue;
+        if (!ids_known) {
+            core->package = rd->raw[s].package;
+            core->core_id = rd->raw[s].core_id;
+            ids_known = true;
+        } else if (rd->raw[s].package != core->package || rd->raw[s].core_id != core->core_id) {
+            log_debug("reading topology: cpu%d (package %d, core_id %d) is a sibling of cpu%d "
+                      "(package %d, core_id %d); keeping the latter",
+                      s, rd->raw[s].package, rd->raw[s].core_id, first, core->package,
+                      core->core_id);
+        }
+    }
+}
+
+/* Sorts the cores by package and first thread, numbers them in that order,
+ * points each CPU at its core and counts the packages. */
+static void number_cores(struct topology *t, int n_cpus)
+{
+    qsort(t->cores, (size_t)t->n_cores, sizeof *t->cores, core_cmp);
+    for (int i = 0; i < t->n_cores; i++) {
+        struct topo_core *core = &t->cores[i];
+        core->index = i;
+        for (int cpu = 0; cpu < n_cpus; cpu++)
+            if (CPU_ISSET(cpu, &core->threads)) {
+                t->cpus[cpu].core = i;
+                t->cpus[cpu].package = core->package;
+            }
+    }
+
+    bool seen_pkg = false;
+    for (int i = 0; i < t->n_cores; i++)
+        if (!seen_pkg || t->cores[i].package != t->cores[i - 1].package) {
+            t->n_packages++;
+            seen_pkg = true;
+        }
+}
+
+/* Cores: union of each CPU with its siblings. Members are CPUs whose
+ * topology is readable, plus any CPU a siblings list names. */
+static int build_cores(struct reader *rd, struct topology *t)
+{
+    int n = rd->n_cpus;
+    int *parent = rd->parent;
+    bool member[CPU_SETSIZE] = {false};
+
+    for (int cpu = 0; cpu < n; cpu++) {
+        parent[cpu] = cpu;
+        struct cpu_raw *c = &rd->raw[cpu];
+        /* An online CPU without topology (a hotplug race) is a core of its own. */
+        member[cpu] = c->present && (c->has_topology || c->online);
+    }
+    join_siblings(rd, member);
 
     int n_cores = 0;
     for (int cpu = 0; cpu < n; cpu++)
@@ -477,56 +542,11 @@ static int build_cores(struct reader *rd, struct topology *t)
     t->n_cores = n_cores;
 
     int k = 0;
-    for (int cpu = 0; cpu < n; cpu++) {
-        if (!member[cpu] || uf_find(parent, cpu) != cpu)
-            continue;
-        struct topo_core *core = &t->cores[k++];
-        core->index = cpu;  /* lowest thread, for sorting */
-        core->package = -1;
-        core->core_id = -1;
-        CPU_ZERO(&core->threads);
-        CPU_ZERO(&core->online);
-        bool ids_known = false;
-        for (int s = cpu; s < n; s++) {
-            if (!member[s] || uf_find(parent, s) != cpu)
-                continue;
-            CPU_SET(s, &core->threads);
-            core->n_threads++;
-            if (rd->raw[s].online) {
-                CPU_SET(s, &core->online);
-                core->n_online++;
-            }
-            if (!rd->raw[s].has_topology)
-                continue;
-            if (!ids_known) {
-                core->package = rd->raw[s].package;
-                core->core_id = rd->raw[s].core_id;
-                ids_known = true;
-            } else if (rd->raw[s].package != core->package || rd->raw[s].core_id != core->core_id) {
-                log_debug("reading topology: cpu%d (package %d, core_id %d) is a sibling of cpu%d "
-                          "(package %d, core_id %d); keeping the latter",
-                          s, rd->raw[s].package, rd->raw[s].core_id, cpu, core->package,
-                          core->core_id);
-            }
-        }
-    }
-    qsort(t->cores, (size_t)n_cores, sizeof *t->cores, core_cmp);
-    for (int i = 0; i < n_cores; i++) {
-        struct topo_core *core = &t->cores[i];
-        core->index = i;
-        for (int cpu = 0; cpu < n; cpu++)
-            if (CPU_ISSET(cpu, &core->threads)) {
-                t->cpus[cpu].core = i;
-                t->cpus[cpu].package = core->package;
-            }
-    }
-
-    bool seen_pkg = false;
-    for (int i = 0; i < n_cores; i++)
-        if (!seen_pkg || t->cores[i].package != t->cores[i - 1].package) {
-            t->n_packages++;
-            seen_pkg = true;
-        }
+    for (int cpu = 0; cpu < n; cpu++)
+        if (member[cpu] && uf_find(parent, cpu) == cpu)
+            fill_core(rd, member, cpu, &t->cores[k++]);
+    assert(k == n_cores);
+    number_cores(t, n);
     return 0;
 }
 
@@ -736,81 +756,4 @@ bool topology_equal(const struct topology *a, const struct topology *b)
             return false;
     }
     return true;
-}
-
-static void print_cpulist(FILE *f, const cpu_set_t *set)
-{
-    char buf[LIST_BUF];
-    if (cpulist_format(set, buf, sizeof buf) < 0)
-        fputs("(too many to list)", f);
-    else
-        fputs(buf, f);
-}
-
-static void print_package_name(FILE *f, int package)
-{
-    if (package < 0)
-        fputs("package unknown", f);
-    else
-        fprintf(f, "package %d", package);
-}
-
-void topology_print(FILE *f, const struct topology *t, const struct capacity_table *cap)
-{
-    int online_total = CPU_COUNT(&t->online), present_total = CPU_COUNT(&t->present);
-    struct capacity_table fallback;
-    if (!cap) {
-        capacity_table_default(&fallback);
-        cap = &fallback;
-    }
-
-    for (int i = 0; i < t->n_cores;) {
-        int pkg = t->cores[i].package, end = i, online = 0, known_offline = 0;
-        while (end < t->n_cores && t->cores[end].package == pkg) {
-            online += t->cores[end].n_online;
-            known_offline += t->cores[end].n_threads - t->cores[end].n_online;
-            end++;
-        }
-        print_package_name(f, pkg);
-        fprintf(f, ": %d core%s, %d thread%s online", end - i, end - i == 1 ? "" : "s", online,
-                online == 1 ? "" : "s");
-        if (known_offline)
-            fprintf(f, ", %d offline", known_offline);
-        fputc('\n', f);
-
-        for (; i < end; i++) {
-            const struct topo_core *c = &t->cores[i];
-            fprintf(f, "  core %d (id %d): threads ", c->index, c->core_id);
-            if (c->n_online) {
-                print_cpulist(f, &c->online);
-                fputs(" online", f);
-            }
-            if (c->n_online < c->n_threads) {
-                cpu_set_t offline;
-                CPU_XOR(&offline, &c->threads, &c->online);
-                fputs(c->n_online ? ", " : "", f);
-                print_cpulist(f, &offline);
-                fputs(" offline", f);
-            }
-            unsigned milli = capacity_core_milli(cap, (unsigned)c->n_online);
-            fprintf(f, ", capacity %u.%03ux, llc %d, node %d\n", milli / 1000, milli % 1000, c->llc,
-                    c->node);
-        }
-    }
-
-    cpu_set_t orphans;
-    CPU_ZERO(&orphans);
-    for (int cpu = 0; cpu < t->n_cpus; cpu++)
-        if (t->cpus[cpu].present && t->cpus[cpu].core < 0)
-            CPU_SET(cpu, &orphans);
-    if (CPU_COUNT(&orphans)) {
-        fputs("offline, core unknown (the kernel hides an offline CPU's topology): ", f);
-        print_cpulist(f, &orphans);
-        fputc('\n', f);
-    }
-
-    fprintf(f, "%d package%s, %d core%s, %d of %d threads online, %d LLC group%s, %d NUMA node%s\n",
-            t->n_packages, t->n_packages == 1 ? "" : "s", t->n_cores, t->n_cores == 1 ? "" : "s",
-            online_total, present_total, t->n_llcs, t->n_llcs == 1 ? "" : "s", t->n_nodes,
-            t->n_nodes == 1 ? "" : "s");
 }

@@ -22,6 +22,8 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 /* Hand a pointer on and leave NULL behind, so a _cleanup_ does not free it. */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+/* The same for a file descriptor, leaving -1 behind for _cleanup_close_. */
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
 /* An errno value for "the task is gone": normal, never an error. */
 static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return err == ESRCH || err == ENOENT; }

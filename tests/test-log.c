@@ -82,11 +82,57 @@ static void test_forged_priority_line(void **state)
     assert_non_null(strstr(buf, "comm x\\n<0>FAKE matched no rule\n"));
 }
 
+struct captured {
+    int level;
+    char msg[256];
+    unsigned n;
+};
+
+static void capture(int level, const char *msg, void *userdata)
+{
+    struct captured *c = userdata;
+    c->level = level;
+    snprintf(c->msg, sizeof c->msg, "%s", msg);
+    c->n++;
+}
+
+/* log_error_errno() and friends: %m reads strerror(-r), the call returns r
+ * (negative whatever sign it was given), errno is left as it was, and a
+ * message above the maximum level is dropped but still returns r. */
+static void test_errno_helper(void **state)
+{
+    struct captured c = {0};
+    log_set_sink(capture, &c);
+    int max = log_get_max_level();
+    log_set_max_level(LOG_INFO);
+
+    errno = EINTR;
+    assert_int_equal(log_error_errno(-EACCES, "opening %s: %m, leaving it", "x"), -EACCES);
+    assert_int_equal(errno, EINTR);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.level, LOG_ERR);
+    char want[128];
+    snprintf(want, sizeof want, "opening x: %s, leaving it", strerror(EACCES));
+    assert_string_equal(c.msg, want);
+
+    assert_int_equal(log_warning_errno(ENOENT, "gone: %m"), -ENOENT);
+    assert_int_equal(c.level, LOG_WARNING);
+    snprintf(want, sizeof want, "gone: %s", strerror(ENOENT));
+    assert_string_equal(c.msg, want);
+
+    assert_int_equal(log_debug_errno(-ESRCH, "pid 1: %m"), -ESRCH);
+    assert_int_equal(c.n, 2);   /* debug is above the maximum level: not logged */
+
+    log_set_max_level(max);
+    log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_forged_priority_line),
+        cmocka_unit_test(test_errno_helper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
