@@ -309,7 +309,15 @@ static int run(struct daemon *d)
     return r;
 }
 
-int main(int argc, char **argv)
+/* What the command line asked for. */
+struct options {
+    const char *config_path, *sysfs_root;
+    bool check, topo, dry_run;
+    int log_level;               /* -1: the config decides */
+};
+
+/* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
+static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS };
     static const struct option opts[] = {
@@ -323,34 +331,33 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {0},
     };
-    const char *config_path = NULL, *sysfs_root = NULL;
-    bool check = false, topo = false, dry_run = false;
-    int log_level = -1, c;
+    int c;
 
+    *o = (struct options){.log_level = -1};
     while ((c = getopt_long(argc, argv, "c:nl:hV", opts, NULL)) >= 0) {
         switch (c) {
         case 'c':
-            config_path = optarg;
+            o->config_path = optarg;
             break;
         case OPT_CHECK:
-            check = true;
+            o->check = true;
             break;
         case OPT_TOPO:
-            topo = true;
+            o->topo = true;
             break;
         case OPT_SYSFS:
-            sysfs_root = optarg;
+            o->sysfs_root = optarg;
             break;
         case 'n':
-            dry_run = true;
+            o->dry_run = true;
             break;
         case 'l':
-            log_level = log_level_from_string(optarg);
-            if (log_level < 0) {
+            o->log_level = log_level_from_string(optarg);
+            if (o->log_level < 0) {
                 fprintf(stderr, "turboschedd: unknown log level '%s'\n", optarg);
                 return EXIT_USAGE;
             }
-            log_set_max_level(log_level);
+            log_set_max_level(o->log_level);
             break;
         case 'h':
             help();
@@ -367,49 +374,66 @@ int main(int argc, char **argv)
         fprintf(stderr, "turboschedd: unexpected argument '%s'\nTry 'turboschedd --help'.\n", argv[optind]);
         return EXIT_USAGE;
     }
-    if (sysfs_root && !topo) {
+    if (o->sysfs_root && !o->topo) {
         fprintf(stderr, "turboschedd: --sysfs-root only applies to --print-topology\n");
         return EXIT_USAGE;
     }
+    return -1;
+}
 
-    /* Without --config, a missing default file means built-in defaults. */
-    struct config *cfg = NULL;
-    if (!config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
-        if (config_new_default(&cfg) < 0)
+/* Without --config, a missing default file means built-in defaults.
+ * Returns -1 with *ret set, else the exit status. */
+static int load_config(struct options *o, struct config **ret)
+{
+    if (!o->config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
+        if (config_new_default(ret) < 0)
             return EXIT_RUNTIME;
-        if (!topo)
+        if (!o->topo)
             log_notice("%s not found: using built-in defaults and no rules", DEFAULT_CONFIG);
-    } else {
-        if (!config_path)
-            config_path = DEFAULT_CONFIG;
-        if (config_load(config_path, NULL, &cfg) < 0) {
-            log_err("%s: invalid configuration%s", config_path, check || topo ? "" : ", not starting");
-            /* --check-config answers yes or no, like sshd -t. */
-            return check ? EXIT_RUNTIME : EXIT_CONFIG;
-        }
+        return -1;
     }
-    if (log_level < 0)
+    if (!o->config_path)
+        o->config_path = DEFAULT_CONFIG;
+    if (config_load(o->config_path, NULL, ret) < 0) {
+        log_err("%s: invalid configuration%s", o->config_path, o->check || o->topo ? "" : ", not starting");
+        /* --check-config answers yes or no, like sshd -t. */
+        return o->check ? EXIT_RUNTIME : EXIT_CONFIG;
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct config *cfg = NULL;
+    int r = parse_options(argc, argv, &o);
+    if (r >= 0)
+        return r;
+    r = load_config(&o, &cfg);
+    if (r >= 0)
+        return r;
+    if (o.log_level < 0)
         log_set_max_level(cfg->log_level);
 
-    if (check) {
+    if (o.check) {
         config_print(stdout, cfg);
         config_destroy(cfg);
         return EXIT_OK;
     }
-    if (topo) {
-        int r = print_topology(sysfs_root, cfg);
+    if (o.topo) {
+        r = print_topology(o.sysfs_root, cfg);
         config_destroy(cfg);
         return r;
     }
 
     struct engine_params p = {
-        .config_path = config_path,
+        .config_path = o.config_path,
         .root = "/",
-        .dry_run = dry_run,
-        .log_level = log_level,
+        .dry_run = o.dry_run,
+        .log_level = o.log_level,
     };
     struct daemon d = {0};
-    int r = engine_new(cfg, &p, &d.engine);
+    r = engine_new(cfg, &p, &d.engine);
     if (r < 0)
         return EXIT_RUNTIME;
     r = run(&d);   /* a failure was logged where it happened */
