@@ -7,118 +7,16 @@
 #include <string.h>
 
 #include "log.h"
+#include "tidmap.h"
 #include "util.h"
 
 #define CPULIST_MAX 8192
-
-/* --- a TID-keyed map: dense array (cheap iteration, stable for a walk) plus an
- * open-addressing index. Elements start with their pid_t tid. ----------------- */
-
-struct tidmap {
-    size_t elem_size;
-    char *items;
-    size_t n, cap;
-    uint32_t *slots;            /* index + 1; 0 = empty */
-    size_t n_slots;             /* power of two, at least twice n */
-};
 
 struct hands_off {
     pid_t tid;
     uint64_t start_time;
     int reason;                 /* -EPERM, -EINVAL...: the kernel refused; -EBUSY: changed by someone else */
 };
-
-static void *tm_item(const struct tidmap *m, size_t i) { return m->items + i * m->elem_size; }
-static pid_t tm_tid(const struct tidmap *m, size_t i) { return *(const pid_t *)tm_item(m, i); }
-
-static size_t tm_home(const struct tidmap *m, pid_t tid)
-{
-    return ((uint32_t)tid * 2654435761u) & (m->n_slots - 1);
-}
-
-static size_t tm_slot(const struct tidmap *m, pid_t tid)
-{
-    size_t i = tm_home(m, tid);
-    while (m->slots[i] && tm_tid(m, m->slots[i] - 1) != tid)
-        i = (i + 1) & (m->n_slots - 1);
-    return i;
-}
-
-static void *tm_find(const struct tidmap *m, pid_t tid)
-{
-    if (!m->n_slots)
-        return NULL;
-    size_t s = tm_slot(m, tid);
-    return m->slots[s] ? tm_item(m, m->slots[s] - 1) : NULL;
-}
-
-static int tm_rehash(struct tidmap *m, size_t n_slots)
-{
-    uint32_t *slots = calloc(n_slots, sizeof *slots);
-    if (!slots)
-        return -ENOMEM;
-    free(m->slots);
-    m->slots = slots;
-    m->n_slots = n_slots;
-    for (size_t i = 0; i < m->n; i++)
-        m->slots[tm_slot(m, tm_tid(m, i))] = (uint32_t)i + 1;
-    return 0;
-}
-
-/* Add (the tid must not be present); returns the copy in the map. */
-static void *tm_add(struct tidmap *m, const void *elem)
-{
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        char *items = reallocarray(m->items, cap, m->elem_size);
-        if (!items)
-            return NULL;
-        m->items = items;
-        m->cap = cap;
-    }
-    if ((m->n + 1) * 2 > m->n_slots && tm_rehash(m, m->n_slots ? m->n_slots * 2 : 128) < 0)
-        return NULL;
-    void *item = tm_item(m, m->n);
-    memcpy(item, elem, m->elem_size);
-    m->slots[tm_slot(m, *(const pid_t *)elem)] = (uint32_t)++m->n;
-    return item;
-}
-
-static void tm_remove(struct tidmap *m, pid_t tid)
-{
-    if (!m->n_slots)
-        return;
-    size_t hole = tm_slot(m, tid);
-    if (!m->slots[hole])
-        return;
-    size_t idx = m->slots[hole] - 1;
-
-    /* backward-shift deletion keeps every probe chain unbroken */
-    size_t mask = m->n_slots - 1;
-    for (size_t j = (hole + 1) & mask; m->slots[j]; j = (j + 1) & mask) {
-        size_t home = tm_home(m, tm_tid(m, m->slots[j] - 1));
-        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-        if (movable) {
-            m->slots[hole] = m->slots[j];
-            hole = j;
-        }
-    }
-    m->slots[hole] = 0;
-
-    /* keep the array dense: the last element takes the freed place */
-    size_t last = m->n - 1;
-    if (idx != last) {
-        memcpy(tm_item(m, idx), tm_item(m, last), m->elem_size);
-        m->slots[tm_slot(m, tm_tid(m, idx))] = (uint32_t)idx + 1;
-    }
-    m->n--;
-}
-
-static void tm_done(struct tidmap *m)
-{
-    free(m->items);
-    free(m->slots);
-}
 
 /* --- the applier -------------------------------------------------------------------- */
 
@@ -159,8 +57,8 @@ int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, 
         return -ENOMEM;
     a->ops = ops;
     a->dry_run = dry_run;
-    a->tasks.elem_size = sizeof(struct applied_task);
-    a->hands_off.elem_size = sizeof(struct hands_off);
+    tidmap_init(&a->tasks, sizeof(struct applied_task));
+    tidmap_init(&a->hands_off, sizeof(struct hands_off));
     if (state_file && !(a->state_file = strdup(state_file))) {
         free(a);
         return -ENOMEM;
@@ -179,8 +77,8 @@ void applier_free(struct applier *a)
 {
     if (!a)
         return;
-    tm_done(&a->tasks);
-    tm_done(&a->hands_off);
+    tidmap_done(&a->tasks);
+    tidmap_done(&a->hands_off);
     for (size_t i = 0; i < a->n_groups; i++)
         group_free(&a->groups[i]);
     free(a->groups);
@@ -227,22 +125,22 @@ static bool mask_matches(const struct applier *a, const cpu_set_t *now, const cp
 
 static void forget(struct applier *a, pid_t tid)
 {
-    if (tm_find(&a->tasks, tid)) {
-        tm_remove(&a->tasks, tid);
+    if (tidmap_find(&a->tasks, tid)) {
+        tidmap_remove(&a->tasks, tid);
         a->dirty = true;
     }
 }
 
 static void set_hands_off(struct applier *a, pid_t tid, uint64_t start_time, int reason)
 {
-    struct hands_off *h = tm_find(&a->hands_off, tid);
+    struct hands_off *h = tidmap_find(&a->hands_off, tid);
     if (h) {
         h->start_time = start_time;
         h->reason = reason;
         return;
     }
     /* without memory we may log about this task again: harmless */
-    (void)tm_add(&a->hands_off, &(struct hands_off){.tid = tid, .start_time = start_time, .reason = reason});
+    (void)tidmap_add(&a->hands_off, &(struct hands_off){.tid = tid, .start_time = start_time, .reason = reason});
 }
 
 /* Someone else set tid's mask after we did: it is theirs now. */
@@ -391,14 +289,14 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (!plan)
         return applier_restore_task(a, t->tid);
 
-    struct hands_off *h = tm_find(&a->hands_off, t->tid);
+    struct hands_off *h = tidmap_find(&a->hands_off, t->tid);
     if (h) {
         if (h->start_time == t->start_time)
             return 0;
-        tm_remove(&a->hands_off, t->tid);       /* TID reused by a new task */
+        tidmap_remove(&a->hands_off, t->tid);       /* TID reused by a new task */
     }
 
-    struct applied_task *e = tm_find(&a->tasks, t->tid);
+    struct applied_task *e = tidmap_find(&a->tasks, t->tid);
     if (e && e->start_time != t->start_time) {
         forget(a, t->tid);                      /* ours exited unseen; TID reused */
         e = NULL;
@@ -453,7 +351,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     /* A thread we never saw created (events lost, or no adopt call) may
      * carry the mask it inherited from its packed thread group leader: its
      * original is the leader's, or it could never be restored. */
-    const struct applied_task *leader = t->pid != t->tid ? tm_find(&a->tasks, t->pid) : NULL;
+    const struct applied_task *leader = t->pid != t->tid ? tidmap_find(&a->tasks, t->pid) : NULL;
     cpu_set_t current = original;
     bool inherited = leader && mask_matches(a, &original, expected_mask(a, leader));
     if (inherited) {
@@ -469,7 +367,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     pid_t ppid;
     if (!inherited && a->ops->parent_of && subset_of(&current, plan) &&
         a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
-        parent = tm_find(&a->tasks, ppid);
+        parent = tidmap_find(&a->tasks, ppid);
     if (parent && mask_matches(a, &current, expected_mask(a, parent))) {
         inherited = true;
         original = parent->original;
@@ -522,7 +420,7 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
                                .original = original, .set = want};
     memcpy(rec.comm, t->comm, sizeof rec.comm);
     rec.comm[sizeof rec.comm - 1] = '\0';
-    if (!tm_add(&a->tasks, &rec)) {
+    if (!tidmap_add(&a->tasks, &rec)) {
         /* we could not remember it, so we must not leave it changed */
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
         if (!a->dry_run && changed)
@@ -535,15 +433,15 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
 
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
 {
-    const struct applied_task *p = tm_find(&a->tasks, parent_tid);
+    const struct applied_task *p = tidmap_find(&a->tasks, parent_tid);
     if (!p || tid == parent_tid)
         return 0;
-    const struct applied_task *e = tm_find(&a->tasks, tid);
+    const struct applied_task *e = tidmap_find(&a->tasks, tid);
     if (e) {
         if (e->start_time == start_time)
             return 0;
         forget(a, tid);
-        p = tm_find(&a->tasks, parent_tid);     /* the removal may have moved it */
+        p = tidmap_find(&a->tasks, parent_tid);     /* the removal may have moved it */
     }
     cpu_set_t now;
     if (get_full(a, tid, &now) < 0)
@@ -555,7 +453,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     rec.tid = tid;
     rec.pid = pid;
     rec.start_time = start_time;
-    if (!tm_add(&a->tasks, &rec))
+    if (!tidmap_add(&a->tasks, &rec))
         return -ENOMEM;
     mark_changed(a);
     log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, fmt_set(&rec.set),
@@ -565,7 +463,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
 
 int applier_restore_task(struct applier *a, pid_t tid)
 {
-    struct applied_task *e = tm_find(&a->tasks, tid);
+    struct applied_task *e = tidmap_find(&a->tasks, tid);
     if (!e)
         return 0;
     uint64_t start_time;
@@ -605,7 +503,7 @@ static struct applied_member *member_find(struct applied_group *g, pid_t tid, si
 void applier_forget_task(struct applier *a, pid_t tid)
 {
     forget(a, tid);
-    tm_remove(&a->hands_off, tid);
+    tidmap_remove(&a->hands_off, tid);
     /* An exited member: nothing to move back. */
     for (size_t k = 0; k < a->n_groups; k++) {
         size_t i;
@@ -623,7 +521,7 @@ int applier_verify(struct applier *a, size_t max_tasks)
     for (size_t k = 0; k < max_tasks && a->tasks.n > 0; k++) {
         if (a->verify_cursor >= a->tasks.n)
             a->verify_cursor = 0;
-        struct applied_task *e = tm_item(&a->tasks, a->verify_cursor);
+        struct applied_task *e = tidmap_item(&a->tasks, a->verify_cursor);
         if (check_ours(a, e) == OURS)
             a->verify_cursor++;
         else
@@ -634,13 +532,13 @@ int applier_verify(struct applier *a, size_t max_tasks)
 
 int applier_hands_off(const struct applier *a, pid_t tid)
 {
-    const struct hands_off *h = tm_find(&a->hands_off, tid);
+    const struct hands_off *h = tidmap_find(&a->hands_off, tid);
     return h ? h->reason : 0;
 }
 
 const struct applied_task *applier_find(const struct applier *a, pid_t tid)
 {
-    return tm_find(&a->tasks, tid);
+    return tidmap_find(&a->tasks, tid);
 }
 
 size_t applier_count(const struct applier *a) { return a->tasks.n; }
@@ -649,7 +547,7 @@ const struct applied_task *applier_next(const struct applier *a, size_t *iter)
 {
     if (*iter >= a->tasks.n)
         return NULL;
-    return tm_item(&a->tasks, (*iter)++);
+    return tidmap_item(&a->tasks, (*iter)++);
 }
 
 /* --- groups --------------------------------------------------------------------------- */
@@ -823,7 +721,7 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
     struct applied_group *g = group_find(a, GROUP_CPUSET_V1, group);
     if (!g)
         return -ENOENT;
-    const struct hands_off *h = tm_find(&a->hands_off, tid);
+    const struct hands_off *h = tidmap_find(&a->hands_off, tid);
     if (h && h->start_time == start_time)
         return 0;
 
@@ -1074,7 +972,7 @@ int applier_restore_all(struct applier *a)
 {
     int restored = 0;
     while (a->tasks.n > 0) {
-        const struct applied_task *e = tm_item(&a->tasks, a->tasks.n - 1);
+        const struct applied_task *e = tidmap_item(&a->tasks, a->tasks.n - 1);
         if (applier_restore_task(a, e->tid) > 0)
             restored++;
     }
@@ -1088,9 +986,9 @@ int applier_restore_all(struct applier *a)
     /* A mask someone else set stays theirs across a reload; a refusal by
      * the kernel is tried again under the new configuration. */
     for (size_t i = a->hands_off.n; i-- > 0;) {
-        const struct hands_off *h = tm_item(&a->hands_off, i);
+        const struct hands_off *h = tidmap_item(&a->hands_off, i);
         if (h->reason != -EBUSY)
-            tm_remove(&a->hands_off, h->tid);
+            tidmap_remove(&a->hands_off, h->tid);
     }
     a->verify_cursor = 0;
     return restored;
@@ -1202,7 +1100,7 @@ static bool recover_task(struct applier *a, const struct applied_task *t)
 struct recover_walk {
     struct applier *a;
     const struct state *s;
-    struct tidmap seen;         /* of pid_t */
+    struct pidmap seen;         /* a set: no values */
     struct { pid_t tid, pid; size_t rec; } *queue;
     size_t head, n, cap;
     int restored;
@@ -1230,9 +1128,9 @@ static void walk_push(struct recover_walk *w, pid_t tid, pid_t pid, size_t rec)
 /* A task found in the walk: not seen before and not in the file itself. */
 static void walk_visit(struct recover_walk *w, pid_t tid, pid_t pid, size_t rec)
 {
-    if (tm_find(&w->seen, tid))
+    if (pidmap_find(&w->seen, tid) || tid <= 0)
         return;
-    if (w->seen.n >= RECOVER_MAX || !tm_add(&w->seen, &tid)) {
+    if (pidmap_count(&w->seen) >= RECOVER_MAX || pidmap_insert(&w->seen, tid, NULL) < 0) {
         w->truncated = true;
         return;
     }
@@ -1247,12 +1145,13 @@ static int recover_offspring(struct applier *a, const struct state *s)
 {
     if (!a->ops->threads_of || !a->ops->children_of)
         return 0;
-    struct recover_walk w = {.a = a, .s = s, .seen = {.elem_size = sizeof(pid_t)}};
+    struct recover_walk w = {.a = a, .s = s};
+    pidmap_init(&w.seen, 0, 1);
     pid_t *buf = malloc(RECOVER_BATCH * sizeof *buf);
     if (!buf)
         return -ENOMEM;
     for (size_t i = 0; i < s->n_tasks; i++)
-        if (!tm_find(&w.seen, s->tasks[i].tid) && !tm_add(&w.seen, &s->tasks[i].tid))
+        if (pidmap_insert(&w.seen, s->tasks[i].tid, NULL) == -ENOMEM)
             w.truncated = true;
     for (size_t i = 0; i < s->n_tasks; i++) {
         uint64_t start_time;
@@ -1281,7 +1180,7 @@ static int recover_offspring(struct applier *a, const struct state *s)
                  "restored", a->state_file, w.restored);
     free(buf);
     free(w.queue);
-    tm_done(&w.seen);
+    pidmap_done(&w.seen);
     return w.restored;
 }
 
