@@ -31,6 +31,13 @@ void pidmap_done(struct pidmap *m)
     m->n_slots = m->count = 0;
 }
 
+void pidmap_clear(struct pidmap *m)
+{
+    if (m->slots)
+        memset(m->slots, 0, m->n_slots * m->entry_size);
+    m->count = 0;
+}
+
 static inline size_t home_of(pid_t key, size_t mask)
 {
     /* Fibonacci hashing: consecutive PIDs spread over the table. */

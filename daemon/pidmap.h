@@ -28,6 +28,8 @@ struct pidmap {
 void pidmap_init(struct pidmap *m, size_t value_size, size_t value_align);
 #define PIDMAP_INIT(m, type) pidmap_init((m), sizeof(type), alignof(type))
 void pidmap_done(struct pidmap *m);
+/* Remove every entry but keep the table's memory for refilling. */
+void pidmap_clear(struct pidmap *m);
 
 /* The value of key, NULL if absent. */
 void *pidmap_find(const struct pidmap *m, pid_t key);

@@ -234,6 +234,17 @@ static void test_iterate(void **state)
         n++;
     }
     assert_int_equal(n, 250);
+
+    /* clear empties the map and keeps its memory for refilling */
+    size_t mem = pidmap_memory_bytes(&m);
+    pidmap_clear(&m);
+    assert_int_equal(pidmap_count(&m), 0);
+    assert_int_equal(pidmap_memory_bytes(&m), mem);
+    iter = 0;
+    assert_null(pidmap_next(&m, &iter, NULL));
+    assert_null(pidmap_find(&m, 1));
+    assert_int_equal(pidmap_insert(&m, 1, NULL), 0);
+    assert_int_equal(pidmap_memory_bytes(&m), mem);
     pidmap_done(&m);
 }
 
