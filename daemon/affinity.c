@@ -186,6 +186,164 @@ static int set_mask(struct applier *a, pid_t tid, const char *comm, const cpu_se
     return r;
 }
 
+/* A task we confined whose mask is still ours: confine it to plan ∩ its
+ * original now, or give the original back when nothing is left to restrict. */
+static int repack_known(struct applier *a, const struct task *t, struct applied_task *e, const cpu_set_t *plan)
+{
+    cpu_set_t want;
+    CPU_AND(&want, plan, &e->original);
+    /* nothing left to restrict: back to where it was */
+    if (CPU_COUNT(&want) == 0 || CPU_EQUAL(&want, &e->original))
+        return restore_entry(a, e);
+    if (CPU_EQUAL(&want, &e->set))
+        return 0;
+    int r = set_mask(a, e->tid, e->comm, &e->set, &want);
+    if (errno_is_gone(r)) {
+        forget(a, t->tid);
+        return 0;
+    }
+    if (r < 0) {
+        /* we cannot move it: put it back the way it was and stay away */
+        log_warning("pid %d (%s): sched_setaffinity: %s, restoring it and leaving it alone", (int)t->tid,
+                    t->comm, strerror(-r));
+        int k = restore_entry(a, e);
+        apply_set_hands_off(a, t->tid, t->start_time, r);
+        return k;
+    }
+    e->set = want;
+    mark_changed(a);
+    return 1;
+}
+
+/* Does t's mask (current) come from a thread group leader or a parent we
+ * packed? Then its original is theirs (into *original), or it could never
+ * be restored. */
+static bool take_inherited_original(struct applier *a, const struct task *t, const cpu_set_t *plan,
+                                    const cpu_set_t *current, cpu_set_t *original)
+{
+    /* A thread we never saw created (events lost, or no adopt call) may
+     * carry the mask it inherited from its packed thread group leader. */
+    const struct applied_task *leader = t->pid != t->tid ? tidmap_find(&a->tasks, t->pid) : NULL;
+    if (leader && apply_mask_matches(a, current, expected_mask(a, leader))) {
+        *original = leader->original;
+        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)t->pid, apply_fmt_set(original));
+        return true;
+    }
+    /* The same for a process: one whose fork we never saw (events lost and
+     * found by a rescan, or created while the table was full) inherited the
+     * mask we set on its parent. A mask already within the plan is the sign;
+     * taken for its original it would never be undone. */
+    const struct applied_task *parent = NULL;
+    pid_t ppid;
+    if (a->ops->parent_of && subset_of(current, plan) &&
+        a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
+        parent = tidmap_find(&a->tasks, ppid);
+    if (parent && apply_mask_matches(a, current, expected_mask(a, parent))) {
+        *original = parent->original;
+        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
+                  (int)t->tid, t->comm, (int)parent->tid, apply_fmt_set(original));
+        return true;
+    }
+    return false;
+}
+
+/* Set want on a task not ours yet. 1 set, 0 left alone (gone, TID reused,
+ * refused). */
+static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t *current, const cpu_set_t *want)
+{
+    /* The start time was read when the task's event was handled, maybe
+     * long ago under a flood of events: the TID may name another task
+     * by now (a reused PID), which must not be touched. Checked last,
+     * right before the call. */
+    uint64_t start_time;
+    int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
+    if (r < 0 || start_time != t->start_time) {
+        log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
+                  r < 0 ? "gone" : "reused");
+        return 0;
+    }
+    r = set_mask(a, t->tid, t->comm, current, want);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
+        refused(a, t->tid, t->start_time, t->comm, r);
+        return 0;
+    }
+    return 1;
+}
+
+/* After a damaged state file, a narrowed mask may be one a previous run set. */
+static void note_untrusted(struct applier *a, const struct task *t, const cpu_set_t *original)
+{
+    cpu_set_t online;
+    if (a->ops->online_cpus(a->ops->userdata, &online) == 0 && !subset_of(&online, original))
+        log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG, "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
+                   "as the task's own", (int)t->tid, t->comm, apply_fmt_set(original));
+}
+
+/* Remember a task we confined (or, in a dry run, would have). */
+static int record_new(struct applier *a, const struct task *t, const cpu_set_t *original, const cpu_set_t *want,
+                      const cpu_set_t *current, bool changed)
+{
+    struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
+                               .original = *original, .set = *want};
+    memcpy(rec.comm, t->comm, sizeof rec.comm);
+    rec.comm[sizeof rec.comm - 1] = '\0';
+    if (!tidmap_add(&a->tasks, &rec)) {
+        /* we could not remember it, so we must not leave it changed */
+        log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
+        if (!a->dry_run && changed)
+            (void)a->ops->setaffinity(a->ops->userdata, t->tid, current);
+        return -ENOMEM;
+    }
+    mark_changed(a);
+    return changed;
+}
+
+/* A task not ours (known_original NULL), or just given back after the
+ * kernel's fallback (known_original: its original, as getaffinity would
+ * omit the CPUs still offline): confine it to plan ∩ its original. */
+static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *plan, const cpu_set_t *known_original)
+{
+    cpu_set_t original, want;
+    int r = 0;
+    if (known_original)
+        original = *known_original;
+    else
+        r = apply_get_full(a, t->tid, &original);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
+        log_warning("pid %d (%s): sched_getaffinity: %s, leaving it alone", (int)t->tid, t->comm, strerror(-r));
+        apply_set_hands_off(a, t->tid, t->start_time, r);
+        return 0;
+    }
+    cpu_set_t current = original;
+    bool inherited = take_inherited_original(a, t, plan, &current, &original);
+    CPU_AND(&want, plan, &original);
+    if (CPU_COUNT(&want) == 0) {
+        if (!inherited) {
+            /* a mask the user narrowed is never widened or moved */
+            log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
+                      apply_fmt_set(&original), apply_fmt_set(plan));
+            return 0;
+        }
+        want = original;        /* the mask is ours: give the original back */
+    }
+    /* want is a subset of the mask the kernel keeps (or the original an
+     * inherited mask came from), so the kernel stores it as it is and
+     * reads back exactly it afterwards. */
+    bool changed = !CPU_EQUAL(&want, &current);
+    if (changed && set_new_mask(a, t, &current, &want) == 0)
+        return 0;
+    if (a->state_untrusted && !inherited && a->ops->online_cpus)
+        note_untrusted(a, t, &original);
+    if (CPU_EQUAL(&want, &original))
+        return changed;         /* nothing restricted: nothing to remember */
+    return record_new(a, t, &original, &want, &current, changed);
+}
+
 int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *plan)
 {
     if (!plan)
@@ -203,134 +361,18 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
         forget(a, t->tid);                      /* ours exited unseen; TID reused */
         e = NULL;
     }
-
-    cpu_set_t want, known_original;
-    if (e)
-        known_original = e->original;
-    enum ours ours = e ? check_ours(a, e) : NOT_OURS;
-    if (e && ours == NOT_OURS)
-        return 0;
-    if (ours == OURS) {
-        CPU_AND(&want, plan, &e->original);
-        /* nothing left to restrict: back to where it was */
-        if (CPU_COUNT(&want) == 0 || CPU_EQUAL(&want, &e->original))
-            return restore_entry(a, e);
-        if (CPU_EQUAL(&want, &e->set))
-            return 0;
-        int r = set_mask(a, e->tid, e->comm, &e->set, &want);
-        if (errno_is_gone(r)) {
-            forget(a, t->tid);
-            return 0;
-        }
-        if (r < 0) {
-            /* we cannot move it: put it back the way it was and stay away */
-            log_warning("pid %d (%s): sched_setaffinity: %s, restoring it and leaving it alone", (int)t->tid,
-                        t->comm, strerror(-r));
-            int k = restore_entry(a, e);
-            apply_set_hands_off(a, t->tid, t->start_time, r);
-            return k;
-        }
-        e->set = want;
-        mark_changed(a);
-        return 1;
-    }
-
-    /* Just given back after the kernel's fallback: its original is known,
-     * and getaffinity would omit the CPUs still offline. */
-    cpu_set_t original;
-    int r = 0;
-    if (ours == RESET)
-        original = known_original;
-    else
-        r = apply_get_full(a, t->tid, &original);
-    if (errno_is_gone(r))
-        return 0;
-    if (r < 0) {
-        log_warning("pid %d (%s): sched_getaffinity: %s, leaving it alone", (int)t->tid, t->comm, strerror(-r));
-        apply_set_hands_off(a, t->tid, t->start_time, r);
+    if (!e)
+        return pack_new(a, t, plan, NULL);
+    /* check_ours may forget e: keep its original for the RESET case */
+    cpu_set_t known_original = e->original;
+    switch (check_ours(a, e)) {
+    case OURS:
+        return repack_known(a, t, e, plan);
+    case RESET:
+        return pack_new(a, t, plan, &known_original);
+    default:
         return 0;
     }
-    /* A thread we never saw created (events lost, or no adopt call) may
-     * carry the mask it inherited from its packed thread group leader: its
-     * original is the leader's, or it could never be restored. */
-    const struct applied_task *leader = t->pid != t->tid ? tidmap_find(&a->tasks, t->pid) : NULL;
-    cpu_set_t current = original;
-    bool inherited = leader && apply_mask_matches(a, &original, expected_mask(a, leader));
-    if (inherited) {
-        original = leader->original;
-        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
-                  (int)t->tid, t->comm, (int)t->pid, apply_fmt_set(&original));
-    }
-    /* The same for a process: one whose fork we never saw (events lost and
-     * found by a rescan, or created while the table was full) inherited the
-     * mask we set on its parent. A mask already within the plan is the sign;
-     * taken for its original it would never be undone. */
-    const struct applied_task *parent = NULL;
-    pid_t ppid;
-    if (!inherited && a->ops->parent_of && subset_of(&current, plan) &&
-        a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
-        parent = tidmap_find(&a->tasks, ppid);
-    if (parent && apply_mask_matches(a, &current, expected_mask(a, parent))) {
-        inherited = true;
-        original = parent->original;
-        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
-                  (int)t->tid, t->comm, (int)parent->tid, apply_fmt_set(&original));
-    }
-    CPU_AND(&want, plan, &original);
-    if (CPU_COUNT(&want) == 0) {
-        if (!inherited) {
-            /* a mask the user narrowed is never widened or moved */
-            log_debug("pid %d (%s): mask %s has no CPU in the plan %s, leaving it alone", (int)t->tid, t->comm,
-                      apply_fmt_set(&original), apply_fmt_set(plan));
-            return 0;
-        }
-        want = original;        /* the mask is ours: give the original back */
-    }
-    /* want is a subset of the mask the kernel keeps (or the original an
-     * inherited mask came from), so the kernel stores it as it is and
-     * reads back exactly it afterwards. */
-    bool changed = !CPU_EQUAL(&want, &current);
-    if (changed) {
-        /* The start time was read when the task's event was handled, maybe
-         * long ago under a flood of events: the TID may name another task
-         * by now (a reused PID), which must not be touched. Checked last,
-         * right before the call. */
-        uint64_t start_time;
-        r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
-        if (r < 0 || start_time != t->start_time) {
-            log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
-                      r < 0 ? "gone" : "reused");
-            return 0;
-        }
-        r = set_mask(a, t->tid, t->comm, &current, &want);
-        if (errno_is_gone(r))
-            return 0;
-        if (r < 0) {
-            refused(a, t->tid, t->start_time, t->comm, r);
-            return 0;
-        }
-    }
-    if (a->state_untrusted && !inherited && a->ops->online_cpus) {
-        cpu_set_t online;
-        if (a->ops->online_cpus(a->ops->userdata, &online) == 0 && !subset_of(&online, &original))
-            log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG, "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
-                       "as the task's own", (int)t->tid, t->comm, apply_fmt_set(&original));
-    }
-    if (CPU_EQUAL(&want, &original))
-        return changed;         /* nothing restricted: nothing to remember */
-    struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
-                               .original = original, .set = want};
-    memcpy(rec.comm, t->comm, sizeof rec.comm);
-    rec.comm[sizeof rec.comm - 1] = '\0';
-    if (!tidmap_add(&a->tasks, &rec)) {
-        /* we could not remember it, so we must not leave it changed */
-        log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
-        if (!a->dry_run && changed)
-            (void)a->ops->setaffinity(a->ops->userdata, t->tid, &current);
-        return -ENOMEM;
-    }
-    mark_changed(a);
-    return changed;
 }
 
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
