@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pidmap.h"
+#include "tidmap.h"
 
 struct rec {
     uint64_t start_time;
@@ -248,6 +249,34 @@ static void test_iterate(void **state)
     pidmap_done(&m);
 }
 
+/* The applier's dense records over a pidmap: removal moves the last record
+ * into the hole and the index follows it. */
+static void test_tidmap_dense(void **state)
+{
+    (void)state;
+    struct item { pid_t tid; int v; };
+    struct tidmap m;
+    tidmap_init(&m, sizeof(struct item));
+    for (pid_t k = 1; k <= 100; k++)
+        assert_non_null(tidmap_add(&m, &(struct item){ .tid = k, .v = k * 3 }));
+    assert_int_equal(m.n, 100);
+    tidmap_remove(&m, 1);              /* the first: 100 takes its place */
+    tidmap_remove(&m, 1);              /* absent: nothing happens */
+    assert_int_equal(m.n, 99);
+    assert_int_equal(((struct item *)tidmap_item(&m, 0))->tid, 100);
+    for (pid_t k = 2; k <= 100; k++) {
+        struct item *it = tidmap_find(&m, k);
+        assert_non_null(it);
+        assert_int_equal(it->v, k * 3);
+    }
+    assert_null(tidmap_find(&m, 1));
+    for (pid_t k = 2; k <= 100; k++)
+        tidmap_remove(&m, k);
+    assert_int_equal(m.n, 0);
+    assert_int_equal(pidmap_count(&m.index), 0);
+    tidmap_done(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_wrap_around),
         cmocka_unit_test(test_growth_and_churn),
         cmocka_unit_test(test_iterate),
+        cmocka_unit_test(test_tidmap_dense),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
