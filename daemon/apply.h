@@ -11,7 +11,11 @@
  * Dry run: every decision is made and logged ("would set pid 123 (comm)
  * affinity 0-1 -> 0"), tasks are recorded as if changed (so dump and explain
  * show the plan and a decision is logged once), but nothing is written: no
- * setaffinity, no cgroup or unit change, no state file. */
+ * setaffinity, no cgroup or unit change, no state file.
+ *
+ * The sections below are implemented in affinity.c, groups.c and recovery.c,
+ * the life cycle and applier_restore_all in apply.c; apply-internal.h is what
+ * they share. */
 #pragma once
 #include <sched.h>
 #include <stdbool.h>

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "pidmap.h"
 #include "procinfo.h"
 #include "rules.h"
 #include "util.h"
@@ -31,8 +32,7 @@ struct classifier {
     struct procinfo cache;
     /* What the process-wide inputs decided, per process, for comm and uid
      * changes (see struct proc_entry). */
-    struct proc_entry **procs;
-    size_t n_proc_buckets, n_procs;
+    struct pidmap procs;        /* PID -> struct proc_entry * */
 };
 
 /* Keys that belong to one thread and change without an exec: comm (comm
@@ -42,11 +42,10 @@ struct classifier {
 /* A rename or a uid change cannot change a process's exe, cmdline or cgroup
  * (a cgroup move sends no event at all), so a comm or uid event needs only
  * what these inputs decided. Kept from a full read of the thread group
- * leader (new task, exec, reload, rescan) until the leader is gone; 24 bytes
- * plus a bit per rule plus the unit's name, per process. */
+ * leader (new task, exec, reload, rescan) until the leader is gone; 16 bytes
+ * plus a bit per rule plus the unit's name, and a 16-byte map entry, per
+ * process. */
 struct proc_entry {
-    struct proc_entry *next;
-    pid_t pid;
     bool in_jitter_slice;
     char *optin_unit;           /* whose X-TurboSched= counts; NULL: none */
     uint8_t wide_ok[];          /* bit i: rule i's keys other than THREAD_KEYS match */
@@ -104,6 +103,7 @@ int classifier_new(const struct config *cfg, const char *proc_root, struct class
     if (!c)
         return -ENOMEM;
     c->cfg = cfg;
+    PIDMAP_INIT(&c->procs, struct proc_entry *);
     c->proc_root = strdup(proc_root ? proc_root : "/");
     if (!c->proc_root) {
         free(c);
@@ -121,63 +121,32 @@ int classifier_new(const struct config *cfg, const char *proc_root, struct class
     return 0;
 }
 
-static void procs_flush(struct classifier *c)
+static void proc_entry_free(struct proc_entry *e)
 {
-    for (size_t i = 0; i < c->n_proc_buckets; i++)
-        while (c->procs[i]) {
-            struct proc_entry *e = c->procs[i];
-            c->procs[i] = e->next;
-            free(e->optin_unit);
-            free(e);
-        }
-    c->n_procs = 0;
+    free(e->optin_unit);
+    free(e);
 }
 
-static struct proc_entry **procs_slot(struct classifier *c, pid_t pid)
+static void procs_flush(struct classifier *c)
 {
-    if (c->n_proc_buckets == 0)
-        return NULL;
-    struct proc_entry **p = &c->procs[(size_t)pid & (c->n_proc_buckets - 1)];
-    while (*p && (*p)->pid != pid)
-        p = &(*p)->next;
-    return p;
+    size_t iter = 0;
+    struct proc_entry **e;
+    while ((e = pidmap_next(&c->procs, &iter, NULL)))
+        proc_entry_free(*e);
+    pidmap_clear(&c->procs);     /* keeps the table for the next batch */
 }
 
 static struct proc_entry *procs_find(struct classifier *c, pid_t pid)
 {
-    struct proc_entry **p = procs_slot(c, pid);
-    return p ? *p : NULL;
+    struct proc_entry **e = pidmap_find(&c->procs, pid);
+    return e ? *e : NULL;
 }
 
 static void procs_remove(struct classifier *c, pid_t pid)
 {
-    struct proc_entry **p = procs_slot(c, pid);
-    if (!p || !*p)
-        return;
-    struct proc_entry *e = *p;
-    *p = e->next;
-    free(e->optin_unit);
-    free(e);
-    c->n_procs--;
-}
-
-static int procs_grow(struct classifier *c)
-{
-    size_t n = c->n_proc_buckets ? c->n_proc_buckets * 2 : 256;
-    struct proc_entry **b = calloc(n, sizeof *b);
-    if (!b)
-        return -ENOMEM;
-    for (size_t i = 0; i < c->n_proc_buckets; i++)
-        while (c->procs[i]) {
-            struct proc_entry *e = c->procs[i];
-            c->procs[i] = e->next;
-            e->next = b[(size_t)e->pid & (n - 1)];
-            b[(size_t)e->pid & (n - 1)] = e;
-        }
-    free(c->procs);
-    c->procs = b;
-    c->n_proc_buckets = n;
-    return 0;
+    struct proc_entry *e;
+    if (pidmap_remove(&c->procs, pid, &e) == 0)
+        proc_entry_free(e);
 }
 
 static const char *optin_unit_of(const struct procinfo *pi)
@@ -192,12 +161,11 @@ static const char *optin_unit_of(const struct procinfo *pi)
 static void procs_remember(struct classifier *c, pid_t pid, const struct procinfo *pi)
 {
     const struct config *cfg = c->cfg;
-    if (c->n_procs >= c->n_proc_buckets && procs_grow(c) < 0)
+    if (pidmap_reserve(&c->procs, pidmap_count(&c->procs) + 1) < 0)
         return;
     struct proc_entry *e = calloc(1, sizeof *e + (cfg->n_rules + 7) / 8);
     if (!e)
         return;
-    e->pid = pid;
     e->in_jitter_slice = pi->in_jitter_slice;
     const char *unit = unit_optin_active(c) ? optin_unit_of(pi) : NULL;
     if (unit && !(e->optin_unit = strdup(unit))) {
@@ -207,10 +175,13 @@ static void procs_remember(struct classifier *c, pid_t pid, const struct procinf
     for (size_t i = 0; i < cfg->n_rules; i++)
         if (rule_matches_keys(&cfg->rules[i], &pi->in, ~THREAD_KEYS))
             e->wide_ok[i / 8] |= (uint8_t)(1u << (i % 8));
-    struct proc_entry **p = procs_slot(c, pid);
-    e->next = *p;
-    *p = e;
-    c->n_procs++;
+    struct proc_entry **slot;
+    /* cannot fail: reserved above, and the caller removed pid first */
+    if (pidmap_insert(&c->procs, pid, (void **)&slot) < 0) {
+        proc_entry_free(e);
+        return;
+    }
+    *slot = e;
 }
 
 void classifier_free(struct classifier *c)
@@ -218,7 +189,7 @@ void classifier_free(struct classifier *c)
     if (!c)
         return;
     procs_flush(c);
-    free(c->procs);
+    pidmap_done(&c->procs);
     units_free(c->units);
     free(c->proc_root);
     free(c);
@@ -278,10 +249,12 @@ void classifier_task_gone(struct classifier *c, const struct task *t)
 
 size_t classifier_memory_bytes(const struct classifier *c)
 {
-    size_t n = c->n_proc_buckets * sizeof *c->procs;
-    for (size_t i = 0; i < c->n_proc_buckets; i++)
-        for (const struct proc_entry *e = c->procs[i]; e; e = e->next)
-            n += sizeof *e + (c->cfg->n_rules + 7) / 8 + (e->optin_unit ? strlen(e->optin_unit) + 1 : 0);
+    size_t n = pidmap_memory_bytes(&c->procs), iter = 0;
+    struct proc_entry *const *p;
+    while ((p = pidmap_next(&c->procs, &iter, NULL))) {
+        const struct proc_entry *e = *p;
+        n += sizeof *e + (c->cfg->n_rules + 7) / 8 + (e->optin_unit ? strlen(e->optin_unit) + 1 : 0);
+    }
     return n;
 }
 
