@@ -354,6 +354,28 @@ static bool unit_name_ok(const char *unit)
     return name_ok(unit) && strchr(unit, '.') && !strchr(unit, '/');
 }
 
+static bool unit_is_original(const struct applied_group *g, const cpu_set_t *now, int n_bytes)
+{
+    return g->original_all ? n_bytes == 0 : n_bytes > 0 && CPU_EQUAL(now, &g->original);
+}
+
+/* An earlier write timed out: did systemd apply it after all? 1: yes, it is
+ * ours now; 0: it is not there, write it again; -errno: cannot tell. */
+static int unit_confirm(struct applier *a, struct applied_group *g)
+{
+    uint8_t bits[CPU_SETSIZE / 8];
+    int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, g->name, bits, sizeof bits);
+    if (n < 0)
+        return n;
+    cpu_set_t now;
+    cpuset_from_bitmask(bits, (size_t)n, &now);
+    if (n == 0 || !CPU_EQUAL(&now, &g->set))
+        return 0;
+    g->unconfirmed = false;
+    log_info("unit %s: AllowedCPUs %s took effect after the call timed out", g->name, apply_fmt_set(&g->set));
+    return 1;
+}
+
 /* Put a unit's AllowedCPUs= back, unless someone changed it after us. */
 int apply_unit_undo(struct applier *a, const struct applied_group *g)
 {
@@ -370,6 +392,10 @@ int apply_unit_undo(struct applier *a, const struct applied_group *g)
     }
     cpu_set_t now;
     cpuset_from_bitmask(bits, (size_t)n, &now);
+    if (g->unconfirmed && unit_is_original(g, &now, n)) {
+        log_info("unit %s: our AllowedCPUs %s never took effect, nothing to restore", g->name, apply_fmt_set(&g->set));
+        return 0;
+    }
     if (n == 0 || !CPU_EQUAL(&now, &g->set)) {
         log_info("unit %s: AllowedCPUs changed to %s by someone else after we set %s, leaving it", g->name,
                  n ? apply_fmt_set(&now) : "(all)", apply_fmt_set(&g->set));
@@ -417,8 +443,13 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
         g->original_all = n == 0;
         cpuset_from_bitmask(bits, (size_t)n, &g->original);
         created = true;
-    } else if (CPU_EQUAL(mask, &g->set))
-        return 0;
+    } else if (CPU_EQUAL(mask, &g->set)) {
+        if (!g->unconfirmed)
+            return 0;
+        int r = unit_confirm(a, g);
+        if (r != 0)
+            return r < 0 ? r : 0;
+    }
 
     const char *from = created ? (g->original_all ? "(all)" : apply_fmt_set(&g->original)) : apply_fmt_set(&g->set);
     if (a->dry_run)
@@ -426,12 +457,24 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
     else {
         int n = cpuset_to_bitmask(mask, bits, sizeof bits);
         int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, unit, bits, (size_t)n);
+        if (r == -ETIMEDOUT) {
+            /* systemd may still apply it (a daemon-reload holds its bus for
+             * longer than the call waits): keep the original and count the
+             * write as possibly ours, so a late success is undone too. */
+            group_failed(a, unit, r, "unit %s: setting AllowedCPUs %s: %s, will read it back", unit,
+                         apply_fmt_set(mask), strerror(-r));
+            g->set = *mask;
+            g->unconfirmed = true;
+            mark_changed(a);
+            return r;
+        }
         if (r < 0) {
             group_failed(a, unit, r, "unit %s: setting AllowedCPUs %s: %s", unit, apply_fmt_set(mask), strerror(-r));
             if (created)
                 apply_group_drop(a, g);
             return r;
         }
+        g->unconfirmed = false;
         log_debug("unit %s: AllowedCPUs %s -> %s", unit, from, apply_fmt_set(mask));
     }
     g->set = *mask;

@@ -50,6 +50,11 @@ struct applied_group {
     /* GROUP_UNIT: AllowedCPUs= before us; original_all = it was empty (all CPUs). */
     bool original_all;
     cpu_set_t original;
+    /* GROUP_UNIT: our last write timed out, so systemd may or may not have
+     * applied it (it can, after the call gave up): read it back before
+     * trusting or repeating it. Not in the state file: recovery compares the
+     * unit's value with set anyway. */
+    bool unconfirmed;
     /* GROUP_CPUSET_V1: the threads we moved in. */
     struct applied_member *members;
     size_t n_members;

@@ -55,6 +55,9 @@ struct recorder {
     struct fake_unit units[4];
     size_t n_units;
     unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets;
+    /* SetUnitProperties: 1 = times out but systemd applies it later,
+     * 2 = times out and nothing happens */
+    int unit_set_timeout;
     char boot_id[40];
     cpu_set_t online;           /* /sys/devices/system/cpu/online */
     /* The CPUs the scheduler may use: getaffinity reports masks intersected
@@ -295,9 +298,11 @@ static int f_unit_set(void *ud, const char *unit, const uint8_t *bits, size_t n)
     if (!u)
         return -ENOENT;
     assert_true(n <= sizeof u->bits);
+    if (r->unit_set_timeout == 2)
+        return -ETIMEDOUT;
     memcpy(u->bits, bits, n);
     u->n = n;
-    return 0;
+    return r->unit_set_timeout ? -ETIMEDOUT : 0;
 }
 
 static struct sysops recorder_ops(struct recorder *r)
@@ -919,6 +924,52 @@ static void test_unit_allowed_cpus(void **state)
     assert_int_equal(applier_group_count(f->a), 0);
 }
 
+/* A SetUnitProperties that times out may still be applied by systemd (a
+ * daemon-reload holds its bus longer than the call waits). A late success
+ * must be undone like any other, and the value it left must not be taken
+ * for the unit's original. */
+static void test_unit_set_timed_out(void **state)
+{
+    struct fx *f = *state;
+    struct fake_unit *u = &f->rec.units[f->rec.n_units++];
+    *u = (struct fake_unit){.name = "turbosched-jitter.slice"};       /* AllowedCPUs= empty: all */
+    cpu_set_t plan = set_of("1");
+
+    f->rec.unit_set_timeout = 1;            /* times out, applied anyway */
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), -ETIMEDOUT);
+    assert_int_equal(u->n, 1);
+    assert_int_equal(applier_group_count(f->a), 1);
+    f->rec.unit_set_timeout = 0;
+    /* the next tick reads it back instead of taking 1 for the original */
+    unsigned sets = f->rec.n_unit_sets;
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 0);
+    assert_int_equal(f->rec.n_unit_sets, sets);
+    assert_true(logged("took effect after the call timed out"));
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_int_equal(u->n, 0);              /* all CPUs again */
+
+    /* times out and never applied: written again at the next tick */
+    f->rec.unit_set_timeout = 2;
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), -ETIMEDOUT);
+    assert_int_equal(u->n, 0);
+    f->rec.unit_set_timeout = 0;
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
+    assert_int_equal(u->n, 1);
+    assert_int_equal(u->bits[0], 0x02);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_int_equal(u->n, 0);
+
+    /* timed out, never applied, then stop: nothing to restore, nothing written */
+    f->rec.unit_set_timeout = 2;
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), -ETIMEDOUT);
+    f->rec.unit_set_timeout = 0;
+    sets = f->rec.n_unit_sets;
+    assert_int_equal(applier_restore_all(f->a), 0);
+    assert_int_equal(f->rec.n_unit_sets, sets);
+    assert_true(logged("never took effect"));
+    assert_int_equal(u->n, 0);
+}
+
 /* --- the D-Bus messages, against a fake systemd on a socket pair --------------------------- */
 
 struct fake_systemd {
@@ -1532,6 +1583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpuset_group, setup, teardown),
         cmocka_unit_test(test_bitmask),
         cmocka_unit_test_setup_teardown(test_unit_allowed_cpus, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unit_set_timed_out, setup, teardown),
         cmocka_unit_test(test_bus_messages),
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_changes_only_for_changes, setup, teardown),
