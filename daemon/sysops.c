@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sched-attr.h"
 #include "util.h"
 
 /* --- affinity and /proc ------------------------------------------------------ */
@@ -471,21 +472,6 @@ static int real_unit_set_allowed_cpus(void *userdata, const char *unit, const ui
 
 /* --- scheduling attributes ------------------------------------------------------ */
 
-/* Our own copy: <linux/sched/types.h> clashes with <sched.h>. Layout of
- * SCHED_ATTR_SIZE_VER1 (56 bytes, Linux 5.3). */
-struct kernel_sched_attr {
-    uint32_t size;
-    uint32_t sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime;
-    uint64_t sched_deadline;
-    uint64_t sched_period;
-    uint32_t sched_util_min;
-    uint32_t sched_util_max;
-};
-_Static_assert(sizeof(struct kernel_sched_attr) == 56, "sched_attr VER1 is 56 bytes");
 
 /* The kernel's SCHED_FLAG_RESET_ON_FORK (uapi/linux/sched.h). */
 #define TS_SCHED_FLAG_RESET_ON_FORK 0x01

@@ -8,23 +8,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sched-attr.h"
 #include "util.h"
 
-/* Our own copy: <linux/sched/types.h> clashes with <sched.h>. Layout of
- * SCHED_ATTR_SIZE_VER1 (56 bytes, Linux 5.3). */
-struct ts_sched_attr {
-    uint32_t size;
-    uint32_t sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime;
-    uint64_t sched_deadline;
-    uint64_t sched_period;
-    uint32_t sched_util_min;
-    uint32_t sched_util_max;
-};
-_Static_assert(sizeof(struct ts_sched_attr) == 56, "sched_attr VER1 is 56 bytes");
 
 bool uclamp_supported(const char *proc_root)
 {
@@ -36,7 +22,7 @@ bool uclamp_supported(const char *proc_root)
 
 int uclamp_get_util_max(pid_t tid, unsigned *util_max)
 {
-    struct ts_sched_attr attr;
+    struct kernel_sched_attr attr;
     memset(&attr, 0, sizeof attr);
     if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) < 0)
         return -errno;
