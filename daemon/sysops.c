@@ -472,7 +472,6 @@ static int real_unit_set_allowed_cpus(void *userdata, const char *unit, const ui
 
 /* --- scheduling attributes ------------------------------------------------------ */
 
-
 /* The kernel's SCHED_FLAG_RESET_ON_FORK (uapi/linux/sched.h). */
 #define TS_SCHED_FLAG_RESET_ON_FORK 0x01
 
