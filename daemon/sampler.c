@@ -190,6 +190,35 @@ void sampler_watch_reset(struct sampler *s, struct task *t)
     w->verdict = BEHAVIOUR_NONE;
 }
 
+void sampler_behaviour_explain(const struct sampler *s, const struct task *t, const struct behaviour_params *p,
+                               uint64_t now_ms, char *buf, size_t size)
+{
+    const struct sampler_watch *w = sampler_watch_of(s, t);
+    struct sampler_reading rd;
+    if (!p->enabled) {
+        snprintf(buf, size, "behaviour: off (behaviour = no)");
+    } else if (t->flags & TASK_F_NOT_CANDIDATE) {
+        snprintf(buf, size, "behaviour: never (kernel thread, or pinned by its user)");
+    } else if (t->source != SOURCE_DEFAULT && t->source != SOURCE_BEHAVIOUR) {
+        snprintf(buf, size, "behaviour: not needed (decided by %s)", class_source_to_string(t->source));
+    } else if (!w) {
+        snprintf(buf, size, "behaviour: not watched yet");
+    } else if (sampler_read_task(s, t, &rd) < 0 || !rd.schedstat) {
+        snprintf(buf, size, "behaviour: no schedstat to read");
+    } else {
+        /* a copy: explaining must not change what the tick decides */
+        struct behaviour_state st = w->st;
+        struct behaviour_sample in = {.now_ms = (uint32_t)now_ms, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns,
+                                      .slices = rd.slices};
+        struct behaviour_result res;
+        behaviour_update(p, &st, &in, &res);
+        int n = behaviour_format(p, &res, buf, size);
+        if (w->verdict == BEHAVIOUR_JITTER && res.verdict != BEHAVIOUR_JITTER && n >= 0 && (size_t)n < size)
+            snprintf(buf + n, size - (size_t)n, "; held jitter until below %u%% of the wake-ups",
+                     SAMPLER_WAKEUPS_HYSTERESIS_PCT);
+    }
+}
+
 size_t sampler_memory_bytes(const struct sampler *s) { return (size_t)s->cap_watch * sizeof *s->watch; }
 
 static bool due(const struct sampler_watch *w, uint32_t now32) { return (int32_t)(now32 - w->next_ms) >= 0; }

@@ -111,6 +111,10 @@ struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct tas
 void sampler_unwatch(struct sampler *s, struct task *t);
 /* Exec: a new program, observed afresh and read first. */
 void sampler_watch_reset(struct sampler *s, struct task *t);
+/* explain's line: the figures now (read afresh, the watch unchanged) and
+ * the verdict, or why the task is not classified by behaviour. */
+void sampler_behaviour_explain(const struct sampler *s, const struct task *t, const struct behaviour_params *p,
+                               uint64_t now_ms, char *buf, size_t size);
 /* Heap bytes of the watch table. */
 size_t sampler_memory_bytes(const struct sampler *s);
 /* PF_KTHREAD from /proc/PID/task/TID/stat: 1 kernel thread, 0 not, -errno. */
