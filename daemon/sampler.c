@@ -238,6 +238,13 @@ static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *
     struct behaviour_sample in = {.now_ms = now32, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns, .slices = rd.slices};
     struct behaviour_result res;
     behaviour_update(p, &w->st, &in, &res);
+    /* Every program is heavy for a moment after exec (loading, start-up):
+     * within its first window that is not a phase change, and the window's
+     * figures count it anyway. The cool-down is for what turns heavy later. */
+    if (res.heavy && w->verdict != BEHAVIOUR_JITTER && res.observed_ms < p->window_ms) {
+        w->st.flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
+        w->st.cooldown_until_ms = 0;
+    }
     /* A thread that sleeps through reads is read less and less often: it
      * has no wake-ups to count. One that runs is read every window/5, and
      * one that is jitter by behaviour every tick (next_ms = now). */
