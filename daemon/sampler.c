@@ -275,8 +275,13 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
     unsigned budget = SAMPLER_BEHAVIOUR_READS_PER_TICK;
     size_t iter = 0;
     struct task *t;
-    if (!p->enabled)
+    if (!p->enabled) {
+        /* Turned off by a reload: what was observed would be stale when it
+         * is turned on again. */
+        while (s->n_watching && (t = task_table_next(tt, &iter)))
+            sampler_unwatch(s, t);
         return;
+    }
     /* Pass 1: every jitter-by-behaviour thread (released at once when it
      * turns heavy, whatever else there is to read), then new and exec'd
      * threads, which have no baseline yet. */
