@@ -351,7 +351,8 @@ int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
     return r;
 }
 
-static const char *const explain_keys[] = {"class", "source", "detail", "placement", "original_mask", "current_mask"};
+static const char *const explain_keys[] = {"class",         "source",       "detail",   "placement",
+                                           "original_mask", "current_mask", "behaviour"};
 
 static bool same_explanation(struct json_object *a, struct json_object *b)
 {
@@ -373,7 +374,7 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
         return -ENOMEM;
     static const struct { const char *label, *key; } lines[] = {
         {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
-        {"original mask", "original_mask"}, {"current mask", "current_mask"},
+        {"original mask", "original_mask"}, {"current mask", "current_mask"}, {"behaviour", "behaviour"},
     };
     for (size_t i = 0; i < n; i++) {
         if (done[i])

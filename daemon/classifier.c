@@ -25,6 +25,8 @@ struct classifier {
     struct units *units;
     bool units_tried;
     unsigned keys;              /* what procinfo_read must fill */
+    classifier_behaviour_fn behaviour_get;   /* NULL: no behaviour verdicts */
+    void *behaviour_userdata;
     /* batch cache of process-wide inputs */
     bool batch;
     bool cache_valid;
@@ -68,6 +70,8 @@ struct decision {
     bool util_read;
     const char *unit_origin;
 };
+
+static int apply(struct task *t, const struct decision *d);
 
 static int default_uclamp_get(pid_t tid, unsigned *util_max, void *userdata)
 {
@@ -348,6 +352,37 @@ static int match_rules(const struct classifier *c, const struct view *v)
     return -1;
 }
 
+/* Below rules and uclamp: observed behaviour, then the default. */
+static void fall_back(const struct classifier *c, const struct task *t, struct decision *d)
+{
+    enum behaviour_verdict v = BEHAVIOUR_NONE;
+    if (c->cfg->behaviour.enabled && c->behaviour_get)
+        v = c->behaviour_get(t, c->behaviour_userdata);
+    if (v == BEHAVIOUR_JITTER || v == BEHAVIOUR_INTENSIVE) {
+        d->class = v == BEHAVIOUR_JITTER ? CLASS_JITTER : CLASS_INTENSIVE;
+        d->source = SOURCE_BEHAVIOUR;
+        return;
+    }
+    d->class = c->cfg->default_class;
+    d->source = SOURCE_DEFAULT;
+}
+
+void classifier_set_behaviour(struct classifier *c, classifier_behaviour_fn fn, void *userdata)
+{
+    c->behaviour_get = fn;
+    c->behaviour_userdata = userdata;
+}
+
+int classifier_apply_behaviour(struct classifier *c, struct task *t)
+{
+    /* Anything above behaviour in the precedence keeps its decision. */
+    if (t->source != SOURCE_DEFAULT && t->source != SOURCE_BEHAVIOUR)
+        return 0;
+    struct decision d = {.rule = -1};
+    fall_back(c, t, &d);
+    return apply(t, &d);
+}
+
 static int decide(struct classifier *c, const struct task *t, const struct view *v, struct decision *d)
 {
     const struct config *cfg = c->cfg;
@@ -387,8 +422,7 @@ static int decide(struct classifier *c, const struct task *t, const struct view 
             }
         }
     }
-    d->class = cfg->default_class;
-    d->source = SOURCE_DEFAULT;
+    fall_back(c, t, d);
     return 0;
 }
 
@@ -450,7 +484,7 @@ int classifier_recheck_uclamp(struct classifier *c, struct task *t)
     const struct config *cfg = c->cfg;
     if (!cfg->use_uclamp || !c->uclamp_supported)
         return 0;
-    if (t->source != SOURCE_UCLAMP && t->source != SOURCE_DEFAULT)
+    if (t->source != SOURCE_UCLAMP && t->source != SOURCE_DEFAULT && t->source != SOURCE_BEHAVIOUR)
         return 0;
     unsigned util_max;
     int r = c->uclamp_get(t->tid, &util_max, c->uclamp_userdata);
@@ -461,8 +495,7 @@ int classifier_recheck_uclamp(struct classifier *c, struct task *t)
         d.class = CLASS_JITTER;
         d.source = SOURCE_UCLAMP;
     } else {
-        d.class = cfg->default_class;
-        d.source = SOURCE_DEFAULT;
+        fall_back(c, t, &d);
     }
     return apply(t, &d);
 }
@@ -539,6 +572,7 @@ int classifier_explain(struct classifier *c, const struct task *t, char *buf, si
     }
     case SOURCE_UCLAMP:
     case SOURCE_DEFAULT:
+    case SOURCE_BEHAVIOUR:
     case SOURCE_NONE: {
         if (cfg->n_rules == 0)
             out_add(&o, "no rules");
@@ -560,7 +594,9 @@ int classifier_explain(struct classifier *c, const struct task *t, char *buf, si
                     cfg->uclamp_threshold);
         else
             out_add(&o, "; uclamp util_max unreadable");
-        if (d.source == SOURCE_DEFAULT)
+        if (d.source == SOURCE_BEHAVIOUR)
+            out_add(&o, "; observed behaviour");
+        else if (d.source == SOURCE_DEFAULT)
             out_add(&o, "; default class");
         break;
     }

@@ -3,7 +3,8 @@
  *   2. X-TurboSched= of the task's unit                     [unit_optin, systemd]
  *   3. the first matching [rule NAME]
  *   4. uclamp util_max <= uclamp_threshold → jitter          [uclamp, kernel support]
- *   5. [classify] default_class
+ *   5. observed behaviour (behaviour = yes)                 [behaviour]
+ *   6. [classify] default_class
  * util_max reads 0 for every task on kernels without CONFIG_UCLAMP_TASK, so
  * step 4 only runs where support was detected. */
 #pragma once
@@ -43,6 +44,14 @@ int classifier_classify(struct classifier *c, struct task *t);
 int classifier_classify_thread(struct classifier *c, struct task *t);
 /* The task leaves the table: a leader takes its process's inputs along. */
 void classifier_task_gone(struct classifier *c, const struct task *t);
+/* Where behaviour verdicts come from (the engine's sampler): the verdict a
+ * task holds now, BEHAVIOUR_NONE when it has none or is no candidate. */
+typedef enum behaviour_verdict (*classifier_behaviour_fn)(const struct task *t, void *userdata);
+void classifier_set_behaviour(struct classifier *c, classifier_behaviour_fn fn, void *userdata);
+/* After a task's behaviour verdict changed: tasks whose class came from
+ * behaviour or the default take the new one; reads nothing. 1 if the
+ * class changed, else 0. */
+int classifier_apply_behaviour(struct classifier *c, struct task *t);
 /* Heap bytes of what is remembered per process. */
 size_t classifier_memory_bytes(const struct classifier *c);
 /* For tasks whose class came from uclamp or the default: re-read util_max

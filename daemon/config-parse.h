@@ -26,6 +26,9 @@ struct parser {
     size_t rule;                /* index of the current rule (SEC_RULE) */
     size_t first_rule;          /* first rule defined by this file */
     char last_key[32];
+    /* line of each behaviour_* key in this file (0: not set here), for
+     * the checks across keys that run after the file */
+    unsigned behaviour_lines[8];
     bool last_key_ok;
     /* rules with a bad key: already reported, not checked again at the end */
     size_t *broken;
@@ -42,6 +45,9 @@ void config_perr(struct parser *p, const char *fmt, ...) __attribute__((format(p
 bool config_setting_set(struct parser *p, const char *key, const char *value, bool continuation);
 /* The settings sections in config-file syntax, every key. */
 void config_print_settings(FILE *f, const struct config *c);
+/* After the file: the behaviour_* keys together (the intensive limit above
+ * the jitter one), reported at the line of the key at fault. */
+void config_settings_check(struct parser *p);
 
 /* ---- config-rules.c ---- */
 

@@ -287,6 +287,25 @@ static int parse_percent(struct parser *p, const struct setting *st, const char 
     return set_in_range(p, st, value, field, v, format_permille);
 }
 
+/* Finer than milliseconds: "500us", "500µs", "0.5ms"; a bare number is µs. */
+static void format_duration_us(char *buf, size_t size, unsigned us)
+{
+    if (us != 0 && us % 1000000 == 0)
+        snprintf(buf, size, "%us", us / 1000000);
+    else if (us != 0 && us % 1000 == 0)
+        snprintf(buf, size, "%ums", us / 1000);
+    else
+        snprintf(buf, size, "%uus", us);
+}
+
+static int parse_duration_us(struct parser *p, const struct setting *st, const char *value, void *field)
+{
+    unsigned v;
+    if (behaviour_parse_duration_us(value, &v) < 0)
+        return bad_value(p, st, value, "a duration such as 500us, 1ms or 0.5ms");
+    return set_in_range(p, st, value, field, v, format_duration_us);
+}
+
 /* ------------------------------------------------------------ the table */
 
 #define OFF(f) offsetof(struct config, f)
@@ -321,8 +340,55 @@ static const struct setting settings[] = {
     {SEC_CLASSIFY, "uclamp_recheck_interval", parse_duration, OFF(uclamp_recheck_ms), 0, 3600000},
     {SEC_CLASSIFY, "default_class", parse_class, OFF(default_class), 0, 0},
     {SEC_CLASSIFY, "unit_optin", parse_yes_no, OFF(unit_optin), 0, 0},
+    {SEC_CLASSIFY, "behaviour", parse_yes_no, OFF(behaviour.enabled), 0, 0},
+    {SEC_CLASSIFY, "behaviour_window", parse_duration, OFF(behaviour.window_ms), BEHAVIOUR_WINDOW_MS_MIN,
+     BEHAVIOUR_WINDOW_MS_MAX},
+    {SEC_CLASSIFY, "behaviour_jitter_max_util", parse_percent, OFF(behaviour.jitter_max_util_milli),
+     BEHAVIOUR_UTIL_MILLI_MIN, BEHAVIOUR_UTIL_MILLI_MAX},
+    {SEC_CLASSIFY, "behaviour_jitter_max_run", parse_duration_us, OFF(behaviour.jitter_max_run_us),
+     BEHAVIOUR_JITTER_MAX_RUN_US_MIN, BEHAVIOUR_JITTER_MAX_RUN_US_MAX},
+    {SEC_CLASSIFY, "behaviour_jitter_min_wakeups", parse_whole, OFF(behaviour.jitter_min_wakeups_per_s),
+     BEHAVIOUR_JITTER_MIN_WAKEUPS_MIN, BEHAVIOUR_JITTER_MIN_WAKEUPS_MAX},
+    {SEC_CLASSIFY, "behaviour_intensive_min_util", parse_percent, OFF(behaviour.intensive_min_util_milli),
+     BEHAVIOUR_UTIL_MILLI_MIN, BEHAVIOUR_UTIL_MILLI_MAX},
+    {SEC_CLASSIFY, "behaviour_cooldown", parse_duration, OFF(behaviour.cooldown_ms), 0, BEHAVIOUR_COOLDOWN_MS_MAX},
 };
 #undef OFF
+
+/* The keys behaviour_params_check() may name, in parser.behaviour_lines order. */
+static const char *const behaviour_keys[] = {
+    "behaviour_window", "behaviour_jitter_max_util", "behaviour_jitter_max_run",
+    "behaviour_jitter_min_wakeups", "behaviour_intensive_min_util", "behaviour_cooldown",
+};
+
+static void note_behaviour_line(struct parser *p, const char *key)
+{
+    for (size_t i = 0; i < ELEMENTSOF(behaviour_keys); i++)
+        if (strcmp(key, behaviour_keys[i]) == 0)
+            p->behaviour_lines[i] = p->lineno;
+}
+
+void config_settings_check(struct parser *p)
+{
+    const char *msg = behaviour_params_check(&p->c->behaviour);
+    const char *bad = behaviour_params_bad_key(&p->c->behaviour);
+    if (!msg || !bad)
+        return;
+    /* The key at fault, or its partner, where this file set it; a file that
+     * set neither inherited the fault from an earlier one, which said so. */
+    unsigned line = 0;
+    for (size_t i = 0; i < ELEMENTSOF(behaviour_keys); i++)
+        if (strcmp(bad, behaviour_keys[i]) == 0)
+            line = p->behaviour_lines[i];
+    if (!line && strcmp(bad, "behaviour_intensive_min_util") == 0)
+        line = p->behaviour_lines[1];
+    if (!line)
+        return;
+    unsigned saved = p->lineno;
+    p->lineno = line;
+    config_perr(p, "%s", msg);
+    p->lineno = saved;
+}
 
 bool config_setting_set(struct parser *p, const char *key, const char *value, bool continuation)
 {
@@ -334,6 +400,7 @@ bool config_setting_set(struct parser *p, const char *key, const char *value, bo
             config_perr(p, "continuation line for '%s', which takes a single value", key);
         else
             (void)st->parse(p, st, value, (char *)p->c + st->offset); /* reported */
+        note_behaviour_line(p, key);
         return true;
     }
     return false;
@@ -386,4 +453,17 @@ void config_print_settings(FILE *f, const struct config *c)
     fprintf(f, "uclamp_recheck_interval = %s\n", b);
     fprintf(f, "default_class = %s\n", task_class_to_string(c->default_class));
     fprintf(f, "unit_optin = %s\n", c->unit_optin ? "yes" : "no");
+    const struct behaviour_params *bp = &c->behaviour;
+    fprintf(f, "behaviour = %s\n", bp->enabled ? "yes" : "no");
+    format_duration(b, sizeof b, bp->window_ms);
+    fprintf(f, "behaviour_window = %s\n", b);
+    format_percent(b, sizeof b, bp->jitter_max_util_milli);
+    fprintf(f, "behaviour_jitter_max_util = %s\n", b);
+    format_duration_us(b, sizeof b, bp->jitter_max_run_us);
+    fprintf(f, "behaviour_jitter_max_run = %s\n", b);
+    fprintf(f, "behaviour_jitter_min_wakeups = %u\n", bp->jitter_min_wakeups_per_s);
+    format_percent(b, sizeof b, bp->intensive_min_util_milli);
+    fprintf(f, "behaviour_intensive_min_util = %s\n", b);
+    format_duration(b, sizeof b, bp->cooldown_ms);
+    fprintf(f, "behaviour_cooldown = %s\n", b);
 }

@@ -45,6 +45,7 @@ void config_init_defaults(struct config *c)
         .unit_optin = true,
     };
     capacity_table_default(&c->capacity);
+    behaviour_params_init(&c->behaviour);
     /* Allocation failure leaves NULL; config_print and users fall back. */
     c->control_socket = strdup(CONTROL_SOCKET_PATH_DEFAULT);
     c->state_file = strdup("/run/turbosched/state");
@@ -306,6 +307,7 @@ int config_load_string(const char *text, const char *name, struct config *c)
         return -ENOMEM;
     }
     config_rules_check(&p);
+    config_settings_check(&p);
     free(p.broken);
     return p.n_errors ? -EINVAL : 0;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "behaviour.h"
 #include "power_capacity.h"
 #include "task-class.h"
 
@@ -54,6 +55,7 @@ struct config {
     unsigned uclamp_recheck_ms;
     enum task_class default_class;
     bool unit_optin;                 /* X-TurboSched= and the jitter slice */
+    struct behaviour_params behaviour; /* behaviour and behaviour_* keys */
     /* rules, in file order then drop-in order */
     struct rule *rules;
     size_t n_rules;

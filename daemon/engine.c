@@ -179,12 +179,71 @@ static int hook_task_new(struct task *t, void *userdata)
 
 static int hook_task_changed(struct task *t, enum procscan_change what, void *userdata)
 {
-    return classify_and_place(userdata, t, what != PROCSCAN_EXEC);
+    struct engine *e = userdata;
+    if (what == PROCSCAN_EXEC) {
+        /* A new program: what the old one did says nothing of it. Observed
+         * afresh (and read first), and asked again whether it is pinned. */
+        sampler_watch_reset(&e->sampler, t);
+        t->flags &= ~TASK_F_NOT_CANDIDATE;
+    }
+    return classify_and_place(e, t, what != PROCSCAN_EXEC);
+}
+
+/* ------------------------------------------------------------- behaviour */
+
+static enum behaviour_verdict behaviour_of(const struct task *t, void *userdata)
+{
+    const struct engine *e = userdata;
+    const struct sampler_watch *w = sampler_watch_of(&e->sampler, t);
+    return w ? (enum behaviour_verdict)w->verdict : BEHAVIOUR_NONE;
+}
+
+/* Its user's mask, not ours: the original where the daemon changed it. */
+static bool pinned_by_user(struct engine *e, const struct task *t)
+{
+    const struct applied_task *a = applier_find(e->applier, t->tid);
+    cpu_set_t mask;
+    if (a)
+        mask = a->original;
+    else if (e->ops->getaffinity(e->ops->userdata, t->tid, &mask) < 0)
+        return true;    /* gone, or not ours to judge */
+    return !cpuset_covers(&mask, &e->topo->online);
+}
+
+static bool behaviour_candidate(struct task *t, void *userdata)
+{
+    struct engine *e = userdata;
+    if (sampler_is_kernel_thread(&e->sampler, t) != 0 || pinned_by_user(e, t)) {
+        t->flags |= TASK_F_NOT_CANDIDATE;
+        return false;
+    }
+    return true;
+}
+
+static void behaviour_verdict(struct task *t, const struct behaviour_result *r, void *userdata)
+{
+    struct engine *e = userdata;
+    e->counters.behaviour_verdicts++;
+    if (r->verdict == BEHAVIOUR_JITTER && pinned_by_user(e, t)) {
+        /* pinned since it was first looked at: never confined by behaviour */
+        t->flags |= TASK_F_NOT_CANDIDATE;
+        sampler_unwatch(&e->sampler, t);
+    }
+    bool was_jitter = t->class == CLASS_JITTER;
+    if (classifier_apply_behaviour(e->classifier, t) <= 0)
+        return;
+    if (was_jitter && t->class != CLASS_JITTER && r->heavy)
+        e->counters.behaviour_released++;
+    log_debug("tid %d (%s): %s (%s): %.1f%% util, %.0f wake-ups/s, %.0f us per run", (int)t->tid, t->comm,
+              task_class_to_string(t->class), class_source_to_string(t->source), r->util_pct, r->wakeups_per_s,
+              r->run_per_wakeup_us);
+    place_task(e, t);
 }
 
 static void hook_task_gone(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
+    sampler_unwatch(&e->sampler, t);
     applier_forget_task(e->applier, t->tid);
     classifier_task_gone(e->classifier, t);
 }
@@ -273,6 +332,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         log_err("setting up classification: %s", strerror(-r));
         goto fail;
     }
+    classifier_set_behaviour(e->classifier, behaviour_of, e);
     if ((r = applier_new(e->ops, cfg->state_file, cfg->dry_run, &e->applier)) < 0) {
         log_err("setting up the applier: %s", strerror(-r));
         goto fail;
@@ -498,6 +558,9 @@ int engine_tick(struct engine *e)
     if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
         return 0;
     sampler_sample_tasks(&e->sampler, e->tasks, now, e->cfg->half_life_ms);
+    const struct sampler_behaviour_hooks bh = {
+        .is_candidate = behaviour_candidate, .on_verdict = behaviour_verdict, .userdata = e};
+    sampler_sample_behaviour(&e->sampler, e->tasks, &e->cfg->behaviour, now, &bh);
     count_tasks(e);
     recheck_uclamp(e, now);
     plan(e, now);

@@ -48,6 +48,8 @@ struct engine_counters {
     uint64_t packs, restores;    /* affinity changes made */
     uint64_t plan_changes;
     uint64_t table_full;         /* tasks not tracked because the table was full */
+    uint64_t behaviour_verdicts; /* behaviour verdicts that changed */
+    uint64_t behaviour_released; /* jitter by behaviour that turned heavy: mask given back */
 };
 
 /* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,

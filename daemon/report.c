@@ -220,6 +220,8 @@ int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
         char buf[512];
         placement(e, t, buf, sizeof buf);
         add_str(o, "placement", buf);
+        sampler_behaviour_explain(&e->sampler, t, &e->cfg->behaviour, now_ms(), buf, sizeof buf);
+        add_str(o, "behaviour", buf);
         json_object_array_add(threads, o);
     }
     if (json_object_array_length(threads) == 0) {
@@ -262,6 +264,27 @@ static void sample2(struct json_object *samples, const char *label, const char *
 static void sample(struct json_object *samples, const char *label, const char *value_label, double v)
 {
     sample2(samples, label, value_label, NULL, NULL, v);
+}
+
+/* Tasks per class and what decided it, and behaviour's releases. */
+static void behaviour_metrics(const struct engine *e, struct json_object *arr)
+{
+    unsigned n[_TASK_CLASS_MAX][SOURCE_BEHAVIOUR + 1] = {{0}};
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if ((unsigned)t->class < _TASK_CLASS_MAX && (unsigned)t->source <= SOURCE_BEHAVIOUR)
+            n[t->class][t->source]++;
+    struct json_object *s = family(arr, "turbosched_tasks_by_source", "gauge", "Tracked threads by class and what decided it");
+    for (unsigned c = CLASS_IGNORE; c < _TASK_CLASS_MAX; c++)
+        for (unsigned src = SOURCE_SLICE; src <= SOURCE_BEHAVIOUR; src++)
+            sample2(s, "class", task_class_to_string((enum task_class)c), "source",
+                    class_source_to_string((enum class_source)src), n[c][src]);
+    s = family(arr, "turbosched_behaviour_releases_total", "counter",
+               "Jitter by behaviour that turned heavy and got its mask back");
+    sample(s, NULL, NULL, (double)e->counters.behaviour_released);
+    s = family(arr, "turbosched_behaviour_watched", "gauge", "Threads watched for classification by behaviour");
+    sample(s, NULL, NULL, e->sampler.n_watching);
 }
 
 /* Tracked threads and the proc connector's events. */
@@ -313,6 +336,7 @@ static void metrics_engine(struct json_object *arr, const struct engine *e)
     s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");
     sample(s, "result", "ok", (double)e->counters.reloads_ok);
     sample(s, "result", "failed", (double)e->counters.reloads_failed);
+    behaviour_metrics(e, arr);
 }
 
 /* Per CPU: the smoothed utilisation, then frequency and idle states as the

@@ -1,7 +1,9 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ void sampler_destroy(struct sampler *s)
     free(s->stat_prev);
     free(s->util_milli);
     free(s->jitter_milli);
+    free(s->watch);
     *s = (struct sampler){.root = s->root};
 }
 
@@ -92,8 +95,238 @@ int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_m
 
 int sampler_read_task(const struct sampler *s, const struct task *t, struct sampler_reading *ret)
 {
+    char rel[64], path[PATH_MAX], buf[128];
+    int r;
     *ret = (struct sampler_reading){0};
-    return load_read_task_runtime(s->root, t->pid, t->tid, &ret->runtime_ns);
+    snprintf(rel, sizeof rel, "/proc/%d/task/%d/schedstat", (int)(t->pid > 0 ? t->pid : t->tid), (int)t->tid);
+    if ((r = path_join(path, sizeof path, s->root, rel)) < 0)
+        return r;
+    /* One read gives all three: run ns, run-queue wait ns, timeslices. */
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n >= 0 && sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &ret->runtime_ns, &ret->wait_ns, &ret->slices) == 3) {
+        ret->schedstat = true;
+        return 0;
+    }
+    if (n < 0 && errno_is_gone((int)n))
+        return (int)n;
+    return load_read_task_runtime(s->root, t->pid > 0 ? t->pid : t->tid, t->tid, &ret->runtime_ns);
+}
+
+int sampler_is_kernel_thread(const struct sampler *s, const struct task *t)
+{
+    char rel[64], path[PATH_MAX], buf[1024];
+    int r;
+    snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)(t->pid > 0 ? t->pid : t->tid), (int)t->tid);
+    if ((r = path_join(path, sizeof path, s->root, rel)) < 0)
+        return r;
+    ssize_t n = read_file(path, buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    /* comm may hold spaces and parentheses: fields count from the last ')' */
+    const char *q = strrchr(buf, ')');
+    if (!q)
+        return -EBADMSG;
+    unsigned long flags;
+    /* after ')': state(3) ppid pgrp session tty_nr tpgid flags(9) */
+    if (sscanf(q + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+        return -EBADMSG;
+    return (flags & 0x00200000ul) ? 1 : 0;     /* PF_KTHREAD */
+}
+
+/* ------------------------------------------------------------ behaviour */
+
+struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct task *t)
+{
+    if (!t->watch || t->watch > s->n_watch)
+        return NULL;
+    return &s->watch[t->watch - 1];
+}
+
+static int watch_new(struct sampler *s, struct task *t)
+{
+    uint32_t i;
+    if (s->free_watch) {
+        i = s->free_watch - 1;
+        /* a free entry keeps the next free one in next_ms */
+        s->free_watch = s->watch[i].next_ms;
+    } else {
+        if (s->n_watch == s->cap_watch) {
+            uint32_t cap = s->cap_watch ? s->cap_watch * 2 : 256;
+            struct sampler_watch *w = realloc(s->watch, sizeof *w * cap);
+            if (!w)
+                return -ENOMEM;
+            s->watch = w;
+            s->cap_watch = cap;
+        }
+        i = s->n_watch++;
+    }
+    struct sampler_watch *w = &s->watch[i];
+    *w = (struct sampler_watch){.in_use = 1};
+    behaviour_state_init(&w->st);
+    t->watch = i + 1;
+    s->n_watching++;
+    return 0;
+}
+
+void sampler_unwatch(struct sampler *s, struct task *t)
+{
+    struct sampler_watch *w = sampler_watch_of(s, t);
+    t->watch = 0;
+    if (!w || !w->in_use)
+        return;
+    *w = (struct sampler_watch){.next_ms = s->free_watch};
+    s->free_watch = (uint32_t)(w - s->watch) + 1;
+    s->n_watching--;
+}
+
+void sampler_watch_reset(struct sampler *s, struct task *t)
+{
+    struct sampler_watch *w = sampler_watch_of(s, t);
+    if (!w)
+        return;
+    behaviour_state_init(&w->st);
+    w->next_ms = 0;
+    w->idle_reads = 0;
+    w->verdict = BEHAVIOUR_NONE;
+}
+
+void sampler_behaviour_explain(const struct sampler *s, const struct task *t, const struct behaviour_params *p,
+                               uint64_t now_ms, char *buf, size_t size)
+{
+    const struct sampler_watch *w = sampler_watch_of(s, t);
+    struct sampler_reading rd;
+    if (!p->enabled) {
+        snprintf(buf, size, "behaviour: off (behaviour = no)");
+    } else if (t->flags & TASK_F_NOT_CANDIDATE) {
+        snprintf(buf, size, "behaviour: never (kernel thread, or pinned by its user)");
+    } else if (t->source != SOURCE_DEFAULT && t->source != SOURCE_BEHAVIOUR) {
+        snprintf(buf, size, "behaviour: not needed (decided by %s)", class_source_to_string(t->source));
+    } else if (!w) {
+        snprintf(buf, size, "behaviour: not watched yet");
+    } else if (sampler_read_task(s, t, &rd) < 0 || !rd.schedstat) {
+        snprintf(buf, size, "behaviour: no schedstat to read");
+    } else {
+        /* a copy: explaining must not change what the tick decides */
+        struct behaviour_state st = w->st;
+        struct behaviour_sample in = {.now_ms = (uint32_t)now_ms, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns,
+                                      .slices = rd.slices};
+        struct behaviour_result res;
+        behaviour_update(p, &st, &in, &res);
+        int n = behaviour_format(p, &res, buf, size);
+        if (w->verdict == BEHAVIOUR_JITTER && res.verdict != BEHAVIOUR_JITTER && n >= 0 && (size_t)n < size)
+            snprintf(buf + n, size - (size_t)n, "; held jitter until below %u%% of the wake-ups",
+                     SAMPLER_WAKEUPS_HYSTERESIS_PCT);
+    }
+}
+
+size_t sampler_memory_bytes(const struct sampler *s) { return (size_t)s->cap_watch * sizeof *s->watch; }
+
+static bool due(const struct sampler_watch *w, uint32_t now32) { return (int32_t)(now32 - w->next_ms) >= 0; }
+
+/* Read one watched thread and feed the verdict machine. */
+static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *w, const struct behaviour_params *p,
+                       uint32_t now32, const struct sampler_behaviour_hooks *h)
+{
+    struct sampler_reading rd;
+    s->behaviour_reads++;
+    if (sampler_read_task(s, t, &rd) < 0 || !rd.schedstat) {
+        /* gone (its exit event follows), or no schedstat: no wake-ups to judge by */
+        w->next_ms = now32 + p->window_ms;
+        return;
+    }
+    bool ran = !(w->st.flags & BEHAVIOUR_F_SEEN) || rd.slices != w->st.slices;
+    struct behaviour_sample in = {.now_ms = now32, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns, .slices = rd.slices};
+    struct behaviour_result res;
+    behaviour_update(p, &w->st, &in, &res);
+    /* Every program is heavy for a moment after exec (loading, start-up):
+     * within its first window that is not a phase change, and the window's
+     * figures count it anyway. The cool-down is for what turns heavy later. */
+    if (res.heavy && w->verdict != BEHAVIOUR_JITTER && res.observed_ms < p->window_ms) {
+        w->st.flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
+        w->st.cooldown_until_ms = 0;
+    }
+    /* A thread that sleeps through reads is read less and less often: it
+     * has no wake-ups to count. One that runs is read every window/5, and
+     * one that is jitter by behaviour every tick (next_ms = now). */
+    unsigned base = MAX(p->window_ms / 5, BEHAVIOUR_MIN_SAMPLE_MS);
+    w->idle_reads = ran ? 0 : (uint8_t)MIN(w->idle_reads + 1u, 8u);
+    uint64_t gap = (uint64_t)base << w->idle_reads;
+    gap = MIN(gap, (uint64_t)p->window_ms * 6);
+    enum behaviour_verdict v = res.verdict;
+    if (w->verdict == BEHAVIOUR_JITTER && v == BEHAVIOUR_NONE && res.why == BEHAVIOUR_WHY_FEW_WAKEUPS &&
+        res.wakeups_per_s * 100 >= (double)p->jitter_min_wakeups_per_s * SAMPLER_WAKEUPS_HYSTERESIS_PCT)
+        v = BEHAVIOUR_JITTER;
+    bool changed = v != w->verdict;
+    w->verdict = (uint8_t)v;
+    w->next_ms = v == BEHAVIOUR_JITTER ? now32 : now32 + (uint32_t)gap;
+    if ((changed || res.released) && h->on_verdict)
+        h->on_verdict(t, &res, h->userdata);
+}
+
+static bool is_candidate_source(const struct task *t)
+{
+    return t->source == SOURCE_DEFAULT || t->source == SOURCE_BEHAVIOUR;
+}
+
+void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,
+                              uint64_t now_ms, const struct sampler_behaviour_hooks *h)
+{
+    uint32_t now32 = (uint32_t)now_ms;
+    unsigned budget = SAMPLER_BEHAVIOUR_READS_PER_TICK;
+    size_t iter = 0;
+    struct task *t;
+    if (!p->enabled) {
+        /* Turned off by a reload: what was observed would be stale when it
+         * is turned on again. */
+        while (s->n_watching && (t = task_table_next(tt, &iter)))
+            sampler_unwatch(s, t);
+        return;
+    }
+    /* Pass 1: every jitter-by-behaviour thread (released at once when it
+     * turns heavy, whatever else there is to read), then new and exec'd
+     * threads, which have no baseline yet. */
+    while ((t = task_table_next(tt, &iter))) {
+        struct sampler_watch *w = sampler_watch_of(s, t);
+        if (!is_candidate_source(t) || (t->flags & TASK_F_NOT_CANDIDATE)) {
+            if (w)
+                sampler_unwatch(s, t);
+            continue;
+        }
+        if (!w) {
+            if (budget == 0 || t->class == CLASS_UNSET)
+                continue;
+            budget--;
+            if (h->is_candidate && !h->is_candidate(t, h->userdata))
+                continue;   /* the hook marked it: not asked again */
+            if (watch_new(s, t) < 0)
+                return;
+            w = sampler_watch_of(s, t);
+        }
+        if (w->verdict == BEHAVIOUR_JITTER) {
+            watch_read(s, t, w, p, now32, h);
+        } else if (!(w->st.flags & BEHAVIOUR_F_SEEN) && budget > 0) {
+            budget--;
+            watch_read(s, t, w, p, now32, h);
+        }
+    }
+    /* Pass 2: the rest when due, round robin from where the last tick stopped. */
+    unsigned n = task_table_count(tt), visited = 0;
+    iter = s->watch_cursor;
+    while (budget > 0 && visited < n) {
+        if (!(t = task_table_next(tt, &iter))) {
+            if (iter == 0)
+                break;
+            iter = 0;
+            continue;
+        }
+        visited++;
+        struct sampler_watch *w = sampler_watch_of(s, t);
+        if (!w || !due(w, now32) || w->verdict == BEHAVIOUR_JITTER || !(w->st.flags & BEHAVIOUR_F_SEEN))
+            continue;
+        budget--;
+        watch_read(s, t, w, p, now32, h);
+    }
+    s->watch_cursor = iter;
 }
 
 bool sampler_task_delta(const struct task *t, const struct sampler_reading *now, uint32_t now32,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "behaviour.h"
 #include "load.h"
 
 struct task;
@@ -23,7 +24,34 @@ struct sampler {
     int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
     unsigned jitter_load_milli;  /* every jitter task's utilisation, summed */
     size_t cursor;               /* where the next tick's task sampling starts */
+    /* behaviour: one entry per candidate thread (struct task.watch) */
+    struct sampler_watch *watch;
+    uint32_t n_watch, cap_watch, free_watch;   /* free_watch: 1 + first free entry, 0: none */
+    uint32_t n_watching;         /* entries in use */
+    size_t watch_cursor;         /* where the next tick's due reads start */
+    uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
 };
+
+/* What the sampler keeps per candidate thread: 64 bytes. */
+struct sampler_watch {
+    struct behaviour_state st;
+    uint32_t next_ms;            /* read it again at or after this (monotonic ms, wraps) */
+    uint8_t idle_reads;          /* consecutive reads that found it had not run: its gap doubles */
+    uint8_t in_use;
+    uint8_t verdict;             /* what the classifier uses: behaviour's, with hysteresis (below) */
+};
+
+/* A jitter thread whose wake-ups fall below behaviour_jitter_min_wakeups
+ * stays jitter until they fall below this share of it (in percent): the
+ * weighted rate of a thread that wakes once a second swings 0.88..1.08 per
+ * second around the limit of 1, which would change its mask every few
+ * seconds. Any other reason (turned heavy, long runs) releases it at once. */
+#define SAMPLER_WAKEUPS_HYSTERESIS_PCT 50
+
+/* Per tick, at most this many behaviour reads of threads that are not
+ * jitter by behaviour (those are read every tick, to release them at once
+ * when they turn heavy): bounds the cost on machines with many threads. */
+#define SAMPLER_BEHAVIOUR_READS_PER_TICK 96
 
 /* A tick reads at most this many tasks (round robin); see sampler.c. */
 #define SAMPLER_TASKS_PER_TICK 64
@@ -52,12 +80,46 @@ void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now
  * previous one: the one place a task's counters are read and differenced. */
 struct sampler_reading {
     uint64_t runtime_ns;         /* CPU time so far (schedstat, or utime+stime) */
+    uint64_t wait_ns;            /* run-queue wait so far (schedstat; 0 without it) */
+    uint64_t slices;             /* timeslices run so far (schedstat; 0 without it) */
+    bool schedstat;              /* the figures came from schedstat */
 };
 struct sampler_delta {
     uint32_t dt_ms;              /* since the previous reading; 0: no previous one */
     uint64_t run_ns;             /* CPU time in between */
 };
 int sampler_read_task(const struct sampler *s, const struct task *t, struct sampler_reading *ret);
+/* Behaviour sampling, once a tick: for every task whose class comes from
+ * behaviour or the default (the candidates), read its schedstat when due and
+ * feed behaviour_update(). Jitter-by-behaviour threads are read every tick;
+ * new and exec'd ones first; the rest when due (window/5 after the last read,
+ * doubling for a thread that had not run, up to 6 windows), at most
+ * SAMPLER_BEHAVIOUR_READS_PER_TICK a tick. A thread is asked about once with
+ * is_candidate (kernel thread, pinned by its user) before it is watched.
+ * on_verdict is called for each thread whose verdict changed or that turned
+ * heavy while jitter (r->released). */
+struct sampler_behaviour_hooks {
+    bool (*is_candidate)(struct task *t, void *userdata);
+    void (*on_verdict)(struct task *t, const struct behaviour_result *r, void *userdata);
+    void *userdata;
+};
+void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,
+                              uint64_t now_ms, const struct sampler_behaviour_hooks *h);
+/* The task's watch entry, NULL if it has none. */
+struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct task *t);
+/* The task leaves the table, or stops being a candidate: free its entry. */
+void sampler_unwatch(struct sampler *s, struct task *t);
+/* Exec: a new program, observed afresh and read first. */
+void sampler_watch_reset(struct sampler *s, struct task *t);
+/* explain's line: the figures now (read afresh, the watch unchanged) and
+ * the verdict, or why the task is not classified by behaviour. */
+void sampler_behaviour_explain(const struct sampler *s, const struct task *t, const struct behaviour_params *p,
+                               uint64_t now_ms, char *buf, size_t size);
+/* Heap bytes of the watch table. */
+size_t sampler_memory_bytes(const struct sampler *s);
+/* PF_KTHREAD from /proc/PID/task/TID/stat: 1 kernel thread, 0 not, -errno. */
+int sampler_is_kernel_thread(const struct sampler *s, const struct task *t);
+
 /* false when there is no valid previous reading to compare with (first
  * sample, no time passed, or a counter that went backwards). */
 bool sampler_task_delta(const struct task *t, const struct sampler_reading *now, uint32_t now32,

@@ -37,6 +37,7 @@ const char *class_source_to_string(enum class_source s)
     case SOURCE_RULE: return "rule";
     case SOURCE_UCLAMP: return "uclamp";
     case SOURCE_DEFAULT: return "default";
+    case SOURCE_BEHAVIOUR: return "behaviour";
     }
     return "unknown";
 }

@@ -22,5 +22,6 @@ enum class_source {
     SOURCE_RULE,         /* a [rule NAME] section */
     SOURCE_UCLAMP,       /* its uclamp util_max */
     SOURCE_DEFAULT,      /* [classify] default */
+    SOURCE_BEHAVIOUR,    /* observed behaviour (between uclamp and the default) */
 };
 const char *class_source_to_string(enum class_source s);

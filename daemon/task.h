@@ -30,11 +30,18 @@ struct task {
     /* bookkeeping */
     uint32_t seen_gen;          /* rescan generation that last saw it */
     uint32_t flags;
+    /* behaviour: 1 + index of its entry in the sampler's watch table, 0 for
+     * none (only candidates have one: no kernel threads, no pinned tasks,
+     * nothing a rule decided) */
+    uint32_t watch;
 };
 #if defined(__x86_64__)
 /* The memory per thread stated in task.c and the docs. */
-_Static_assert(sizeof(struct task) == 80, "struct task grew: update the figures in task.c and README.md");
+_Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures in task.c and README.md");
 #endif
+
+/* struct task.flags bits of the task's own (the engine's start at 0x1) */
+#define TASK_F_NOT_CANDIDATE 0x100u  /* kernel thread or pinned by its user: never classified by behaviour */
 
 struct task_table;
 

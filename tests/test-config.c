@@ -419,7 +419,57 @@ static const struct {
      "<3>t.conf:4: continuation line for 'class', which takes a single value\n"},
     {"[rule a]\ncomm = x\nclass = jitter\n[rule a]\nexe = y\nclass = ignore\n",
      "<3>t.conf:4: duplicate rule 'a' (first defined at t.conf:1)\n"},
+    /* behaviour keys */
+    {"[classify]\nbehaviour = perhaps\n", "<3>t.conf:2: bad value 'perhaps' for 'behaviour': expected yes or no\n"},
+    {"[classify]\nbehaviour_window = 500ms\n",
+     "<3>t.conf:2: bad value '500ms' for 'behaviour_window': must be between 1s and 60min\n"},
+    {"[classify]\nbehaviour_jitter_max_util = 0%\n",
+     "<3>t.conf:2: bad value '0%' for 'behaviour_jitter_max_util': must be between 0.1% and 100%\n"},
+    {"[classify]\nbehaviour_jitter_max_run = 2s\n",
+     "<3>t.conf:2: bad value '2s' for 'behaviour_jitter_max_run': must be between 1us and 1s\n"},
+    {"[classify]\nbehaviour_jitter_max_run = fast\n",
+     "<3>t.conf:2: bad value 'fast' for 'behaviour_jitter_max_run': expected a duration such as 500us, 1ms or 0.5ms\n"},
+    {"[classify]\nbehaviour_jitter_min_wakeups = 0\n",
+     "<3>t.conf:2: bad value '0' for 'behaviour_jitter_min_wakeups': must be between 1 and 1000000\n"},
+    {"[classify]\nbehaviour_cooldown = 2d\n",
+     "<3>t.conf:2: bad value '2d' for 'behaviour_cooldown': expected a duration such as 250ms, 2s or 1min\n"},
+    /* across keys: reported where the key at fault was set */
+    {"[classify]\nbehaviour_intensive_min_util = 4%\n",
+     "<3>t.conf:2: behaviour_intensive_min_util: must be above behaviour_jitter_max_util\n"},
+    {"[classify]\nbehaviour_jitter_max_util = 60%\n\n",
+     "<3>t.conf:2: behaviour_intensive_min_util: must be above behaviour_jitter_max_util\n"},
 };
+
+/* The behaviour keys: parsed, printed back, and the defaults. */
+static void test_behaviour_keys(void **state)
+{
+    struct config c;
+    assert_int_equal(parse("[classify]\nbehaviour = no\nbehaviour_window = 2s\nbehaviour_jitter_max_util = 2.5%\n"
+                           "behaviour_jitter_max_run = 500us\nbehaviour_jitter_min_wakeups = 20\n"
+                           "behaviour_intensive_min_util = 40%\nbehaviour_cooldown = 30s\n",
+                           &c),
+                     0);
+    assert_string_equal(captured, "");
+    assert_false(c.behaviour.enabled);
+    assert_int_equal(c.behaviour.window_ms, 2000);
+    assert_int_equal(c.behaviour.jitter_max_util_milli, 25);
+    assert_int_equal(c.behaviour.jitter_max_run_us, 500);
+    assert_int_equal(c.behaviour.jitter_min_wakeups_per_s, 20);
+    assert_int_equal(c.behaviour.intensive_min_util_milli, 400);
+    assert_int_equal(c.behaviour.cooldown_ms, 30000);
+    char *out = print_to_string(&c);
+    assert_non_null(strstr(out, "behaviour = no\n"));
+    assert_non_null(strstr(out, "behaviour_jitter_max_run = 500us\n"));
+    assert_int_equal(config_check_print(&c), 0);
+    free(out);
+    config_done(&c);
+    /* the defaults: on, and a daemon that wakes once a second counts */
+    config_init_defaults(&c);
+    assert_true(c.behaviour.enabled);
+    assert_int_equal(c.behaviour.jitter_min_wakeups_per_s, 1);
+    assert_int_equal(c.behaviour.jitter_max_run_us, 1000);
+    config_done(&c);
+}
 
 static void test_errors(void **state)
 {
@@ -652,6 +702,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_behaviour_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all_errors_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_indented_key_after_section, setup, teardown),

@@ -278,6 +278,95 @@ static void test_round_robin(void **state)
         assert_true(task_table_find(f->tt, 1000 + i)->sample_ms >= 1000);
 }
 
+/* ---- behaviour ---- */
+
+static void write_sched(struct fx *f, pid_t tid, uint64_t run_ns, uint64_t slices, unsigned long flags)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], text[512];
+    snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", f->root, (int)tid, (int)tid);
+    run("mkdir -p", dir);
+    snprintf(path, sizeof path, "%s/schedstat", dir);
+    snprintf(text, sizeof text, "%llu 1000 %llu\n", (unsigned long long)run_ns, (unsigned long long)slices);
+    write_text(path, text);
+    snprintf(path, sizeof path, "%s/stat", dir);
+    snprintf(text, sizeof text, "%d (a b) c) S 1 %d %d 0 -1 %lu 100 0 0 0 250 50 0 0 20 0 1 0 500 1000000 100\n",
+             (int)tid, (int)tid, (int)tid, flags);
+    write_text(path, text);
+}
+
+struct verdicts {
+    struct fx *f;
+    unsigned n_candidate_asks, n_changes, n_released;
+    enum behaviour_verdict last[8];
+};
+
+static bool hook_candidate(struct task *t, void *userdata)
+{
+    struct verdicts *v = userdata;
+    v->n_candidate_asks++;
+    if (sampler_is_kernel_thread(&v->f->s, t) != 0) {
+        t->flags |= TASK_F_NOT_CANDIDATE;
+        return false;
+    }
+    return true;
+}
+
+static void hook_verdict(struct task *t, const struct behaviour_result *r, void *userdata)
+{
+    struct verdicts *v = userdata;
+    v->n_changes++;
+    v->n_released += r->released;
+    v->last[t->tid % 8] = (enum behaviour_verdict)sampler_watch_of(&v->f->s, t)->verdict;
+}
+
+/* Candidates only (the default decided them; no kernel thread), read when
+ * due; a light thread that wakes often turns jitter after the window, is
+ * read every tick from then on, and a heavy tick releases it at once. */
+static void test_behaviour_watch(void **state)
+{
+    struct fx *f = *state;
+    struct behaviour_params p;
+    behaviour_params_init(&p);
+    p.window_ms = 2000;
+    struct verdicts v = {.f = f};
+    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    struct task *light = add(f, 1, CLASS_IGNORE), *ruled = add(f, 2, CLASS_JITTER), *kthread = add(f, 3, CLASS_IGNORE);
+    light->source = SOURCE_DEFAULT;
+    ruled->source = SOURCE_RULE;
+    kthread->source = SOURCE_DEFAULT;
+    uint64_t run_ns = 1000000, slices = 10, now = 100000;
+    write_sched(f, 2, 1000, 1, 0);
+    write_sched(f, 3, 1000, 1, 0x00200000ul);      /* PF_KTHREAD */
+    for (int k = 0; k < 14; k++) {                  /* 3.5 s of 250 ms ticks: 100 wake-ups/s, 0.1% */
+        write_sched(f, 1, run_ns, slices, 0x400000ul);
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        run_ns += 250000;
+        slices += 25;
+        now += 250;
+    }
+    assert_non_null(sampler_watch_of(&f->s, light));
+    assert_null(sampler_watch_of(&f->s, ruled));
+    assert_null(sampler_watch_of(&f->s, kthread));
+    assert_true(kthread->flags & TASK_F_NOT_CANDIDATE);
+    assert_int_equal(v.n_candidate_asks, 2);       /* asked once each, never again */
+    assert_int_equal(v.last[1], BEHAVIOUR_JITTER);
+    assert_int_equal(f->s.n_watching, 1);
+    /* jitter: read at the very next tick, which finds it heavy */
+    uint64_t reads = f->s.behaviour_reads;
+    run_ns += 200000000;                            /* 200 ms of 250 */
+    write_sched(f, 1, run_ns, slices + 25, 0x400000ul);
+    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    assert_int_equal(f->s.behaviour_reads, reads + 1);
+    assert_int_equal(v.n_released, 1);
+    assert_int_not_equal(v.last[1], BEHAVIOUR_JITTER);
+    /* gone from the table: its entry is free for the next */
+    sampler_unwatch(&f->s, light);
+    assert_int_equal(f->s.n_watching, 0);
+    char buf[256];
+    sampler_behaviour_explain(&f->s, ruled, &p, now, buf, sizeof buf);
+    assert_string_equal(buf, "behaviour: not needed (decided by rule)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +377,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tasks_charged_to_their_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_behaviour_watch, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

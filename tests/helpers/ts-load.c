@@ -31,8 +31,9 @@ int main(int argc, char **argv)
     double seconds = 0;
     const char *name = NULL, *rename_to = NULL;
     const char *rename_file = NULL;
+    const char *heavy_file = NULL;      /* -H: CPU-bound from when it exists (a phase change) */
     int c;
-    while ((c = getopt(argc, argv, "d:p:c:n:t:r:f:h")) >= 0) {
+    while ((c = getopt(argc, argv, "d:p:c:n:t:r:f:H:h")) >= 0) {
         switch (c) {
         case 'd': duty_pct = (unsigned)atoi(optarg); break;
         case 'p': period_ms = (unsigned)atoi(optarg); break;
@@ -41,9 +42,11 @@ int main(int argc, char **argv)
         case 't': seconds = atof(optarg); break;
         case 'r': rename_to = optarg; break;
         case 'f': rename_file = optarg; break;
+        case 'H': heavy_file = optarg; break;
         default:
             fprintf(stderr, "usage: ts-load [-d duty%%] [-p period_ms] [-c cpu] [-n comm] [-t seconds]\n"
-                            "               [-r new-comm -f trigger-file]  (rename once the file exists)\n");
+                            "               [-r new-comm -f trigger-file]  (rename once the file exists)\n"
+                            "               [-H trigger-file]  (busy all the time once the file exists)\n");
             return 2;
         }
     }
@@ -75,6 +78,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             rename_to = NULL;
+        }
+        if (heavy_file && access(heavy_file, F_OK) == 0) {
+            busy = period;     /* the same thread turns CPU-bound */
+            heavy_file = NULL;
         }
         uint64_t start = ns_now();
         while (ns_now() - start < busy)

@@ -64,7 +64,11 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 NAMES=() LABELS=() WATCH=() CMDS=()
 add() { NAMES+=("$1"); LABELS+=("$2"); WATCH+=("$3"); CMDS+=("$4"); }
 seq 1 6000000 > "$TMP/input"     # ~50 MB: xz -9 needs about a minute of CPU for it
-add cyclictest jitter self "cyclictest --laptop -q -i 5000 -t 1"
+# cyclictest pins each measurement thread to one CPU itself (rt-tests does
+# whatever -a says; -a only chooses which CPU): a pinned task is never a
+# candidate, so it is labelled "pinned", must never be confined, and counts
+# apart from recall.
+add cyclictest pinned self "cyclictest --laptop -q -i 5000 -t 1"
 add ping jitter self "ping -q -i 0.2 127.0.0.1"
 add vmstat jitter self "vmstat 1"
 add sleep-loop jitter self "bash -c 'while :; do sleep 0.1; done'"
@@ -135,7 +139,7 @@ for n in "${NAMES[@]}"; do
     tid=$(busiest "${PID[$n]}")
     DETAIL[$n]=-
     [ -n "$tid" ] || continue
-    d=$(ctl --json explain "${PID[$n]}" 2>/dev/null | jq -r --argjson t "$tid" '.threads[] | select(.tid == $t) | .detail' 2>/dev/null || true)
+    d=$(ctl --json explain "${PID[$n]}" 2>/dev/null | jq -r --argjson t "$tid" '.threads[] | select(.tid == $t) | .detail + (if .behaviour then "; " + .behaviour else "" end)' 2>/dev/null || true)
     [ -n "$d" ] && DETAIL[$n]=$d
 done
 HEAVY_MS=$(awk '$1 == "heavy" { print $3 }' "$TMP/phase.out")
@@ -149,7 +153,7 @@ echo "$SECS s, all programs started together; the daemon's class of each program
 echo
 echo "| program | label | class at the end | decided by | reached after | ever jitter | the daemon's explanation |"
 echo "|---|---|---|---|---|---|---|"
-TP=0 FP=0 FN=0 N_JIT=0 INT_AS_JIT=0 N_INT=0
+TP=0 FP=0 FN=0 N_JIT=0 INT_AS_JIT=0 N_INT=0 N_PIN=0 PIN_AS_JIT=0
 for i in "${!NAMES[@]}"; do
     n=${NAMES[$i]} label=${LABELS[$i]}
     read -r final source < <(awk -v n="$n" '$2 == n { c = $3; s = $4 } END { print c, s }' "$TMP/timeline")
@@ -171,7 +175,10 @@ for i in "${!NAMES[@]}"; do
         reached=-
     else
         reached=$([ "$final" != "$DEFAULT_CLASS" ] && [ "$final" != exited ] && [ "$since" -gt 0 ] && awk -v a="$since" -v b="${START[$n]}" 'BEGIN { printf "%.1f s", (a - b) / 1000 }' || echo -)
-        if [ "$label" = jitter ]; then
+        if [ "$label" = pinned ]; then
+            N_PIN=$((N_PIN + 1))
+            [ "$ever" = yes ] && PIN_AS_JIT=$((PIN_AS_JIT + 1))
+        elif [ "$label" = jitter ]; then
             N_JIT=$((N_JIT + 1))
             if [ "$final" = jitter ]; then TP=$((TP + 1)); else FN=$((FN + 1)); fi
         else
@@ -184,6 +191,7 @@ for i in "${!NAMES[@]}"; do
 done
 echo
 echo "${PHASE_LINE:-ts-phase: no figures.}"
+[ "$N_PIN" -gt 0 ] && echo "Programs that pin themselves ever confined: $PIN_AS_JIT of $N_PIN (must be 0)."
 awk -v tp=$TP -v fp=$FP -v fn=$FN -v nj=$N_JIT -v ni=$N_INT -v bad=$INT_AS_JIT 'BEGIN {
     rec = nj ? 100 * tp / nj : 0
     printf "Jitter found: %d of %d (recall %.0f%%); ", tp, nj, rec

@@ -30,6 +30,8 @@ run storm bash "$B/storm.sh" "$BUILD" 20000
 run events bash "$B/event-cost.sh" "$BUILD" 3000 2
 run latency bash "$B/latency.sh" "$BUILD" 500
 run steady bash "$B/steady.sh" "$BUILD" 20
+TS_STEADY_CONF='behaviour = no' run steady-nobehaviour bash "$B/steady.sh" "$BUILD" 20
+run behaviour bash "$B/behaviour.sh" "$BUILD" 60
 
 kv() { sed -n "s/^$1=//p" "$OUT"/* | head -1; }
 table() { grep -v '^[a-z_0-9]*=' "$OUT/$1"; }
@@ -44,6 +46,7 @@ met() {   # met VALUE OP LIMIT
         ok = (op == "<=") ? (v + 0 <= l + 0) : (v + 0 >= l + 0); print ok ? "met" : "**not met**" }'
 }
 placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us); p99lo=$(kv latency_after_first_p99_us)
+recall=$(kv behaviour_jitter_recall_pct); precision=$(kv behaviour_jitter_precision_pct); int_as_jit=$(kv behaviour_intensive_as_jitter)
 cpu10k=$(kv steady_cpu_pct_10000); rss10k=$(kv steady_rss_mib_10000); fewer=$(kv idle_fewer_wakeups_pct); avoidable=$(kv idle_avoidable_removed_pct)
 
 {
@@ -72,6 +75,9 @@ in the same run; the ratios mean more than the absolute numbers.
 | exec → placement latency p99 (lower bound: from the first read) | ${p99lo:-?} µs | ≤ 1000 µs | $(met "$p99lo" "<=" 1000) |
 | steady state, 10,000 threads: CPU | ${cpu10k:-?}% of one CPU | ≤ 0.2% | $(met "$cpu10k" "<=" 0.2) |
 | steady state, 10,000 threads: RSS | ${rss10k:-?} MiB | ≤ 8 MiB | $(met "$rss10k" "<=" 8) |
+| no rules: jitter programs found by behaviour (recall) | ${recall:-?}% | ≥ 90% | $(met "$recall" ">=" 90) |
+| no rules: precision for jitter | ${precision:-?}% | (context) | |
+| no rules: intensive programs ever classified jitter | ${int_as_jit:-?} | 0 | $(met "$int_as_jit" "<=" 0) |
 | idle CPU: fewer wake-ups with the daemon | ${fewer:-?}% | ≥ 90% | $(met "$fewer" ">=" 90) |
 | idle CPU: share of the jitter's wake-ups removed (floor: all pinned by hand) | ${avoidable:-?}% | (context) | |
 
@@ -89,7 +95,17 @@ $(table latency)
 
 ## Steady state
 
+Behaviour classification on (the default):
+
 $(table steady)
+
+The same with \`behaviour = no\`, in the same run:
+
+$(table steady-nobehaviour)
+
+## Classification with no rules
+
+$(table behaviour)
 
 ## Idle CPU kept idle
 

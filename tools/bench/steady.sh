@@ -5,10 +5,13 @@
 # so that the daemon samples it every tick).
 #
 # usage: steady.sh BUILD_DIR [SECONDS]
+# TS_STEADY_CONF: extra [classify] lines, e.g. 'behaviour = no' to measure
+# without classification by behaviour (on by default).
 . "$(dirname "$0")/lib.bash"
 SECS=${2:-20}
 
 bench_config <<CONF
+${TS_STEADY_CONF:-}
 [rule bench-jitter]
 comm = tsst-jitter
 class = jitter
