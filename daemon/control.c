@@ -68,6 +68,8 @@ struct control_server {
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
     size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
     struct control_client *clients;
+    control_close_fn on_close;
+    uint64_t last_conn_id;
     /* Clients with frames left over, served round-robin by a defer source
      * below normal priority: any socket, timer or signal that is ready
      * goes first, and every backlogged client gets its turn. */
@@ -114,6 +116,8 @@ static void client_free(struct control_client *c)
     if (!c)
         return;
     struct control_server *s = c->server;
+    if (s->on_close)
+        s->on_close(s->userdata, &c->peer);
     sd_event_source_disable_unref(c->io);
     sd_event_source_disable_unref(c->timer);
     backlog_remove(c);
@@ -658,7 +662,7 @@ static int client_new(struct control_server *s, int fd)
     }
     c->server = s;
     c->fd = fd;
-    c->peer = (struct control_peer){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
+    c->peer = (struct control_peer){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid, .conn_id = ++s->last_conn_id};
     varlink_reader_init(&c->in, s->max_request);
     c->next = s->clients;
     if (s->clients)
@@ -906,6 +910,7 @@ void control_server_free(struct control_server *s)
 {
     if (!s)
         return;
+    s->on_close = NULL;     /* shutting down: nothing is resumed on the way out */
     while (s->clients)
         client_free(s->clients);
     sd_event_source_disable_unref(s->listen_source);
@@ -934,6 +939,11 @@ void control_server_set_limits(struct control_server *s, size_t max_request, siz
         s->idle_timeout_ms = idle_timeout_ms;
     for (struct control_client *c = s->clients; c; c = c->next)
         c->in.max_message = s->max_request;
+}
+
+void control_server_set_close_hook(struct control_server *s, control_close_fn fn)
+{
+    s->on_close = fn;
 }
 
 unsigned control_server_n_clients(const struct control_server *s)

@@ -17,6 +17,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "control.h"
+#include "control-pause.h"
 #include "engine.h"
 #include "log.h"
 #include "power_capacity.h"
@@ -194,9 +195,24 @@ static int on_control(void *userdata, const char *method, struct json_object *pa
             *error = "io.turbosched.ReloadFailed";
         return r;
     }
+    case VARLINK_METHOD_PAUSE:
+    case VARLINK_METHOD_RESUME: {
+        int r = control_pause_handle(d->engine, varlink_method_from_name(method) == VARLINK_METHOD_RESUME,
+                                     params, peer, reply, error);
+        update_status(d);
+        return r;
+    }
     default:
         return -EOPNOTSUPP;
     }
+}
+
+/* A pause held by a connection (turbosched-ctl compare) ends with it. */
+static void on_control_close(void *userdata, const struct control_peer *peer)
+{
+    struct daemon *d = userdata;
+    engine_session_closed(d->engine, peer->conn_id);
+    update_status(d);
 }
 
 /* One daemon per state file: a second one would "recover" the first one's
@@ -273,6 +289,7 @@ static int run(struct daemon *d)
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
     if (r < 0)
         return r;   /* control.c said why */
+    control_server_set_close_hook(d->control, on_control_close);
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded(e->group.privileged);
 
