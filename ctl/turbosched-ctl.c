@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "compare.h"
 #include "control.h"
 #include "render.h"
 #include "table.h"
@@ -275,6 +276,18 @@ static int call_failed(int r, const char *socket_path)
 int main(int argc, char **argv)
 {
     struct options o = {.socket_path = CONTROL_SOCKET_PATH_DEFAULT};
+    /* compare has options of its own: it parses the whole line. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--socket") == 0) {
+            i++;
+            continue;
+        }
+        if (argv[i][0] != '-') {
+            if (strcmp(argv[i], "compare") == 0)
+                return ctl_compare_main(argc, argv);
+            break;
+        }
+    }
     int ret = parse_options(argc, argv, &o);
     if (ret >= 0)
         return ret;
