@@ -394,7 +394,8 @@ static void print_text(FILE *f, const struct cmp_block_result *b, size_t n, cons
     if (!cpufreq)
         fprintf(f, "Frequency: not measured (no cpufreq driver reports it)\n");
 
-    qsort(w->w, w->n, sizeof *w->w, by_slices_desc);
+    if (w->n)
+        qsort(w->w, w->n, sizeof *w->w, by_slices_desc);
     fprintf(f, "Top wakers of the CPUs %s (timeslices/s by the CPU each thread last ran on):\n",
             any_idle ? "the plan kept idle" : "(the plan never confined jitter: all CPUs)");
     for (unsigned c = 0; c < cpus; c++) {
@@ -467,7 +468,8 @@ static void print_json_out(const struct cmp_block_result *b, size_t n, const str
         if (idle_cpus[c])
             json_object_array_add(kept, json_object_new_int64(c));
     json_object_object_add(o, "kept_idle_cpus", kept);
-    qsort(w->w, w->n, sizeof *w->w, by_slices_desc);
+    if (w->n)
+        qsort(w->w, w->n, sizeof *w->w, by_slices_desc);
     struct json_object *wa = json_object_new_array();
     for (size_t i = 0; i < w->n; i++) {
         const struct waker *x = &w->w[i];
