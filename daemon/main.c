@@ -86,6 +86,8 @@ static void update_status(struct daemon *d)
 {
     char buf[256];
     engine_status_line(d->engine, buf, sizeof buf);
+    if (engine_paused(d->engine) && strlen(buf) + sizeof "; paused" <= sizeof buf)
+        strcat(buf, "; paused");
     if (strcmp(buf, d->status) != 0) {
         snprintf(d->status, sizeof d->status, "%s", buf);
         sd_notifyf(false, "STATUS=%s", buf);
