@@ -119,6 +119,14 @@ check "Ctrl-C: client says packing resumed" grep -q "packing resumed" "$TMP/int.
 check "Ctrl-C: packing again" wait_for 5 all_jitter_on 0
 check "Ctrl-C: not paused" paused_is false
 
+# A pause is not kept across a restart: a new daemon packs.
+ctl pause >/dev/null
+check "paused before the restart" paused_is true
+check "restart while paused: daemon exits cleanly" stop_daemon TERM
+check "restart: daemon starts" start_daemon
+check "restart: not paused" paused_is false
+check "restart: packing again" wait_for 20 all_jitter_on 0
+
 check "SIGTERM: daemon exits cleanly" stop_daemon TERM
 check "every mask restored" all_jitter_on "$ALL"
 check "no error in the daemon's log" bash -c "! grep -q '^<[0-3]>' '$TMP/daemon.log'"
