@@ -337,7 +337,7 @@ static void fmt_spread(char *buf, size_t size, const struct cmp_spread *s, int d
 
 static void row(FILE *f, const char *label, const struct cmp_spread *pa, const struct cmp_spread *pk, int decimals)
 {
-    char a[96], k[96];
+    char a[128], k[128];
     fmt_spread(a, sizeof a, pa, decimals);
     fmt_spread(k, sizeof k, pk, decimals);
     fprintf(f, "  %-34s %-24s %s\n", label, a, k);
@@ -361,7 +361,7 @@ static double measured_seconds(const struct cmp_block_result *b, size_t n, enum 
 
 static void print_text(FILE *f, const struct cmp_block_result *b, size_t n, const struct cmp_summary *sum,
                        const bool *idle_cpus, bool any_idle, struct wakers *w, bool rapl, bool cpufreq,
-                       const char *verdict)
+                       bool cpuidle, const char *verdict)
 {
     unsigned cpus = MIN(sum[0].n_cpus, sum[1].n_cpus);
     fprintf(f, "Compared %u paused and %u packed blocks of %.0f s (the first of each discarded as warm-up)\n",
@@ -387,8 +387,8 @@ static void print_text(FILE *f, const struct cmp_block_result *b, size_t n, cons
         3);
     row(f, "daemon CPU %", &sum[0].daemon_cpu_pct, &sum[1].daemon_cpu_pct, 2);
     row(f, "daemon wake-ups/s", &sum[0].daemon_wakeups_ps, &sum[1].daemon_wakeups_ps, 1);
-    fprintf(f, "Wake-ups: %s\n", sum[0].n_cpus && n && b[0].n_cpus ? "idle-state entries where cpuidle exists, "
-                                                                     "else local timer + rescheduling interrupts" : "-");
+    fprintf(f, "Wake-ups: %s\n", cpuidle ? "idle-state entries (cpuidle)"
+                                         : "local timer + rescheduling interrupts (no cpuidle states here)");
     if (!rapl)
         fprintf(f, "Package energy: not measured (no RAPL zone under /sys/class/powercap)\n");
     if (!cpufreq)
@@ -556,12 +556,12 @@ static int write_plot(const char *csv, unsigned n_cpus)
         return -errno;
     fprintf(f, "set terminal pngcairo size 900,500\nset output '%s'\nset datafile separator ','\n"
                "set key outside\nset xlabel 'block'\nset ylabel 'wake-ups per second'\n"
-               "set title 'turbosched-ctl compare: wake-ups per block (warm-up blocks hollow)'\nplot ",
+               "set title 'turbosched-ctl compare: wake-ups per block (blocks 0 and 1: warm-up)'\nplot ",
             png);
     for (unsigned c = 0; c < n_cpus; c++)
-        fprintf(f, "%s'%s' using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with linespoints pt 7 "
+        fprintf(f, "%s'%s' using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with points pt 7 "
                    "title 'CPU %u paused', "
-                   "'%s' using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with linespoints pt 5 "
+                   "'%s' using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with points pt 5 "
                    "title 'CPU %u packed'",
                 c ? ", " : "", csv, c, c, csv, c, c);
     fputc('\n', f);
@@ -704,7 +704,7 @@ int ctl_compare_main(int argc, char **argv)
 
     static struct cmp_block_result res[CMP_MAX_BLOCKS];
     struct wakers w = {0};
-    bool idle_cpus[CMP_MAX_CPUS] = {0}, any_idle = false, rapl = false, cpufreq = false;
+    bool idle_cpus[CMP_MAX_CPUS] = {0}, any_idle = false, rapl = false, cpufreq = false, cpuidle = false;
     int done = 0;
     if (!o.json)
         fprintf(stderr, "Comparing: %d blocks of %u s, about %u s in all; Ctrl-C stops and resumes packing\n", n,
@@ -734,6 +734,8 @@ int ctl_compare_main(int argc, char **argv)
                     cpufreq = true;
                 }
             rapl |= a.have_rapl && b.have_rapl;
+            for (unsigned c = 0; c < b.cpus.n_cpus; c++)
+                cpuidle |= b.cpus.cpu[c].has_cpuidle;
             res[i] = (struct cmp_block_result){.mode = sched[i].mode, .warmup = sched[i].warmup};
             block_measure(&a, &b, &s.classes, freq_sum, freq_n, &res[i], sched[i].warmup ? NULL : &w);
             if (sched[i].mode == CMP_PACKED && !sched[i].warmup) {
@@ -784,7 +786,7 @@ int ctl_compare_main(int argc, char **argv)
     if (o.json)
         print_json_out(res, (size_t)done, sum, idle_cpus, any_idle, &w, verdict);
     else
-        print_text(stdout, res, (size_t)done, sum, idle_cpus, any_idle, &w, rapl, cpufreq, verdict);
+        print_text(stdout, res, (size_t)done, sum, idle_cpus, any_idle, &w, rapl, cpufreq, cpuidle, verdict);
     if (o.csv) {
         int r = write_csv(o.csv, res, (size_t)done);
         if (r < 0) {

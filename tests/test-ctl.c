@@ -761,6 +761,7 @@ static void test_compare_run(void **state)
     assert_non_null(strstr(r.out, "CPU 1 wake-ups/s (kept idle)"));
     assert_non_null(strstr(r.out, "Package energy: not measured (no RAPL zone under /sys/class/powercap)"));
     assert_non_null(strstr(r.out, "Frequency: not measured"));
+    assert_non_null(strstr(r.out, "Wake-ups: local timer + rescheduling interrupts (no cpuidle states here)"));
     assert_non_null(strstr(r.out, "Verdict: CPU 1: no wake-ups in either mode; no jitter task woke"));
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
@@ -787,6 +788,7 @@ static void test_compare_run(void **state)
     assert_non_null(strstr(r.out, "CPU 0 frequency MHz"));
     assert_non_null(strstr(r.out, "2400 (2400-2400)"));
     assert_non_null(strstr(r.out, "package power W"));
+    assert_non_null(strstr(r.out, "Wake-ups: idle-state entries (cpuidle)"));
     assert_null(strstr(r.out, "not measured"));
     run_free(&r);
 }
