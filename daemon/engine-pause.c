@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "apply.h"
 #include "log.h"
 #include "util.h"
 
@@ -44,11 +45,12 @@ static void resume_now(struct engine *e)
 {
     e->pause.paused_ms_total += now_ms() - e->pause.since_ms;
     e->pause.since_ms = 0;
-    /* The next tick's plan is applied as a first one: every per-thread
-     * task is placed; groups and the slice follow below and with it. */
-    e->planned = false;
-    engine_tick(e);
+    /* The plan went on while paused: every task is placed under it now,
+     * and the next tick applies it as a first one (groups, the slice).
+     * No tick here: a load sample a few ms after the last one is noise. */
     engine_place_all(e);
+    e->n_packed = (unsigned)applier_count(e->applier);
+    e->planned = false;
     log_notice("resumed: packing again (%u tasks packed)", e->n_packed);
 }
 

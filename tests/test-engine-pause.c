@@ -61,6 +61,9 @@ static void test_pause_restores_and_resume_packs(void **state)
 
     assert_int_equal(engine_resume(e, 0), 1);
     assert_false(engine_paused(e));
+    /* packed again by the resume itself, under the plan made meanwhile */
+    expect_jitter_on(fx, EFX_BUSY_PLAN);
+    assert_int_equal(e->n_packed, 3);
     efx_tick_with(fx, efx_busy_load);
     expect_jitter_on(fx, EFX_BUSY_PLAN);
     assert_int_equal(e->pause.pauses, 1);
