@@ -167,6 +167,15 @@ int cmp_verdict(const struct cmp_summary *pa, const struct cmp_summary *pk, cons
     } else {
         APPEND("; no jitter task woke");
     }
+    /* the other cost: the busy CPUs' own tasks wait behind the jitter */
+    const struct cmp_spread *ia = &pa->intensive_wait_ms_ps, *ik = &pk->intensive_wait_ms_ps;
+    if (ia->n && ik->n && (ia->mean > 0 || ik->mean > 0)) {
+        double d = ik->mean - ia->mean;
+        if (fabs(d) < 0.05)
+            APPEND("; intensive tasks wait no longer");
+        else
+            APPEND("; intensive tasks wait %.1f ms/s %s", fabs(d), d > 0 ? "more" : "less");
+    }
     const struct cmp_spread *ea = &pa->energy_w, *ek = &pk->energy_w;
     if (ea->n && ek->n)
         APPEND("; package %.2f W vs %.2f W", ek->mean, ea->mean);

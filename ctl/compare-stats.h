@@ -64,7 +64,9 @@ struct cmp_summary {
 void cmp_summarize(const struct cmp_block_result *b, size_t n, enum cmp_mode m, struct cmp_summary *out);
 
 /* "CPU 1: 91% fewer wake-ups, idle 99.1% vs 93.4%; jitter waits 0.3 ms more
- * per wake-up; the daemon used 0.2% of a CPU". The CPU is the one of
+ * per wake-up; the daemon used 0.2% of a CPU", with the intensive tasks'
+ * extra run-queue wait where there are any, and package power where RAPL
+ * is exposed. The CPU is the one of
  * idle_cpus (CPUs the plan kept free; all CPUs when NULL or empty) whose
  * wake-ups fell most. Ranges that overlap are said to be within the
  * spread. Returns the length written (truncated to size). */

@@ -151,6 +151,12 @@ static void test_verdict_wording(void **state)
     assert_string_equal(v, "CPU 1: 9% more wake-ups (within the spread), idle 88.5% vs 90.5%; no jitter task woke; "
                            "the daemon used 0.2% of a CPU");
 
+    /* intensive tasks that wait longer when packed: said */
+    b[2].intensive_wait_ms_ps = 10.5;
+    b[3].intensive_wait_ms_ps = 67.1;
+    verdict_of(b, 4, idle, v, sizeof v);
+    assert_non_null(strstr(v, "per wake-up; intensive tasks wait 56.6 ms/s more; the daemon"));
+
     /* energy where RAPL exists */
     b[2].energy_w = 12.5;
     b[3].energy_w = 11.25;
