@@ -396,8 +396,8 @@ static void print_text(FILE *f, const struct cmp_block_result *b, size_t n, cons
 
     if (w->n)
         qsort(w->w, w->n, sizeof *w->w, by_slices_desc);
-    fprintf(f, "Top wakers of the CPUs %s (timeslices/s by the CPU each thread last ran on):\n",
-            any_idle ? "the plan kept idle" : "(the plan never confined jitter: all CPUs)");
+    fprintf(f, "Top wakers of %s (timeslices/s by the CPU each thread last ran on):\n",
+            any_idle ? "the CPUs the plan kept idle" : "every CPU (the plan never confined jitter)");
     for (unsigned c = 0; c < cpus; c++) {
         if (any_idle && !idle_cpus[c])
             continue;
