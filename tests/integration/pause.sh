@@ -80,7 +80,10 @@ for cmd in pause resume "compare --duration 8s --block 2s"; do
     check "non-root $cmd: refused with exit 4" test "$rc" -eq 4
     check "non-root $cmd: says permission denied" grep -q "permission denied" <<<"$out"
 done
-check "non-root calls left it packing" all_jitter_on 0
+# The refused calls (sanitizer builds, run on CPU 0) may leave CPU 0 too
+# busy for a moment and the plan fall back; what matters is that they did
+# not pause it.
+check "non-root calls left it packing" wait_for 20 all_jitter_on 0
 check "... and not paused" paused_is false
 
 # A short comparison: 2 warm-up blocks, then 2 paused and 2 packed.
