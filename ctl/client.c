@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "varlink.h"
@@ -28,22 +29,40 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms)
     }
 }
 
-int ctl_call(const char *path, const char *method, struct json_object *params, int timeout_ms,
-             struct json_object **reply, char **error)
+int ctl_connect(const char *path)
 {
-    *reply = NULL;
-    *error = NULL;
     ctl_call_stage = "connecting to";
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path)
         return -ENAMETOOLONG;
     strcpy(sa.sun_path, path);
-    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-        return -errno;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
 
+int ctl_call(const char *path, const char *method, struct json_object *params, int timeout_ms,
+             struct json_object **reply, char **error)
+{
+    *reply = NULL;
+    *error = NULL;
+    _cleanup_close_ int fd = ctl_connect(path);
+    if (fd < 0)
+        return fd;
+    return ctl_call_fd(fd, method, params, timeout_ms, reply, error);
+}
+
+int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms,
+                struct json_object **reply, char **error)
+{
+    *reply = NULL;
+    *error = NULL;
     ctl_call_stage = "talking to";
     uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
     size_t len;

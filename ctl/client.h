@@ -8,5 +8,11 @@ struct json_object;
  * -ETIMEDOUT, -ECONNRESET or -EBADMSG when the exchange fails. */
 int ctl_call(const char *path, const char *method, struct json_object *params, int timeout_ms,
              struct json_object **reply, char **error);
+/* A connection kept for several calls (a pause tied to it lives as long as
+ * it): the fd, or -errno. */
+int ctl_connect(const char *path);
+/* One call on a connection from ctl_connect; as ctl_call. */
+int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms,
+                struct json_object **reply, char **error);
 /* Where it failed, for the message: "connecting to" or "talking to". */
 extern const char *ctl_call_stage;

@@ -216,6 +216,12 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     int uclamp = boolean(reply, "uclamp_supported");
     fprintf(f, "uclamp:        %s\n", yes_no(uclamp, "supported", "not supported by this kernel, classifying by rules"));
     fprintf(f, "Unit opt-in:   %s\n", yes_no(boolean(reply, "unit_optin"), "on", "off"));
+    struct json_object *pause = get(reply, "pause");
+    if (pause && boolean(pause, "paused") > 0)
+        fprintf(f, "Packing:       paused for %ss (%s), tasks keep their own masks\n", str(pause, "since_s"),
+                boolean(pause, "admin") > 0 ? "turbosched-ctl pause" : "a running comparison");
+    else if (pause)
+        fprintf(f, "Packing:       on\n");
 
     struct json_object *tasks = get(reply, "tasks");
     fprintf(f, "Tasks:         %s tracked: %s jitter, %s intensive, %s ignored; %s packed\n", str(tasks, "tracked"),

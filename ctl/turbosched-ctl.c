@@ -1,5 +1,6 @@
 /* turbosched-ctl: ask turboschedd what it is doing, over its control socket. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "compare.h"
 #include "control.h"
 #include "render.h"
 #include "table.h"
@@ -37,7 +39,12 @@ static void help(FILE *f)
             "  topology      the cores table only: capacity, utilisation, spare, packing mask\n"
             "  explain PID   how each thread of PID was classified and where it may run\n"
             "  metrics       Prometheus text exposition (for node_exporter's textfile collector)\n"
-            "  reload        re-read the configuration (root only)\n\n"
+            "  reload        re-read the configuration (root only)\n"
+            "  pause         give every task its own mask back and stop packing (root only)\n"
+            "  resume        pack again (root only)\n"
+            "  compare [--duration 10min] [--block 30s] [--csv FILE]\n"
+            "                alternate paused and packed blocks and compare wake-ups, idle,\n"
+            "                frequency, energy, task waits and the daemon's cost (root only)\n\n"
             "Options:\n"
             "  -j, --json           print the daemon's reply as JSON\n"
             "  -s, --socket PATH    control socket (default %s)\n"
@@ -93,6 +100,28 @@ static int render_reload_cb(FILE *f, struct json_object *reply, const struct ren
     return 0;
 }
 
+static int render_pause_cb(FILE *f, struct json_object *reply, const struct render_opts *o)
+{
+    struct json_object *v;
+    bool paused = json_object_object_get_ex(reply, "paused", &v) && json_object_get_boolean(v);
+    bool changed = json_object_object_get_ex(reply, "changed", &v) && json_object_get_boolean(v);
+    int64_t sessions = json_object_object_get_ex(reply, "sessions", &v) ? json_object_get_int64(v) : 0;
+    if (paused && changed)
+        fprintf(f, "Paused: every task has its own mask and CPU set back (%" PRId64 " changes undone); "
+                   "tasks are still tracked and classified.\n",
+                json_object_object_get_ex(reply, "undone", &v) ? json_object_get_int64(v) : 0);
+    else if (paused && sessions > 0)
+        fprintf(f, "Still paused: %" PRId64 " running comparison%s hold%s a pause until %s.\n", sessions,
+                sessions == 1 ? "" : "s", sessions == 1 ? "s" : "", sessions == 1 ? "it ends" : "they end");
+    else if (paused)
+        fprintf(f, "Already paused.\n");
+    else if (changed)
+        fprintf(f, "Resumed: packing again.\n");
+    else
+        fprintf(f, "Not paused: packing.\n");
+    return 0;
+}
+
 static const struct command commands[] = {
     {"status", "io.turbosched.Status", render_status, false},
     {"dump", "io.turbosched.Dump", render_dump, false},
@@ -100,6 +129,8 @@ static const struct command commands[] = {
     {"explain", "io.turbosched.Explain", render_explain, true},
     {"metrics", "io.turbosched.Metrics", render_metrics_cb, false},
     {"reload", "io.turbosched.Reload", render_reload_cb, false},
+    {"pause", "io.turbosched.Pause", render_pause_cb, false},
+    {"resume", "io.turbosched.Resume", render_pause_cb, false},
 };
 
 static void print_json(struct json_object *o)
@@ -245,6 +276,18 @@ static int call_failed(int r, const char *socket_path)
 int main(int argc, char **argv)
 {
     struct options o = {.socket_path = CONTROL_SOCKET_PATH_DEFAULT};
+    /* compare has options of its own: it parses the whole line. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--socket") == 0) {
+            i++;
+            continue;
+        }
+        if (argv[i][0] != '-') {
+            if (strcmp(argv[i], "compare") == 0)
+                return ctl_compare_main(argc, argv);
+            break;
+        }
+    }
     int ret = parse_options(argc, argv, &o);
     if (ret >= 0)
         return ret;

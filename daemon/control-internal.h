@@ -62,6 +62,8 @@ struct control_server {
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
     size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
     struct control_client *clients;
+    control_close_fn on_close;          /* a pause held by a connection ends with it */
+    uint64_t last_conn_id;
     /* Clients with frames left over, served round-robin by a defer source
      * below normal priority: any socket, timer or signal that is ready
      * goes first, and every backlogged client gets its turn. */

@@ -60,6 +60,8 @@ void control_client_free(struct control_client *c)
     if (!c)
         return;
     struct control_server *s = c->server;
+    if (s->on_close)
+        s->on_close(s->userdata, &c->peer);
     sd_event_source_disable_unref(c->io);
     sd_event_source_disable_unref(c->timer);
     backlog_remove(c);
@@ -535,7 +537,7 @@ static int client_new(struct control_server *s, int fd)
     }
     c->server = s;
     c->fd = fd;
-    c->peer = (struct control_peer){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
+    c->peer = (struct control_peer){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid, .conn_id = ++s->last_conn_id};
     varlink_reader_init(&c->in, s->max_request);
     c->next = s->clients;
     if (s->clients)
@@ -669,6 +671,7 @@ void control_server_free(struct control_server *s)
 {
     if (!s)
         return;
+    s->on_close = NULL;     /* shutting down: nothing is resumed on the way out */
     while (s->clients)
         control_client_free(s->clients);
     sd_event_source_disable_unref(s->listen_source);
@@ -697,6 +700,11 @@ void control_server_set_limits(struct control_server *s, size_t max_request, siz
         s->idle_timeout_ms = idle_timeout_ms;
     for (struct control_client *c = s->clients; c; c = c->next)
         c->in.max_message = s->max_request;
+}
+
+void control_server_set_close_hook(struct control_server *s, control_close_fn fn)
+{
+    s->on_close = fn;
 }
 
 unsigned control_server_n_clients(const struct control_server *s)

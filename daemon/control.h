@@ -3,6 +3,7 @@
  * permissions and hands each request to the daemon's handler. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -19,6 +20,7 @@ struct control_peer {
     uid_t uid;
     gid_t gid;
     pid_t pid;
+    uint64_t conn_id;    /* this connection, unique while the server lives (never 0) */
 };
 
 /* Called for io.turbosched.* methods only (GetInfo, unknown methods, bad
@@ -28,7 +30,8 @@ struct control_peer {
  * error's parameters). A negative return without *error becomes
  * io.turbosched.InternalError. method is the full name; compare it with
  * varlink_method_from_name() (varlink.h). Explain's "pid" is already checked
- * to be a positive integer; Reload reaches the handler only for uid 0. */
+ * to be a positive integer; Reload, Pause and Resume reach the handler only
+ * for uid 0. */
 typedef int (*control_handler_fn)(void *userdata, const char *method, struct json_object *params,
                                   const struct control_peer *peer, struct json_object **reply,
                                   const char **error);
@@ -50,6 +53,10 @@ typedef int (*control_handler_fn)(void *userdata, const char *method, struct jso
  * CONTROL_MAX_CLIENTS_DEFAULT. Logs why it failed; the caller need not. */
 int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
                        control_handler_fn fn, void *userdata, struct control_server **ret);
+/* Called when a connection closes, for whatever reason (a pause held by a
+ * connection ends with it). */
+typedef void (*control_close_fn)(void *userdata, const struct control_peer *peer);
+void control_server_set_close_hook(struct control_server *s, control_close_fn fn);
 /* Closes every client and unlinks the socket. NULL is fine. */
 void control_server_free(struct control_server *s);
 

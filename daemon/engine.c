@@ -83,6 +83,8 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
+    if (engine_paused(e))
+        return;     /* paused: every task keeps its own placement (engine-pause.c) */
     if (uses_group(e, t) && narrowed_by_user(e, t)) {
         log_debug("tid %d (%s): mask narrower than the online CPUs, leaving it out of the cpuset group",
                   (int)t->tid, t->comm);
@@ -446,6 +448,8 @@ static int restore_everything(struct engine *e, bool wait_for_toggle)
 static void apply_plan(struct engine *e)
 {
     const cpu_set_t *mask = plan_mask(e);
+    if (engine_paused(e))
+        return;
     size_t iter = 0;
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
@@ -778,4 +782,25 @@ void engine_status_line(const struct engine *e, char *buf, size_t size)
              mask ? "on CPUs " : "(no restriction", mask ? cpus : ")",
              classifier_uclamp_supported(e->classifier) ? "supported" : "unsupported",
              e->cfg->dry_run ? "; dry run" : "");
+}
+
+/* For engine-pause.c: undo every change, or place every task again. */
+int engine_undo_all(struct engine *e)
+{
+    int n = restore_everything(e, false);
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        t->flags &= ~TASK_F_GROUP;   /* restore_all removed the group */
+    e->group.ready = false;
+    return n;
+}
+
+void engine_place_all(struct engine *e)
+{
+    size_t iter = 0;
+    struct task *t;
+    while ((t = task_table_next(e->tasks, &iter)))
+        if (t->class != CLASS_UNSET)
+            place_task(e, t);
 }

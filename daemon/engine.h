@@ -78,6 +78,19 @@ struct engine_events {
     uint64_t last_rescan_ms;
 };
 
+/* Paused: every change undone, nothing packed, tasks still tracked and
+ * classified (engine-pause.c). Held by the administrator (Pause until
+ * Resume) or by control connections (a comparison's paused blocks), each
+ * released when its connection closes. Kept across a reload, not a restart. */
+#define ENGINE_PAUSE_SESSIONS_MAX 16
+struct engine_pause {
+    bool admin;
+    unsigned n_sessions;
+    uint64_t sessions[ENGINE_PAUSE_SESSIONS_MAX];   /* control connection ids */
+    uint64_t since_ms;           /* when the current pause began */
+    uint64_t pauses, paused_ms_total;               /* counters for metrics */
+};
+
 struct engine_reload_status {
     time_t time;
     bool ok;
@@ -112,6 +125,7 @@ struct engine {
     struct engine_reload_status last_reload;
     unsigned n_by_class[_TASK_CLASS_MAX];      /* indexed by enum task_class, as of the last tick */
     unsigned n_packed;
+    struct engine_pause pause;
 };
 
 /* Tasks by class right now (indexed by enum task_class), and how many the
@@ -150,3 +164,25 @@ int engine_reload(struct engine *e, char *msg, size_t size);
 void engine_stop(struct engine *e);
 /* "412 tasks, 23 jitter packed on CPUs 0-3; uclamp unsupported" */
 void engine_status_line(const struct engine *e, char *buf, size_t size);
+
+/* engine-pause.c */
+static inline bool engine_paused(const struct engine *e)
+{
+    return e->pause.admin || e->pause.n_sessions > 0;
+}
+/* Pause for the administrator (session 0) or while control connection
+ * `session` lives. Returns the changes undone (0 when it was already
+ * paused), -EUSERS when too many connections hold a pause. */
+int engine_pause(struct engine *e, uint64_t session);
+/* Release the administrator's pause (session 0) or that connection's;
+ * packs again once nothing holds a pause. Returns 1 when packing resumed,
+ * 0 when it was not paused or something still holds a pause. */
+int engine_resume(struct engine *e, uint64_t session);
+/* A control connection closed: its pause, if any, ends with it. */
+void engine_session_closed(struct engine *e, uint64_t session);
+/* Milliseconds paused since start, the current pause included. */
+uint64_t engine_paused_ms_total(const struct engine *e);
+/* Used by engine-pause.c (engine.c): undo every change; place every
+ * classified task under the current plan. */
+int engine_undo_all(struct engine *e);
+void engine_place_all(struct engine *e);

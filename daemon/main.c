@@ -17,6 +17,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "control.h"
+#include "control-pause.h"
 #include "engine.h"
 #include "log.h"
 #include "power_capacity.h"
@@ -85,6 +86,8 @@ static void update_status(struct daemon *d)
 {
     char buf[256];
     engine_status_line(d->engine, buf, sizeof buf);
+    if (engine_paused(d->engine) && strlen(buf) + sizeof "; paused" <= sizeof buf)
+        strcat(buf, "; paused");
     if (strcmp(buf, d->status) != 0) {
         snprintf(d->status, sizeof d->status, "%s", buf);
         sd_notifyf(false, "STATUS=%s", buf);
@@ -212,9 +215,24 @@ static int on_control(void *userdata, const char *method, struct json_object *pa
             *error = "io.turbosched.ReloadFailed";
         return r;
     }
+    case VARLINK_METHOD_PAUSE:
+    case VARLINK_METHOD_RESUME: {
+        int r = control_pause_handle(d->engine, varlink_method_from_name(method) == VARLINK_METHOD_RESUME,
+                                     params, peer, reply, error);
+        update_status(d);
+        return r;
+    }
     default:
         return -EOPNOTSUPP;
     }
+}
+
+/* A pause held by a connection (turbosched-ctl compare) ends with it. */
+static void on_control_close(void *userdata, const struct control_peer *peer)
+{
+    struct daemon *d = userdata;
+    engine_session_closed(d->engine, peer->conn_id);
+    update_status(d);
 }
 
 /* One daemon per state file: a second one would "recover" the first one's
@@ -296,6 +314,7 @@ static int run(struct daemon *d)
                        "the drop-in shown under PRIVILEGES in turboschedd(8)");
         return r;
     }
+    control_server_set_close_hook(d->control, on_control_close);
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded((struct privilege_needs){
         .cpuset_v1 = e->group.privileged,

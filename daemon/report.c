@@ -8,6 +8,7 @@
 
 #include "apply.h"
 #include "classifier.h"
+#include "control-pause.h"
 #include "cpustats.h"
 #include "engine.h"
 #include "procmon.h"
@@ -109,6 +110,7 @@ struct json_object *report_status(const struct engine *e)
     add_str(rl, "message", e->last_reload.msg[0] ? e->last_reload.msg : "no reload yet");
     json_object_object_add(o, "last_reload", rl);
     json_object_object_add(o, "cpus", cpus_json());
+    json_object_object_add(o, "pause", control_pause_json(e));
     return o;
 }
 
@@ -331,6 +333,12 @@ static void metrics_engine(struct json_object *arr, const struct engine *e)
     sample(s, NULL, NULL, (double)e->counters.plan_changes);
     s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");
     sample(s, NULL, NULL, e->planned && e->plan->restricted);
+    s = family(arr, "turbosched_paused", "gauge", "1 while packing is paused (turbosched-ctl pause, compare)");
+    sample(s, NULL, NULL, engine_paused(e));
+    s = family(arr, "turbosched_pauses_total", "counter", "Times packing was paused");
+    sample(s, NULL, NULL, (double)e->pause.pauses);
+    s = family(arr, "turbosched_paused_seconds_total", "counter", "Time spent paused");
+    sample(s, NULL, NULL, engine_paused_ms_total(e) / 1000.0);
     s = family(arr, "turbosched_jitter_load_ratio", "gauge", "Load of jitter tasks in CPUs");
     sample(s, NULL, NULL, e->sampler.jitter_load_milli / 1000.0);
     s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");

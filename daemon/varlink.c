@@ -15,6 +15,8 @@ static const char *const method_names[_VARLINK_METHOD_MAX] = {
     [VARLINK_METHOD_EXPLAIN] = "io.turbosched.Explain",
     [VARLINK_METHOD_RELOAD] = "io.turbosched.Reload",
     [VARLINK_METHOD_METRICS] = "io.turbosched.Metrics",
+    [VARLINK_METHOD_PAUSE] = "io.turbosched.Pause",
+    [VARLINK_METHOD_RESUME] = "io.turbosched.Resume",
 };
 
 const char *varlink_method_name(enum varlink_method m)
@@ -36,7 +38,7 @@ enum varlink_method varlink_method_from_name(const char *name)
 
 bool varlink_method_changes_state(enum varlink_method m)
 {
-    return m == VARLINK_METHOD_RELOAD;
+    return m == VARLINK_METHOD_RELOAD || m == VARLINK_METHOD_PAUSE || m == VARLINK_METHOD_RESUME;
 }
 
 void varlink_reader_init(struct varlink_reader *r, size_t max_message)

@@ -31,6 +31,8 @@ enum varlink_method {
     VARLINK_METHOD_EXPLAIN,             /* io.turbosched.Explain {"pid":N} */
     VARLINK_METHOD_RELOAD,              /* io.turbosched.Reload */
     VARLINK_METHOD_METRICS,             /* io.turbosched.Metrics */
+    VARLINK_METHOD_PAUSE,               /* io.turbosched.Pause {"session":bool} */
+    VARLINK_METHOD_RESUME,              /* io.turbosched.Resume {"session":bool} */
     _VARLINK_METHOD_MAX,
 };
 

@@ -75,6 +75,9 @@ struct fixture {
     struct control_server *s;
     bool deny_reload;
     const char *status_override;
+    bool deny_pause;            /* answer Pause and Resume as to a non-root caller */
+    char calls[64];             /* P: Pause, R: Resume ({"session":true} lower case) */
+    size_t n_calls;
 };
 
 static int handler(void *userdata, const char *method, struct json_object *params, const struct control_peer *peer,
@@ -98,6 +101,18 @@ static int handler(void *userdata, const char *method, struct json_object *param
             return -ESRCH;
         }
         text = explain_json;
+    } else if (strcmp(method, "io.turbosched.Pause") == 0 || strcmp(method, "io.turbosched.Resume") == 0) {
+        bool pause = strcmp(method, "io.turbosched.Pause") == 0;
+        struct json_object *v;
+        bool session = json_object_object_get_ex(params, "session", &v) && json_object_get_boolean(v);
+        if (fx->deny_pause) {
+            *error = TS_ERROR_PERMISSION_DENIED;
+            return -EPERM;
+        }
+        if (fx->n_calls + 1 < sizeof fx->calls)
+            fx->calls[fx->n_calls++] = session ? (pause ? 'p' : 'r') : (pause ? 'P' : 'R');
+        text = pause ? "{\"paused\":true,\"changed\":true,\"admin\":true,\"sessions\":0,\"undone\":3}"
+                     : "{\"paused\":false,\"changed\":true,\"admin\":false,\"sessions\":0}";
     } else if (strcmp(method, "io.turbosched.Reload") == 0) {
         if (fx->deny_reload) {
             *error = TS_ERROR_PERMISSION_DENIED;
@@ -677,6 +692,107 @@ static void test_color_only_on_terminals(void **state)
     run_free(&r);
 }
 
+static void test_pause_resume(void **state)
+{
+    struct fixture *fx = *state;
+    struct run r = RUN(fx, "--socket", fx->path, "pause");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "Paused: every task has its own mask and CPU set back (3 changes undone)"));
+    run_free(&r);
+    r = RUN(fx, "--socket", fx->path, "resume");
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "Resumed: packing again.\n");
+    run_free(&r);
+    assert_string_equal(fx->calls, "PR");
+    fx->status_override = "{\"pause\":{\"paused\":true,\"admin\":true,\"sessions\":0,\"since_s\":12}}";
+    r = RUN(fx, "--socket", fx->path, "status");
+    assert_non_null(strstr(r.out, "Packing:       paused for 12s (turbosched-ctl pause)"));
+    run_free(&r);
+    fx->deny_pause = true;
+    r = RUN(fx, "--socket", fx->path, "pause");
+    assert_int_equal(r.status, 4);
+    assert_non_null(strstr(r.err, "permission denied"));
+    run_free(&r);
+}
+
+static void test_compare_refusals(void **state)
+{
+    struct fixture *fx = *state;
+    /* too short for two warm-up and two measured blocks */
+    struct run r = RUN(fx, "--socket", fx->path, "compare", "--duration", "5s", "--block", "2s");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "at least 4 blocks"));
+    run_free(&r);
+    r = RUN(fx, "compare", "--block", "soon", "--socket", fx->path);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    /* not root: refused before anything is paused or measured */
+    fx->deny_pause = true;
+    r = RUN(fx, "--socket", fx->path, "compare", "--duration", "8s", "--block", "2s");
+    assert_int_equal(r.status, 4);
+    assert_non_null(strstr(r.err, "permission denied: compare pauses and resumes the daemon"));
+    assert_int_equal(fx->n_calls, 0);
+    run_free(&r);
+    /* already paused by the administrator: nothing to compare */
+    fx->deny_pause = false;
+    fx->status_override = "{\"pause\":{\"paused\":true,\"admin\":true,\"sessions\":0,\"since_s\":1}}";
+    r = RUN(fx, "--socket", fx->path, "compare", "--duration", "8s", "--block", "2s");
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "turbosched-ctl resume first"));
+    assert_int_equal(fx->n_calls, 0);
+    run_free(&r);
+}
+
+/* A whole (short) comparison against fixture trees: nothing changes in
+ * them between snapshots, so every rate is 0; what is checked is the
+ * schedule of calls, the report's shape, and absent sources said so. */
+static void test_compare_run(void **state)
+{
+    struct fixture *fx = *state;
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/out.csv", fx->dir);
+    struct run r = RUN(fx, "--socket", fx->path, "compare", "--root", TS_FIXTURES "/compare-bare", "--duration",
+                       "4s", "--block", "1s", "--csv", csv);
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    /* probe, then paused, packed warm-ups, a measured pair, a final resume */
+    assert_string_equal(fx->calls, "rprprr");
+    assert_non_null(strstr(r.out, "Compared 1 paused and 1 packed blocks of 1 s"));
+    assert_non_null(strstr(r.out, "CPU 1 wake-ups/s (kept idle)"));
+    assert_non_null(strstr(r.out, "Package energy: not measured (no RAPL zone under /sys/class/powercap)"));
+    assert_non_null(strstr(r.out, "Frequency: not measured"));
+    assert_non_null(strstr(r.out, "Wake-ups: local timer + rescheduling interrupts (no cpuidle states here)"));
+    assert_non_null(strstr(r.out, "Verdict: CPU 1: no wake-ups in either mode; no jitter task woke"));
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f))
+        rows++;
+    fclose(f);
+    assert_int_equal(rows, 1 + 4 * 2);
+    run_free(&r);
+    unlink(csv);
+    char extra[160];
+    snprintf(extra, sizeof extra, "%s/out.png", fx->dir);
+    unlink(extra);
+    snprintf(extra, sizeof extra, "%s/out.gp", fx->dir);
+    unlink(extra);
+
+    /* with cpufreq and RAPL: their rows are there */
+    fx->n_calls = 0;
+    memset(fx->calls, 0, sizeof fx->calls);
+    r = RUN(fx, "--socket", fx->path, "compare", "--root", TS_FIXTURES "/compare-cpuidle", "--duration", "4s",
+            "--block", "1s");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "CPU 0 frequency MHz"));
+    assert_non_null(strstr(r.out, "2400 (2400-2400)"));
+    assert_non_null(strstr(r.out, "package power W"));
+    assert_non_null(strstr(r.out, "Wake-ups: idle-state entries (cpuidle)"));
+    assert_null(strstr(r.out, "not measured"));
+    run_free(&r);
+}
+
 int main(void)
 {
     if (access(CTL, X_OK) < 0) {
@@ -693,6 +809,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_code_unreadable_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_color_only_on_terminals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pause_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compare_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compare_run, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
