@@ -468,16 +468,14 @@ static void refresh_topology(struct engine *e)
     cpu_set_t online;
     if (topology_read_online(root_of(e), &online) < 0 || CPU_EQUAL(&online, &e->topo->online))
         return;
-    struct topology *t;
-    int r = topology_read(root_of(e), &t);
-    if (r < 0) {
-        log_warning("re-reading the CPU topology: %s", strerror(-r));
-        return;
-    }
+    struct topology *t = NULL;
     /* The load arrays cover every CPU of the topology; without room for
      * them the old topology stays, and the next tick tries again. */
-    if ((r = sampler_resize(&e->sampler, t->n_cpus)) < 0) {
-        log_warning("re-reading the CPU topology: %s", strerror(-r));
+    int r = topology_read(root_of(e), &t);
+    if (r >= 0)
+        r = sampler_resize(&e->sampler, t->n_cpus);
+    if (r < 0) {
+        log_warning_errno(r, "re-reading the CPU topology: %m");
         topology_free(t);
         return;
     }
@@ -583,11 +581,8 @@ int engine_start(struct engine *e)
         log_notice("restored %d changes left by a previous run", r);
 
     r = e->params.events_from_caller ? 0 : procmon_open(e->cfg->rcvbuf_bytes, &e->events.procmon);
-    if (r < 0) {
-        log_err("opening the proc connector: %s%s", strerror(-r),
-                r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
-        return r;
-    }
+    if (r < 0)
+        return log_error_errno(r, "opening the proc connector: %m%s", r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
     /* Subscribe first, then scan: a task born in between is seen twice,
      * which the table tolerates, rather than not at all. */
     r = rescan(e);
@@ -635,10 +630,8 @@ int engine_on_events(struct engine *e)
     int r = procmon_dispatch(e->events.procmon, on_event, e);
     if (r == -ENOBUFS)
         return engine_events_lost(e);
-    if (r < 0 && r != -EAGAIN && r != -EINTR) {
-        log_warning("reading the proc connector: %s", strerror(-r));
-        return r;
-    }
+    if (r < 0 && r != -EAGAIN && r != -EINTR)
+        return log_warning_errno(r, "reading the proc connector: %m");
     return 0;
 }
 
