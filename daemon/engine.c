@@ -23,11 +23,6 @@
 
 static const char *root_of(const struct engine *e) { return e->params.root; }
 
-static const cpu_set_t *plan_mask(const struct engine *e)
-{
-    return e->planned && e->plan->restricted ? &e->plan->mask : NULL;
-}
-
 /* Jitter confined through the daemon's cpuset group rather than per thread:
  * every jitter task in cgroup mode, or those of rules that ask for it. */
 static bool uses_group(const struct engine *e, const struct task *t)
@@ -55,7 +50,7 @@ static int ensure_group(struct engine *e)
 {
     if (e->group.ready)
         return 0;
-    int r = applier_group_set_v1(e->applier, e->group.path, plan_mask(e));
+    int r = applier_group_set_v1(e->applier, e->group.path, engine_plan_mask(e));
     if (r < 0)
         return r;   /* the applier said why */
     e->group.ready = true;
@@ -107,9 +102,9 @@ static void place_task(struct engine *e, struct task *t)
             e->counters.restores++;
     }
     if (packs_per_thread(e, t)) {
-        if (plan_mask(e) && procscan_ensure_start(root_of(e), t) < 0)
+        if (engine_plan_mask(e) && procscan_ensure_start(root_of(e), t) < 0)
             return;
-        const cpu_set_t *mask = plan_mask(e);
+        const cpu_set_t *mask = engine_plan_mask(e);
         r = applier_pack_task(e->applier, t, mask);
         if (r > 0 && mask)
             e->counters.packs++;
@@ -447,7 +442,7 @@ static int restore_everything(struct engine *e, bool wait_for_toggle)
 
 static void apply_plan(struct engine *e)
 {
-    const cpu_set_t *mask = plan_mask(e);
+    const cpu_set_t *mask = engine_plan_mask(e);
     if (engine_paused(e))
         return;
     size_t iter = 0;
@@ -767,7 +762,7 @@ void engine_free(struct engine *e)
 void engine_status_line(const struct engine *e, char *buf, size_t size)
 {
     char cpus[128] = "";
-    const cpu_set_t *mask = plan_mask(e);
+    const cpu_set_t *mask = engine_plan_mask(e);
     if (mask)
         cpulist_format(mask, cpus, sizeof cpus);
     snprintf(buf, size, "%u tasks, %u jitter, %u packed %s%s; uclamp %s%s",

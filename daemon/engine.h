@@ -128,6 +128,13 @@ struct engine {
     struct engine_pause pause;
 };
 
+/* The CPUs jitter is confined to now, or NULL when the plan does not
+ * restrict it (or there is no plan yet). */
+static inline const cpu_set_t *engine_plan_mask(const struct engine *e)
+{
+    return e->planned && e->plan->restricted ? &e->plan->mask : NULL;
+}
+
 /* Tasks by class right now (indexed by enum task_class), and how many the
  * daemon has changed: for replies, which must not lag a tick behind. */
 void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX], unsigned *packed);

@@ -41,7 +41,7 @@ static int privileges_permitted(uint64_t *ret)
 
 bool privileges_exe_rules_lack_ptrace(const struct config *cfg)
 {
-    uint64_t permitted;
+    uint64_t permitted = 0;
     return privileges_config_reads_exe(cfg) && privileges_permitted(&permitted) == 0 &&
            !(permitted & (1ull << CAP_SYS_PTRACE));
 }
