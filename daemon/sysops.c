@@ -33,13 +33,22 @@ static int real_setaffinity(void *userdata, pid_t tid, const cpu_set_t *mask)
     return 0;
 }
 
+/* /proc/TID/<name> into buf; a task that is gone is -ESRCH, as for the
+ * syscalls beside it. */
+static ssize_t read_task_file(pid_t tid, const char *name, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)tid, name);
+    ssize_t n = read_file(path, buf, size);
+    return n == -ENOENT ? -ESRCH : n;
+}
+
 static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[1024];
+    ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
-        return n == -ENOENT ? -ESRCH : (int)n;
+        return (int)n;
     /* comm may contain spaces and parentheses: fields restart after the last ')'. */
     char *p = strrchr(buf, ')');
     if (!p)
@@ -60,11 +69,10 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
 
 static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[4096];
+    ssize_t n = read_task_file(tid, "status", buf, sizeof buf);
     if (n < 0)
-        return n == -ENOENT ? -ESRCH : (int)n;
+        return (int)n;
     char *p = strstr(buf, "\nCpus_allowed_list:");
     if (!p)
         return -EBADMSG;
@@ -76,11 +84,10 @@ static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
 
 static int real_parent_of(void *userdata, pid_t tid, pid_t *ret)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[1024];
+    ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
-        return n == -ENOENT ? -ESRCH : (int)n;
+        return (int)n;
     /* after the last ')' come the state, then the parent */
     const char *p = strrchr(buf, ')');
     int ppid;
