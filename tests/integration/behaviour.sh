@@ -21,7 +21,7 @@ grep -q '^\[rule' "$TMP/turbosched.conf" && { echo "the test config must hold no
 harness_on_cpu0
 
 check "daemon starts" start_daemon
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tbhog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tbhog$$
 NAME="tb$$"
 light=()
 t0=$(now_us)

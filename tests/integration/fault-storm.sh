@@ -3,10 +3,10 @@
 # the daemon: STORM_TASKS (default 10,000; `make soak` runs 100,000), each
 # creating STORM_THREADS threads, from 4 workers, while jitter is packed onto
 # the busy CPU 0. Afterwards: the daemon is alive, its table equals the live
-# TIDs in /proc, its RSS and table memory are back to what they were after a
-# warm-up storm, every long-lived task it packed gets its original mask back
-# when it stops, and ASan/LSan/UBSan report nothing (leaks are checked at
-# exit).
+# TIDs in /proc, its RSS is back to what it was after a warm-up storm and
+# its table memory within that baseline's high-water marks, every
+# long-lived task it packed gets its original mask back when it stops, and
+# ASan/LSan/UBSan report nothing (leaks are checked at exit).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/storm-lib.bash"
 require_storm
@@ -73,7 +73,11 @@ MEM1=$(status_num memory_bytes)
 echo "after the storm: RSS ${RSS1} KiB, table ${MEM1} bytes; socket overflows $(( $(status_num overflows) - OVF0 )) (each one rescans /proc)"
 # back to the baseline: within 10% + 1 MiB of it (allocator pools, the log's stdio buffer)
 check "RSS back to its baseline" test "$RSS1" -le $(( RSS0 + RSS0 / 10 + 1024 ))
-check "table memory back to its baseline" test "$MEM1" -le "$MEM0"
+# The table keeps high-water marks (slot chunks, index, free stack): if the
+# storm's peak of live threads beat the warm-up's, the index or the free
+# stack doubles once. A slot kept per finished thread would add about
+# 90 bytes x $((TASKS * (THREADS + 1))) threads, far beyond one doubling.
+check "table memory bounded by its baseline's high-water marks (${MEM1} <= 2 x ${MEM0})" test "$MEM1" -le $(( 2 * MEM0 ))
 check "long-lived tasks still packed" wait_for 30 masks_match "$TMP/packed"
 
 check "daemon stops cleanly" stop_daemon

@@ -99,6 +99,11 @@ affinity_is() {
 # does not make CPU 1 look busy and the plan fall back. Tasks started before
 # keep their masks; start others with `taskset -c 0-1` to give them all CPUs.
 harness_on_cpu0() { taskset -p -c 0 $$ >/dev/null; }
+# HOG_DUTY: the busy-loop share of the CPU hog that makes CPU 0 busy. Far
+# above busy_threshold (12.5%), and low enough that the sanitizer harness
+# sharing CPU 0 (ctl polls, the daemon, a comparison client: 20-30% on a
+# slow machine) still leaves the spare that a plan needs (jitter + 10%).
+HOG_DUTY=45
 all_cpus() { cat /sys/devices/system/cpu/online; }
 
 # live_tids: every TID in /proc that has not exited (a zombie has sent its

@@ -44,7 +44,7 @@ explain_class() { ctl --json explain "$1" 2>/dev/null | grep -q "\"class\": *\"$
 # Tasks under test are started with every CPU.
 harness_on_cpu0
 check "daemon starts" start_daemon
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 # A jitter task the user pinned to CPU 1 before the daemon saw it.
 spawn PINNED taskset -c 1 "$LOAD" -d 2 -p 20 -n "${NAME}p"
 jitter_pids=()
@@ -58,7 +58,7 @@ pinned_outside() { affinity_is "$PINNED" 1 && cpuset_is "$PINNED" /; }
 check "pinned task left on CPU 1, outside the group" pinned_outside
 kill "$HOG"; wait "$HOG" 2>/dev/null
 check "load gone: the group spans every CPU again" wait_for 20 group_cpus_is 0-1
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 check "load back: the group on CPU 0 again" wait_for 20 group_cpus_is 0
 check "SIGTERM" stop_daemon TERM
 check "tasks back in their original cpuset" all_in /

@@ -30,7 +30,7 @@ explain_class() { ctl --json explain "$1" 2>/dev/null | grep -q "\"class\": *\"$
 
 check "daemon starts" start_daemon
 
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 t0=$(now_us)
 # The plan takes the hog's load in (smoothing, hold time) before it packs: a
 # first jitter task shows when it has (polling the daemon itself, or its log
@@ -62,7 +62,7 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 check "load gone: masks back to the originals" wait_for 20 all_jitter_on "$ALL"
 check "pinned task still on CPU 1" affinity_is "$PINNED" 1
 
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 check "load back: confined again" wait_for 20 all_jitter_on 0
 check "SIGTERM: daemon exits cleanly" stop_daemon TERM
 check "SIGTERM: every mask restored" all_jitter_on "$ALL"
@@ -82,7 +82,7 @@ check "pinned task still on CPU 1 after all" affinity_is "$PINNED" 1
 check "final SIGTERM" stop_daemon TERM
 
 # --dry-run: the same load and plan, every change logged, none made.
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 check "dry run: daemon starts" start_daemon --dry-run
 would_set() { local p; for p in "${jitter_pids[@]}"; do grep -q "would set pid $p (" "$TMP/daemon.log" || return 1; done; }
 # polled slowly: each poll runs greps, whose events the daemon handles

@@ -39,7 +39,7 @@ paused_is() { ctl --json status | jq -e ".pause.paused == $1" >/dev/null; }
 masks() { local p; for p in "${jitter_pids[@]}"; do echo -n "$p:$(affinity_of "$p") "; done; }
 
 check "daemon starts" start_daemon || exit 1
-spawn HOG "$LOAD" -c 0 -d 70 -p 10 -n tshog$$
+spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 # Jitter started with both CPUs, as a user's programs are.
 for i in 1 2 3; do spawn p taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${NAME}$i"; jitter_pids+=("$p"); done
 # Without a first packing nothing below means anything: CPU 1 was not
