@@ -371,9 +371,9 @@ void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX]
 }
 
 /* Take a snapshot of narrowed masks before a change that may toggle the
- * cpuset controller, and put them back after it (see pins.h). */
-/* Tasks the daemon packed keep the mask it set (the applier's record stays
- * true) while it runs, and get their original back when it is undoing. */
+ * cpuset controller, and put them back after it (see pins.h). A task the
+ * daemon packed is managed: it keeps the mask the applier holds it to at
+ * each repair, and its original once the applier has restored it. */
 static enum pin_choice pin_of(const struct task *t, cpu_set_t *mask, void *userdata)
 {
     const struct engine *e = userdata;
@@ -382,8 +382,18 @@ static enum pin_choice pin_of(const struct task *t, cpu_set_t *mask, void *userd
     const struct applied_task *at = applier_find(e->applier, t->tid);
     if (!at)
         return PIN_CURRENT;
-    *mask = e->slice.undoing ? at->original : at->set;
-    return PIN_GIVEN;
+    *mask = at->original;
+    return PIN_MANAGED;
+}
+
+static bool pin_now(pid_t tid, uint64_t start_time, cpu_set_t *mask, void *userdata)
+{
+    const struct engine *e = userdata;
+    const struct applied_task *at = applier_find(e->applier, tid);
+    if (!at || at->start_time != start_time)
+        return false;
+    *mask = at->set;
+    return true;
 }
 
 static void pins_guard_begin(struct engine *e, unsigned passes)
@@ -394,7 +404,7 @@ static void pins_guard_begin(struct engine *e, unsigned passes)
     while ((t = task_table_next(e->tasks, &iter)))
         (void)procscan_ensure_start(root_of(e), t);
     if (!e->cfg->dry_run &&
-        pins_snapshot(&e->slice.pins, e->tasks, &e->topo->online, e->ops, passes, pin_of, e) < 0)
+        pins_snapshot(&e->slice.pins, e->tasks, &e->topo->online, e->ops, passes, pin_of, pin_now, e) < 0)
         log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));
 }
 
@@ -422,10 +432,8 @@ static void set_slice(struct engine *e, const cpu_set_t *mask)
 static int restore_everything(struct engine *e, bool wait_for_toggle)
 {
     bool guard = e->slice.set;
-    e->slice.undoing = true;
     if (guard)
         pins_guard_begin(e, wait_for_toggle ? 15 : 10);
-    e->slice.undoing = false;
     int n = applier_restore_all(e->applier);
     applier_flush_state(e->applier);
     e->slice.set = false;

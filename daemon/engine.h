@@ -67,7 +67,6 @@ struct engine_slice {
     bool set;
     unsigned n_tasks;            /* tasks in it, as of the last tick */
     struct pins pins;
-    bool undoing;                /* restoring everything: pins are originals */
 };
 
 /* Where events come from, and what happens when some are lost. */

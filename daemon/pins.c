@@ -14,18 +14,20 @@ void pins_clear(struct pins *p)
     *p = (struct pins){0};
 }
 
-int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes, pins_choose_fn choose, void *userdata)
+int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online, const struct sysops *ops,
+                  unsigned passes, pins_choose_fn choose, pins_now_fn now, void *userdata)
 {
     size_t iter = 0;
     struct task *t;
     p->n = 0;
     p->online = *online;
+    p->now = now;
+    p->userdata = userdata;
     while ((t = task_table_next(tt, &iter))) {
         cpu_set_t m;
         enum pin_choice c = choose ? choose(t, &m, userdata) : PIN_CURRENT;
         if (c == PIN_SKIP || (c == PIN_CURRENT && ops->getaffinity(ops->userdata, t->tid, &m) < 0) ||
-            cpuset_covers(&m, online))
+            (c == PIN_CURRENT && cpuset_covers(&m, online)))
             continue;
         if (p->n == p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 64;
@@ -35,7 +37,8 @@ int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online
             p->v = v;
             p->cap = cap;
         }
-        p->v[p->n++] = (struct pin){.tid = t->tid, .start_time = t->start_time, .mask = m};
+        p->v[p->n++] = (struct pin){.tid = t->tid, .start_time = t->start_time, .mask = m,
+                                    .managed = c == PIN_MANAGED};
     }
     p->repairs_left = passes;
     return (int)p->n;
@@ -55,9 +58,14 @@ int pins_repair(struct pins *p, const struct sysops *ops)
             pin->tid = 0;   /* gone: stop looking */
             continue;
         }
-        if (!cpuset_covers(&m, &p->online) || CPU_EQUAL(&m, &pin->mask))
+        /* A managed task's mask is the one its manager holds it to now:
+         * the snapshot's would undo a change made since (a restore). */
+        cpu_set_t want = pin->mask;
+        if (pin->managed && p->now)
+            (void)p->now(pin->tid, pin->start_time, &want, p->userdata);
+        if (!cpuset_covers(&m, &p->online) || CPU_EQUAL(&m, &want))
             continue;
-        int r = ops->setaffinity(ops->userdata, pin->tid, &pin->mask);
+        int r = ops->setaffinity(ops->userdata, pin->tid, &want);
         if (r == 0) {
             fixed++;
             log_debug("pid %d: CPU pin reset by a cpuset controller toggle, put back", (int)pin->tid);

@@ -18,10 +18,23 @@
 struct task;
 struct task_table;
 
+/* Which mask a task should keep across the toggle: its current one, none
+ * (confined with the daemon's slice or group: the toggle's reset is what is
+ * wanted there), or one the caller manages (a task the daemon packed). A
+ * managed task's mask may change while the pins are kept (the plan moves, or
+ * everything is undone), so pins_repair asks the caller again (pins_now_fn)
+ * and uses the mask given here (the task's original) once the caller has
+ * let the task go. */
+enum pin_choice { PIN_CURRENT, PIN_MANAGED, PIN_SKIP };
+typedef enum pin_choice (*pins_choose_fn)(const struct task *t, cpu_set_t *mask, void *userdata);
+/* The mask the caller holds a managed task to now; false once it let it go. */
+typedef bool (*pins_now_fn)(pid_t tid, uint64_t start_time, cpu_set_t *mask, void *userdata);
+
 struct pin {
     pid_t tid;
     uint64_t start_time;
     cpu_set_t mask;
+    bool managed;            /* the caller's own change: ask it again at repair */
 };
 
 struct pins {
@@ -29,21 +42,16 @@ struct pins {
     size_t n, cap;
     cpu_set_t online;        /* a task reset by the toggle has all of these */
     unsigned repairs_left;   /* passes still to make */
+    pins_now_fn now;         /* for managed pins */
+    void *userdata;
 };
 
-/* Which mask a task should keep across the toggle: its current one, one the
- * caller knows better (the daemon's own for a task it packed, or the original
- * it is about to restore), or none (confined with the daemon's slice or
- * group: the toggle's reset is what is wanted there). */
-enum pin_choice { PIN_CURRENT, PIN_GIVEN, PIN_SKIP };
-typedef enum pin_choice (*pins_choose_fn)(const struct task *t, cpu_set_t *mask, void *userdata);
-
-/* Record every tracked task whose mask (as chosen) is narrower than the
- * online CPUs. Returns the number recorded or -ENOMEM. passes: how many
- * pins_repair calls keep looking (the toggle happens asynchronously in
- * systemd). choose NULL: every task's current mask. */
-int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online,
-                  const struct sysops *ops, unsigned passes, pins_choose_fn choose, void *userdata);
+/* Record every managed task, and every other tracked task whose mask is
+ * narrower than the online CPUs. Returns the number recorded or -ENOMEM.
+ * passes: how many pins_repair calls keep looking (the toggle happens
+ * asynchronously in systemd). choose NULL: every task's current mask. */
+int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online, const struct sysops *ops,
+                  unsigned passes, pins_choose_fn choose, pins_now_fn now, void *userdata);
 /* Put back the recorded masks of tasks now spanning every online CPU (the
  * reset's signature; any other change is someone's choice and is left).
  * Returns the number re-applied; the snapshot is dropped after its last pass. */
