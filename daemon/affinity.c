@@ -65,7 +65,7 @@ static void someone_else(struct applier *a, const struct applied_task *t, const 
 /* The kernel refused a change: log once (the task goes on the hands-off list). */
 static void refused(struct applier *a, pid_t tid, uint64_t start_time, const char *comm, int r)
 {
-    log_warning("pid %d (%s): sched_setaffinity: %s, leaving it alone", (int)tid, comm, strerror(-r));
+    log_warning_errno(r, "pid %d (%s): sched_setaffinity: %m, leaving it alone", (int)tid, comm);
     apply_set_hands_off(a, tid, start_time, r);
 }
 
@@ -106,7 +106,7 @@ int apply_get_full(struct applier *a, pid_t tid, cpu_set_t *ret)
         int r = a->ops->getaffinity_full(a->ops->userdata, tid, ret);
         if (r >= 0 || errno_is_gone(r))
             return r;
-        log_debug("pid %d: reading its full mask: %s, taking sched_getaffinity's", (int)tid, strerror(-r));
+        log_debug_errno(r, "pid %d: reading its full mask: %m, taking sched_getaffinity's", (int)tid);
     }
     return a->ops->getaffinity(a->ops->userdata, tid, ret);
 }
@@ -158,7 +158,7 @@ static enum ours check_ours(struct applier *a, struct applied_task *e)
         full = reported;
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning("pid %d (%s): reading its affinity: %s, forgetting it", (int)e->tid, e->comm, strerror(-r));
+            log_warning_errno(r, "pid %d (%s): reading its affinity: %m, forgetting it", (int)e->tid, e->comm);
         forget(a, e->tid);
         return NOT_OURS;
     }
@@ -204,8 +204,8 @@ static int repack_known(struct applier *a, const struct task *t, struct applied_
     }
     if (r < 0) {
         /* we cannot move it: put it back the way it was and stay away */
-        log_warning("pid %d (%s): sched_setaffinity: %s, restoring it and leaving it alone", (int)t->tid,
-                    t->comm, strerror(-r));
+        log_warning_errno(r, "pid %d (%s): sched_setaffinity: %m, restoring it and leaving it alone", (int)t->tid,
+                          t->comm);
         int k = restore_entry(a, e);
         apply_set_hands_off(a, t->tid, t->start_time, r);
         return k;
@@ -315,7 +315,7 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {
-        log_warning("pid %d (%s): sched_getaffinity: %s, leaving it alone", (int)t->tid, t->comm, strerror(-r));
+        log_warning_errno(r, "pid %d (%s): sched_getaffinity: %m, leaving it alone", (int)t->tid, t->comm);
         apply_set_hands_off(a, t->tid, t->start_time, r);
         return 0;
     }

@@ -97,8 +97,8 @@ static void connect_units(struct classifier *c)
     c->units_tried = true;
     int r = units_new(&c->units);
     if (r < 0)
-        log_info("unit opt-in: systemd is not on the system bus (%s): X-TurboSched= is not read; "
-                 "turbosched-jitter.slice still applies", strerror(-r));
+        log_info_errno(r, "unit opt-in: systemd is not on the system bus (%m): X-TurboSched= is not read; "
+                          "turbosched-jitter.slice still applies");
 }
 
 int classifier_new(const struct config *cfg, const char *proc_root, struct classifier **ret)
@@ -412,7 +412,7 @@ static int decide(struct classifier *c, const struct task *t, const struct view 
         if (r < 0) {
             if (errno_is_gone(r))
                 return -ESRCH;
-            log_debug("tid %d: sched_getattr: %s, deciding without uclamp", (int)t->tid, strerror(-r));
+            log_debug_errno(r, "tid %d: sched_getattr: %m, deciding without uclamp", (int)t->tid);
         } else {
             d->util_read = true;
             if (d->util_max <= cfg->uclamp_threshold) {

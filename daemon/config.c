@@ -350,7 +350,7 @@ static int load_file(struct config *c, const char *path)
         else if (r == -EFBIG)
             log_err("%s: larger than %d bytes", path, CONFIG_MAX_FILE_BYTES);
         else
-            log_err("%s: cannot read: %s", path, strerror(-r));
+            log_error_errno(r, "%s: cannot read: %m", path);
         return r;
     }
     return config_load_string(text, path, c);
@@ -365,7 +365,7 @@ static int load_dropins(struct config *c, const char *dir)
         if (errno == ENOENT)
             return 0;
         int r = -errno;
-        log_err("%s: cannot read drop-in directory: %s", dir, strerror(-r));
+        log_error_errno(r, "%s: cannot read drop-in directory: %m", dir);
         return r;
     }
     char **names = NULL;

@@ -19,7 +19,6 @@
 #include "util.h"
 
 /* The jitter slice's AllowedCPUs= follows the plan where systemd owns it. */
-#define JITTER_SLICE "turbosched-jitter.slice"
 
 static const char *root_of(const struct engine *e) { return e->params.root; }
 
@@ -148,7 +147,7 @@ static int classify_and_place(struct engine *e, struct task *t, bool thread_only
     e->counters.classified++;
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_debug("tid %d: classification failed: %s", (int)t->tid, strerror(-r));
+            log_debug_errno(r, "tid %d: classification failed: %m", (int)t->tid);
         /* Leave it unclassified; a later exec, rename or rescan tries again. */
         return 0;
     }
@@ -285,7 +284,7 @@ static int rescan(struct engine *e)
     if (r == -ENOSPC)
         table_full(e);
     else if (r < 0)
-        log_warning("rescan of /proc: %s", strerror(-r));
+        log_warning_errno(r, "rescan of /proc: %m");
     return r == -ENOSPC ? 0 : r;
 }
 
@@ -318,7 +317,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
 
     r = topology_read(e->params.root, &e->topo);
     if (r < 0) {
-        log_err("reading the CPU topology: %s", strerror(-r));
+        log_error_errno(r, "reading the CPU topology: %m");
         goto fail;
     }
     if ((r = sampler_init(&e->sampler, e->params.root, e->topo->n_cpus)) < 0)
@@ -326,12 +325,12 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
     if ((r = task_table_new(cfg->max_tasks, &e->tasks)) < 0)
         goto fail;
     if ((r = classifier_new(cfg, e->params.root, &e->classifier)) < 0) {
-        log_err("setting up classification: %s", strerror(-r));
+        log_error_errno(r, "setting up classification: %m");
         goto fail;
     }
     classifier_set_behaviour(e->classifier, behaviour_of, e);
     if ((r = applier_new(e->ops, cfg->state_file, cfg->dry_run, &e->applier)) < 0) {
-        log_err("setting up the applier: %s", strerror(-r));
+        log_error_errno(r, "setting up the applier: %m");
         goto fail;
     }
     setup_group_mode(e, true);
@@ -370,84 +369,6 @@ void engine_count_now(const struct engine *e, unsigned by_class[_TASK_CLASS_MAX]
     *packed = (unsigned)applier_count(e->applier);
 }
 
-/* Take a snapshot of narrowed masks before a change that may toggle the
- * cpuset controller, and put them back after it (see pins.h). A task the
- * daemon packed is managed: it keeps the mask the applier holds it to at
- * each repair, and its original once the applier has restored it. */
-static enum pin_choice pin_of(const struct task *t, cpu_set_t *mask, void *userdata)
-{
-    const struct engine *e = userdata;
-    if (t->source == SOURCE_SLICE || (t->flags & TASK_F_GROUP))
-        return PIN_SKIP;
-    const struct applied_task *at = applier_find(e->applier, t->tid);
-    if (!at)
-        return PIN_CURRENT;
-    *mask = at->original;
-    return PIN_MANAGED;
-}
-
-static bool pin_now(pid_t tid, uint64_t start_time, cpu_set_t *mask, void *userdata)
-{
-    const struct engine *e = userdata;
-    const struct applied_task *at = applier_find(e->applier, tid);
-    if (!at || at->start_time != start_time)
-        return false;
-    *mask = at->set;
-    return true;
-}
-
-static void pins_guard_begin(struct engine *e, unsigned passes)
-{
-    /* A pin is guarded by the start time: read the ones still pending. */
-    size_t iter = 0;
-    struct task *t;
-    while ((t = task_table_next(e->tasks, &iter)))
-        (void)procscan_ensure_start(root_of(e), t);
-    if (!e->cfg->dry_run &&
-        pins_snapshot(&e->slice.pins, e->tasks, &e->topo->online, e->ops, passes, pin_of, pin_now, e) < 0)
-        log_warning("remembering CPU pins before a cpuset change: %s", strerror(ENOMEM));
-}
-
-/* The jitter slice's CPUs follow the plan. Setting AllowedCPUs= the first
- * time enables the cpuset controller; emptying it again may disable it. Both
- * reset every task's affinity on Debian 12's kernel, so the slice is touched
- * only once a task lives in it, and while the plan is unrestricted it spans
- * every online CPU instead of going back to empty until stop. */
-static void set_slice(struct engine *e, const cpu_set_t *mask)
-{
-    if (!classifier_unit_optin_active(e->classifier) || (!e->slice.set && (!mask || !e->slice.n_tasks)))
-        return;
-    if (!mask)
-        mask = &e->topo->online;
-    bool toggle = !e->slice.set;
-    if (toggle)
-        pins_guard_begin(e, 10);
-    if (applier_unit_set_allowed_cpus(e->applier, JITTER_SLICE, mask) >= 0)
-        e->slice.set = true;
-    if (toggle)
-        pins_repair(&e->slice.pins, e->ops);
-}
-
-/* Undo every change; with the slice touched, keep other tasks' pins. */
-static int restore_everything(struct engine *e, bool wait_for_toggle)
-{
-    bool guard = e->slice.set;
-    if (guard)
-        pins_guard_begin(e, wait_for_toggle ? 15 : 10);
-    int n = applier_restore_all(e->applier);
-    applier_flush_state(e->applier);
-    e->slice.set = false;
-    if (guard && wait_for_toggle) {
-        /* systemd applies the change after its reply: look a few times. */
-        for (int i = 0; i < 15; i++) {
-            pins_repair(&e->slice.pins, e->ops);
-            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
-        }
-    } else if (guard)
-        pins_repair(&e->slice.pins, e->ops);
-    return n;
-}
-
 static void apply_plan(struct engine *e)
 {
     const cpu_set_t *mask = engine_plan_mask(e);
@@ -461,7 +382,7 @@ static void apply_plan(struct engine *e)
     /* Groups follow with one write each; the applier logs failures. */
     if (e->group.ready)
         applier_group_set_v1(e->applier, e->group.path, mask);
-    set_slice(e, mask);
+    engine_set_slice(e, mask);
 }
 
 /* Topology changes (hotplug, SMT switches) show in the online list first:
@@ -520,7 +441,7 @@ static void plan(struct engine *e, uint64_t now)
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
     if (r < 0) {
-        log_warning("planning: %s", strerror(-r));
+        log_warning_errno(r, "planning: %m");
         return;
     }
     bool first = !e->planned;
@@ -604,7 +525,7 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
     if (r == -ENOSPC)
         table_full(e);
     else if (r < 0)
-        log_debug("tid %d: %s event: %s", (int)ev->tid, procmon_kind_to_string(ev->kind), strerror(-r));
+        log_debug_errno(r, "tid %d: %s event: %m", (int)ev->tid, procmon_kind_to_string(ev->kind));
 }
 
 static int on_event(const struct procmon_event *ev, void *userdata)
@@ -701,7 +622,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
 
     /* Start from a clean slate: every change undone, every task classified
      * again under the new rules, the plan recomputed from scratch. */
-    int restored = restore_everything(e, false);
+    int restored = engine_restore_everything(e, false);
     if (cfg->dry_run != e->cfg->dry_run || (cfg->state_file && e->cfg->state_file &&
                                             strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
         struct applier *a;
@@ -745,7 +666,7 @@ void engine_stop(struct engine *e)
 {
     if (!e->applier)
         return;
-    int n = restore_everything(e, true);
+    int n = engine_restore_everything(e, true);
     if (n > 0)
         log_info("restored %d changes", n);
 }
@@ -783,7 +704,7 @@ void engine_status_line(const struct engine *e, char *buf, size_t size)
 /* For engine-pause.c: undo every change, or place every task again. */
 int engine_undo_all(struct engine *e)
 {
-    int n = restore_everything(e, false);
+    int n = engine_restore_everything(e, false);
     size_t iter = 0;
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))

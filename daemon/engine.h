@@ -192,3 +192,7 @@ uint64_t engine_paused_ms_total(const struct engine *e);
  * classified task under the current plan. */
 int engine_undo_all(struct engine *e);
 void engine_place_all(struct engine *e);
+/* engine-slice.c: the jitter slice's CPUs follow the plan (mask NULL: no
+ * restriction); undo every change, keeping other tasks' pins. */
+void engine_set_slice(struct engine *e, const cpu_set_t *mask);
+int engine_restore_everything(struct engine *e, bool wait_for_toggle);

@@ -218,7 +218,7 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {
-        log_warning("pid %d: reading its cpuset: %s, leaving it alone", (int)tid, strerror(-r));
+        log_warning_errno(r, "pid %d: reading its cpuset: %m, leaving it alone", (int)tid);
         apply_set_hands_off(a, tid, start_time, r);
         return 0;
     }
@@ -237,7 +237,7 @@ int applier_group_attach_v1(struct applier *a, const char *group, pid_t tid, pid
         if (errno_is_gone(r))
             return 0;
         if (r < 0) {
-            log_warning("pid %d: moving it to cpuset %s: %s, leaving it alone", (int)tid, group, strerror(-r));
+            log_warning_errno(r, "pid %d: moving it to cpuset %s: %m, leaving it alone", (int)tid, group);
             apply_set_hands_off(a, tid, start_time, r);
             return 0;
         }
@@ -301,7 +301,7 @@ int apply_cpuset_undo(struct applier *a, const struct applied_group *g, bool app
     }
     int r = a->ops->cpuset_delete(a->ops->userdata, g->name);
     if (r < 0 && r != -ENOENT) {
-        log_err("cpuset group %s: removing it: %s, it is left behind", g->name, strerror(-r));
+        log_error_errno(r, "cpuset group %s: removing it: %m, it is left behind", g->name);
         return r;
     }
     log_info("cpuset group %s: removed", g->name);
@@ -332,7 +332,7 @@ int applier_group_detach_v1(struct applier *a, const char *group, pid_t tid)
     }
     r = a->ops->cpuset_attach(a->ops->userdata, m->original_path, tid);
     if (r < 0 && !errno_is_gone(r))
-        log_warning("pid %d: moving it back to cpuset %s: %s", (int)tid, m->original_path, strerror(-r));
+        log_warning_errno(r, "pid %d: moving it back to cpuset %s: %m", (int)tid, m->original_path);
     r = r < 0 ? 0 : 1;
 drop:
     apply_member_drop(a, g, i);
@@ -387,7 +387,7 @@ int apply_unit_undo(struct applier *a, const struct applied_group *g)
     }
     int n = a->ops->unit_get_allowed_cpus(a->ops->userdata, g->name, bits, sizeof bits);
     if (n < 0) {
-        log_warning("unit %s: reading AllowedCPUs before restoring it: %s, leaving it", g->name, strerror(-n));
+        log_warning_errno(n, "unit %s: reading AllowedCPUs before restoring it: %m, leaving it", g->name);
         return n;
     }
     cpu_set_t now;
@@ -404,8 +404,8 @@ int apply_unit_undo(struct applier *a, const struct applied_group *g)
     n = g->original_all ? 0 : cpuset_to_bitmask(&g->original, bits, sizeof bits);
     int r = n < 0 ? n : a->ops->unit_set_allowed_cpus(a->ops->userdata, g->name, bits, (size_t)n);
     if (r < 0) {
-        log_err("unit %s: restoring AllowedCPUs %s: %s", g->name, g->original_all ? "(all)" : apply_fmt_set(&g->original),
-                strerror(-r));
+        log_error_errno(r, "unit %s: restoring AllowedCPUs %s: %m", g->name,
+                        g->original_all ? "(all)" : apply_fmt_set(&g->original));
         return r;
     }
     log_info("unit %s: AllowedCPUs restored to %s", g->name, g->original_all ? "(all)" : apply_fmt_set(&g->original));

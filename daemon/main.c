@@ -157,7 +157,7 @@ static void arm_state_write(struct daemon *d)
     else if ((r = sd_event_source_set_time_relative(d->state_source, (uint64_t)due * 1000)) >= 0)
         r = sd_event_source_set_enabled(d->state_source, SD_EVENT_ONESHOT);
     if (r < 0)
-        log_warning("arming the state file timer: %s; the change is written at the next tick", strerror(-r));
+        log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
 }
 
 static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -246,22 +246,18 @@ static int lock_instance(const char *state_file)
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-            log_err("%s: %s", dir, strerror(errno));
-            return -errno;
-        }
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            return log_error_errno(-errno, "%s: %m", dir);
     }
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        log_err("%s: %s", path, strerror(errno));
-        return -errno;
-    }
+    if (fd < 0)
+        return log_error_errno(-errno, "%s: %m", path);
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
         int r = -errno;
         if (errno == EWOULDBLOCK)
             log_err("another turboschedd is running (%s is locked)", path);
         else
-            log_err("%s: flock: %s", path, strerror(errno));
+            log_error_errno(r, "%s: flock: %m", path);
         close(fd);
         return r;
     }
@@ -280,7 +276,7 @@ static int run(struct daemon *d)
     sigaddset(&mask, SIGHUP);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (r = sd_event_default(&d->event)) < 0) {
         r = r < 0 ? r : -errno;
-        log_err("setting up the event loop: %s", strerror(-r));
+        log_error_errno(r, "setting up the event loop: %m");
         return r;
     }
     sd_event_add_signal(d->event, NULL, SIGTERM, on_signal, d);
@@ -297,13 +293,13 @@ static int run(struct daemon *d)
         return r;
     r = sd_event_add_io(d->event, NULL, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
     if (r < 0) {
-        log_err("adding the proc connector to the event loop: %s", strerror(-r));
+        log_error_errno(r, "adding the proc connector to the event loop: %m");
         return r;
     }
     r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
                                    (uint64_t)e->cfg->tick_ms * 1000, 1000, on_tick, d);
     if (r < 0) {
-        log_err("adding the tick timer: %s", strerror(-r));
+        log_error_errno(r, "adding the tick timer: %m");
         return r;
     }
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);

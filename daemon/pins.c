@@ -70,7 +70,7 @@ int pins_repair(struct pins *p, const struct sysops *ops)
             fixed++;
             log_debug("pid %d: CPU pin reset by a cpuset controller toggle, put back", (int)pin->tid);
         } else if (!errno_is_gone(r))
-            log_debug("pid %d: putting its CPU pin back: %s", (int)pin->tid, strerror(-r));
+            log_debug_errno(r, "pid %d: putting its CPU pin back: %m", (int)pin->tid);
     }
     if (fixed)
         log_info("put back %d CPU pins that a cpuset controller toggle reset", fixed);

@@ -72,11 +72,8 @@ int privileges_drop_unneeded(struct privilege_needs needs)
     struct __user_cap_data_struct data[2];
     char names[128];
 
-    if (syscall(SYS_capget, &hdr, data) < 0) {
-        int r = -errno;
-        log_warning("reading capabilities: %s", strerror(errno));
-        return r;
-    }
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return log_warning_errno(-errno, "reading capabilities: %m");
     uint64_t held = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
     if (needs.exe_rules && !(held & (1ull << CAP_SYS_PTRACE)))
         log_notice("exe= rules are configured but CAP_SYS_PTRACE is not available: they match only processes "
@@ -91,7 +88,7 @@ int privileges_drop_unneeded(struct privilege_needs needs)
         /* EINVAL: the kernel does not know this capability number. */
         if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
             errno != EINVAL && errno != EPERM)
-            log_debug("dropping capability %d from the bounding set: %s", cap, strerror(errno));
+            log_debug_errno(-errno, "dropping capability %d from the bounding set: %m", cap);
     }
     for (int i = 0; i < 2; i++) {
         uint32_t k = (uint32_t)(keep >> (32 * i));
@@ -99,11 +96,8 @@ int privileges_drop_unneeded(struct privilege_needs needs)
         data[i].permitted &= k;
         data[i].inheritable = 0;
     }
-    if (syscall(SYS_capset, &hdr, data) < 0) {
-        int r = -errno;
-        log_warning("dropping capabilities: %s", strerror(errno));
-        return r;
-    }
+    if (syscall(SYS_capset, &hdr, data) < 0)
+        return log_warning_errno(-errno, "dropping capabilities: %m");
     mask_names(held & keep, names, sizeof names);
     log_debug("capabilities reduced to %s", names);
     return 0;

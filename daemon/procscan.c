@@ -309,7 +309,7 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata)
     DIR *proc = opendir(path);
     if (!proc) {
         r = -errno;
-        log_err("%s: opening: %s", path, strerror(-r));
+        log_error_errno(r, "%s: opening: %m", path);
         return r;
     }
     int visited = 0;

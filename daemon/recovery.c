@@ -37,8 +37,8 @@ int applier_flush_state(struct applier *a)
     if (r < 0) {
         /* kept dirty: the next flush tries again */
         if (!a->state_warned)
-            log_warning("state file %s: writing it: %s; changes would not be undone after a crash",
-                        a->state_file, strerror(-r));
+            log_warning_errno(r, "state file %s: writing it: %m; changes would not be undone after a crash",
+                              a->state_file);
         a->state_warned = true;
         return r;
     }
@@ -84,7 +84,7 @@ static bool recover_mask(struct applier *a, pid_t tid, const char *comm, const c
     int r = a->ops->setaffinity(a->ops->userdata, tid, original);
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning("pid %d (%s): restoring affinity %s: %s", (int)tid, comm, apply_fmt_set(original), strerror(-r));
+            log_warning_errno(r, "pid %d (%s): restoring affinity %s: %m", (int)tid, comm, apply_fmt_set(original));
         return false;
     }
     log_debug("pid %d (%s): affinity %s -> %s (left by a previous run)", (int)tid, comm, apply_fmt_set(set),
@@ -281,7 +281,7 @@ int applier_recover(struct applier *a)
         return 0;
     int r = boot_id_get(a);
     if (r < 0) {
-        log_warning("state file %s: reading the boot id: %s, not recovering", a->state_file, strerror(-r));
+        log_warning_errno(r, "state file %s: reading the boot id: %m, not recovering", a->state_file);
         return r;
     }
     struct state s;

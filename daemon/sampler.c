@@ -80,7 +80,7 @@ int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_m
         return -ENOMEM;
     r = load_read_stat(s->root, cur, cap, &n_cur);
     if (r < 0) {
-        log_warning("reading /proc/stat: %s", strerror(-r));
+        log_warning_errno(r, "reading /proc/stat: %m");
         return r;
     }
     if ((r = sampler_resize(s, n_cur)) < 0)

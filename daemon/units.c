@@ -220,8 +220,7 @@ int units_new(struct units **ret)
     r = sd_bus_match_signal(bus, &u->reloading, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                             "org.freedesktop.systemd1.Manager", "Reloading", on_reloading, u);
     if (r < 0)
-        log_warning("systemd: cannot watch for reloads (%s); unit opt-in is re-read only on our reload",
-                    strerror(-r));
+        log_warning_errno(r, "systemd: cannot watch for reloads (%m); unit opt-in is re-read only on our reload");
     *ret = u;
     return 0;
 }
@@ -315,7 +314,7 @@ int units_get_class(struct units *u, const char *unit, enum task_class *ret, con
         if (r < 0) {
             /* Remembered as "nothing" so one failure is not retried per thread. */
             if (r != -ENOENT)
-                log_warning("%s: cannot look up its unit files: %s; no X-TurboSched= for it", unit, strerror(-r));
+                log_warning_errno(r, "%s: cannot look up its unit files: %m; no X-TurboSched= for it", unit);
         } else {
             if (fragment)
                 read_one(unit, fragment, &st, &from);
