@@ -49,6 +49,8 @@ daemon_view() {
         echo "  its view of the cores now:"
         "$CTL" --socket "$TMP/control" topology 2>&1 | sed 's/^/    /'
     fi
+    echo "  its last log lines:"
+    tail -n 12 "$TMP/daemon.log" | cut -c1-200 | sed 's/^/    /'
     echo "  /proc/stat: $(grep '^cpu[0-9]' /proc/stat | cut -d' ' -f1-9 | tr '\n' ';')"
     echo "  busiest tasks (lifetime %CPU):"; ps -eo pid,psr,pcpu,comm --sort=-pcpu | head -n 6 | sed "s/^/    /"
 }
