@@ -225,18 +225,31 @@ int cpulist_parse(const char *s, cpu_set_t *set)
     }
 }
 
+/* The first CPU from `from` on that is (set) or is not (!set) in s, a word
+ * at a time: a mask is mostly empty words, and this runs for every mask the
+ * state file and the log print. CPU_SETSIZE when there is none. */
+static int next_cpu(const cpu_set_t *s, int from, bool set)
+{
+    const unsigned long *w = (const unsigned long *)s;
+    const int bits = (int)(8 * sizeof *w), n = CPU_SETSIZE / bits;
+    for (int i = from / bits; i < n; i++) {
+        unsigned long v = set ? w[i] : ~w[i];
+        if (i == from / bits)
+            v &= ~0ul << (from % bits);
+        if (v)
+            return i * bits + __builtin_ctzl(v);
+    }
+    return CPU_SETSIZE;
+}
+
 int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
 {
     size_t n = 0;
     if (size == 0)
         return -ENOSPC;
     buf[0] = '\0';
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, set))
-            continue;
-        int e = c;
-        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
-            e++;
+    for (int c = next_cpu(set, 0, true); c < CPU_SETSIZE; c = next_cpu(set, c + 1, true)) {
+        int e = next_cpu(set, c, false) - 1;
         int w = e == c ? snprintf(buf + n, size - n, "%s%d", n ? "," : "", c)
                        : snprintf(buf + n, size - n, "%s%d-%d", n ? "," : "", c, e);
         if (w < 0 || (size_t)w >= size - n)

@@ -19,6 +19,9 @@ static void test_cpulist_roundtrip(void **state)
     static const struct { const char *in, *out; } cases[] = {
         {"0", "0"}, {"0-3", "0-3"}, {"0-3,8,10-11\n", "0-3,8,10-11"}, {"1,0", "0-1"},
         {"", ""}, {"\n", ""}, {"5,6,7,9", "5-7,9"}, {"1023", "1023"},
+        /* ranges across and at the edges of the 64-bit words it scans */
+        {"63-64", "63-64"}, {"0-1023", "0-1023"}, {"62,63,127-129,1022", "62-63,127-129,1022"},
+        {"64", "64"}, {"1000-1023", "1000-1023"}, {"0,1023", "0,1023"},
     };
     for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
         cpu_set_t s;
