@@ -112,13 +112,8 @@ int load_parse_schedstat(const char *text, uint64_t *runtime_ns)
 
 int load_parse_task_stat_cputime(const char *text, long clk_tck, uint64_t *runtime_ns)
 {
-    /* comm may hold spaces and ')': fields resume after the last ')'. */
-    const char *p = strrchr(text, ')');
-    if (!p || clk_tck <= 0)
-        return -EINVAL;
-    unsigned long long utime, stime;
-    /* after ")": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
-    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+    uint64_t utime, stime;
+    if (clk_tck <= 0 || procstat_u64(text, 14, &utime) < 0 || procstat_u64(text, 15, &stime) < 0)
         return -EINVAL;
     *runtime_ns = (utime + stime) * (1000000000ull / (uint64_t)clk_tck);
     return 0;
@@ -126,20 +121,11 @@ int load_parse_task_stat_cputime(const char *text, long clk_tck, uint64_t *runti
 
 int load_parse_task_stat_cpu(const char *text, int *cpu)
 {
-    const char *p = strrchr(text, ')');
-    if (!p)
+    uint64_t v;
+    /* field 39: the CPU it last ran on */
+    if (procstat_u64(text, 39, &v) < 0 || v >= CPU_SETSIZE)
         return -EINVAL;
-    /* after ")": field 3 (state) ... field 39 (processor): skip 36 fields */
-    p++;
-    for (int field = 3; field < 39; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
-            return -EINVAL;
-    }
-    int v;
-    if (sscanf(p, " %d", &v) != 1 || v < 0)
-        return -EINVAL;
-    *cpu = v;
+    *cpu = (int)v;
     return 0;
 }
 

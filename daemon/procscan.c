@@ -125,16 +125,8 @@ int procscan_parse_stat(const char *buf, struct task *out, char *state)
     char st = *p;
     if (st == '\0' || st == ' ')
         return -EBADMSG;
-    /* field 3 is the state; starttime is field 22, 19 fields further on */
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return -EBADMSG;
-        p++;
-    }
-    errno = 0;
-    unsigned long long start = strtoull(p, &end, 10);
-    if (errno || end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+    uint64_t start;     /* field 22 */
+    if (procstat_u64(buf, 22, &start) < 0)
         return -EBADMSG;
 
     out->tid = (pid_t)tid;

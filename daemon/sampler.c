@@ -122,15 +122,10 @@ int sampler_is_kernel_thread(const struct sampler *s, const struct task *t)
     ssize_t n = read_file(path, buf, sizeof buf);
     if (n < 0)
         return (int)n;
-    /* comm may hold spaces and parentheses: fields count from the last ')' */
-    const char *q = strrchr(buf, ')');
-    if (!q)
+    uint64_t flags;     /* field 9 */
+    if (procstat_u64(buf, 9, &flags) < 0)
         return -EBADMSG;
-    unsigned long flags;
-    /* after ')': state(3) ppid pgrp session tty_nr tpgid flags(9) */
-    if (sscanf(q + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-        return -EBADMSG;
-    return (flags & 0x00200000ul) ? 1 : 0;     /* PF_KTHREAD */
+    return (flags & 0x00200000ull) ? 1 : 0;    /* PF_KTHREAD */
 }
 
 /* ------------------------------------------------------------ behaviour */

@@ -49,22 +49,7 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
     ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
-    /* comm may contain spaces and parentheses: fields restart after the last ')'. */
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return -EBADMSG;
-    p++;
-    /* after ')' comes field 3 (state); start_time is field 22 */
-    for (int field = 2; field < 22; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return -EBADMSG;
-        p++;
-    }
-    char *end = strchr(p, ' ');
-    if (end)
-        *end = '\0';
-    return parse_u64(p, ret);
+    return procstat_u64(buf, 22, ret);     /* starttime */
 }
 
 static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
@@ -88,10 +73,8 @@ static int real_parent_of(void *userdata, pid_t tid, pid_t *ret)
     ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
-    /* after the last ')' come the state, then the parent */
-    const char *p = strrchr(buf, ')');
-    int ppid;
-    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid < 0)
+    uint64_t ppid;      /* field 4 */
+    if (procstat_u64(buf, 4, &ppid) < 0 || ppid > INT32_MAX)
         return -EBADMSG;
     *ret = (pid_t)ppid;
     return 0;

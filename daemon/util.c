@@ -260,6 +260,37 @@ int cpulist_format(const cpu_set_t *set, char *buf, size_t size)
     return 0;
 }
 
+const char *procstat_field(const char *stat, int n)
+{
+    const char *p = strrchr(stat, ')');
+    if (!p || n < 3)
+        return NULL;
+    p++;                            /* the space before field 3 */
+    for (int f = 3; f < n; f++) {
+        p = strchr(p + 1, ' ');     /* the space before field f + 1 */
+        if (!p)
+            return NULL;
+    }
+    if (*p != ' ')
+        return NULL;
+    p++;
+    return *p && *p != ' ' && *p != '\n' ? p : NULL;
+}
+
+int procstat_u64(const char *stat, int n, uint64_t *ret)
+{
+    const char *p = procstat_field(stat, n);
+    if (!p || *p < '0' || *p > '9')
+        return -EBADMSG;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno || (*end != ' ' && *end != '\n' && *end != '\0'))
+        return -EBADMSG;
+    *ret = v;
+    return 0;
+}
+
 const char *format_cpulist(const cpu_set_t *set, char *buf, size_t size)
 {
     if (cpulist_format(set, buf, size) < 0)

@@ -42,6 +42,13 @@ int path_join(char *out, size_t size, const char *root, const char *path);
 /* Strict parsers: whole string, no overflow; -EINVAL/-ERANGE on failure. */
 int parse_uint(const char *s, unsigned *ret);
 int parse_u64(const char *s, uint64_t *ret);
+/* Field n (numbered from 1, as proc(5) does) of a /proc/PID/stat or
+ * /proc/PID/task/TID/stat line. comm (field 2) may hold spaces and ')', so
+ * fields from 3 on are counted from the last ')'. NULL when n < 3 or the
+ * line is shorter. */
+const char *procstat_field(const char *stat, int n);
+/* Field n as an unsigned decimal; -EBADMSG when absent or not a number. */
+int procstat_u64(const char *stat, int n, uint64_t *ret);
 int parse_bool(const char *s, bool *ret);
 /* "1.5", "0.125" → milli-units (1500, 125); at most 3 decimals. */
 int parse_milli(const char *s, unsigned *ret);

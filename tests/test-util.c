@@ -46,6 +46,32 @@ static void test_cpulist_errors(void **state)
     assert_int_equal(cpulist_format(&s, small, sizeof small), -ENOSPC);
 }
 
+static void test_procstat_field(void **state)
+{
+    /* comm "a) b (c" holds spaces and ')': fields count from the last ')' */
+    const char *line = "42 (a) b (c) S 1 42 42 0 -1 4194560 99 0 0 0 7 3 0 0 20 0 1 0 123456 0\n";
+    uint64_t v;
+    assert_string_equal(procstat_field(line, 3), "S 1 42 42 0 -1 4194560 99 0 0 0 7 3 0 0 20 0 1 0 123456 0\n");
+    assert_int_equal(procstat_u64(line, 4, &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(procstat_u64(line, 9, &v), 0);
+    assert_int_equal(v, 4194560);
+    assert_int_equal(procstat_u64(line, 14, &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(procstat_u64(line, 22, &v), 0);
+    assert_int_equal(v, 123456);
+    assert_int_equal(procstat_u64(line, 23, &v), 0);      /* the last, before the newline */
+    assert_int_equal(v, 0);
+    assert_null(procstat_field(line, 24));                /* past the end */
+    assert_null(procstat_field(line, 2));                 /* comm is not a field from here */
+    assert_int_equal(procstat_u64(line, 3, &v), -EBADMSG);    /* "S" is no number */
+    assert_int_equal(procstat_u64(line, 8, &v), -EBADMSG);    /* "-1" is not unsigned */
+    assert_null(procstat_field("42 no paren S 1", 3));
+    assert_null(procstat_field("42 (x)", 3));
+    assert_null(procstat_field("42 (x)S 1", 3));
+    assert_int_equal(procstat_u64("42 (x) S 18446744073709551616", 4, &v), -EBADMSG);
+}
+
 static void test_numbers(void **state)
 {
     unsigned u;
@@ -244,6 +270,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpulist_roundtrip),
         cmocka_unit_test(test_cpulist_errors),
+        cmocka_unit_test(test_procstat_field),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_milli),
         cmocka_unit_test(test_units),
