@@ -139,12 +139,8 @@ int load_read_task_sample(const char *root, pid_t pid, pid_t tid, uint64_t *runt
 
 int load_read_task_cpu(const char *root, pid_t pid, pid_t tid, int *last_cpu)
 {
-    char rel[64], path[PATH_MAX], buf[1024];
-    int r;
-    snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    if ((r = path_join(path, sizeof path, root, rel)) < 0)
-        return r;
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[1024];
+    ssize_t n = read_proc_task(root, pid, tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
     return load_parse_task_stat_cpu(buf, last_cpu);
@@ -152,21 +148,13 @@ int load_read_task_cpu(const char *root, pid_t pid, pid_t tid, int *last_cpu)
 
 int load_read_task_runtime(const char *root, pid_t pid, pid_t tid, uint64_t *runtime_ns)
 {
-    char rel[64], path[PATH_MAX], buf[1024];
-    int r;
-
-    snprintf(rel, sizeof rel, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-    if ((r = path_join(path, sizeof path, root, rel)) < 0)
-        return r;
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[1024];
+    ssize_t n = read_proc_task(root, pid, tid, "schedstat", buf, sizeof buf);
     if (n >= 0 && load_parse_schedstat(buf, runtime_ns) == 0)
         return 0;
     /* schedstat needs CONFIG_SCHED_INFO; stat is always there, in ticks. A
      * task that is gone fails here too, with ENOENT or ESRCH. */
-    snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    if ((r = path_join(path, sizeof path, root, rel)) < 0)
-        return r;
-    n = read_file(path, buf, sizeof buf);
+    n = read_proc_task(root, pid, tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
     return load_parse_task_stat_cputime(buf, sysconf(_SC_CLK_TCK), runtime_ns);

@@ -95,14 +95,10 @@ int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_m
 
 int sampler_read_task(const struct sampler *s, const struct task *t, struct sampler_reading *ret)
 {
-    char rel[64], path[PATH_MAX], buf[128];
-    int r;
+    char buf[128];
     *ret = (struct sampler_reading){0};
-    snprintf(rel, sizeof rel, "/proc/%d/task/%d/schedstat", (int)(t->pid > 0 ? t->pid : t->tid), (int)t->tid);
-    if ((r = path_join(path, sizeof path, s->root, rel)) < 0)
-        return r;
     /* One read gives all three: run ns, run-queue wait ns, timeslices. */
-    ssize_t n = read_file(path, buf, sizeof buf);
+    ssize_t n = read_proc_task(s->root, t->pid > 0 ? t->pid : t->tid, t->tid, "schedstat", buf, sizeof buf);
     if (n >= 0 && sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &ret->runtime_ns, &ret->wait_ns, &ret->slices) == 3) {
         ret->schedstat = true;
         return 0;
@@ -114,12 +110,8 @@ int sampler_read_task(const struct sampler *s, const struct task *t, struct samp
 
 int sampler_is_kernel_thread(const struct sampler *s, const struct task *t)
 {
-    char rel[64], path[PATH_MAX], buf[1024];
-    int r;
-    snprintf(rel, sizeof rel, "/proc/%d/task/%d/stat", (int)(t->pid > 0 ? t->pid : t->tid), (int)t->tid);
-    if ((r = path_join(path, sizeof path, s->root, rel)) < 0)
-        return r;
-    ssize_t n = read_file(path, buf, sizeof buf);
+    char buf[1024];
+    ssize_t n = read_proc_task(s->root, t->pid > 0 ? t->pid : t->tid, t->tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
     uint64_t flags;     /* field 9 */

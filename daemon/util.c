@@ -69,6 +69,16 @@ int path_join(char *out, size_t size, const char *root, const char *path)
     return 0;
 }
 
+ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
+{
+    char rel[96], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+    int r = path_join(path, sizeof path, root, rel);
+    if (r < 0)
+        return r;
+    return read_file(path, buf, size);
+}
+
 int parse_u64(const char *s, uint64_t *ret)
 {
     if (!s || !isdigit((unsigned char)*s))

@@ -38,6 +38,9 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size);
 /* Join root and path ("/" root or NULL means the real system). */
 int path_join(char *out, size_t size, const char *root, const char *path);
+/* Reads root/proc/PID/task/TID/NAME (root "" or NULL: the real /proc) like
+ * read_file. */
+ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t size);
 
 /* Strict parsers: whole string, no overflow; -EINVAL/-ERANGE on failure. */
 int parse_uint(const char *s, unsigned *ret);
