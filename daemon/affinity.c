@@ -59,6 +59,8 @@ static void someone_else(struct applier *a, const struct applied_task *t, const 
     log_info("pid %d (%s): affinity changed to %s by someone else after we set %s, leaving it alone",
              (int)t->tid, t->comm, apply_fmt_set(now), apply_fmt_set(&t->set));
     apply_set_hands_off(a, t->tid, t->start_time, -EBUSY);
+    /* the slice is still ours unless its attributes changed too */
+    (void)apply_slice_undo(a, t->tid, t);
     forget(a, t->tid);
 }
 
@@ -75,6 +77,7 @@ static int restore_entry(struct applier *a, struct applied_task *e)
 {
     struct applied_task t = *e;
     forget(a, t.tid);
+    (void)apply_slice_undo(a, t.tid, &t);
     if (a->dry_run) {
         log_info("would restore pid %d (%s) affinity %s -> %s", (int)t.tid, t.comm, apply_fmt_set(&t.set),
                  apply_fmt_set(&t.original));
@@ -298,6 +301,7 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
         return -ENOMEM;
     }
     mark_changed(a);
+    apply_slice_pack(a, tidmap_find(&a->tasks, t->tid));
     return changed;
 }
 
@@ -393,6 +397,8 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     /* the kernel copied the parent's mask at fork; anything else is not ours */
     if (!apply_mask_matches(a, &now, expected_mask(a, p)))
         return 0;
+    /* fork copied the parent's scheduling attributes too: its slice record
+     * holds for the child (restore checks them before undoing anything) */
     struct applied_task rec = *p;
     rec.tid = tid;
     rec.pid = pid;
