@@ -1754,6 +1754,35 @@ static void test_slice_recovered_after_crash(void **state)
     assert_int_equal(reniced->attr.nice, 4);
 }
 
+/* fork copies the slice with the mask: a thread created by a packed one,
+ * adopted or found later, gets its creator's own attributes back. */
+static void test_slice_inherited(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *leader = add_task(&f->rec, 160, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    struct task t = mk_task(&f->rec, 160, 160, "parent");
+    cpu_set_t plan = set_of("1");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(leader->attr.runtime_ns, 300000);
+
+    struct fake_task *child = add_task(&f->rec, 161, "1");
+    child->attr = leader->attr;
+    assert_int_equal(applier_adopt_inherited(f->a, 161, 160, child->start_time, 160), 1);
+    struct fake_task *unseen = add_task(&f->rec, 164, "1");
+    unseen->attr = leader->attr;
+    struct task tu = mk_task(&f->rec, 164, 160, "parent");
+    unsigned setattrs = f->rec.n_setattr;
+    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0);
+    assert_int_equal(f->rec.n_setattr, setattrs);
+    assert_true(applier_find(f->a, 164)->slice.applied);
+
+    assert_int_equal(applier_restore_all(f->a), 3);
+    assert_int_equal(leader->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(child->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(unseen->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1791,6 +1820,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slice_never_on_realtime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_unsupported_masks_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_recovered_after_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_inherited, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
