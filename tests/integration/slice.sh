@@ -66,6 +66,14 @@ check "support logged at start" grep -q "jitter slice: supported" "$TMP/daemon.l
 explain_sliced() { explained=$(ctl explain "$J1"); grep -q "with a $((SLICE / 1000)) us slice" <<<"$explained"; }
 check "explain shows the slice" wait_for 20 explain_sliced || echo "$explained"
 
+dump_sliced() { ctl --json dump | grep -q "\"slice_us\": *$((SLICE / 1000))\b"; }
+check "dump shows the slice" wait_for 20 dump_sliced
+# pause gives every change back before it replies, attributes included
+ctl pause >/dev/null
+check "pause: every thread has its own attributes back" as_before || show
+ctl resume >/dev/null
+check "resume: the slice again" wait_for 20 sliced || show
+
 check "SIGTERM: daemon exits cleanly" stop_daemon TERM
 check "SIGTERM: every thread has its own attributes back" as_before || show
 check "SIGTERM: every mask restored" all_on "$ALL"
