@@ -1783,6 +1783,21 @@ static void test_slice_inherited(void **state)
     assert_int_equal(unseen->attr.runtime_ns, FAKE_DEFAULT_SLICE);
 }
 
+static void test_slice_dry_run(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_true(logged("would give pid 100 (w) a slice of 300 us"));
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(applier_restore_task(f->a, 100), 1);
+    assert_int_equal(f->rec.n_setattr, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1821,6 +1836,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slice_unsupported_masks_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_recovered_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_inherited, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_dry_run, setup_dry, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
