@@ -4,9 +4,11 @@
 # with sched_getattr, keeping its own policy and nice; a real-time one keeps
 # its attributes. After SIGTERM every thread has its own attributes back
 # (a custom slice and a nice value included); after kill -9 the next daemon
-# puts them back from the state file.
+# puts them back from the state file, to the thread and the child process a
+# packed program created while no daemon ran as well (fork copies the slice).
 . "$(dirname "$0")/lib.bash"
-require_root
+. "$(dirname "$0")/storm-lib.bash"
+require_storm
 [ "$(nproc)" -ge 2 ] || skip "needs 2 online CPUs"
 ALL=$(all_cpus)
 [ "$ALL" = "0-1" ] || skip "written for a 2-CPU machine (online: $ALL)"
@@ -36,23 +38,32 @@ spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n tshog$$
 spawn J1 taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${NAME}a"
 spawn J2 taskset -c 0-1 nice -n 3 "$LOAD" -d 2 -p 20 -n "${NAME}b"
 spawn J3 taskset -c 0-1 chrt -f 1 "$LOAD" -d 2 -p 20 -n "${NAME}c"
-fair=("$J1" "$J2")
-jitter=("$J1" "$J2" "$J3")
+# and a program of two threads that makes more on a signal
+start_keepers STORM_PID "$TMP/keep" "${NAME}k" 1 2 taskset -c 0-1 || exit 1
+KP=$(cut -d' ' -f1 "$TMP/keep")
+fair=("$J1" "$J2" "$KP")
+jitter=("$J1" "$J2" "$J3" "$KP")
 tids() { local p t; for p in "$@"; do for t in /proc/"$p"/task/*; do echo "${t##*/}"; done; done; }
 # the threads exist once the programs have exec'd under their names
 named() { local p; for p in "${jitter[@]}"; do grep -q "^${NAME}" "/proc/$p/comm" 2>/dev/null || return 1; done; }
 check "jitter started" wait_for 10 named || { finish; exit 1; }
 for t in $(tids "$J2"); do "$ATTR" set "$t" 2000000 || fail "setting a custom slice on $t"; done
-"$ATTR" get $(tids "${jitter[@]}") >"$TMP/orig"
+ORIG_TIDS=$(tids "${jitter[@]}")
+"$ATTR" get $ORIG_TIDS >"$TMP/orig"
 echo "  original attributes:"; sed 's/^/    /' "$TMP/orig"
 
 all_on() { local p; for p in "${jitter[@]}"; do affinity_is "$p" "$1" || return 1; done; }
 # every fair thread reads back the configured slice, its policy and nice unchanged
 "$ATTR" get $(tids "${fair[@]}") | sed "s/runtime=[0-9]*/runtime=$SLICE/" >"$TMP/want"
 sliced() { "$ATTR" get $(tids "${fair[@]}") | cmp -s - "$TMP/want"; }
-as_before() { "$ATTR" get $(tids "${jitter[@]}") | cmp -s - "$TMP/orig"; }
+as_before() { "$ATTR" get $ORIG_TIDS | cmp -s - "$TMP/orig"; }
 rt_untouched() { [ "$("$ATTR" get $(tids "$J3"))" = "$(grep "^$(tids "$J3") " "$TMP/orig")" ]; }
-show() { echo "  now:"; "$ATTR" get $(tids "${jitter[@]}") | sed 's/^/    /'; }
+show() { echo "  now:"; "$ATTR" get $(tids "${jitter[@]}") $(family "$KP") | sort -u | sed 's/^/    /'; }
+# attrs_of_family RUNTIME: every thread and process of the keeper has its
+# main thread's original attributes with this slice
+KP_ORIG=$(grep "^$KP " "$TMP/orig" | cut -d' ' -f2- | sed 's/ runtime=.*//')
+family_is() { [ "$("$ATTR" get $(family "$KP") | cut -d' ' -f2- | sort -u)" = "$KP_ORIG runtime=$1" ]; }
+KP_DEFAULT=$(grep "^$KP " "$TMP/orig" | sed 's/.*runtime=//')
 
 rule_config
 check "daemon starts" start_daemon || { finish; exit 1; }
@@ -94,10 +105,16 @@ frozen_packed() {
 check "packed with the slice when killed" wait_for 30 frozen_packed
 stop_daemon KILL
 check "after kill -9 the slice stays" sliced || show
+before=$(family "$KP" | wc -l)
+kill -USR1 "$KP"; kill -USR2 "$KP"
+grown() { [ "$(family "$KP" | wc -l)" -ge $((before + 2)) ]; }
+check "a thread and a child created while down" wait_for 20 grown
+check "... they inherited the slice" family_is "$SLICE" || show
 # The next daemon has no rule for them: it only undoes what the last one did.
 no_rule_config
 check "after kill -9: daemon starts" start_daemon || { finish; exit 1; }
 check "after kill -9: every thread has its own attributes back" wait_for 5 as_before || show
+check "after kill -9: so do the thread and child created while down" family_is "$KP_DEFAULT" || show
 check "after kill -9: the real-time thread still untouched" rt_untouched
 check "after kill -9: every mask restored" all_on "$ALL"
 check "daemon stops" stop_daemon TERM
