@@ -59,6 +59,8 @@ static void someone_else(struct applier *a, const struct applied_task *t, const 
     log_info("pid %d (%s): affinity changed to %s by someone else after we set %s, leaving it alone",
              (int)t->tid, t->comm, apply_fmt_set(now), apply_fmt_set(&t->set));
     apply_set_hands_off(a, t->tid, t->start_time, -EBUSY);
+    /* the slice is still ours unless its attributes changed too */
+    (void)apply_slice_undo(a, t->tid, t);
     forget(a, t->tid);
 }
 
@@ -75,6 +77,7 @@ static int restore_entry(struct applier *a, struct applied_task *e)
 {
     struct applied_task t = *e;
     forget(a, t.tid);
+    (void)apply_slice_undo(a, t.tid, &t);
     if (a->dry_run) {
         log_info("would restore pid %d (%s) affinity %s -> %s", (int)t.tid, t.comm, apply_fmt_set(&t.set),
                  apply_fmt_set(&t.original));
@@ -217,15 +220,17 @@ static int repack_known(struct applier *a, const struct task *t, struct applied_
 
 /* Does t's mask (current) come from a thread group leader or a parent we
  * packed? Then its original is theirs (into *original), or it could never
- * be restored. */
+ * be restored; so is its slice record (into *slice), as fork copies the
+ * scheduling attributes too. */
 static bool take_inherited_original(struct applier *a, const struct task *t, const cpu_set_t *plan,
-                                    const cpu_set_t *current, cpu_set_t *original)
+                                    const cpu_set_t *current, cpu_set_t *original, struct slice_saved *slice)
 {
     /* A thread we never saw created (events lost, or no adopt call) may
      * carry the mask it inherited from its packed thread group leader. */
     const struct applied_task *leader = t->pid != t->tid ? tidmap_find(&a->tasks, t->pid) : NULL;
     if (leader && apply_mask_matches(a, current, expected_mask(a, leader))) {
         *original = leader->original;
+        *slice = leader->slice;
         log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
                   (int)t->tid, t->comm, (int)t->pid, apply_fmt_set(original));
         return true;
@@ -241,6 +246,7 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
         parent = tidmap_find(&a->tasks, ppid);
     if (parent && apply_mask_matches(a, current, expected_mask(a, parent))) {
         *original = parent->original;
+        *slice = parent->slice;
         log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
                   (int)t->tid, t->comm, (int)parent->tid, apply_fmt_set(original));
         return true;
@@ -282,9 +288,10 @@ static void note_untrusted(struct applier *a, const struct task *t, const cpu_se
                    "as the task's own", (int)t->tid, t->comm, apply_fmt_set(original));
 }
 
-/* Remember a task we confined (or, in a dry run, would have). */
+/* Remember a task we confined (or, in a dry run, would have), and give it
+ * the jitter slice unless it carries ours already (inherited). */
 static int record_new(struct applier *a, const struct task *t, const cpu_set_t *original, const cpu_set_t *want,
-                      const cpu_set_t *current, bool changed)
+                      const cpu_set_t *current, bool changed, const struct slice_saved *inherited)
 {
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
                                .original = *original, .set = *want};
@@ -298,6 +305,11 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
         return -ENOMEM;
     }
     mark_changed(a);
+    struct applied_task *e = tidmap_find(&a->tasks, t->tid);
+    if (inherited->applied)
+        e->slice = *inherited;
+    else
+        apply_slice_pack(a, e);
     return changed;
 }
 
@@ -320,7 +332,8 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
         return 0;
     }
     cpu_set_t current = original;
-    bool inherited = take_inherited_original(a, t, plan, &current, &original);
+    struct slice_saved slice = {.applied = false};
+    bool inherited = take_inherited_original(a, t, plan, &current, &original, &slice);
     CPU_AND(&want, plan, &original);
     if (CPU_COUNT(&want) == 0) {
         if (!inherited) {
@@ -341,7 +354,7 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
         note_untrusted(a, t, &original);
     if (CPU_EQUAL(&want, &original))
         return changed;         /* nothing restricted: nothing to remember */
-    return record_new(a, t, &original, &want, &current, changed);
+    return record_new(a, t, &original, &want, &current, changed, &slice);
 }
 
 int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *plan)
@@ -393,6 +406,8 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     /* the kernel copied the parent's mask at fork; anything else is not ours */
     if (!apply_mask_matches(a, &now, expected_mask(a, p)))
         return 0;
+    /* fork copied the parent's scheduling attributes too: its slice record
+     * holds for the child (restore checks them before undoing anything) */
     struct applied_task rec = *p;
     rec.tid = tid;
     rec.pid = pid;

@@ -1,7 +1,8 @@
 /* What the applier's modules share and nothing else sees: the applier
  * itself and a few helpers. The modules: apply.c (life cycle, restore all),
  * affinity.c (per-thread affinity), groups.c (cpuset and unit groups),
- * recovery.c (the state file and crash recovery). */
+ * recovery.c (the state file and crash recovery), apply-slice.c (the jitter
+ * slice of packed threads). */
 #pragma once
 #include <sched.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <sys/types.h>
 
 #include "apply.h"
+#include "slice.h"
 #include "tidmap.h"
 #include "util.h"
 
@@ -39,6 +41,9 @@ struct applier {
     bool state_untrusted;
     unsigned untrusted_notes;
     char boot_id[40];
+    /* The jitter slice packed threads get: 0 off, or unsupported. */
+    struct slice_support slice_support;
+    uint64_t slice_ns;
 };
 
 /* A change the state file must learn of before a crash could strand it. */
@@ -66,6 +71,15 @@ bool apply_mask_matches(const struct applier *a, const cpu_set_t *now, const cpu
 int apply_get_full(struct applier *a, pid_t tid, cpu_set_t *ret);
 /* Leave tid alone from now on, for reason (see struct hands_off). */
 void apply_set_hands_off(struct applier *a, pid_t tid, uint64_t start_time, int reason);
+
+/* apply-slice.c */
+/* e was just recorded as packed: give it the jitter slice (recorded in
+ * e->slice). Failures are logged; the mask stays packed either way. */
+void apply_slice_pack(struct applier *a, struct applied_task *e);
+/* We are done with tid (t: its record, or a previous run's): put back the
+ * attributes we changed, unless someone changed them after us. true when
+ * they were put back. */
+bool apply_slice_undo(struct applier *a, pid_t tid, const struct applied_task *t);
 
 /* groups.c */
 void apply_group_free(struct applied_group *g);

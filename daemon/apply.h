@@ -56,6 +56,12 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
  * / left as it is. */
 int applier_restore_task(struct applier *a, pid_t tid);
 
+/* The jitter slice (slice.h) each thread gets while packed: slice_ns 0 for
+ * none; sup is what slice_detect found (copied). A thread packed already
+ * keeps what it has until it is restored. */
+struct slice_support;
+void applier_set_jitter_slice(struct applier *a, const struct slice_support *sup, uint64_t slice_ns);
+
 /* The task exited: forget it without any syscall. */
 void applier_forget_task(struct applier *a, pid_t tid);
 

@@ -6,6 +6,7 @@
 
 #include "config-parse.h"
 #include "log.h"
+#include "slice.h"
 #include "util.h"
 
 /* Longest value of a path-like key; keeps config_print's lines parseable. */
@@ -306,6 +307,20 @@ static int parse_duration_us(struct parser *p, const struct setting *st, const c
     return set_in_range(p, st, value, field, v, format_duration_us);
 }
 
+/* jitter_slice: a duration within the kernel's range for a custom slice,
+ * or off. */
+static int parse_slice(struct parser *p, const struct setting *st, const char *value, void *field)
+{
+    if (strcmp(value, "off") == 0) {
+        *(unsigned *)field = 0;
+        return 0;
+    }
+    unsigned v;
+    if (behaviour_parse_duration_us(value, &v) < 0)
+        return bad_value(p, st, value, "a duration such as 300us or 1ms, or off");
+    return set_in_range(p, st, value, field, v, format_duration_us);
+}
+
 /* ------------------------------------------------------------ the table */
 
 #define OFF(f) offsetof(struct config, f)
@@ -335,6 +350,7 @@ static const struct setting settings[] = {
     {SEC_PACKING, "min_change_interval", parse_duration, OFF(min_change_ms), 0, 3600000},
     {SEC_PACKING, "half_life", parse_duration, OFF(half_life_ms), 1, 3600000},
     {SEC_PACKING, "domain", parse_domain, OFF(domain), 0, 0},
+    {SEC_PACKING, "jitter_slice", parse_slice, OFF(jitter_slice_us), SLICE_MIN_NS / 1000, SLICE_MAX_NS / 1000},
     {SEC_CLASSIFY, "uclamp", parse_uclamp, OFF(use_uclamp), 0, 0},
     {SEC_CLASSIFY, "uclamp_threshold", parse_whole, OFF(uclamp_threshold), 0, 1023},
     {SEC_CLASSIFY, "uclamp_recheck_interval", parse_duration, OFF(uclamp_recheck_ms), 0, 3600000},
@@ -446,6 +462,9 @@ void config_print_settings(FILE *f, const struct config *c)
     format_duration(b, sizeof b, c->half_life_ms);
     fprintf(f, "half_life = %s\n", b);
     fprintf(f, "domain = %s\n", (unsigned)c->domain < ELEMENTSOF(domain_names) ? domain_names[c->domain] : "?");
+    if (c->jitter_slice_us)
+        format_duration_us(b, sizeof b, c->jitter_slice_us);
+    fprintf(f, "jitter_slice = %s\n", c->jitter_slice_us ? b : "off");
     fprintf(f, "\n[classify]\n");
     fprintf(f, "uclamp = %s\n", c->use_uclamp ? "auto" : "no");
     fprintf(f, "uclamp_threshold = %u\n", c->uclamp_threshold);

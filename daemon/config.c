@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "slice.h"
 #include "util.h"
 
 #define CONFIG_MAX_FILE_BYTES (1024 * 1024)
@@ -38,6 +39,7 @@ void config_init_defaults(struct config *c)
         .min_change_ms = 2000,
         .half_life_ms = 1000,
         .domain = DOMAIN_PACKAGE,
+        .jitter_slice_us = SLICE_DEFAULT_NS / 1000,
         .use_uclamp = true,
         .uclamp_threshold = 204,
         .uclamp_recheck_ms = 5000,

@@ -49,6 +49,7 @@ struct config {
     unsigned min_change_ms;          /* the mask changes at most once per this period */
     unsigned half_life_ms;           /* utilisation smoothing */
     enum pack_domain domain;
+    unsigned jitter_slice_us;        /* EEVDF slice of packed jitter (slice.h); 0: off */
     /* [classify] */
     bool use_uclamp;
     unsigned uclamp_threshold;       /* util_max at or below this (0..1024) is jitter */

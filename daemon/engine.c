@@ -498,8 +498,28 @@ int engine_tick(struct engine *e)
     return 0;
 }
 
+/* Whether this kernel takes a custom slice, tried once on our own thread;
+ * without it packing goes on with masks alone. */
+static void detect_jitter_slice(struct engine *e)
+{
+    struct slice_support *s = &e->jitter_slice;
+    if (!e->ops->getattr || !e->ops->setattr) {
+        *s = (struct slice_support){.supported = false, .reason = "no sched_getattr"};
+    } else {
+        int r = slice_detect(e->ops, s);
+        if (r < 0)
+            log_warning_errno(r, "jitter slice: putting the daemon's own scheduling attributes back: %m");
+    }
+    if (s->supported)
+        log_info("jitter slice: supported (kernel default slice %" PRIu64 " us)", s->default_slice_ns / 1000);
+    else
+        log_notice("jitter slice: not supported (%s), packing with CPU masks alone", s->reason);
+}
+
 int engine_start(struct engine *e)
 {
+    detect_jitter_slice(e);
+    applier_set_jitter_slice(e->applier, &e->jitter_slice, (uint64_t)e->cfg->jitter_slice_us * 1000);
     int r = applier_recover(e->applier);
     if (r > 0)
         log_notice("restored %d changes left by a previous run", r);
@@ -638,6 +658,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
         applier_free(e->applier);
         e->applier = a;
     }
+    applier_set_jitter_slice(e->applier, &e->jitter_slice, (uint64_t)cfg->jitter_slice_us * 1000);
     classifier_set_config(e->classifier, cfg);
     config_destroy(e->cfg);
     e->cfg = cfg;

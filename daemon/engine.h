@@ -13,6 +13,7 @@
 #include "packer.h"
 #include "pins.h"
 #include "sampler.h"
+#include "slice.h"
 #include "topology.h"
 
 struct task;
@@ -125,6 +126,7 @@ struct engine {
     unsigned n_by_class[_TASK_CLASS_MAX];      /* indexed by enum task_class, as of the last tick */
     unsigned n_packed;
     struct engine_pause pause;
+    struct slice_support jitter_slice;  /* found once at start (engine_start) */
 };
 
 /* The CPUs jitter is confined to now, or NULL when the plan does not

@@ -97,7 +97,10 @@ static bool recover_task(struct applier *a, const struct applied_task *t)
     uint64_t start_time;
     if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) < 0 || start_time != t->start_time)
         return false;           /* exited, or the TID names another task now */
-    return recover_mask(a, t->tid, t->comm, &t->set, &t->original);
+    /* The slice is judged on its own: attributes still as that run set
+     * them are its change even where someone else has moved the mask. */
+    bool sliced = apply_slice_undo(a, t->tid, t);
+    return recover_mask(a, t->tid, t->comm, &t->set, &t->original) || sliced;
 }
 
 /* Threads and processes created while no daemon ran inherited the mask a
@@ -149,6 +152,8 @@ static void walk_visit(struct recover_walk *w, pid_t tid, pid_t pid, size_t rec)
     }
     const struct applied_task *t = &w->s->tasks[rec];
     if (recover_mask(w->a, tid, t->comm, &t->set, &t->original)) {
+        /* it inherited the creator's slice with its mask (fork copies both) */
+        (void)apply_slice_undo(w->a, tid, t);
         w->restored++;
         walk_push(w, tid, pid, rec);
     }
@@ -247,7 +252,8 @@ static int recover_salvage(struct applier *a)
         t.tid = tid;
         t.pid = pid;
         t.start_time = start;
-        snprintf(t.comm, sizeof t.comm, "%s", comm_at > 0 ? line + comm_at : "?");
+        if (state_task_tail(comm_at > 0 ? line + comm_at : "?", &t) < 0)
+            continue;
         if (n == cap) {
             size_t c = cap ? cap * 2 : 64;
             struct applied_task *m = reallocarray(cand, c, sizeof *m);

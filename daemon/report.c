@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,6 +137,11 @@ static struct json_object *task_json(const struct engine *e, const struct task *
     if (at) {
         add_mask(o, "original_mask", &at->original);
         add_mask(o, "current_mask", &at->set);
+        /* the jitter slice we gave it, and the one it had */
+        if (at->slice.applied) {
+            add_int(o, "slice_us", (int64_t)(at->slice.set_runtime_ns / 1000));
+            add_int(o, "original_slice_us", (int64_t)(at->slice.orig.runtime_ns / 1000));
+        }
     } else if (e->ops->getaffinity(e->ops->userdata, t->tid, &cur) == 0) {
         add_mask(o, "original_mask", &cur);
         add_mask(o, "current_mask", &cur);
@@ -190,8 +196,12 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
     const struct applied_task *at = applier_find(e->applier, t->tid);
     int hands_off = applier_hands_off(e->applier, t->tid);
     if (at) {
-        snprintf(buf, size, "packed on CPUs %.200s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
-                 e->plan->summary);
+        char slice[96] = "";
+        if (at->slice.applied)
+            snprintf(slice, sizeof slice, " with a %" PRIu64 " us slice (its own: %" PRIu64 " us)",
+                     at->slice.set_runtime_ns / 1000, at->slice.orig.runtime_ns / 1000);
+        snprintf(buf, size, "packed on CPUs %.200s%s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
+                 slice, e->plan->summary);
     } else if (t->source == SOURCE_SLICE && e->slice.set)
         snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
                  e->plan->summary);

@@ -154,8 +154,11 @@ int state_write(const char *path, const struct state *s)
         const struct applied_task *t = &s->tasks[i];
         char comm[sizeof t->comm];
         sanitize(comm, t->comm, sizeof comm);
-        w_line(&w, "task %d %d %" PRIu64 " %s %s %s\n", (int)t->tid, (int)t->pid, t->start_time,
-               format_cpulist(&t->original, a, CPULIST_MAX), format_cpulist(&t->set, b, CPULIST_MAX), comm);
+        char token[96];
+        bool sliced = t->slice.applied && slice_saved_to_string(&t->slice, token, sizeof token) > 0;
+        w_line(&w, "task %d %d %" PRIu64 " %s %s %s%s%s%s\n", (int)t->tid, (int)t->pid, t->start_time,
+               format_cpulist(&t->original, a, CPULIST_MAX), format_cpulist(&t->set, b, CPULIST_MAX),
+               sliced ? "slice=" : "", sliced ? token : "", sliced ? " " : "", comm);
     }
     for (size_t i = 0; i < s->n_groups; i++) {
         const struct applied_group *g = &s->groups[i];
@@ -284,6 +287,26 @@ bool state_unit_name_valid(const char *name)
     return false;
 }
 
+int state_task_tail(const char *text, struct applied_task *t)
+{
+    /* A comm is at most 15 bytes: a longer first field that starts so is
+     * the token, anything else is the comm (which may hold spaces). */
+    size_t n = strcspn(text, " ");
+    t->slice = (struct slice_saved){.applied = false};
+    if (n > sizeof t->comm && strncmp(text, "slice=", 6) == 0) {
+        char token[96];
+        if (n - 6 >= sizeof token)
+            return -EBADMSG;
+        memcpy(token, text + 6, n - 6);
+        token[n - 6] = '\0';
+        if (slice_saved_from_string(token, &t->slice) < 0)
+            return -EBADMSG;
+        text += n + (text[n] == ' ');
+    }
+    snprintf(t->comm, sizeof t->comm, "%s", text);
+    return 0;
+}
+
 static int parse_entry(char *line, struct state *s)
 {
     char *p = line;
@@ -300,9 +323,8 @@ static int parse_entry(char *line, struct state *s)
     if (strcmp(kind, "task") == 0) {
         struct applied_task t = {0};
         if (field_pid(&p, &t.tid) < 0 || field_pid(&p, &t.pid) < 0 || field_u64(&p, &t.start_time) < 0 ||
-            field_set(&p, &t.original) < 0 || field_set(&p, &t.set) < 0)
+            field_set(&p, &t.original) < 0 || field_set(&p, &t.set) < 0 || state_task_tail(p, &t) < 0)
             return -EBADMSG;
-        snprintf(t.comm, sizeof t.comm, "%s", p);
         if (grow(&s->tasks, s->n_tasks, sizeof *s->tasks) < 0)
             return -ENOMEM;
         s->tasks[s->n_tasks++] = t;

@@ -3,11 +3,15 @@
  *
  *   turbosched-state 1
  *   boot <boot id>
- *   task <tid> <pid> <start_time> <original cpulist> <set cpulist> <comm>
+ *   task <tid> <pid> <start_time> <original cpulist> <set cpulist> [slice=<attrs>] <comm>
  *   cpuset <group path>
  *   member <tid> <pid> <start_time> <original cpuset path>     (of the cpuset above)
  *   unit <cpulist we set> <original cpulist, or "all"> <unit name>
  *   end <number of lines before this one> <FNV-1a 64 of those lines, hex>
+ *
+ * slice=<attrs> (slice_saved_to_string) is there when we shortened the
+ * thread's slice; files written before it existed have none. A comm (at most
+ * 15 bytes) can never be mistaken for it: the shortest token is longer.
  *
  * A file without its end line (truncated), with a wrong checksum or line
  * count (corrupted), another version, or another boot id is ignored. */
@@ -17,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "slice.h"
 
 #define STATE_VERSION 1
 
@@ -28,6 +34,7 @@ struct applied_task {
     cpu_set_t original;         /* read the first time we touched it; restored exactly */
     cpu_set_t set;              /* what we set; anything else now means someone else changed it */
     char comm[16];              /* for messages only */
+    struct slice_saved slice;   /* the jitter slice we gave it, if any (slice.applied) */
 };
 
 /* A thread we moved into a cpuset group, and where it was before. */
@@ -84,6 +91,10 @@ int state_read(const char *path, const char *boot_id, struct state *ret);
  * unit name systemd would not accept, makes the file corrupted (-EBADMSG). */
 bool state_cgroup_path_valid(const char *path, bool allow_root);
 bool state_unit_name_valid(const char *name);
+
+/* The rest of a task line after the set cpulist: an optional slice=<attrs>
+ * token, then the comm. 0, or -EBADMSG for a malformed token. */
+int state_task_tail(const char *text, struct applied_task *t);
 
 void state_free(struct state *s);
 void applied_group_free_members(struct applied_group *g);

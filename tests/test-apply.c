@@ -32,6 +32,7 @@ struct fake_task {
     bool alive;
     int set_err;                /* setaffinity fails with this (-EPERM...) */
     char cpuset[64];
+    struct sysops_sched_attr attr;  /* runtime_ns: the slice, as sched_getattr reads it */
 };
 
 struct fake_group {
@@ -54,7 +55,7 @@ struct recorder {
     size_t n_groups;
     struct fake_unit units[4];
     size_t n_units;
-    unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets;
+    unsigned n_get, n_set, n_start_time, n_cpuset_writes, n_unit_sets, n_setattr;
     /* SetUnitProperties: 1 = times out but systemd applies it later,
      * 2 = times out and nothing happens */
     int unit_set_timeout;
@@ -65,6 +66,10 @@ struct recorder {
     cpu_set_t active;
     bool active_differs;        /* else active = online */
 };
+
+/* The kernel's base slice as sched_getattr reports it for a task without
+ * a custom one (1.4 ms on a 2-CPU machine). */
+#define FAKE_DEFAULT_SLICE 1400000ull
 
 static const cpu_set_t *active_of(const struct recorder *r) { return r->active_differs ? &r->active : &r->online; }
 
@@ -79,7 +84,8 @@ static struct fake_task *rec_task(struct recorder *r, pid_t tid)
 static struct fake_task *add_task(struct recorder *r, pid_t tid, const char *cpus)
 {
     struct fake_task *t = &r->tasks[r->n_tasks++];
-    *t = (struct fake_task){.tid = tid, .start_time = 1000 + (uint64_t)tid, .alive = true};
+    *t = (struct fake_task){.tid = tid, .start_time = 1000 + (uint64_t)tid, .alive = true,
+                            .attr = {.policy = SCHED_OTHER, .runtime_ns = FAKE_DEFAULT_SLICE}};
     assert_int_equal(cpulist_parse(cpus, &t->mask), 0);
     strcpy(t->cpuset, "/");
     return t;
@@ -305,6 +311,32 @@ static int f_unit_set(void *ud, const char *unit, const uint8_t *bits, size_t n)
     return r->unit_set_timeout ? -ETIMEDOUT : 0;
 }
 
+static int f_getattr(void *ud, pid_t tid, struct sysops_sched_attr *ret)
+{
+    struct fake_task *t = rec_task(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->attr;
+    return 0;
+}
+
+/* As the kernel: runtime 0 is the base slice, others are clamped to
+ * 0.1..100 ms. */
+static int f_setattr(void *ud, pid_t tid, const struct sysops_sched_attr *attr)
+{
+    struct recorder *r = ud;
+    r->n_setattr++;
+    struct fake_task *t = rec_task(r, tid);
+    if (!t)
+        return -ESRCH;
+    t->attr = *attr;
+    if (attr->runtime_ns == 0)
+        t->attr.runtime_ns = FAKE_DEFAULT_SLICE;
+    else if (attr->runtime_ns < 100000)
+        t->attr.runtime_ns = 100000;
+    return 0;
+}
+
 static struct sysops recorder_ops(struct recorder *r)
 {
     return (struct sysops){
@@ -326,6 +358,8 @@ static struct sysops recorder_ops(struct recorder *r)
         .unit_set_allowed_cpus = f_unit_set,
         .getaffinity_full = f_getaffinity_full,
         .parent_of = f_parent_of,
+        .getattr = f_getattr,
+        .setattr = f_setattr,
     };
 }
 
@@ -1565,6 +1599,205 @@ static void test_recover_ignores_bad_file(void **state)
     assert_int_equal(access(f->state_file, F_OK), -1);
 }
 
+
+/* --- the jitter slice ------------------------------------------------------------ */
+
+static const struct slice_support slice_yes = {.supported = true, .default_slice_ns = FAKE_DEFAULT_SLICE};
+
+static void test_slice_on_pack_restored_on_release(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    ft->attr.nice = -3;
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0-1");
+    struct task t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0-1");
+    assert_int_equal(ft->attr.runtime_ns, 300000);
+    assert_int_equal(ft->attr.nice, -3);        /* only the slice changes */
+    const struct applied_task *at = applier_find(f->a, 100);
+    assert_non_null(at);
+    assert_true(at->slice.applied);
+    assert_true(at->slice.orig_default);
+
+    /* the state file carries it, for a daemon after a crash */
+    assert_int_equal(applier_flush_state(f->a), 0);
+    char text[4096];
+    assert_true(read_file(f->state_file, text, sizeof text) > 0);
+    assert_non_null(strstr(text, " 0-3 0-1 slice=p=0,n=-3,f=0x0,r=1400000,d=1,s=300000 w\n"));
+
+    /* a repack to another mask keeps the slice as it is */
+    unsigned setattrs = f->rec.n_setattr;
+    plan = set_of("0");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0");
+    assert_int_equal(f->rec.n_setattr, setattrs);
+    assert_true(applier_find(f->a, 100)->slice.applied);
+
+    /* released: the default slice again, as the default (runtime 0) */
+    assert_int_equal(applier_restore_task(f->a, 100), 1);
+    assert_mask(&ft->mask, "0-3");
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(ft->attr.nice, -3);
+    assert_int_equal(f->rec.n_setattr, setattrs + 1);
+
+    /* restore_all (reload, stop, pause) takes it back too */
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(ft->attr.runtime_ns, 300000);
+    assert_int_equal(applier_restore_all(f->a), 1);
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(n_warnings, 0);
+}
+
+static void test_slice_changed_after_us_left_alone(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    struct fake_task *ft2 = add_task(&f->rec, 101, "0-3");
+    ft2->attr.runtime_ns = 2000000;             /* a custom slice of its own */
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "w"), t2 = mk_task(&f->rec, 101, 101, "w2");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    assert_int_equal(ft2->attr.runtime_ns, 300000);
+
+    /* someone renices 100 after us: its attributes are theirs now */
+    ft->attr.nice = 7;
+    unsigned setattrs = f->rec.n_setattr;
+    assert_int_equal(applier_restore_task(f->a, 100), 1);
+    assert_mask(&ft->mask, "0-3");
+    assert_int_equal(ft->attr.nice, 7);
+    assert_int_equal(ft->attr.runtime_ns, 300000);
+    assert_int_equal(f->rec.n_setattr, setattrs);
+    assert_true(logged("pid 100 (w): scheduling attributes changed by someone else after us, leaving them alone"));
+
+    /* its own custom slice comes back as it was, not as the default */
+    assert_int_equal(applier_restore_task(f->a, 101), 1);
+    assert_int_equal(ft2->attr.runtime_ns, 2000000);
+}
+
+static void test_slice_never_on_realtime(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *fifo = add_task(&f->rec, 100, "0-3");
+    fifo->attr = (struct sysops_sched_attr){.policy = SCHED_FIFO, .priority = 10};
+    struct fake_task *idle = add_task(&f->rec, 101, "0-3");
+    idle->attr.policy = SCHED_IDLE;
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "rt"), t2 = mk_task(&f->rec, 101, 101, "idle");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
+    assert_mask(&fifo->mask, "0");              /* the mask still packs it */
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(fifo->attr.runtime_ns, 0);
+    assert_false(applier_find(f->a, 100)->slice.applied);
+    assert_int_equal(applier_restore_all(f->a), 2);
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(fifo->attr.policy, SCHED_FIFO);
+}
+
+static void test_slice_unsupported_masks_only(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    struct slice_support no = {.supported = false, .reason = "kernel ignores sched_runtime"};
+    applier_set_jitter_slice(f->a, &no, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0");
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_false(applier_find(f->a, 100)->slice.applied);
+    assert_int_equal(applier_restore_task(f->a, 100), 1);
+    assert_mask(&ft->mask, "0-3");
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(n_warnings, 0);
+
+    /* off (0) under a kernel that has it: masks only as well */
+    applier_set_jitter_slice(f->a, &slice_yes, 0);
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(f->rec.n_setattr, 0);
+}
+
+static void test_slice_recovered_after_crash(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    struct fake_task *moved = add_task(&f->rec, 101, "0-3");
+    struct fake_task *reniced = add_task(&f->rec, 102, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    for (pid_t tid = 100; tid <= 102; tid++) {
+        struct task t = mk_task(&f->rec, tid, tid, "w");
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    }
+    assert_int_equal(applier_flush_state(f->a), 0);
+
+    /* kill -9; meanwhile a user moves 101's mask and renices 102 */
+    applier_free(f->a);
+    moved->mask = set_of("2");
+    reniced->attr.nice = 4;
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    assert_int_equal(applier_recover(f->a), 3);
+    assert_mask(&ft->mask, "0-3");
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    /* the slice is ours even where the mask is not any more */
+    assert_mask(&moved->mask, "2");
+    assert_int_equal(moved->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    /* the attributes are theirs: the mask alone comes back */
+    assert_mask(&reniced->mask, "0-3");
+    assert_int_equal(reniced->attr.runtime_ns, 300000);
+    assert_int_equal(reniced->attr.nice, 4);
+}
+
+/* fork copies the slice with the mask: a thread created by a packed one,
+ * adopted or found later, gets its creator's own attributes back. */
+static void test_slice_inherited(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *leader = add_task(&f->rec, 160, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    struct task t = mk_task(&f->rec, 160, 160, "parent");
+    cpu_set_t plan = set_of("1");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(leader->attr.runtime_ns, 300000);
+
+    struct fake_task *child = add_task(&f->rec, 161, "1");
+    child->attr = leader->attr;
+    assert_int_equal(applier_adopt_inherited(f->a, 161, 160, child->start_time, 160), 1);
+    struct fake_task *unseen = add_task(&f->rec, 164, "1");
+    unseen->attr = leader->attr;
+    struct task tu = mk_task(&f->rec, 164, 160, "parent");
+    unsigned setattrs = f->rec.n_setattr;
+    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0);
+    assert_int_equal(f->rec.n_setattr, setattrs);
+    assert_true(applier_find(f->a, 164)->slice.applied);
+
+    assert_int_equal(applier_restore_all(f->a), 3);
+    assert_int_equal(leader->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(child->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(unseen->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+}
+
+static void test_slice_dry_run(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_true(logged("would give pid 100 (w) a slice of 300 us"));
+    assert_int_equal(f->rec.n_setattr, 0);
+    assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
+    assert_int_equal(applier_restore_task(f->a, 100), 1);
+    assert_int_equal(f->rec.n_setattr, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1597,6 +1830,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hotplug_original_is_full_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_pack, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_child_of_packed_parent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_on_pack_restored_on_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_changed_after_us_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_never_on_realtime, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_unsupported_masks_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_recovered_after_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_inherited, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_dry_run, setup_dry, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

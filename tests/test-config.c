@@ -350,6 +350,12 @@ static const struct {
      "<3>t.conf:2: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"},
     {"[daemon]\ntick_interval = 5ms\n", "<3>t.conf:2: bad value '5ms' for 'tick_interval': must be between 10ms and 1min\n"},
     {"[daemon]\nmode = both\n", "<3>t.conf:2: bad value 'both' for 'mode': expected affinity or cgroup\n"},
+    {"[packing]\njitter_slice = 50us\n",
+     "<3>t.conf:2: bad value '50us' for 'jitter_slice': must be between 100us and 100ms\n"},
+    {"[packing]\n\njitter_slice = 101ms\n",
+     "<3>t.conf:3: bad value '101ms' for 'jitter_slice': must be between 100us and 100ms\n"},
+    {"[packing]\njitter_slice = short\n",
+     "<3>t.conf:2: bad value 'short' for 'jitter_slice': expected a duration such as 300us or 1ms, or off\n"},
     {"[daemon]\ndry_run = maybe\n", "<3>t.conf:2: bad value 'maybe' for 'dry_run': expected yes or no\n"},
     {"[daemon]\nlog_level = loud\n",
      "<3>t.conf:2: bad value 'loud' for 'log_level': expected err, warning, notice, info or debug\n"},
@@ -469,6 +475,31 @@ static void test_behaviour_keys(void **state)
     assert_int_equal(c.behaviour.jitter_min_wakeups_per_s, 1);
     assert_int_equal(c.behaviour.jitter_max_run_us, 1000);
     config_done(&c);
+}
+
+static void test_jitter_slice(void **state)
+{
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.jitter_slice_us, 300);
+    config_done(&c);
+    static const struct { const char *value; unsigned us; const char *printed; } ok[] = {
+        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
+        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char text[64], want[64];
+        snprintf(text, sizeof text, "[packing]\njitter_slice = %s\n", ok[i].value);
+        assert_int_equal(parse(text, &c), 0);
+        assert_string_equal(captured, "");
+        assert_int_equal(c.jitter_slice_us, ok[i].us);
+        char *out = print_to_string(&c);
+        snprintf(want, sizeof want, "\njitter_slice = %s\n", ok[i].printed);
+        assert_non_null(strstr(out, want));
+        assert_int_equal(config_check_print(&c), 0);
+        free(out);
+        config_done(&c);
+    }
 }
 
 static void test_errors(void **state)
@@ -698,6 +729,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jitter_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),

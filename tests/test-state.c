@@ -249,6 +249,52 @@ static void test_unreadable_line_with_valid_checksum(void **state)
     assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
 }
 
+/* The jitter slice a task got travels with it; files without it (written
+ * before it existed, or for tasks without one) read as before. */
+static void test_slice_token(void **state)
+{
+    struct fx *f = *state;
+    /* without any slice: the line is the one older daemons wrote */
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    char text[8192];
+    assert_true(read_file(f->path, text, sizeof text) > 0);
+    assert_null(strstr(text, "slice="));
+    assert_non_null(strstr(text, "task 4242 4240 123456789012 0-3,8-11 1 kworker helper\n"));
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_false(r.tasks[i].slice.applied);
+    state_free(&r);
+
+    f->tasks[0].slice = (struct slice_saved){
+        .applied = true, .orig = {.policy = 3 /* SCHED_BATCH */, .nice = -5, .flags = 1, .runtime_ns = 2000000},
+        .orig_default = false, .set_runtime_ns = 300000};
+    /* a comm that looks like the token's start is still a comm */
+    strcpy(f->tasks[2].comm, "slice=a b");
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_true(read_file(f->path, text, sizeof text) > 0);
+    assert_non_null(strstr(text, " 0-3,8-11 1 slice=p=3,n=-5,f=0x1,r=2000000,d=0,s=300000 kworker helper\n"));
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_true(r.tasks[0].slice.applied);
+    assert_int_equal(r.tasks[0].slice.orig.policy, 3);
+    assert_int_equal(r.tasks[0].slice.orig.nice, -5);
+    assert_int_equal(r.tasks[0].slice.orig.flags, 1);
+    assert_int_equal(r.tasks[0].slice.orig.runtime_ns, 2000000);
+    assert_false(r.tasks[0].slice.orig_default);
+    assert_int_equal(r.tasks[0].slice.set_runtime_ns, 300000);
+    assert_string_equal(r.tasks[0].comm, "kworker helper");
+    assert_false(r.tasks[1].slice.applied);
+    assert_false(r.tasks[2].slice.applied);
+    assert_string_equal(r.tasks[2].comm, "slice=a b");
+    state_free(&r);
+
+    /* a token we could not have written makes the file corrupted */
+    f->tasks[0].slice.orig.policy = 1;          /* SCHED_FIFO: never touched */
+    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
+    assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
+}
+
 static void test_other_boot(void **state)
 {
     struct fx *f = *state;
@@ -435,6 +481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_symlink_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_and_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paths_and_unit_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_token, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
