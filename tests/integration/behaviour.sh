@@ -46,7 +46,11 @@ touch "$TMP/heavy"
 # 10 ms period): 1 s is generous and still tells a tick from a window.
 check "phase-changer gets its mask back within two ticks (1 s allowed)" wait_for 1 affinity_is "$PHASE" "$ALL"
 echo "  released $(( ($(now_us) - t0) / 1000 )) ms after turning CPU-bound"
-check "release counted" bash -c "'$CTL' --socket '$TMP/control' metrics | grep -q '^turbosched_behaviour_releases_total 1'"
+# The mask may come back first through a plan's fallback (the phase-changer
+# itself fills CPU 0); the verdict that counts the release follows within a
+# tick or two of the first sample that sees it heavy.
+released_counted() { ctl metrics 2>/dev/null | grep -q '^turbosched_behaviour_releases_total 1'; }
+check "release counted" wait_for 5 released_counted
 # It stays unconfined (cool-down, then intensive): watch it for two windows.
 never_on0() {
     local deadline=$(( $(now_us) + $2 * 1000000 ))
