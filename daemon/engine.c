@@ -74,6 +74,16 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
 /* Bring one task's placement in line with its class and the current plan.
  * Before the applier records or changes a task, its start time must be known
  * (procscan_ensure_start): it guards every later action on the TID. */
+/* A placement made for an event: how long after the kernel's event. */
+static void placed(struct engine *e)
+{
+    e->counters.packs++;
+    if (e->events.event_ns == 0)
+        return;     /* a tick's, a rescan's or a verdict's: no event to time from */
+    uint64_t now = now_ns();
+    histogram_add(&e->events.placement_latency, now > e->events.event_ns ? now - e->events.event_ns : 0);
+}
+
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
@@ -91,7 +101,7 @@ static void place_task(struct engine *e, struct task *t)
             applier_restore_task(e->applier, t->tid);
         if (applier_group_attach_v1(e->applier, e->group.path, t->tid, t->pid, t->start_time) > 0) {
             t->flags |= TASK_F_GROUP;
-            e->counters.packs++;
+            placed(e);
         }
         return;
     }
@@ -106,7 +116,7 @@ static void place_task(struct engine *e, struct task *t)
         const cpu_set_t *mask = engine_plan_mask(e);
         r = applier_pack_task(e->applier, t, mask);
         if (r > 0 && mask)
-            e->counters.packs++;
+            placed(e);
         else if (r > 0)
             e->counters.restores++;     /* an unrestricted plan puts it back */
     } else if (applier_find(e->applier, t->tid)) {
@@ -540,8 +550,10 @@ int engine_start(struct engine *e)
 void engine_on_event(struct engine *e, const struct procmon_event *ev)
 {
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
+    e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
     e->events.fork_parent_tid = 0;
+    e->events.event_ns = 0;
     if (r == -ENOSPC)
         table_full(e);
     else if (r < 0)

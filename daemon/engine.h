@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "histogram.h"
 #include "packer.h"
 #include "pins.h"
 #include "sampler.h"
@@ -76,6 +77,10 @@ struct engine_events {
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     uint64_t last_rescan_ms;
+    uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
+    /* From an event's kernel timestamp to the return of the call that
+     * placed its task: the daemon's own latency, per placement. */
+    struct histogram placement_latency;
 };
 
 /* Paused: every change undone, nothing packed, tasks still tracked and
