@@ -219,7 +219,7 @@ static bool pinned_by_user(struct engine *e, const struct task *t)
 static bool behaviour_candidate(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
-    if (sampler_is_kernel_thread(&e->sampler, t) != 0 || pinned_by_user(e, t)) {
+    if (sampler_is_kernel_thread(t) || pinned_by_user(e, t)) {
         t->flags |= TASK_F_NOT_CANDIDATE;
         return false;
     }
@@ -549,11 +549,16 @@ int engine_start(struct engine *e)
 
 void engine_on_event(struct engine *e, const struct procmon_event *ev)
 {
+    uint64_t t0 = now_ns();
+    if (ev->timestamp_ns)
+        histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
     e->events.fork_parent_tid = 0;
     e->events.event_ns = 0;
+    if ((unsigned)ev->kind < PROCMON_KINDS)
+        e->events.handled_ns[ev->kind] += now_ns() - t0;
     if (r == -ENOSPC)
         table_full(e);
     else if (r < 0)
@@ -583,7 +588,10 @@ int engine_on_events(struct engine *e)
 {
     if (!e->events.procmon)
         return 0;
+    uint64_t t0 = now_ns();
     int r = procmon_dispatch(e->events.procmon, on_event, e);
+    e->events.wakeups++;
+    e->events.wakeups_ns += now_ns() - t0;
     if (r == -ENOBUFS)
         return engine_events_lost(e);
     if (r < 0 && r != -EAGAIN && r != -EINTR)

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "histogram.h"
+#include "procmon.h"
 #include "packer.h"
 #include "pins.h"
 #include "sampler.h"
@@ -81,6 +82,14 @@ struct engine_events {
     /* From an event's kernel timestamp to the return of the call that
      * placed its task: the daemon's own latency, per placement. */
     struct histogram placement_latency;
+    /* Where the time goes (a profile that is always on: two reads of the
+     * monotonic clock per event, through the vDSO): from each event's
+     * timestamp to the start of its handling (queued in the socket or
+     * behind other work), the handling itself by kind, and the wake-ups
+     * that read the socket with their whole time (reading included). */
+    struct histogram queue_delay;
+    uint64_t handled_ns[PROCMON_KINDS];
+    uint64_t wakeups, wakeups_ns;
 };
 
 /* Paused: every change undone, nothing packed, tasks still tracked and

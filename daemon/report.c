@@ -365,6 +365,18 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
     histogram_family(arr, "turbosched_placement_latency_seconds",
                      "From the kernel's event to the call that placed its task, per placement made for an event",
                      &e->events.placement_latency);
+    histogram_family(arr, "turbosched_event_delay_seconds",
+                     "From the kernel's event to the start of its handling (queued in the socket or behind other work)",
+                     &e->events.queue_delay);
+    s = family(arr, "turbosched_event_handling_seconds_total", "counter",
+               "Time spent handling events, by kind (turbosched_events_total counts them)");
+    for (unsigned k = PROCMON_FORK; k < PROCMON_KINDS; k++)
+        sample(s, "kind", procmon_kind_to_string((enum procmon_kind)k), (double)e->events.handled_ns[k] / 1e9);
+    s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
+    sample(s, NULL, NULL, (double)e->events.wakeups);
+    s = family(arr, "turbosched_event_wakeups_seconds_total", "counter",
+               "Time spent in those wake-ups: reading the socket and handling what it held");
+    sample(s, NULL, NULL, (double)e->events.wakeups_ns / 1e9);
 }
 
 /* The engine's own counters and its current plan. */

@@ -88,6 +88,16 @@ in the same run; the ratios mean more than the absolute numbers.
 
 ## Event storm against cgrulesengd, at several rates
 
+Each new task checks its own placement 20 ms after its exec ("placed ≤ 20
+ms"); the daemon's own latency runs from the kernel's timestamp on the event
+to the return of \`sched_setaffinity\` (its \`turbosched_placement_latency_seconds\`
+histogram over that storm). CPU is each listener's schedstat run time per
+1,000 tasks; "waited for a CPU" is the daemon's schedstat run-queue wait. The
+second table is the daemon's own profile over the last storm: time handling
+each kind of event (two monotonic clock reads per event, always on), its
+wake-ups, and how long events waited in the socket before their handling
+began (\`turbosched_event_delay_seconds\`).
+
 $(table storm)
 
 ### CPU and instructions per proc connector event
