@@ -203,6 +203,19 @@ static void render_plan_line(FILE *f, struct json_object *plan)
         fprintf(f, "Plan:          CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
 }
 
+/* "Placement:     812 on events, p50 85 us, p99 950 us, max 12001 us; 100.0% within 20 ms" */
+static void render_latency_line(FILE *f, struct json_object *l)
+{
+    int64_t n = 0, in_time = 0;
+    if (!l || !num(l, "count", &n) || n <= 0) {
+        fprintf(f, "Placement:     none made for an event yet\n");
+        return;
+    }
+    num(l, "within_20ms", &in_time);
+    fprintf(f, "Placement:     %" PRId64 " on events, p50 %s us, p99 %s us, max %s us; %.1f%% within 20 ms\n", n,
+            str(l, "p50_us"), str(l, "p99_us"), str(l, "max_us"), 100.0 * (double)in_time / (double)n);
+}
+
 int render_status(FILE *f, struct json_object *reply, const struct render_opts *o)
 {
     int64_t v;
@@ -234,6 +247,7 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     const char *warn = o->color && overflows > 0 ? table_color_on(TABLE_YELLOW) : "";
     fprintf(f, "Overflows:     %s%s%s (rescans of /proc: %s)\n", warn, have_overflows ? str(reply, "overflows") : "-",
             *warn ? TABLE_COLOR_OFF : "", str(reply, "rescans"));
+    render_latency_line(f, get(reply, "placement_latency"));
     render_plan_line(f, get(reply, "plan"));
 
     struct json_object *rl = get(reply, "last_reload");
@@ -483,7 +497,13 @@ static void put_samples(FILE *f, const char *name, struct json_object *samples)
         struct json_object *sample = json_object_array_get_idx(samples, i);
         if (!sample_has_value(sample))
             continue;
+        /* a histogram's series carry a suffix; a sample with any other is
+         * not ours to render (nothing else is appended to a name) */
+        const char *suffix = get(sample, "suffix") ? str(sample, "suffix") : "";
+        if (*suffix && strcmp(suffix, "_bucket") != 0 && strcmp(suffix, "_sum") != 0 && strcmp(suffix, "_count") != 0)
+            continue;
         fputs(name, f);
+        fputs(suffix, f);
         struct json_object *labels = get(sample, "labels");
         if (labels && json_object_is_type(labels, json_type_object) && json_object_object_length(labels) > 0) {
             fputc('{', f);

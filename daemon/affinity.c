@@ -262,14 +262,16 @@ static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t
      * long ago under a flood of events: the TID may name another task
      * by now (a reused PID), which must not be touched. Checked last,
      * right before the call. */
-    uint64_t start_time;
-    int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
-    if (r < 0 || start_time != t->start_time) {
-        log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
-                  r < 0 ? "gone" : "reused");
-        return 0;
+    if (!(t->flags & TASK_F_START_FRESH)) {   /* else read microseconds ago, for this very event */
+        uint64_t start_time;
+        int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
+        if (r < 0 || start_time != t->start_time) {
+            log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
+                      r < 0 ? "gone" : "reused");
+            return 0;
+        }
     }
-    r = set_mask(a, t->tid, t->comm, current, want);
+    int r = set_mask(a, t->tid, t->comm, current, want);
     if (errno_is_gone(r))
         return 0;
     if (r < 0) {

@@ -2,6 +2,7 @@
  * one parser per value type (systemd's config tables are the model), and the
  * same keys printed back in config-file syntax. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config-parse.h"
@@ -150,6 +151,19 @@ static int parse_bytes(struct parser *p, const struct setting *st, const char *v
     if (v < 4096 || v > (1ull << 30))
         return bad_range(p, st, value, "between 4K and 1G");
     *(uint64_t *)field = v;
+    return 0;
+}
+
+static int parse_nice(struct parser *p, const struct setting *st, const char *value, void *field)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0')
+        return bad_value(p, st, value, "a nice value such as -10");
+    if (v < -20 || v > 19)
+        return bad_range(p, st, value, "between -20 and 19");
+    *(int *)field = (int)v;
     return 0;
 }
 
@@ -330,6 +344,7 @@ static const struct setting settings[] = {
     {SEC_DAEMON, "dry_run", parse_yes_no, OFF(dry_run), 0, 0},
     {SEC_DAEMON, "log_level", parse_log_level, OFF(log_level), 0, 0},
     {SEC_DAEMON, "netlink_rcvbuf", parse_bytes, OFF(rcvbuf_bytes), 0, 0},
+    {SEC_DAEMON, "nice", parse_nice, OFF(nice), 0, 0},
     {SEC_DAEMON, "max_tasks", parse_whole, OFF(max_tasks), 16, 4194304},
     {SEC_DAEMON, "control_socket", parse_socket, OFF(control_socket), 0, 0},
     {SEC_DAEMON, "control_group", parse_group, OFF(control_group), 0, 0},
@@ -435,6 +450,7 @@ void config_print_settings(FILE *f, const struct config *c)
     fprintf(f, "log_level = %s\n", c->log_level >= 0 && c->log_level < 8 ? level_names[c->log_level] : "?");
     format_size(b, sizeof b, c->rcvbuf_bytes);
     fprintf(f, "netlink_rcvbuf = %s\n", b);
+    fprintf(f, "nice = %d\n", c->nice);
     fprintf(f, "max_tasks = %u\n", c->max_tasks);
     fprintf(f, "control_socket = %s\n", c->control_socket ? c->control_socket : "");
     if (c->control_group)

@@ -31,6 +31,9 @@ void config_init_defaults(struct config *c)
         .dry_run = false,
         .mode = APPLY_AFFINITY,
         .rcvbuf_bytes = 16u << 20,
+        /* Placement is a reaction to the storm of forks it follows: at nice 0
+         * the daemon waits for a CPU behind that storm (docs/benchmarks.md). */
+        .nice = -10,
         .max_tasks = 131072,
         .busy_threshold_milli = 125,
         .headroom_milli = 100,

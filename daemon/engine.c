@@ -74,6 +74,16 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
 /* Bring one task's placement in line with its class and the current plan.
  * Before the applier records or changes a task, its start time must be known
  * (procscan_ensure_start): it guards every later action on the TID. */
+/* A placement made for an event: how long after the kernel's event. */
+static void placed(struct engine *e)
+{
+    e->counters.packs++;
+    if (e->events.event_ns == 0)
+        return;     /* a tick's, a rescan's or a verdict's: no event to time from */
+    uint64_t now = now_ns();
+    histogram_add(&e->events.placement_latency, now > e->events.event_ns ? now - e->events.event_ns : 0);
+}
+
 static void place_task(struct engine *e, struct task *t)
 {
     int r;
@@ -91,7 +101,7 @@ static void place_task(struct engine *e, struct task *t)
             applier_restore_task(e->applier, t->tid);
         if (applier_group_attach_v1(e->applier, e->group.path, t->tid, t->pid, t->start_time) > 0) {
             t->flags |= TASK_F_GROUP;
-            e->counters.packs++;
+            placed(e);
         }
         return;
     }
@@ -106,7 +116,7 @@ static void place_task(struct engine *e, struct task *t)
         const cpu_set_t *mask = engine_plan_mask(e);
         r = applier_pack_task(e->applier, t, mask);
         if (r > 0 && mask)
-            e->counters.packs++;
+            placed(e);
         else if (r > 0)
             e->counters.restores++;     /* an unrestricted plan puts it back */
     } else if (applier_find(e->applier, t->tid)) {
@@ -209,7 +219,7 @@ static bool pinned_by_user(struct engine *e, const struct task *t)
 static bool behaviour_candidate(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
-    if (sampler_is_kernel_thread(&e->sampler, t) != 0 || pinned_by_user(e, t)) {
+    if (sampler_is_kernel_thread(t) || pinned_by_user(e, t)) {
         t->flags |= TASK_F_NOT_CANDIDATE;
         return false;
     }
@@ -539,9 +549,16 @@ int engine_start(struct engine *e)
 
 void engine_on_event(struct engine *e, const struct procmon_event *ev)
 {
+    uint64_t t0 = now_ns();
+    if (ev->timestamp_ns)
+        histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
+    e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));
     e->events.fork_parent_tid = 0;
+    e->events.event_ns = 0;
+    if ((unsigned)ev->kind < PROCMON_KINDS)
+        e->events.handled_ns[ev->kind] += now_ns() - t0;
     if (r == -ENOSPC)
         table_full(e);
     else if (r < 0)
@@ -571,7 +588,10 @@ int engine_on_events(struct engine *e)
 {
     if (!e->events.procmon)
         return 0;
+    uint64_t t0 = now_ns();
     int r = procmon_dispatch(e->events.procmon, on_event, e);
+    e->events.wakeups++;
+    e->events.wakeups_ns += now_ns() - t0;
     if (r == -ENOBUFS)
         return engine_events_lost(e);
     if (r < 0 && r != -EAGAIN && r != -EINTR)

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "config.h"
+#include "histogram.h"
+#include "procmon.h"
 #include "packer.h"
 #include "pins.h"
 #include "sampler.h"
@@ -76,6 +78,18 @@ struct engine_events {
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     uint64_t last_rescan_ms;
+    uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
+    /* From an event's kernel timestamp to the return of the call that
+     * placed its task: the daemon's own latency, per placement. */
+    struct histogram placement_latency;
+    /* Where the time goes (a profile that is always on: two reads of the
+     * monotonic clock per event, through the vDSO): from each event's
+     * timestamp to the start of its handling (queued in the socket or
+     * behind other work), the handling itself by kind, and the wake-ups
+     * that read the socket with their whole time (reading included). */
+    struct histogram queue_delay;
+    uint64_t handled_ns[PROCMON_KINDS];
+    uint64_t wakeups, wakeups_ns;
 };
 
 /* Paused: every change undone, nothing packed, tasks still tracked and

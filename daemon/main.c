@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -110,12 +111,30 @@ static void note_lost_privileges(const struct config *cfg, char *msg, size_t siz
                  len ? "; " : "");
 }
 
+/* The daemon's own nice value, from the configuration: under a storm of
+ * forks it competes for a CPU with the tasks it places. The daemon keeps
+ * CAP_SYS_NICE (it sets other users' affinities), so a lower value is
+ * allowed; a failure leaves it where it was and says so. */
+static void set_own_nice(int nice)
+{
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && now == nice)
+        return;
+    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+        log_notice_errno(errno, "keeping nice %d, setting nice %d failed: %m", now, nice);
+    else
+        log_debug("nice %d", nice);
+}
+
 static int reload(struct daemon *d, char *msg, size_t size)
 {
     sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
     int r = engine_reload(d->engine, msg, size);
-    if (r >= 0)
+    if (r >= 0) {
         note_lost_privileges(d->engine->cfg, msg, size);
+        set_own_nice(d->engine->cfg->nice);
+    }
     /* The tick period may have changed. */
     sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
     d->status[0] = '\0';
@@ -289,6 +308,7 @@ static int run(struct daemon *d)
         return r;
     /* systemd's Reloading signal flushes the unit property cache. */
     classifier_attach_event(e->classifier, d->event);
+    set_own_nice(e->cfg->nice);
     if ((r = engine_start(e)) < 0)
         return r;
     r = sd_event_add_io(d->event, NULL, engine_procmon_fd(e), EPOLLIN, on_netlink, d);

@@ -16,6 +16,7 @@ enum procmon_kind {
     PROCMON_EXIT,
     PROCMON_UID,
 };
+#define PROCMON_KINDS (PROCMON_UID + 1)
 const char *procmon_kind_to_string(enum procmon_kind k);
 
 /* One decoded event. tid/tgid name the task the event is about: for fork the

@@ -72,31 +72,14 @@ static int open_task_file(const char *root, pid_t pid, pid_t tid, const char *fi
     return fd < 0 ? -errno : fd;
 }
 
-/* Read ROOT/proc/PID/task/TID/FILE, NUL-terminated. The kernel generates a
- * stat or status file whole on the first read, so a short read is the end:
- * no second read() just to see 0. -EFBIG if it does not fit. */
+/* Read ROOT/proc/PID/task/TID/FILE, NUL-terminated (read_proc_fd). -EFBIG
+ * if it does not fit. */
 static ssize_t read_task_file(const char *root, pid_t pid, pid_t tid, const char *file, char *buf, size_t size)
 {
     _cleanup_close_ int fd = open_task_file(root, pid, tid, file);
     if (fd < 0)
         return fd;
-    size_t n = 0;
-    for (;;) {
-        if (n + 1 >= size)
-            return -EFBIG;
-        size_t want = size - 1 - n;
-        ssize_t r = read(fd, buf + n, want);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        n += (size_t)r;
-        if ((size_t)r < want)
-            break;
-    }
-    buf[n] = '\0';
-    return (ssize_t)n;
+    return read_proc_fd(fd, buf, size);
 }
 
 int procscan_parse_stat(const char *buf, struct task *out, char *state)
@@ -125,12 +108,15 @@ int procscan_parse_stat(const char *buf, struct task *out, char *state)
     char st = *p;
     if (st == '\0' || st == ' ')
         return -EBADMSG;
-    uint64_t start;     /* field 22 */
-    if (procstat_u64(buf, 22, &start) < 0)
+    uint64_t start, flags;     /* fields 22 and 9 */
+    if (procstat_u64(buf, 22, &start) < 0 || procstat_u64(buf, 9, &flags) < 0)
         return -EBADMSG;
 
     out->tid = (pid_t)tid;
     out->start_time = start;
+    out->flags &= ~TASK_F_KTHREAD;
+    if (flags & 0x00200000ull)   /* PF_KTHREAD */
+        out->flags |= TASK_F_KTHREAD;
     if (state)
         *state = st;
     return 0;
@@ -354,8 +340,21 @@ static int add_new(struct task_table *tt, const struct task *proto, const struct
     if (ret)
         *ret = t;
     if (h && h->task_new)
-        return h->task_new(t, h->userdata);
-    return 0;
+        r = h->task_new(t, h->userdata);
+    if (proto->flags & TASK_F_START_FRESH) {
+        struct task *x = task_table_find(tt, proto->tid);   /* the hook may have dropped it */
+        if (x)
+            x->flags &= ~TASK_F_START_FRESH;
+    }
+    return r;
+}
+
+/* A task whose stat this event's handling just read: new, hooks told. */
+static int add_fresh(struct task_table *tt, struct task *proto, const struct procscan_hooks *h)
+{
+    proto->seen_gen = task_table_generation(tt);
+    proto->flags |= TASK_F_START_FRESH;
+    return add_new(tt, proto, h, NULL);
 }
 
 static void drop(struct task_table *tt, struct task *t, const struct procscan_hooks *h)
@@ -513,8 +512,7 @@ static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
     int r = read_task(root, tgid, tid, h, &fresh);
     if (r < 0)
         return errno_is_gone(r) ? 0 : r;
-    fresh.seen_gen = task_table_generation(tt);
-    return add_new(tt, &fresh, h, NULL);
+    return add_fresh(tt, &fresh, h);
 }
 
 static int changed(struct task *t, enum procscan_change what, const struct procscan_hooks *h)
@@ -549,7 +547,8 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     if (creator) {
         /* until it is read, start_time holds the fork event's time */
         struct task child = { .tid = ev->tid, .pid = ev->tgid, .uid = creator->uid, .rule = -1,
-                              .start_pending = true, .start_time = ev->timestamp_ns };
+                              .start_pending = true, .start_time = ev->timestamp_ns,
+                              .flags = creator->flags & TASK_F_KTHREAD };
         memcpy(child.comm, creator->comm, sizeof(child.comm));
         child.seen_gen = task_table_generation(tt);
         return add_new(tt, &child, h, NULL);
@@ -589,8 +588,7 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
         if (r < 0)
             return errno_is_gone(r) ? 0 : r;
     }
-    fresh.seen_gen = task_table_generation(tt);
-    return add_new(tt, &fresh, h, NULL);
+    return add_fresh(tt, &fresh, h);
 }
 
 /* exec from a thread other than the leader: the kernel gives the execing
@@ -630,13 +628,17 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
         t->start_pending = false;
     } else if (t->start_pending || fresh.start_time != t->start_time) {
         drop(tt, t, h);
-        fresh.seen_gen = task_table_generation(tt);
-        return add_new(tt, &fresh, h, NULL);
+        return add_fresh(tt, &fresh, h);
     }
     memcpy(t->comm, fresh.comm, sizeof(t->comm));
     t->uid = fresh.uid;
     t->pid = fresh.pid;
-    return changed(t, PROCSCAN_EXEC, h);
+    t->flags = (t->flags & ~TASK_F_KTHREAD) | (fresh.flags & TASK_F_KTHREAD);   /* a usermode helper's exec */
+    t->flags |= TASK_F_START_FRESH;
+    r = changed(t, PROCSCAN_EXEC, h);
+    if ((t = task_table_find(tt, ev->tid)))     /* the hook may have dropped it */
+        t->flags &= ~TASK_F_START_FRESH;
+    return r;
 }
 
 int procscan_handle_event(const char *root, struct task_table *tt, const struct procmon_event *ev,

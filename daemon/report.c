@@ -65,6 +65,18 @@ static struct json_object *cpus_json(void)
     return a ? a : json_object_new_array();
 }
 
+/* The daemon's own latency, event to placement, in microseconds. */
+static struct json_object *latency_json(const struct histogram *h)
+{
+    struct json_object *l = json_object_new_object();
+    add_int(l, "count", (int64_t)h->count);
+    add_int(l, "p50_us", (int64_t)(histogram_quantile_ns(h, 0.50) / 1000));
+    add_int(l, "p99_us", (int64_t)(histogram_quantile_ns(h, 0.99) / 1000));
+    add_int(l, "max_us", (int64_t)(h->max_ns / 1000));
+    add_int(l, "within_20ms", (int64_t)histogram_count_le(h, 20000000));
+    return l;
+}
+
 struct json_object *report_status(const struct engine *e)
 {
     struct json_object *o = json_object_new_object();
@@ -103,6 +115,7 @@ struct json_object *report_status(const struct engine *e)
     json_object_object_add(o, "events", ev);
     add_int(o, "overflows", (int64_t)pc->overflows);
     add_int(o, "rescans", (int64_t)e->counters.rescans);
+    json_object_object_add(o, "placement_latency", latency_json(&e->events.placement_latency));
     json_object_object_add(o, "plan", plan_json(e));
 
     struct json_object *rl = json_object_new_object();
@@ -278,6 +291,28 @@ static void sample(struct json_object *samples, const char *label, const char *v
     sample2(samples, label, value_label, NULL, NULL, v);
 }
 
+/* A histogram family: cumulative _bucket samples by "le", then _sum and
+ * _count (the renderer appends each sample's suffix to the name). */
+static void histogram_family(struct json_object *arr, const char *name, const char *help, const struct histogram *h)
+{
+    struct json_object *s = family(arr, name, "histogram", help);
+    uint64_t cum = 0;
+    for (size_t i = 0; i <= HISTOGRAM_N_BOUNDS; i++) {
+        char le[32];
+        cum += h->bucket[i];
+        if (i < HISTOGRAM_N_BOUNDS)
+            snprintf(le, sizeof le, "%g", (double)histogram_bounds_ns[i] / 1e9);
+        else
+            snprintf(le, sizeof le, "+Inf");
+        sample(s, "le", le, (double)cum);
+        add_str(json_object_array_get_idx(s, json_object_array_length(s) - 1), "suffix", "_bucket");
+    }
+    sample(s, NULL, NULL, (double)h->sum_ns / 1e9);
+    add_str(json_object_array_get_idx(s, json_object_array_length(s) - 1), "suffix", "_sum");
+    sample(s, NULL, NULL, (double)h->count);
+    add_str(json_object_array_get_idx(s, json_object_array_length(s) - 1), "suffix", "_count");
+}
+
 /* Tasks per class and what decided it, and behaviour's releases. */
 static void behaviour_metrics(const struct engine *e, struct json_object *arr)
 {
@@ -327,6 +362,21 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
                    "Proc connector receive buffer overflows (events lost, /proc rescanned)");
         sample(s, NULL, NULL, (double)pc->overflows);
     }
+    histogram_family(arr, "turbosched_placement_latency_seconds",
+                     "From the kernel's event to the call that placed its task, per placement made for an event",
+                     &e->events.placement_latency);
+    histogram_family(arr, "turbosched_event_delay_seconds",
+                     "From the kernel's event to the start of its handling (queued in the socket or behind other work)",
+                     &e->events.queue_delay);
+    s = family(arr, "turbosched_event_handling_seconds_total", "counter",
+               "Time spent handling events, by kind (turbosched_events_total counts them)");
+    for (unsigned k = PROCMON_FORK; k < PROCMON_KINDS; k++)
+        sample(s, "kind", procmon_kind_to_string((enum procmon_kind)k), (double)e->events.handled_ns[k] / 1e9);
+    s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
+    sample(s, NULL, NULL, (double)e->events.wakeups);
+    s = family(arr, "turbosched_event_wakeups_seconds_total", "counter",
+               "Time spent in those wake-ups: reading the socket and handling what it held");
+    sample(s, NULL, NULL, (double)e->events.wakeups_ns / 1e9);
 }
 
 /* The engine's own counters and its current plan. */

@@ -117,8 +117,8 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
                                uint64_t now_ms, char *buf, size_t size);
 /* Heap bytes of the watch table. */
 size_t sampler_memory_bytes(const struct sampler *s);
-/* PF_KTHREAD from /proc/PID/task/TID/stat: 1 kernel thread, 0 not, -errno. */
-int sampler_is_kernel_thread(const struct sampler *s, const struct task *t);
+/* A kernel thread, as procscan found it (TASK_F_KTHREAD); reads nothing. */
+bool sampler_is_kernel_thread(const struct task *t);
 
 /* false when there is no valid previous reading to compare with (first
  * sample, no time passed, or a counter that went backwards). */

@@ -105,7 +105,7 @@ int slice_apply(const struct sysops *ops, const struct slice_support *sup, pid_t
     if (slice_ns > SLICE_MAX_NS)
         slice_ns = SLICE_MAX_NS;
 
-    struct sysops_sched_attr orig, back;
+    struct sysops_sched_attr orig;
     int r = ops->getattr(ops->userdata, tid, &orig);
     if (r < 0)
         return r;
@@ -119,14 +119,13 @@ int slice_apply(const struct sysops *ops, const struct slice_support *sup, pid_t
     r = ops->setattr(ops->userdata, tid, &want);
     if (r < 0)
         return r;
-    /* What is there now is what restore compares with. */
-    r = ops->getattr(ops->userdata, tid, &back);
-    if (r < 0)
-        return r;
+    /* What restore compares with: the kernel keeps a runtime within
+     * 0.1..100 ms as given (slice_probe saw it read back at start), so no
+     * second sched_getattr per task. */
     saved->orig = orig;
     saved->orig.flags &= FLAG_RESET_ON_FORK;
     saved->orig_default = orig.runtime_ns == sup->default_slice_ns;
-    saved->set_runtime_ns = back.runtime_ns;
+    saved->set_runtime_ns = want.runtime_ns;
     saved->applied = true;
     return 0;
 }

@@ -39,7 +39,7 @@ static ssize_t read_task_file(pid_t tid, const char *name, char *buf, size_t siz
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int)tid, name);
-    ssize_t n = read_file(path, buf, size);
+    ssize_t n = read_proc_file(path, buf, size);
     return n == -ENOENT ? -ESRCH : n;
 }
 
@@ -52,8 +52,33 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
     return procstat_u64(buf, 22, ret);     /* starttime */
 }
 
+/* Every possible CPU, read once (it does not change while the system runs):
+ * no mask holds any other. NULL when it cannot be read. */
+static const cpu_set_t *possible_cpus(void)
+{
+    static cpu_set_t set;
+    static int state;   /* 0: not read yet, 1: read, -1: unreadable */
+    if (state == 0) {
+        char buf[1024];
+        state = -1;
+        if (read_file("/sys/devices/system/cpu/possible", buf, sizeof buf) > 0) {
+            buf[strcspn(buf, "\n")] = '\0';
+            if (cpulist_parse(buf, &set) == 0)
+                state = 1;
+        }
+    }
+    return state > 0 ? &set : NULL;
+}
+
 static int real_getaffinity_full(void *userdata, pid_t tid, cpu_set_t *ret)
 {
+    /* sched_getaffinity leaves out the CPUs not active; when it reports
+     * every possible CPU, it left out nothing. One system call then, where
+     * the status file costs four, and a read that waits while the task's
+     * process is in an exec. */
+    const cpu_set_t *possible = possible_cpus();
+    if (possible && sched_getaffinity(tid, sizeof *ret, ret) == 0 && CPU_EQUAL(ret, possible))
+        return 0;
     char buf[4096];
     ssize_t n = read_task_file(tid, "status", buf, sizeof buf);
     if (n < 0)

@@ -42,6 +42,13 @@ _Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures 
 
 /* struct task.flags bits of the task's own (the engine's start at 0x1) */
 #define TASK_F_NOT_CANDIDATE 0x100u  /* kernel thread or pinned by its user: never classified by behaviour */
+/* A kernel thread (PF_KTHREAD), as its stat said when procscan read it, or
+ * as its creator is until it execs: known without reading /proc again. */
+#define TASK_F_KTHREAD 0x200u
+/* Its start time was read from /proc just now, by procscan handling the
+ * event the hooks are called for: set only while they run. Whoever acts on
+ * the TID in them need not read it again to know the TID was not reused. */
+#define TASK_F_START_FRESH 0x400u
 
 struct task_table;
 

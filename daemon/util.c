@@ -9,7 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
-static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate)
+/* short_ends: a read shorter than asked is the end (see read_proc_fd) */
+static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate, bool short_ends)
 {
     size_t n = 0;
     for (;;) {
@@ -18,7 +19,8 @@ static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate)
                 break;
             return -EFBIG;
         }
-        ssize_t r = read(fd, buf + n, size - 1 - n);
+        size_t want = size - 1 - n;
+        ssize_t r = read(fd, buf + n, want);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -27,9 +29,16 @@ static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate)
         if (r == 0)
             break;
         n += (size_t)r;
+        if (short_ends && (size_t)r < want)
+            break;
     }
     buf[n] = '\0';
     return (ssize_t)n;
+}
+
+ssize_t read_proc_fd(int fd, char *buf, size_t size)
+{
+    return read_fd_full(fd, buf, size, false, true);
 }
 
 static ssize_t read_at(int dirfd, const char *path, char *buf, size_t size, bool truncate)
@@ -39,7 +48,17 @@ static ssize_t read_at(int dirfd, const char *path, char *buf, size_t size, bool
     _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return -errno;
-    return read_fd_full(fd, buf, size, truncate);
+    return read_fd_full(fd, buf, size, truncate, false);
+}
+
+ssize_t read_proc_file(const char *path, char *buf, size_t size)
+{
+    if (size == 0)
+        return -EINVAL;
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    return read_proc_fd(fd, buf, size);
 }
 
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
@@ -76,7 +95,7 @@ ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name,
     int r = path_join(path, sizeof path, root, rel);
     if (r < 0)
         return r;
-    return read_file(path, buf, size);
+    return read_proc_file(path, buf, size);
 }
 
 int parse_u64(const char *s, uint64_t *ret)

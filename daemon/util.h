@@ -38,8 +38,14 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size);
 /* Join root and path ("/" root or NULL means the real system). */
 int path_join(char *out, size_t size, const char *root, const char *path);
+/* For /proc files the kernel generates whole on the first read (stat,
+ * status, schedstat: one seq_file record), and regular files: a read
+ * shorter than asked is the end, so no second read() just to see 0.
+ * Otherwise as read_file. */
+ssize_t read_proc_fd(int fd, char *buf, size_t size);
+ssize_t read_proc_file(const char *path, char *buf, size_t size);
 /* Reads root/proc/PID/task/TID/NAME (root "" or NULL: the real /proc) like
- * read_file. */
+ * read_proc_file. */
 ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t size);
 
 /* Strict parsers: whole string, no overflow; -EINVAL/-ERANGE on failure. */

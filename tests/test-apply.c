@@ -1476,6 +1476,29 @@ static void test_pid_reused_before_pack(void **state)
     assert_int_equal(applier_hands_off(f->a, 850), 0);
 }
 
+/* A start time read for this very event (procscan's TASK_F_START_FRESH) is
+ * not read again: the pack makes one system call fewer, and the check
+ * above still runs for every task read earlier. */
+static void test_fresh_start_not_read_again(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    struct fake_task *ft = add_task(&f->rec, 855, "0-3");
+    (void)ft;
+    struct task t = mk_task(&f->rec, 855, 855, "jit");
+    t.flags |= TASK_F_START_FRESH;
+    unsigned reads = f->rec.n_start_time;
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(f->rec.n_start_time, reads);
+    assert_mask(&ft->mask, "0");
+
+    struct fake_task *fo = add_task(&f->rec, 856, "0-3");
+    struct task o = mk_task(&f->rec, 856, 856, "jit");
+    assert_int_equal(applier_pack_task(f->a, &o, &plan), 1);
+    assert_int_equal(f->rec.n_start_time, reads + 1);
+    assert_mask(&fo->mask, "0");
+}
+
 /* A child process whose fork was never seen (events lost and found by a
  * rescan, or created while the task table was full) carries the mask we set
  * on its parent: its original is the parent's, or it would keep the narrowed
@@ -1829,6 +1852,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hotplug_woken_while_going_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_original_is_full_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_pack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_start_not_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_child_of_packed_parent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_on_pack_restored_on_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_changed_after_us_left_alone, setup, teardown),

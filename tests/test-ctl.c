@@ -31,6 +31,7 @@ static const char status_json[] =
     "{\"version\":\"0.1.0\",\"uptime_s\":3725,\"mode\":\"affinity\",\"dry_run\":false,\"uclamp_supported\":false,"
     "\"unit_optin\":false,\"tasks\":{\"tracked\":412,\"jitter\":23,\"intensive\":2,\"ignore\":387,\"packed\":23},"
     "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rescans\":1,"
+    "\"placement_latency\":{\"count\":800,\"p50_us\":85,\"p99_us\":950,\"max_us\":12001,\"within_20ms\":796},"
     "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\"},"
     "\"last_reload\":{\"ok\":true,\"time_s\":1700000000,\"message\":\"12 rules\"},"
     "\"cpus\":[{\"cpu\":0,\"freq_khz\":null,\"idle\":[{\"name\":\"POLL\",\"usage\":12,\"time_us\":34},"
@@ -66,7 +67,12 @@ static const char metrics_json[] =
     "\"samples\":[{\"labels\":{\"kind\":\"fork\"},\"value\":1},{\"labels\":{\"kind\":\"a\\\"b\\\\c\\nd\"},\"value\":4}]},"
     "{\"name\":\"turbosched_tasks\",\"help\":\"dup\",\"type\":\"gauge\",\"samples\":[{\"labels\":{\"class\":\"ignore\"},\"value\":387}]},"
     "{\"name\":\"uptime_seconds\",\"help\":\"Daemon uptime\",\"type\":\"bogus\",\"samples\":[{\"value\":12.5}]},"
-    "{\"name\":\"turbosched_plan_restricted\",\"type\":\"gauge\",\"samples\":[{\"labels\":{},\"value\":true},{\"value\":null}]}]}";
+    "{\"name\":\"turbosched_plan_restricted\",\"type\":\"gauge\",\"samples\":[{\"labels\":{},\"value\":true},{\"value\":null}]},"
+    "{\"name\":\"turbosched_placement_latency_seconds\",\"help\":\"h\",\"type\":\"histogram\",\"samples\":["
+    "{\"labels\":{\"le\":\"0.001\"},\"value\":2,\"suffix\":\"_bucket\"},"
+    "{\"labels\":{\"le\":\"+Inf\"},\"value\":3,\"suffix\":\"_bucket\"},"
+    "{\"labels\":{},\"value\":0.5,\"suffix\":\"_sum\"},{\"labels\":{},\"value\":3,\"suffix\":\"_count\"},"
+    "{\"labels\":{},\"value\":1,\"suffix\":\"{x=\\\"y\\\"} 9\\n\"}]}]}";
 
 struct fixture {
     char dir[64];
@@ -330,6 +336,7 @@ static void test_status(void **state)
     assert_non_null(strstr(r.out, "Mode:          affinity\n"));
     assert_non_null(strstr(r.out, "412 tracked: 23 jitter, 2 intensive, 387 ignored; 23 packed"));
     assert_non_null(strstr(r.out, "Plan:          jitter tasks on CPUs 0: packed on core 0\n"));
+    assert_non_null(strstr(r.out, "Placement:     800 on events, p50 85 us, p99 950 us, max 12001 us; 99.5% within 20 ms\n"));
     assert_non_null(strstr(r.out, "Last reload:   ok at "));
     assert_null(strchr(r.out, '\033'));  /* a pipe gets no colour */
     char lines[8][256];
@@ -359,6 +366,7 @@ static void test_status_missing_fields(void **state)
     assert_non_null(strstr(r.out, "Tasks:         - tracked: - jitter, - intensive, - ignored; - packed\n"));
     assert_non_null(strstr(r.out, "Plan:          CPUs -: -\n"));
     assert_non_null(strstr(r.out, "Last reload:   failed: rules.conf:3: unknown key\n"));
+    assert_non_null(strstr(r.out, "Placement:     none made for an event yet\n"));
     assert_non_null(strstr(r.out, "  0   n/a\n"));
     run_free(&r);
     fx->status_override = "{}";
@@ -490,7 +498,12 @@ static size_t parse_exposition(const char *text, struct sample *out, size_t max)
             assert_true(ok);
             s->name[k++] = *q++;
         }
-        assert_string_equal(s->name, current);  /* samples follow their own family */
+        /* samples follow their own family; a histogram's carry its suffixes */
+        size_t cl = strlen(current);
+        assert_int_equal(strncmp(s->name, current, cl), 0);
+        if (s->name[cl])
+            assert_true(strcmp(s->name + cl, "_bucket") == 0 || strcmp(s->name + cl, "_sum") == 0 ||
+                        strcmp(s->name + cl, "_count") == 0);
         assert_int_equal(strncmp(s->name, "turbosched_", 11), 0);
         if (*q == '{') {
             q++;
@@ -539,7 +552,7 @@ static void test_metrics_exposition(void **state)
     assert_int_equal(r.status, 0);
     struct sample s[16];
     size_t n = parse_exposition(r.out, s, 16);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 11);
     /* The duplicate family was merged into the first: its samples follow. */
     assert_string_equal(s[0].name, "turbosched_tasks");
     assert_string_equal(s[0].labels, "class=jitter");
@@ -555,6 +568,16 @@ static void test_metrics_exposition(void **state)
     assert_string_equal(s[5].value, "12.5");
     assert_string_equal(s[6].name, "turbosched_plan_restricted");
     assert_string_equal(s[6].value, "1");
+    /* A histogram's series carry their suffix; a sample with any other is
+     * dropped, so a reply cannot inject a line or a label through it. */
+    assert_string_equal(s[7].name, "turbosched_placement_latency_seconds_bucket");
+    assert_string_equal(s[7].labels, "le=0.001");
+    assert_string_equal(s[8].labels, "le=+Inf");
+    assert_string_equal(s[8].value, "3");
+    assert_string_equal(s[9].name, "turbosched_placement_latency_seconds_sum");
+    assert_string_equal(s[9].value, "0.5");
+    assert_string_equal(s[10].name, "turbosched_placement_latency_seconds_count");
+    assert_non_null(strstr(r.out, "# TYPE turbosched_placement_latency_seconds histogram\n"));
     assert_non_null(strstr(r.out, "# TYPE turbosched_uptime_seconds untyped\n"));
     assert_non_null(strstr(r.out, "# HELP turbosched_events_total Proc connector events\\nby kind \\\\ type\n"));
     assert_non_null(strstr(r.out, "# HELP turbosched_plan_restricted turbosched_plan_restricted\n"));

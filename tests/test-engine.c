@@ -335,18 +335,41 @@ static void test_events_fed_directly(void **state)
     assert_int_equal(engine_procmon_fd(e), -EBADF);
     pack(fx);
 
+    /* what the ticks packed is not timed: no event behind it */
+    const struct histogram *lat = &e->events.placement_latency;
+    assert_int_equal(lat->count, 0);
+
     efx_add_task(fx, 1010, 1010, "jitterbug");
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1010, .tgid = 1010});
+    uint64_t t_event = now_ns() - 2000000;   /* the kernel saw the exec 2 ms ago */
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1010, .tgid = 1010,
+                                               .timestamp_ns = t_event});
     expect_class(e, 1010, CLASS_JITTER, SOURCE_RULE, 0);
     assert_non_null(applier_find(e->applier, 1010));
     expect_log("would set pid 1010 (jitterbug)");
+    assert_int_equal(lat->count, 1);
+    assert_true(lat->max_ns >= 2000000 && lat->max_ns < now_ns() - t_event + 1);
+    assert_int_equal(e->events.event_ns, 0);   /* only while the event is handled */
 
     efx_add_task(fx, fx->jit_b, 1011, "jitterbug");
     engine_on_event(e, &(struct procmon_event){.kind = PROCMON_FORK, .tid = 1011, .tgid = fx->jit_b,
-                                               .fork = {.parent_tid = 1, .parent_tgid = 1}});
+                                               .fork = {.parent_tid = 1, .parent_tgid = 1},
+                                               .timestamp_ns = now_ns()});
     expect_class(e, 1011, CLASS_JITTER, SOURCE_RULE, 0);
     assert_non_null(applier_find(e->applier, 1011));
     expect_counts(e, 5, 1, 1, 5);
+    /* the new thread inherited its creator's confined mask: recorded, with
+     * nothing to set, so no placement to time */
+    assert_int_equal(lat->count, 1);
+
+    /* an event stamped after the daemon's clock (none should be) counts as 0 */
+    efx_add_task(fx, 1012, 1012, "jitterbug");
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1012, .tgid = 1012,
+                                               .timestamp_ns = now_ns() + 1000000000});
+    assert_non_null(applier_find(e->applier, 1012));
+    assert_int_equal(lat->count, 2);
+    assert_int_equal(lat->bucket[0], 1);
+    efx_remove_task(fx, 1012, 1012);
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = 1012, .tgid = 1012});
 
     efx_remove_task(fx, 1010, 1010);
     engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = 1010, .tgid = 1010});
@@ -356,6 +379,7 @@ static void test_events_fed_directly(void **state)
     assert_null(applier_find(e->applier, 1010));
     assert_null(task_table_find(e->tasks, 1011));
     expect_counts(e, 3, 1, 1, 3);
+    assert_int_equal(lat->count, 2);   /* exits place nothing */
     expect_real_masks_unchanged(fx);
 }
 

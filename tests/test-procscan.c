@@ -66,6 +66,12 @@ static void test_parse_stat(void **state)
     assert_string_equal(t.comm, "(sd-pam)");
     assert_int_equal(t.start_time, 424242);
     assert_int_equal(st, 'S');
+    assert_false(t.flags & TASK_F_KTHREAD);
+    /* field 9, the kernel's flags: PF_KTHREAD (0x200000) marks a kernel thread */
+    assert_int_equal(procscan_parse_stat("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 9\n", &t, &st), 0);
+    assert_true(t.flags & TASK_F_KTHREAD);
+    assert_int_equal(procscan_parse_stat("7 (a) S 1 2 3 4 5 4194560 7 8 9 10 11 12 13 14 15 16 17 18 9\n", &t, &st), 0);
+    assert_false(t.flags & TASK_F_KTHREAD);
     /* starttime as the last field */
     assert_int_equal(procscan_parse_stat("7 (a b) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", &t, &st), 0);
     assert_int_equal(t.start_time, 99);
@@ -215,12 +221,14 @@ struct rec {
     uint64_t last_gone_start;
     bool gone_was_tracked;      /* task_gone runs before removal */
     int new_ret;
+    unsigned n_fresh;           /* hooks that found TASK_F_START_FRESH */
 };
 
 static int on_new(struct task *t, void *ud)
 {
     struct rec *r = ud;
     r->n_new++;
+    r->n_fresh += (t->flags & TASK_F_START_FRESH) != 0;
     r->last_new = t->tid;
     assert_ptr_equal(task_table_find(r->tt, t->tid), t);
     return r->new_ret;
@@ -230,6 +238,7 @@ static int on_changed(struct task *t, enum procscan_change what, void *ud)
 {
     struct rec *r = ud;
     r->n_changed++;
+    r->n_fresh += (t->flags & TASK_F_START_FRESH) != 0;
     r->last_what = what;
     r->last_changed = t->tid;
     return 0;
@@ -245,6 +254,17 @@ static void on_gone(struct task *t, void *ud)
 }
 
 #define HOOKS(rec) { .task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = &(rec) }
+
+/* A table, its recorder and lazy-start hooks (the daemon's), with "parent"
+ * (PID 100, uid 1000) tracked by a rescan. */
+#define LAZY_SETUP(tr) \
+    struct task_table *tt; \
+    assert_int_equal(task_table_new(100, &tt), 0); \
+    struct rec rec = { .tt = tt }; \
+    struct procscan_hooks h = HOOKS(rec); \
+    h.lazy_start = true; \
+    mk_task((tr), 100, 100, "parent", 'S', 1000, 1000, true); \
+    assert_int_equal(procscan_reconcile((tr)->root, tt, &h, NULL), 0)
 
 static void test_reconcile(void **state)
 {
@@ -531,21 +551,83 @@ static void test_exec_from_thread(void **state)
 }
 
 
+/* A kernel thread is known by its stat's flags when read, and by its
+ * creator's until it execs: the sampler asks without reading /proc (a read
+ * of a thread's stat waits while its process is in the middle of an exec). */
+static void test_kernel_thread_flag(void **state)
+{
+    struct tree *tr = *state;
+    LAZY_SETUP(tr);
+    mk_task(tr, 2, 2, "kthreadd", 'S', 10, 0, true);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc/2/task/2/stat", tr->root);
+    write_text(path, "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 10 1 2 3\n");
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    assert_true(task_table_find(tt, 2)->flags & TASK_F_KTHREAD);
+    assert_false(task_table_find(tt, 100)->flags & TASK_F_KTHREAD);
+
+    struct procmon_event ev = ev_of(PROCMON_FORK, 300, 300);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 2;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    struct task *t = task_table_find(tt, 300);
+    assert_non_null(t);
+    assert_true(t->start_pending);              /* nothing was read */
+    assert_true(t->flags & TASK_F_KTHREAD);
+    ev = ev_of(PROCMON_FORK, 301, 301);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_false(task_table_find(tt, 301)->flags & TASK_F_KTHREAD);
+
+    /* a usermode helper: a kernel thread that execs a program is one no more */
+    mk_task(tr, 300, 300, "modprobe", 'R', 3000, 0, true);
+    ev = ev_of(PROCMON_EXEC, 300, 300);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    t = task_table_find(tt, 300);
+    assert_non_null(t);
+    assert_false(t->flags & TASK_F_KTHREAD);
+    task_table_free(tt);
+}
+
+/* TASK_F_START_FRESH: set while the hooks run for an event whose handling
+ * read the task's stat (exec, a fork read at once), never for a rescan or
+ * a fork taken from its creator, and cleared when they return. */
+static void test_start_fresh(void **state)
+{
+    struct tree *tr = *state;
+    LAZY_SETUP(tr);
+    assert_int_equal(rec.n_new, 1);
+    assert_int_equal(rec.n_fresh, 0);
+
+    /* exec of a tracked task */
+    struct procmon_event ev = ev_of(PROCMON_EXEC, 100, 100);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_changed, 1);
+    assert_int_equal(rec.n_fresh, 1);
+    assert_false(task_table_find(tt, 100)->flags & TASK_F_START_FRESH);
+    /* exec of one not tracked yet */
+    mk_task(tr, 200, 200, "other", 'R', 2000, 1000, true);
+    ev = ev_of(PROCMON_EXEC, 200, 200);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_new, 2);
+    assert_int_equal(rec.n_fresh, 2);
+    assert_false(task_table_find(tt, 200)->flags & TASK_F_START_FRESH);
+    /* a fork taken from its creator: nothing read, nothing fresh */
+    ev = ev_of(PROCMON_FORK, 300, 300);
+    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_new, 3);
+    assert_int_equal(rec.n_fresh, 2);
+    task_table_free(tt);
+}
+
 /* The daemon's fork path (lazy_start): a new process whose forking thread is
  * tracked is added without reading /proc; its start time is read when
  * something is about to act on it, by exec, or by a rescan. */
 static void test_lazy_start(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
-    struct procscan_hooks h = HOOKS(rec);
-    h.lazy_start = true;
+    LAZY_SETUP(tr);
     struct procmon_event ev;
-
-    mk_task(tr, 100, 100, "parent", 'S', 1000, 1000, true);
-    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
     rec = (struct rec){ .tt = tt };
 
     /* no file for the child at all: nothing is read; comm and uid come
@@ -877,6 +959,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_thread_flag, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_start_fresh, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_read, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_rename_flood_bounded, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_uid, tree_setup, tree_teardown),

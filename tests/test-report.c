@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine-fixture.h"
@@ -201,15 +202,48 @@ static double sample_value(struct json_object *samples, const char *label, const
     return NAN;
 }
 
+/* A histogram's samples: cumulative buckets by ascending "le" ending in
+ * +Inf, then _sum and _count, the +Inf bucket equal to the count. */
+static void expect_histogram(struct json_object *samples, double count)
+{
+    assert_non_null(samples);
+    size_t n = json_object_array_length(samples);
+    assert_int_equal(n, HISTOGRAM_N_BOUNDS + 3);
+    double prev = 0, prev_le = 0;
+    for (size_t i = 0; i <= HISTOGRAM_N_BOUNDS; i++) {
+        struct json_object *s = json_object_array_get_idx(samples, i);
+        assert_string_equal(get_str(s, "suffix"), "_bucket");
+        const char *le = get_str(get(s, "labels"), "le");
+        double v = json_object_get_double(get(s, "value"));
+        assert_true(v >= prev);
+        prev = v;
+        if (i < HISTOGRAM_N_BOUNDS) {
+            assert_true(strtod(le, NULL) > prev_le);
+            prev_le = strtod(le, NULL);
+        } else {
+            assert_string_equal(le, "+Inf");
+            assert_true(v == count);
+        }
+    }
+    assert_string_equal(get_str(json_object_array_get_idx(samples, HISTOGRAM_N_BOUNDS + 1), "suffix"), "_sum");
+    struct json_object *c = json_object_array_get_idx(samples, HISTOGRAM_N_BOUNDS + 2);
+    assert_string_equal(get_str(c, "suffix"), "_count");
+    assert_true(json_object_get_double(get(c, "value")) == count);
+}
+
 static void test_metrics(void **state)
 {
     struct engine_fixture *fx = *state;
     start_packed(fx);
+    /* what the ticks placed is not timed; two placements for events are */
+    assert_int_equal(fx->e->events.placement_latency.count, 0);
+    histogram_add(&fx->e->events.placement_latency, 300000);
+    histogram_add(&fx->e->events.placement_latency, 30000000);
     struct json_object *o = report_metrics(fx->e);
     struct json_object *arr = get(o, "metrics");
     size_t n = json_object_array_length(arr);
     assert_true(n >= 10);
-    struct json_object *tasks = NULL, *packed = NULL, *restricted = NULL, *util = NULL;
+    struct json_object *tasks = NULL, *packed = NULL, *restricted = NULL, *util = NULL, *latency = NULL;
     for (size_t i = 0; i < n; i++) {
         struct json_object *f = json_object_array_get_idx(arr, i);
         const char *name = get_str(f, "name"), *type = get_str(f, "type"), *help = get_str(f, "help");
@@ -217,7 +251,7 @@ static void test_metrics(void **state)
             fail_msg("family %s: not in the turbosched_ namespace", name);
         if (strlen(help) == 0)
             fail_msg("family %s: empty help", name);
-        if (strcmp(type, "gauge") != 0 && strcmp(type, "counter") != 0)
+        if (strcmp(type, "gauge") != 0 && strcmp(type, "counter") != 0 && strcmp(type, "histogram") != 0)
             fail_msg("family %s: type \"%s\"", name, type);
         /* Prometheus: counters, and only they, end in _total */
         if ((strcmp(type, "counter") == 0) != ends_with(name, "_total"))
@@ -234,6 +268,8 @@ static void test_metrics(void **state)
             restricted = get(f, "samples");
         else if (strcmp(name, "turbosched_cpu_utilisation_ratio") == 0)
             util = get(f, "samples");
+        else if (strcmp(name, "turbosched_placement_latency_seconds") == 0)
+            latency = get(f, "samples");
     }
     assert_non_null(tasks);
     assert_non_null(packed);
@@ -248,6 +284,7 @@ static void test_metrics(void **state)
     assert_true(fabs(sample_value(util, "cpu", "0") - 0.5) < 0.002);
     assert_true(fabs(sample_value(util, "cpu", "1") - 1.0) < 0.002);
     assert_true(fabs(sample_value(util, "cpu", "2")) < 0.002);
+    expect_histogram(latency, 2);
     json_object_put(o);
 }
 

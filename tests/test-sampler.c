@@ -304,7 +304,7 @@ static bool hook_candidate(struct task *t, void *userdata)
 {
     struct verdicts *v = userdata;
     v->n_candidate_asks++;
-    if (sampler_is_kernel_thread(&v->f->s, t) != 0) {
+    if (sampler_is_kernel_thread(t)) {
         t->flags |= TASK_F_NOT_CANDIDATE;
         return false;
     }
@@ -334,6 +334,7 @@ static void test_behaviour_watch(void **state)
     light->source = SOURCE_DEFAULT;
     ruled->source = SOURCE_RULE;
     kthread->source = SOURCE_DEFAULT;
+    kthread->flags |= TASK_F_KTHREAD;               /* as procscan found it */
     uint64_t run_ns = 1000000, slices = 10, now = 100000;
     write_sched(f, 2, 1000, 1, 0);
     write_sched(f, 3, 1000, 1, 0x00200000ul);      /* PF_KTHREAD */

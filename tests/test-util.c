@@ -180,6 +180,36 @@ static void test_read_file(void **state)
     assert_true(read_file("/proc/self/stat", big, sizeof big) > 0);
 }
 
+/* A short read ends it: no second read() that would see 0 (a pipe whose
+ * writer stays open shows it: read_file would wait for the end). */
+static void test_read_proc_file(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(write(p[1], "ab\n", 3), 3);
+    char buf[16];
+    assert_int_equal(read_proc_fd(p[0], buf, sizeof buf), 3);
+    assert_string_equal(buf, "ab\n");
+    close(p[0]);
+    close(p[1]);
+
+    char path[] = "/tmp/ts-test-util.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char text[3000];
+    memset(text, 'x', sizeof text);
+    assert_int_equal(write(fd, text, sizeof text), (ssize_t)sizeof text);
+    close(fd);
+    char big[4096];
+    assert_int_equal(read_proc_file(path, big, sizeof big), (ssize_t)sizeof text);
+    assert_int_equal(memcmp(big, text, sizeof text), 0);
+    assert_int_equal(read_proc_file(path, big, sizeof text), -EFBIG);   /* no room for the NUL */
+    unlink(path);
+    assert_int_equal(read_proc_file("/nonexistent/x", buf, sizeof buf), -ENOENT);
+    assert_true(read_proc_file("/proc/self/stat", big, sizeof big) > 0);
+}
+
 static void test_path_join(void **state)
 {
     char p[32];
@@ -277,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_format_percent),
         cmocka_unit_test(test_format_cpulist),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_read_proc_file),
         cmocka_unit_test(test_path_join),
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_log_stderr_prefix),

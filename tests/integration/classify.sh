@@ -25,6 +25,8 @@ class_of() { ctl --json explain "$1" 2>/dev/null | sed -n 's/.*"class": *"\([a-z
 class_is() { [ "$(class_of "$1")" = "$2" ]; }
 
 check "daemon starts with a rule in a drop-in" start_daemon
+nice_of() { local s; s=$(< "/proc/$1/stat"); s=${s##*) }; set -- $s; echo "${17}"; }
+check "daemon runs at the default nice -10 (now $(nice_of "$DAEMON_PID"))" test "$(nice_of "$DAEMON_PID")" = -10
 
 spawn EXECED "$LOAD" -d 1 -p 50 -n "${NAME}e"
 check "exec'd process matching the rule is jitter" wait_for 10 class_is "$EXECED" jitter
@@ -42,8 +44,11 @@ check "dump shows every CPU's core" \
     bash -c "[ \$('$CTL' --socket '$TMP/control' --json dump | grep -c '\"core_id\"') -eq \$(nproc) ]"
 ctl metrics > "$TMP/metrics"
 families_documented() {
-    awk '/^# HELP/ {h[$3] = 1} /^# TYPE/ {t[$3] = 1}
-         /^turbosched_/ {split($1, a, "{"); s[a[1]] = 1}
+    # a histogram's series are its name with _bucket, _sum or _count
+    awk '/^# HELP/ {h[$3] = 1} /^# TYPE/ {t[$3] = $4}
+         /^turbosched_/ {split($1, a, "{"); f = a[1]
+             if (!(f in t)) { g = f; sub(/_(bucket|sum|count)$/, "", g); if (t[g] == "histogram") f = g }
+             s[f] = 1}
          END {n = 0; for (f in s) {n++; if (!(f in h) || !(f in t)) exit 1}; exit n > 0 ? 0 : 1}' "$TMP/metrics"
 }
 check "metrics: HELP and TYPE for every family" families_documented
@@ -73,14 +78,17 @@ check "SIGHUP without the rule: no longer jitter" wait_for 10 class_is "$EXECED"
 check "renamed one too" wait_for 10 class_is "$RENAMED" ignore
 check "status says the reload succeeded" bash -c "'$CTL' --socket '$TMP/control' --json status | grep -A1 last_reload | grep -q '\"ok\": *true'"
 
-# And back through the control socket.
+# And back through the control socket, with a nice value of its own.
 rules <<CONF
+[daemon]
+nice = 3
 [rule test-jitter]
 comm = ${NAME}*
 class = jitter
 CONF
 check "ctl reload with the rule back" ctl reload
 check "jitter again" wait_for 10 class_is "$EXECED" jitter
+check "the reload set the daemon's nice to 3 (now $(nice_of "$DAEMON_PID"))" test "$(nice_of "$DAEMON_PID")" = 3
 check "SIGTERM" stop_daemon TERM
 check "no error in the daemon's log but the bad reload" \
     bash -c "[ \$(grep '^<[0-3]>' '$TMP/daemon.log' | grep -vc '50-test.conf\|reload failed\|invalid') -eq 0 ]"

@@ -40,12 +40,21 @@ check "plan packs on the busy CPU 0" wait_for 20 affinity_is "$FIRST" 0
 echo "  plan packed $(( ($(now_us) - t0) / 1000 )) ms after the hog started"
 # A jitter task the user pinned to CPU 1 before the daemon saw it.
 spawn PINNED taskset -c 1 "$LOAD" -d 2 -p 20 -n "${NAME}p"
+# placements timed from their event: the histogram's count (one read
+# before, one after, so the idle CPU sees two short clients only)
+latency_count() { ctl metrics 2>/dev/null | sed -n 's/^turbosched_placement_latency_seconds_count //p'; }
+n0=$(latency_count)
 t0=$(now_us)
 start_jitter
 # Placement follows each exec event at once: a second is generous.
 check "jitter confined to the busy CPU 0 within 1 s" wait_for 1 all_jitter_on 0
 for p in "${jitter_pids[@]}"; do echo "  jitter $p: $(affinity_of $p)"; done
 echo "  confined $(( ($(now_us) - t0) / 1000 )) ms after the jitter tasks started"
+# Each was placed on its rename event (ts-load names itself after exec):
+# three placements, each timed from the kernel's event.
+n1=$(latency_count)
+counted_three() { [ -n "$n0" ] && [ -n "$n1" ] && [ "$n1" -eq $(( n0 + 3 )) ]; }
+check "latency histogram counted the three placements (count $n0 -> $n1)" counted_three
 check "pinned task classified jitter" wait_for 10 explain_class "$PINNED" jitter
 check "pinned task left on CPU 1" affinity_is "$PINNED" 1
 # dump_task PID: the task's object in the JSON dump, on one line

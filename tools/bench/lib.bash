@@ -66,7 +66,7 @@ plan_restricted() { ctl status 2>/dev/null | grep -q '^Plan: *jitter tasks on CP
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # cpu_ns PID: time on CPU of all its threads, in ns (schedstat: finer than
 # the clock ticks of /proc/PID/stat, which count 10 ms at a time)
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d\n", s }'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # ratio A B: A/B with 3 decimals ("n/a" when B is 0)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }

@@ -45,6 +45,9 @@ met() {   # met VALUE OP LIMIT
     awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "" || v == "n/a") { print "not measured"; exit }
         ok = (op == "<=") ? (v + 0 <= l + 0) : (v + 0 >= l + 0); print ok ? "met" : "**not met**" }'
 }
+storm_x=$(kv storm_execs_per_s); storm_p99=$(kv storm_latency_p99_us)
+storm_cpu=$(kv storm_cpu_per_1000_ms); storm_cg=$(kv storm_cgrulesengd_cpu_per_1000_ms)
+storm_ratio=$(ratio "$storm_cpu" "$storm_cg")
 placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us); p99lo=$(kv latency_after_first_p99_us)
 recall=$(kv behaviour_jitter_recall_pct); precision=$(kv behaviour_jitter_precision_pct); int_as_jit=$(kv behaviour_intensive_as_jitter)
 cpu10k=$(kv steady_cpu_pct_10000); rss10k=$(kv steady_rss_mib_10000); fewer=$(kv idle_fewer_wakeups_pct); avoidable=$(kv idle_avoidable_removed_pct)
@@ -68,8 +71,10 @@ in the same run; the ratios mean more than the absolute numbers.
 
 | benchmark | figure | target | |
 |---|---|---|---|
-| event storm: tasks placed 20 ms after exec | ${placed:-?}% | ≥ 99.9% | $(met "$placed" ">=" 99.9) |
-| event storm: CPU per event vs cgrulesengd | ${cpu_ratio}x (${ts_cpu:-?} vs ${cg_cpu:-?} ms / 1000 events) | ≤ 0.3x | $(met "$cpu_ratio" "<=" 0.3) |
+| unpaced storm (${storm_x:-?} execs/s): tasks placed 20 ms after exec | ${placed:-?}% | ≥ 99% | $(met "$placed" ">=" 99) |
+| unpaced storm: the daemon's p99, kernel event → placement | ${storm_p99:-?} µs | ≤ 1000 µs | $(met "${storm_p99#>}" "<=" 1000) |
+| unpaced storm: CPU per 1,000 tasks vs cgrulesengd | ${storm_ratio}x (${storm_cpu:-?} vs ${storm_cg:-?} ms) | ≤ 0.5x | $(met "$storm_ratio" "<=" 0.5) |
+| fork+exec storm: CPU per event vs cgrulesengd | ${cpu_ratio}x (${ts_cpu:-?} vs ${cg_cpu:-?} ms / 1000 events) | ≤ 0.3x | $(met "$cpu_ratio" "<=" 0.3) |
 | instructions per event vs cgrulesengd (callgrind) | ${ir_ratio}x (${ts_ir:-?} vs ${cg_ir:-?}) | (stable figure) | |
 | exec → placement latency p99 (upper bound: from before execve) | ${p99:-?} µs | ≤ 1000 µs | $(met "$p99" "<=" 1000) |
 | exec → placement latency p99 (lower bound: from the first read) | ${p99lo:-?} µs | ≤ 1000 µs | $(met "$p99lo" "<=" 1000) |
@@ -81,7 +86,17 @@ in the same run; the ratios mean more than the absolute numbers.
 | idle CPU: fewer wake-ups with the daemon | ${fewer:-?}% | ≥ 90% | $(met "$fewer" ">=" 90) |
 | idle CPU: share of the jitter's wake-ups removed (floor: all pinned by hand) | ${avoidable:-?}% | (context) | |
 
-## Event storm against cgrulesengd
+## Event storm against cgrulesengd, at several rates
+
+Each new task checks its own placement 20 ms after its exec ("placed ≤ 20
+ms"); the daemon's own latency runs from the kernel's timestamp on the event
+to the return of \`sched_setaffinity\` (its \`turbosched_placement_latency_seconds\`
+histogram over that storm). CPU is each listener's schedstat run time per
+1,000 tasks; "waited for a CPU" is the daemon's schedstat run-queue wait. The
+second table is the daemon's own profile over the last storm: time handling
+each kind of event (two monotonic clock reads per event, always on), its
+wake-ups, and how long events waited in the socket before their handling
+began (\`turbosched_event_delay_seconds\`).
 
 $(table storm)
 

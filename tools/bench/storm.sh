@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# Event storm, turboschedd against cgrulesengd (Debian's cgroup-tools) with
-# the equivalent rule, one after the other in the same run: a fork+exec
-# storm from 2 workers (tools/bench-storm) in which each new task checks,
-# 20 ms after its exec, whether it was placed: confined to CPU 0 (turboschedd,
-# with CPU 0 kept busy so that its plan packs jitter there; the plan is held
-# by a long min_change_interval so the storm's own load cannot undo it), or
-# in a cpuset group on CPU 0 (cgrulesengd). Reports % placed and the
-# listener's netlink drops. CPU per event: tools/bench/event-cost.sh.
+# Event storm at several rates, turboschedd against cgrulesengd (Debian's
+# cgroup-tools) with the equivalent rule, in the same run: a fork+exec storm
+# from 2 workers (tools/bench-storm) in which each new task checks, 20 ms
+# after its exec, whether it was placed: confined to CPU 0 (turboschedd, with
+# CPU 0 kept busy so that its plan packs jitter there; the plan is held by a
+# long min_change_interval so the storm's own load cannot undo it), or in a
+# cpuset group on CPU 0 (cgrulesengd).
 #
-# usage: storm.sh BUILD_DIR [CHILDREN]
+# Per rate (paced at RATES execs/s for SECS seconds each, and 0 = unpaced,
+# CHILDREN tasks as fast as the workers fork):
+#   - the exec rate the storm actually reached;
+#   - the share placed within 20 ms, as the probes saw it;
+#   - turboschedd's own latency from the kernel's event to the placement
+#     (p50/p99 of turbosched_placement_latency_seconds over that storm);
+#   - CPU per 1,000 tasks of each listener (schedstat run time), and how long
+#     turboschedd waited for a CPU (schedstat run-queue wait) per 1,000 tasks;
+#   - the listener's netlink drops (/proc/net/netlink).
+# TS_NICE=N runs turboschedd at nice N instead of the shipped default;
+# TS_STORM_CONF adds lines to its [daemon] section.
+#
+# usage: storm.sh BUILD_DIR [CHILDREN]     (RATES="250 500 1000 2000 0" SECS=8)
 . "$(dirname "$0")/lib.bash"
 N=${2:-20000}
+RATES=${RATES:-250 500 1000 2000 0}
+SECS=${SECS:-8}
 NAME=tsbprobe
 CG=/sys/fs/cgroup/cpuset/tsbench
 RULES_BACKUP=
@@ -30,15 +43,51 @@ netlink_drops() {
     awk -v list="$inodes" 'BEGIN { n = split(list, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1 }
         NR > 1 && ($10 in want) { d += $9 } END { print d + 0 }' /proc/net/netlink
 }
-# storm [ARGS]: the storm, key=value lines into $TMP/storm.out
-storm() { "$BUILD/bench-storm" --probe "$TMP/$NAME" --children "$N" --workers 2 --check-ms 20 --expect 0 "$@" > "$TMP/storm.out"; }
+# sched PID: "run_ns wait_ns" of all its threads (schedstat)
+sched() { cat /proc/"$1"/task/*/schedstat | awk '{ r += $1; w += $2 } END { printf "%.0f %.0f\n", r, w }'; }
+children_at() { [ "$1" -eq 0 ] && echo "$N" || echo $(( $1 * SECS )); }
+# storm RATE [ARGS]: the storm, key=value lines into $TMP/storm.out
+storm() {
+    local rate=$1; shift
+    "$BUILD/bench-storm" --probe "$TMP/$NAME" --children "$(children_at "$rate")" --workers 2 --rate "$rate" \
+        --check-ms 20 --expect 0 "$@" > "$TMP/storm.out"
+}
 kv() { sed -n "s/^$1=//p" "$TMP/storm.out"; }
+# buckets FILE [FAMILY]: "le count" lines of a histogram in a metrics file
+buckets() { sed -n "s/^${2:-turbosched_placement_latency_seconds}_bucket{le=\"\([^\"]*\)\"} /\1 /p" "$1"; }
+# metric FILE NAME [LABELS]: one sample's value (0 when absent)
+metric() { local n=$2; [ -n "${3:-}" ] && n="$2{$3}"; awk -v n="$n" '$1 == n { v = $2 } END { print v + 0 }' "$1"; }
+# quantiles BEFORE AFTER: "p50_us p99_us count" of the placements between two
+# bucket snapshots, interpolated within a bucket as Prometheus does
+quantiles() {
+    paste "$1" "$2" | awk '{ le[NR] = $1; c[NR] = $4 - $2 } END {
+        n = c[NR]; if (n <= 0) { print "- - 0"; exit }
+        split("0.5 0.99", q, " ")
+        for (k = 1; k <= 2; k++) {
+            rank = q[k] * n; prev = 0; lo = 0
+            for (i = 1; i <= NR; i++) {
+                if (c[i] >= rank) {
+                    if (le[i] == "+Inf") { out[k] = sprintf(">%d", lo * 1e6); break }
+                    out[k] = sprintf("%.0f", (lo + (le[i] - lo) * (rank - prev) / (c[i] - prev)) * 1e6); break
+                }
+                prev = c[i]; lo = le[i]
+            }
+        }
+        print out[1], out[2], n }'
+}
+per_k() { awk -v ns="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", ns / 1e6 * 1000 / n; else print "-" }'; }
+pct() { awk -v p="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.2f", 100 * p / r; else print "-" }'; }
 
 cp "$BUILD/bench-storm" "$TMP/$NAME"
 "$LOAD" -c 0 -d 60 -p 10 -n tsbhog & PIDS+=($!)
 
-# --- turboschedd
+# --- turboschedd, every rate
+nice_line=
+[ -n "${TS_NICE:-}" ] && nice_line="nice = $TS_NICE"
 bench_config <<CONF
+[daemon]
+$nice_line
+${TS_STORM_CONF:-}
 [packing]
 busy_threshold = 30%
 hold_time = 2s
@@ -49,16 +98,53 @@ class = jitter
 CONF
 daemon_start
 wait_until 30 plan_restricted || { echo "storm.sh: the plan never packed onto CPU 0" >&2; ctl status >&2; exit 1; }
-d0=$(netlink_drops "$DPID")
-storm
-d1=$(netlink_drops "$DPID")
+declare -A TS
+RUN_RATES=
+ceiling=
+for rate in $RATES; do
+    # A paced rate above one the storm could not reach (90% of it) would
+    # only be the unpaced storm again: left out, and said so.
+    if [ "$rate" -ne 0 ] && [ -n "$ceiling" ]; then continue; fi
+    RUN_RATES+=" $rate"
+    ctl metrics > "$TMP/m0"; read -r r0 w0 < <(sched "$DPID"); d0=$(netlink_drops "$DPID")
+    read -r v0 nv0 < <(awk '/^voluntary_ctxt/ { v = $2 } /^nonvoluntary_ctxt/ { n = $2 } END { print v, n }' "/proc/$DPID/status")
+    storm "$rate"
+    read -r r1 w1 < <(sched "$DPID"); d1=$(netlink_drops "$DPID"); ctl metrics > "$TMP/m1"
+    read -r v1 nv1 < <(awk '/^voluntary_ctxt/ { v = $2 } /^nonvoluntary_ctxt/ { n = $2 } END { print v, n }' "/proc/$DPID/status")
+    buckets "$TMP/m0" > "$TMP/b0"; buckets "$TMP/m1" > "$TMP/b1"
+    # the daemon's own profile over the last rate (unpaced when it is run)
+    {
+        echo "| measure over the $( [ "$rate" -eq 0 ] && echo unpaced || echo "$rate/s") storm | value |"
+        echo "|---|---|"
+        ev_all=0
+        for k in fork exec comm exit; do
+            n=$(( $(metric "$TMP/m1" turbosched_events_total "kind=\"$k\"") - $(metric "$TMP/m0" turbosched_events_total "kind=\"$k\"") ))
+            ev_all=$((ev_all + n))
+            t=$(awk -v a="$(metric "$TMP/m0" turbosched_event_handling_seconds_total "kind=\"$k\"")" \
+                    -v b="$(metric "$TMP/m1" turbosched_event_handling_seconds_total "kind=\"$k\"")" -v n="$n" \
+                    'BEGIN { if (n > 0) printf "%.1f µs each (%.0f ms in all)", (b - a) * 1e6 / n, (b - a) * 1e3; else print "-" }')
+            echo "| $k events | $n, handling $t |"
+        done
+        wk=$(( $(metric "$TMP/m1" turbosched_event_wakeups_total) - $(metric "$TMP/m0" turbosched_event_wakeups_total) ))
+        wt=$(awk -v a="$(metric "$TMP/m0" turbosched_event_wakeups_seconds_total)" -v b="$(metric "$TMP/m1" turbosched_event_wakeups_seconds_total)" 'BEGIN { printf "%.0f", (b - a) * 1e3 }')
+        echo "| wake-ups reading the socket | $wk ($(ratio "$ev_all" "$wk") events each), $wt ms in them, reading included |"
+        echo "| daemon on CPU / waiting for a CPU | $(( (r1 - r0) / 1000000 )) ms / $(( (w1 - w0) / 1000000 )) ms |"
+        echo "| context switches, voluntary / forced | $((v1 - v0)) / $((nv1 - nv0)) |"
+        buckets "$TMP/m0" turbosched_event_delay_seconds > "$TMP/q0"
+        buckets "$TMP/m1" turbosched_event_delay_seconds > "$TMP/q1"
+        read -r q50 q99 qn < <(quantiles "$TMP/q0" "$TMP/q1")
+        echo "| event → start of its handling, p50 / p99 | $q50 / $q99 µs ($qn events) |"
+    } > "$TMP/profile"
+    rep=$(kv reported)
+    [ "$rate" -ne 0 ] && awk -v x="$(kv execs_per_s)" -v r="$rate" 'BEGIN { exit !(x < 0.9 * r) }' && ceiling=$(kv execs_per_s)
+    TS[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$rep") $(quantiles "$TMP/b0" "$TMP/b1") $(per_k $((r1 - r0)) "$rep") $(per_k $((w1 - w0)) "$rep") $((d1 - d0))"
+done
 ovf=$(ctl --json status | sed -n 's/^ *"overflows": \([0-9]*\).*/\1/p' | head -1)
-ts_placed=$(kv placed); ts_rep=$(kv reported); ts_rate=$(kv execs_per_s)
-ts_drops=$((d1 - d0))
+dnice=$(awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$DPID/stat")
 daemon_stop
 
-# --- cgrulesengd
-cg_line="| cgrulesengd | not installed or no v1 cpuset hierarchy | | | |"
+# --- cgrulesengd, every rate
+declare -A CGR
 if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
     [ -e /etc/cgrules.conf ] && { RULES_BACKUP=$TMP/cgrules.conf.orig; cp -p /etc/cgrules.conf "$RULES_BACKUP"; }
     [ -e /etc/cgrules.conf ] || MADE+=(/etc/cgrules.conf)
@@ -72,19 +158,45 @@ if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
     CGPID=$!; PIDS+=("$CGPID")
     listening() { [ "$(find "/proc/$CGPID/fd" -lname 'socket:*' 2>/dev/null | wc -l)" -ge 1 ]; }
     wait_until 30 listening || { echo "storm.sh: cgrulesengd did not start" >&2; cat "$TMP/cgrulesengd.log" >&2; exit 1; }
-    d0=$(netlink_drops "$CGPID")
-    storm --cgroup /tsbench
-    d1=$(netlink_drops "$CGPID")
+    for rate in $RUN_RATES; do
+        read -r r0 w0 < <(sched "$CGPID"); d0=$(netlink_drops "$CGPID")
+        storm "$rate" --cgroup /tsbench
+        read -r r1 w1 < <(sched "$CGPID"); d1=$(netlink_drops "$CGPID")
+        CGR[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)") $((d1 - d0))"
+    done
     kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
-    cg_line=$(awk -v p="$(kv placed)" -v r="$(kv reported)" -v d=$((d1 - d0)) -v x="$(kv execs_per_s)" \
-        'BEGIN { printf "| cgrulesengd | %d / %d | %.2f%% | %d | %s |", p, r, 100 * p / r, d, x }')
 fi
 
-echo "| listener | placed / reported | placed | netlink drops | storm execs/s |"
-echo "|---|---|---|---|---|"
-awk -v p="$ts_placed" -v r="$ts_rep" -v d="$ts_drops" -v x="$ts_rate" -v o="${ovf:-0}" \
-    'BEGIN { printf "| turboschedd | %d / %d | %.2f%% | %d (overflows counted by the daemon: %d) | %s |\n", p, r, 100 * p / r, d, o, x }'
-echo "$cg_line"
+echo "| rate asked | execs/s reached | placed ≤ 20 ms | p50 / p99 from the kernel's event | CPU per 1,000 tasks | waited for a CPU per 1,000 | drops | cgrulesengd: execs/s, placed, CPU per 1,000, drops | CPU ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for rate in $RATES; do
+    if [ -z "${TS[$rate]:-}" ]; then
+        echo "| $rate | not reached: the storm peaked at ${ceiling}/s at a lower rate | | | | | | | |"
+        continue
+    fi
+    read -r x pl p50 p99 cnt cpu wait drops <<< "${TS[$rate]}"
+    cg="not installed or no v1 cpuset hierarchy"; ratio_s="-"
+    if [ -n "${CGR[$rate]:-}" ]; then
+        read -r cx cpl ccpu cdrops <<< "${CGR[$rate]}"
+        cg="$cx/s, $cpl%, $ccpu ms, $cdrops"
+        ratio_s=$(awk -v a="$cpu" -v b="$ccpu" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
+    fi
+    label=$rate; [ "$rate" -eq 0 ] && label="unpaced"
+    echo "| $label | $x | $pl% | $p50 / $p99 µs ($cnt timed) | $cpu ms | $wait ms | $drops | $cg | $ratio_s |"
+done
 echo
-echo "$N children from 2 workers, each checking 20 ms after its exec; CPU 0 kept 60% busy."
-echo "placed_pct_turboschedd=$(awk -v p="$ts_placed" -v r="$ts_rep" 'BEGIN { printf "%.2f", 100 * p / r }')"
+cat "$TMP/profile"
+echo
+echo "Paced rates for ${SECS} s each (CHILDREN = rate x ${SECS}), unpaced $N children; 2 workers, each task checks 20 ms after its exec;"
+echo "CPU 0 kept 60% busy; turboschedd at nice $dnice; overflows counted by the daemon: ${ovf:-0}."
+if [ -n "${TS[0]:-}" ]; then
+    read -r x pl p50 p99 cnt cpu wait drops <<< "${TS[0]}"
+    echo "placed_pct_turboschedd=$pl"
+    echo "storm_execs_per_s=$x"
+    echo "storm_latency_p99_us=$p99"
+    echo "storm_cpu_per_1000_ms=$cpu"
+    if [ -n "${CGR[0]:-}" ]; then
+        read -r cx cpl ccpu cdrops <<< "${CGR[0]}"
+        echo "storm_cgrulesengd_cpu_per_1000_ms=$ccpu"
+    fi
+fi
