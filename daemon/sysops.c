@@ -336,14 +336,23 @@ static int real_cpuset_attach(void *userdata, const char *group, pid_t tid)
     return cg_errno(cgroup_attach_task_pid(cg, tid));
 }
 
+#define CPUSET_DELETE_TRIES 20
 static int real_cpuset_delete(void *userdata, const char *group)
 {
     _cleanup_cgroup_ struct cgroup *cg = NULL;
     int r = cg_open(group, &cg, NULL);
     if (r < 0)
         return r;
-    /* 0 = do not ignore migration errors: moves remaining threads to the parent */
-    return cg_errno(cgroup_delete_cgroup(cg, 0));
+    /* 0 = do not ignore migration errors: moves remaining threads to the
+     * parent, then removes the directory. A thread that was forking inside
+     * the group as the others left can land there in between (EBUSY: seen
+     * under a fork storm at SIGTERM); the next try moves it out too. */
+    for (int i = 0; i < CPUSET_DELETE_TRIES; i++) {
+        r = cg_errno(cgroup_delete_cgroup(cg, 0));
+        if (r != -EBUSY)
+            break;
+    }
+    return r;
 }
 
 /* --- systemd units over D-Bus ------------------------------------------------------ */
