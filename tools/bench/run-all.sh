@@ -45,6 +45,8 @@ met() {   # met VALUE OP LIMIT
     awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "" || v == "n/a") { print "not measured"; exit }
         ok = (op == "<=") ? (v + 0 <= l + 0) : (v + 0 >= l + 0); print ok ? "met" : "**not met**" }'
 }
+# before the output file is opened: writing it is a local change of its own
+commit="$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$SRC" diff --quiet 2>/dev/null || echo ' (with local changes)')"
 storm_x=$(kv storm_execs_per_s); storm_p99=$(kv storm_latency_p99_us)
 storm_cpu=$(kv storm_cpu_per_1000_ms); storm_cg=$(kv storm_cgrulesengd_cpu_per_1000_ms)
 storm_ratio=$(ratio "$storm_cpu" "$storm_cg")
@@ -61,7 +63,7 @@ do not edit by hand.
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)
-- Commit: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$SRC" diff --quiet 2>/dev/null || echo ' (with local changes)')
+- Commit: $commit
 - Build: $BUILD
 
 A shared, noisy VM: each figure is compared side by side with its baseline
