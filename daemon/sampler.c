@@ -24,7 +24,7 @@ void sampler_destroy(struct sampler *s)
     free(s->util_milli);
     free(s->jitter_milli);
     free(s->watch);
-    *s = (struct sampler){.root = s->root};
+    *s = (struct sampler){.root = s->root, .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
 }
 
 int sampler_resize(struct sampler *s, int n_cpus)
@@ -338,6 +338,8 @@ static void sample_one(const struct sampler *s, struct task *t, uint32_t now32, 
     int cpu = t->last_cpu;
     if (sampler_read_task(s, t, &now) < 0)
         return;     /* gone: its exit event removes it */
+    if (now.schedstat && s->on_jitter_reading)
+        s->on_jitter_reading(t, &now, s->hook_data);
     /* A task that has not run since its last sample is still where it was:
      * the stat file (for its CPU) is read only when it ran, which spares
      * half the reads of a machine full of sleeping threads. */

@@ -14,6 +14,8 @@
 struct task;
 struct task_table;
 
+struct sampler_reading;
+
 struct sampler {
     const char *root;            /* "/" on a real system */
     int n_cpus;                  /* entries in the per-CPU arrays */
@@ -30,6 +32,10 @@ struct sampler {
     uint32_t n_watching;         /* entries in use */
     size_t watch_cursor;         /* where the next tick's due reads start */
     uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
+    /* Called with each jitter thread's schedstat reading that
+     * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
+    void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);
+    void *hook_data;
 };
 
 /* What the sampler keeps per candidate thread: 64 bytes. */

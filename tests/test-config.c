@@ -357,6 +357,12 @@ static const struct {
      "<3>t.conf:2: bad value '50us' for 'jitter_slice': must be between 100us and 100ms\n"},
     {"[packing]\n\njitter_slice = 101ms\n",
      "<3>t.conf:3: bad value '101ms' for 'jitter_slice': must be between 100us and 100ms\n"},
+    {"[packing]\nmax_run_delay = 5us\n",
+     "<3>t.conf:2: bad value '5us' for 'max_run_delay': must be between 10us and 1s\n"},
+    {"[packing]\nmax_run_delay = 2s\n",
+     "<3>t.conf:2: bad value '2s' for 'max_run_delay': must be between 10us and 1s\n"},
+    {"[packing]\nmax_run_delay = never\n",
+     "<3>t.conf:2: bad value 'never' for 'max_run_delay': expected a duration such as 300us or 1ms, or off\n"},
     {"[packing]\njitter_slice = short\n",
      "<3>t.conf:2: bad value 'short' for 'jitter_slice': expected a duration such as 300us or 1ms, or off\n"},
     {"[daemon]\ndry_run = maybe\n", "<3>t.conf:2: bad value 'maybe' for 'dry_run': expected yes or no\n"},
@@ -501,6 +507,30 @@ static void test_jitter_slice(void **state)
         assert_int_equal(c.jitter_slice_us, ok[i].us);
         char *out = print_to_string(&c);
         snprintf(want, sizeof want, "\njitter_slice = %s\n", ok[i].printed);
+        assert_non_null(strstr(out, want));
+        assert_int_equal(config_check_print(&c), 0);
+        free(out);
+        config_done(&c);
+    }
+}
+
+static void test_max_run_delay(void **state)
+{
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.max_run_delay_us, 1000);
+    config_done(&c);
+    static const struct { const char *value; unsigned us; const char *printed; } ok[] = {
+        {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char text[64], want[64];
+        snprintf(text, sizeof text, "[packing]\nmax_run_delay = %s\n", ok[i].value);
+        assert_int_equal(parse(text, &c), 0);
+        assert_string_equal(captured, "");
+        assert_int_equal(c.max_run_delay_us, ok[i].us);
+        char *out = print_to_string(&c);
+        snprintf(want, sizeof want, "\nmax_run_delay = %s\n", ok[i].printed);
         assert_non_null(strstr(out, want));
         assert_int_equal(config_check_print(&c), 0);
         free(out);
@@ -736,6 +766,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jitter_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_run_delay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),
