@@ -489,24 +489,21 @@ static void test_behaviour_keys(void **state)
     config_done(&c);
 }
 
-static void test_jitter_slice(void **state)
+struct duration_case { const char *value; unsigned us; const char *printed; };
+
+/* Each value of a [packing] duration key parses without a message, lands in
+ * the field and prints back as the canonical text, which parses again. */
+static void check_packing_duration(const char *key, size_t offset, const struct duration_case *cases, size_t n)
 {
     struct config c;
-    config_init_defaults(&c);
-    assert_int_equal(c.jitter_slice_us, 300);
-    config_done(&c);
-    static const struct { const char *value; unsigned us; const char *printed; } ok[] = {
-        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
-        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
-    };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         char text[64], want[64];
-        snprintf(text, sizeof text, "[packing]\njitter_slice = %s\n", ok[i].value);
+        snprintf(text, sizeof text, "[packing]\n%s = %s\n", key, cases[i].value);
         assert_int_equal(parse(text, &c), 0);
         assert_string_equal(captured, "");
-        assert_int_equal(c.jitter_slice_us, ok[i].us);
+        assert_int_equal(*(const unsigned *)((const char *)&c + offset), cases[i].us);
         char *out = print_to_string(&c);
-        snprintf(want, sizeof want, "\njitter_slice = %s\n", ok[i].printed);
+        snprintf(want, sizeof want, "\n%s = %s\n", key, cases[i].printed);
         assert_non_null(strstr(out, want));
         assert_int_equal(config_check_print(&c), 0);
         free(out);
@@ -514,28 +511,31 @@ static void test_jitter_slice(void **state)
     }
 }
 
+static void test_jitter_slice(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.jitter_slice_us, 300);
+    config_done(&c);
+    static const struct duration_case ok[] = {
+        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
+        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
+    };
+    check_packing_duration("jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
+}
+
 static void test_max_run_delay(void **state)
 {
+    (void)state;
     struct config c;
     config_init_defaults(&c);
     assert_int_equal(c.max_run_delay_us, 1000);
     config_done(&c);
-    static const struct { const char *value; unsigned us; const char *printed; } ok[] = {
+    static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
     };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        char text[64], want[64];
-        snprintf(text, sizeof text, "[packing]\nmax_run_delay = %s\n", ok[i].value);
-        assert_int_equal(parse(text, &c), 0);
-        assert_string_equal(captured, "");
-        assert_int_equal(c.max_run_delay_us, ok[i].us);
-        char *out = print_to_string(&c);
-        snprintf(want, sizeof want, "\nmax_run_delay = %s\n", ok[i].printed);
-        assert_non_null(strstr(out, want));
-        assert_int_equal(config_check_print(&c), 0);
-        free(out);
-        config_done(&c);
-    }
+    check_packing_duration("max_run_delay", offsetof(struct config, max_run_delay_us), ok, sizeof ok / sizeof ok[0]);
 }
 
 static void test_errors(void **state)

@@ -20,13 +20,13 @@ harness_on_cpu0
 WAIT_STEP=0.2
 NAME="tsrd$$"
 config_limit() {
-    write_config <<CONF
+    PACKING_EXTRA="jitter_slice = off
+max_run_delay = $1" write_config <<CONF
 
 [rule test-jitter]
 comm = ${NAME}*
 class = jitter
 CONF
-    sed -i "s/^\[packing\]\$/[packing]\njitter_slice = off\nmax_run_delay = $1/" "$TMP/turbosched.conf"
 }
 
 spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n "tshog$$"
