@@ -26,6 +26,7 @@ run() {   # run NAME SCRIPT ARGS...: its output in $OUT/NAME
     [ "$rc" -eq 0 ] || { echo "($name did not run: exit $rc: $(tail -1 "$OUT/$name.err"))" > "$OUT/$name"; }
 }
 run idle bash "$B/idle.sh" "$BUILD" 10 2
+run guard bash "$B/guard.sh" "$BUILD" 10 3
 run storm bash "$B/storm.sh" "$BUILD" 20000
 run events bash "$B/event-cost.sh" "$BUILD" 3000 2
 run latency bash "$B/latency.sh" "$BUILD" 500
@@ -52,7 +53,11 @@ storm_cpu=$(kv storm_cpu_per_1000_ms); storm_cg=$(kv storm_cgrulesengd_cpu_per_1
 storm_ratio=$(ratio "$storm_cpu" "$storm_cg")
 placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us); p99lo=$(kv latency_after_first_p99_us)
 recall=$(kv behaviour_jitter_recall_pct); precision=$(kv behaviour_jitter_precision_pct); int_as_jit=$(kv behaviour_intensive_as_jitter)
+g_p99=$(kv guard_70_slice_guard_p99_ratio); g_max=$(kv guard_70_slice_guard_max_ratio)
+g_fewer=$(kv guard_70_slice_guard_fewer_pct); g_packed_fewer=$(kv guard_70_packed_fewer_pct)
+g_kept=$(awk -v a="$g_fewer" -v b="$g_packed_fewer" 'BEGIN { if (a == "" || b == "" || b <= 0) print ""; else printf "%.0f", 100 * a / b }')
 cpu10k=$(kv steady_cpu_pct_10000); rss10k=$(kv steady_rss_mib_10000); fewer=$(kv idle_fewer_wakeups_pct); avoidable=$(kv idle_avoidable_removed_pct)
+beh_of_rule=$(kv idle_behaviour_of_rule_pct)
 
 {
 cat <<HEAD
@@ -87,6 +92,10 @@ in the same run; the ratios mean more than the absolute numbers.
 | no rules: intensive programs ever classified jitter | ${int_as_jit:-?} | 0 | $(met "$int_as_jit" "<=" 0) |
 | idle CPU: fewer wake-ups with the daemon | ${fewer:-?}% | ≥ 90% | $(met "$fewer" ">=" 90) |
 | idle CPU: share of the jitter's wake-ups removed (floor: all pinned by hand) | ${avoidable:-?}% | (context) | |
+| idle CPU, no rule: behaviour's reduction of wake-ups vs the rule's, same run | ${beh_of_rule:-?}% | ≥ 90% | $(met "$beh_of_rule" ">=" 90) |
+| packed jitter's latency p99, shipped slice and guard, vs no daemon | ${g_p99:-?}x | ≤ 1.5x | $(met "$g_p99" "<=" 1.5) |
+| packed jitter's latency max, shipped slice and guard, vs no daemon | ${g_max:-?}x | ≤ 2x | $(met "$g_max" "<=" 2) |
+| ... keeping the wake-up reduction of packing without them | ${g_kept:-?}% | ≥ 90% | $(met "$g_kept" ">=" 90) |
 
 ## Event storm against cgrulesengd, at several rates
 
@@ -127,6 +136,10 @@ $(table behaviour)
 ## Idle CPU kept idle
 
 $(table idle)
+
+## Jitter latency when packed: the slice and the run-delay guard
+
+$(table guard)
 HEAD
 } > "$SRC/docs/benchmarks.md"
 echo "wrote $SRC/docs/benchmarks.md" >&2
