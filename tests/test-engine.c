@@ -319,9 +319,15 @@ static void test_sleeping_task_keeps_its_cpu(void **state)
     efx_tick_with(fx, efx_no_load);
     assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 0);
 
-    set_last_cpu(fx, fx->jit_a, 5, "2000000 0 11\n"); /* ran: read */
-    efx_tick_with(fx, efx_no_load);
-    assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 5);
+    /* ran: read when it is due again (asleep at its last read: backed off
+     * by SAMPLER_IDLE_BACKOFF_MS; a tick here takes at least 30 ms) */
+    set_last_cpu(fx, fx->jit_a, 5, "2000000 0 11\n");
+    for (unsigned i = 0; i < SAMPLER_IDLE_BACKOFF_MS / 30 + 2; i++) {
+        efx_tick_with(fx, efx_no_load);
+        if (task_table_find(fx->e->tasks, fx->jit_a)->last_cpu == 5)
+            return;
+    }
+    fail_msg("not read again within %u ms of its last read", SAMPLER_IDLE_BACKOFF_MS);
 }
 
 /* Events reach the engine without the proc connector: a new thread of a
@@ -456,8 +462,9 @@ static void feed_delay(struct engine_fixture *fx, struct delay_feed *f, uint64_t
     for (size_t i = 0; i < 3; i++) {
         f->slices[i] += 200;
         f->wait[i] += 200 * wait_per_wakeup_ns;
-        /* the run time stays as the fixture wrote it: the jitter load stays 0 */
-        efx_set_schedstat(fx, pids[i], tids[i], 1000000, f->wait[i], 10 + f->slices[i]);
+        /* 100 ns of run time per wake-up: it ran, and the jitter load
+         * rounds to 0 */
+        efx_set_schedstat(fx, pids[i], tids[i], 1000000 + 100 * f->slices[i], f->wait[i], 10 + f->slices[i]);
     }
     efx_tick_with(fx, efx_busy_load);
 }
@@ -497,6 +504,9 @@ static void test_run_delay_guard(void **state)
 {
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
+    /* every tick reads every packed thread, asleep while packing or not:
+     * the counts below are per tick */
+    e->sampler.idle_backoff_ms = 0;
     efx_start(fx);
     pack(fx);
     e->delay.cfg.hold_ms = 60000;

@@ -56,10 +56,11 @@ run_one() {
     *) daemon=1; config_for "$cond"; daemon_start ;;
     esac
     "${pin[@]}" "$BUILD/turbo-bench" -n 1 -c 0 -d "$duty" -m 6 -p 20 -w 200 -t "$SECS" --json > "$TMP/tb.json" &
-    local tb=$!
+    local tb=$! check=
     if [ $daemon = 1 ]; then
         rm -f "$TMP/packed"
         ( sleep "$((SECS - 1))"; plan_restricted && touch "$TMP/packed" ) &
+        check=$!
         # at 100% duty there is no room: the plan does not stay restricted,
         # and the wait may end after 5 s
         wait_until 5 plan_restricted || true
@@ -69,7 +70,7 @@ run_one() {
     local u t e lat
     idle_while "$tb"; u=$IDLE_U t=$IDLE_T e=$IDLE_E
     if [ $daemon = 1 ]; then
-        wait    # for the check above
+        wait "$check" || true
         [ -e "$TMP/packed" ] && packed=1
         daemon_stop
     fi
