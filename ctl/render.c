@@ -188,6 +188,31 @@ static int render_cpus(FILE *f, struct json_object *cpus, const struct render_op
     return r;
 }
 
+/* "Run delay:     p90 0.12 ms per wake-up over 240 wake-ups, limit 1.00 ms; spilled to cores 1; <decision>" */
+static void render_run_delay_line(FILE *f, struct json_object *d)
+{
+    int64_t limit = 0, delay = 0, n = 0, pct = 0;
+    if (!d || !num(d, "limit_us", &limit))
+        return;
+    if (limit == 0) {
+        fprintf(f, "Run delay:     not guarded (max_run_delay = off)\n");
+        return;
+    }
+    num(d, "delay_us", &delay);
+    num(d, "wakeups", &n);
+    num(d, "percentile", &pct);
+    fprintf(f, "Run delay:     p%" PRId64 " %.2f ms per wake-up over %" PRId64 " wake-ups, limit %.2f ms", pct,
+            (double)delay / 1000, n, (double)limit / 1000);
+    struct json_object *sp = get(d, "spilled_cores");
+    size_t n_sp = sp && json_object_is_type(sp, json_type_array) ? json_object_array_length(sp) : 0;
+    for (size_t i = 0; i < n_sp; i++)
+        fprintf(f, "%s%d", i ? "," : "; spilled to core ", json_object_get_int(json_object_array_get_idx(sp, i)));
+    _cleanup_free_ char *why = strdup(str(d, "decision"));
+    if (why)
+        table_sanitize(why);
+    fprintf(f, "; %s\n", why ? why : "-");
+}
+
 static void render_plan_line(FILE *f, struct json_object *plan)
 {
     if (!plan || !json_object_is_type(plan, json_type_object)) {
@@ -201,6 +226,7 @@ static void render_plan_line(FILE *f, struct json_object *plan)
         fprintf(f, "Plan:          unrestricted: %s\n", str(plan, "reason"));
     else
         fprintf(f, "Plan:          CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
+    render_run_delay_line(f, get(plan, "run_delay"));
 }
 
 /* "Placement:     812 on events, p50 85 us, p99 950 us, max 12001 us; 100.0% within 20 ms" */
@@ -372,7 +398,7 @@ int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
 }
 
 static const char *const explain_keys[] = {"class",         "source",       "detail",   "placement",
-                                           "original_mask", "current_mask", "behaviour"};
+                                           "original_mask", "current_mask", "behaviour", "run_delay"};
 
 static bool same_explanation(struct json_object *a, struct json_object *b)
 {
@@ -395,6 +421,7 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
     static const struct { const char *label, *key; } lines[] = {
         {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
         {"original mask", "original_mask"}, {"current mask", "current_mask"}, {"behaviour", "behaviour"},
+        {"run delay", "run_delay"},
     };
     for (size_t i = 0; i < n; i++) {
         if (done[i])

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config-parse.h"
+#include "delay-guard.h"
 #include "log.h"
 #include "slice.h"
 #include "util.h"
@@ -321,9 +322,8 @@ static int parse_duration_us(struct parser *p, const struct setting *st, const c
     return set_in_range(p, st, value, field, v, format_duration_us);
 }
 
-/* jitter_slice: a duration within the kernel's range for a custom slice,
- * or off. */
-static int parse_slice(struct parser *p, const struct setting *st, const char *value, void *field)
+/* jitter_slice, max_run_delay: a duration within the key's range, or off. */
+static int parse_duration_us_or_off(struct parser *p, const struct setting *st, const char *value, void *field)
 {
     if (strcmp(value, "off") == 0) {
         *(unsigned *)field = 0;
@@ -365,7 +365,10 @@ static const struct setting settings[] = {
     {SEC_PACKING, "min_change_interval", parse_duration, OFF(min_change_ms), 0, 3600000},
     {SEC_PACKING, "half_life", parse_duration, OFF(half_life_ms), 1, 3600000},
     {SEC_PACKING, "domain", parse_domain, OFF(domain), 0, 0},
-    {SEC_PACKING, "jitter_slice", parse_slice, OFF(jitter_slice_us), SLICE_MIN_NS / 1000, SLICE_MAX_NS / 1000},
+    {SEC_PACKING, "jitter_slice", parse_duration_us_or_off, OFF(jitter_slice_us), SLICE_MIN_NS / 1000,
+     SLICE_MAX_NS / 1000},
+    {SEC_PACKING, "max_run_delay", parse_duration_us_or_off, OFF(max_run_delay_us), DELAY_MAX_RUN_DELAY_US_MIN,
+     DELAY_MAX_RUN_DELAY_US_MAX},
     {SEC_CLASSIFY, "uclamp", parse_uclamp, OFF(use_uclamp), 0, 0},
     {SEC_CLASSIFY, "uclamp_threshold", parse_whole, OFF(uclamp_threshold), 0, 1023},
     {SEC_CLASSIFY, "uclamp_recheck_interval", parse_duration, OFF(uclamp_recheck_ms), 0, 3600000},
@@ -481,6 +484,9 @@ void config_print_settings(FILE *f, const struct config *c)
     if (c->jitter_slice_us)
         format_duration_us(b, sizeof b, c->jitter_slice_us);
     fprintf(f, "jitter_slice = %s\n", c->jitter_slice_us ? b : "off");
+    if (c->max_run_delay_us)
+        format_duration_us(b, sizeof b, c->max_run_delay_us);
+    fprintf(f, "max_run_delay = %s\n", c->max_run_delay_us ? b : "off");
     fprintf(f, "\n[classify]\n");
     fprintf(f, "uclamp = %s\n", c->use_uclamp ? "auto" : "no");
     fprintf(f, "uclamp_threshold = %u\n", c->uclamp_threshold);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "control.h"
+#include "delay-guard.h"
 #include "log.h"
 #include "slice.h"
 #include "util.h"
@@ -43,6 +44,7 @@ void config_init_defaults(struct config *c)
         .half_life_ms = 1000,
         .domain = DOMAIN_PACKAGE,
         .jitter_slice_us = SLICE_DEFAULT_NS / 1000,
+        .max_run_delay_us = DELAY_MAX_RUN_DELAY_NS_DEFAULT / 1000,
         .use_uclamp = true,
         .uclamp_threshold = 204,
         .uclamp_recheck_ms = 5000,

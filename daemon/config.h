@@ -51,6 +51,7 @@ struct config {
     unsigned half_life_ms;           /* utilisation smoothing */
     enum pack_domain domain;
     unsigned jitter_slice_us;        /* EEVDF slice of packed jitter (slice.h); 0: off */
+    unsigned max_run_delay_us;       /* run-delay guard's limit (delay-guard.h); 0: off */
     /* [classify] */
     bool use_uclamp;
     unsigned uclamp_threshold;       /* util_max at or below this (0..1024) is jitter */

@@ -43,7 +43,7 @@ struct delay_thread {
 /* Feed a new reading. The first one only sets the base; counters that went
  * backwards (a reused TID) restart the window. Returns the wake-ups of this
  * delta (0 for a base) and the mean wait of this delta in *delta_mean_ns,
- * for the histogram. */
+ * for the histogram (histogram_add_n). */
 uint64_t delay_thread_sample(struct delay_thread *t, const struct delay_schedstat *now, uint64_t *delta_mean_ns);
 /* Mean wait per wake-up over the window, ns; *wakeups: how many wake-ups
  * that is (0: no evidence, and it returns 0). */
@@ -65,6 +65,8 @@ uint64_t delay_weighted_percentile(struct delay_point *pts, size_t n, unsigned p
  * the first and below the second; hold_ms and the percentile keep single
  * noisy samples from acting. */
 #define DELAY_MAX_RUN_DELAY_NS_DEFAULT 1000000ull
+#define DELAY_MAX_RUN_DELAY_US_MIN 10u            /* [packing] max_run_delay's range */
+#define DELAY_MAX_RUN_DELAY_US_MAX 1000000u
 #define DELAY_PERCENTILE_DEFAULT 90u
 #define DELAY_HOLD_MS_DEFAULT 3000u
 #define DELAY_SHRINK_PCT_DEFAULT 40u
@@ -132,23 +134,3 @@ struct delay_decision {
 struct delay_decision delay_guard_step(struct delay_guard *g, const struct delay_guard_config *cfg,
                                        const struct delay_guard_input *in);
 const char *delay_action_to_string(enum delay_action a);
-
-/* A Prometheus-style histogram of delays (cumulative "le" buckets, sum,
- * count), observations weighted. Bounds in ns, strictly increasing; the
- * +Inf bucket is implicit. */
-#define DELAY_HISTOGRAM_MAX_BOUNDS 16
-struct delay_histogram {
-    size_t n_bounds;
-    uint64_t bounds_ns[DELAY_HISTOGRAM_MAX_BOUNDS];
-    uint64_t counts[DELAY_HISTOGRAM_MAX_BOUNDS + 1];   /* per bucket, not cumulative; last: above every bound */
-    uint64_t sum_ns;
-    uint64_t count;
-};
-/* Default bounds: 50 µs, 100, 250, 500 µs, 1 ms, 2, 5, 10, 25, 50, 100 ms. */
-void delay_histogram_init(struct delay_histogram *h);
-/* -EINVAL unless 1..DELAY_HISTOGRAM_MAX_BOUNDS strictly increasing bounds. */
-int delay_histogram_init_bounds(struct delay_histogram *h, const uint64_t *bounds_ns, size_t n);
-/* weight observations of value_ns (a thread's mean over weight wake-ups). */
-void delay_histogram_observe(struct delay_histogram *h, uint64_t value_ns, uint64_t weight);
-/* Observations <= bounds_ns[i]; i == n_bounds is the +Inf bucket (= count). */
-uint64_t delay_histogram_cumulative(const struct delay_histogram *h, size_t i);

@@ -332,6 +332,8 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
     }
     if ((r = sampler_init(&e->sampler, e->params.root, e->topo->n_cpus)) < 0)
         goto fail;
+    engine_delay_init(&e->delay, cfg);
+    engine_delay_hook(e);
     if ((r = task_table_new(cfg->max_tasks, &e->tasks)) < 0)
         goto fail;
     if ((r = classifier_new(cfg, e->params.root, &e->classifier)) < 0) {
@@ -419,6 +421,7 @@ static void refresh_topology(struct engine *e)
     log_notice("online CPUs changed: %s -> %s", was, now_s);
     topology_free(e->topo);
     e->topo = t;
+    engine_delay_reset(&e->delay, e->cfg);   /* it counts cores by their index */
 }
 
 /* No event reports a changed clamp: look again now and then. */
@@ -448,6 +451,9 @@ static void plan(struct engine *e, uint64_t now)
         .jitter_load_milli = e->sampler.jitter_load_milli,
         .cfg = e->cfg,
         .now_ms = now,
+        .spill_cpus = &e->delay.spill_cpus,
+        .delay_fallback = e->delay.guard.fallen_back,
+        .delay_note = e->delay.note,
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
     if (r < 0) {
@@ -457,6 +463,7 @@ static void plan(struct engine *e, uint64_t now)
     bool first = !e->planned;
     e->planned = true;
     if (e->plan->changed || first) {
+        engine_delay_plan_changed(e);
         if (e->plan->changed) {
             e->counters.plan_changes++;
             log_info("plan: %s", e->plan->summary);
@@ -499,6 +506,7 @@ int engine_tick(struct engine *e)
     sampler_sample_behaviour(&e->sampler, e->tasks, &e->cfg->behaviour, now, &bh);
     count_tasks(e);
     recheck_uclamp(e, now);
+    engine_delay_tick(e, now);
     plan(e, now);
 
     /* A full table said so once; say it again after it has drained. */
@@ -686,6 +694,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     setup_group_mode(e, false);
     packer_state_init(&e->pstate);
     e->planned = false;
+    engine_delay_reset(&e->delay, cfg);
     reset_classes(e);
     size_t iter = 0;
     struct task *t;
@@ -723,6 +732,7 @@ void engine_free(struct engine *e)
     task_table_free(e->tasks);
     topology_free(e->topo);
     sampler_destroy(&e->sampler);
+    engine_delay_done(&e->delay);
     pins_clear(&e->slice.pins);
     free(e->plan);
     config_destroy(e->cfg);

@@ -10,9 +10,11 @@
 #include <time.h>
 
 #include "config.h"
+#include "delay-guard.h"
 #include "histogram.h"
 #include "procmon.h"
 #include "packer.h"
+#include "pidmap.h"
 #include "pins.h"
 #include "sampler.h"
 #include "slice.h"
@@ -105,6 +107,24 @@ struct engine_pause {
     uint64_t pauses, paused_ms_total;               /* counters for metrics */
 };
 
+/* The run-delay guard (engine-delay.c): how long packed jitter waits on a
+ * run queue per wake-up, from the schedstat the sampler reads of every
+ * jitter thread, and the spill or fallback that delay-guard.c decides. */
+struct engine_delay {
+    struct delay_guard_config cfg;
+    struct delay_guard guard;
+    struct pidmap threads;       /* tid -> its last readings (engine-delay.c) */
+    uint32_t tick;               /* ticks counted here, for the age of a reading */
+    uint64_t delay_ns;           /* this tick's figure: the percentile over packed jitter */
+    uint64_t wakeups;            /* ... and the wake-ups behind it */
+    cpu_set_t spill_cpus;        /* threads of the cores spilled to, for the packer */
+    char note[160];              /* the decision behind a spill or fallback in effect, else "" */
+    char last[160];              /* this tick's decision in words */
+    /* each packed jitter thread's mean wait per wake-up between two
+     * readings, once per wake-up */
+    struct histogram hist;
+};
+
 struct engine_reload_status {
     time_t time;
     bool ok;
@@ -141,6 +161,7 @@ struct engine {
     unsigned n_packed;
     struct engine_pause pause;
     struct slice_support jitter_slice;  /* found once at start (engine_start) */
+    struct engine_delay delay;
 };
 
 /* The CPUs jitter is confined to now, or NULL when the plan does not
@@ -186,6 +207,23 @@ int engine_reload(struct engine *e, char *msg, size_t size);
 void engine_stop(struct engine *e);
 /* "412 tasks, 23 jitter packed on CPUs 0-3; uclamp unsupported" */
 void engine_status_line(const struct engine *e, char *buf, size_t size);
+
+/* engine-delay.c */
+void engine_delay_init(struct engine_delay *d, const struct config *cfg);
+void engine_delay_done(struct engine_delay *d);
+/* Listen to the sampler's readings of jitter threads. */
+void engine_delay_hook(struct engine *e);
+/* A new configuration (max_run_delay), or a new topology (the guard counts
+ * cores by their index in it): start over, keeping the totals. */
+void engine_delay_reset(struct engine_delay *d, const struct config *cfg);
+/* Once a tick, after the sampler read the jitter threads and before the
+ * plan: judge the delay, spill, shrink or fall back (logged when it acts). */
+void engine_delay_tick(struct engine *e, uint64_t now_ms);
+/* The mask in effect changed: what jitter waited before says nothing of it. */
+void engine_delay_plan_changed(struct engine *e);
+/* A thread's mean wait per wake-up over its last readings; false when
+ * there is none to tell (not packed jitter, or too few readings). */
+bool engine_delay_of(const struct engine *e, pid_t tid, uint64_t *mean_ns, uint64_t *wakeups);
 
 /* engine-pause.c */
 static inline bool engine_paused(const struct engine *e)

@@ -5,14 +5,18 @@ const uint64_t histogram_bounds_ns[HISTOGRAM_N_BOUNDS] = {
     5000000,   10000000,  20000000,  50000000,  100000000,  250000000,  1000000000,
 };
 
-void histogram_add(struct histogram *h, uint64_t ns)
+void histogram_add(struct histogram *h, uint64_t ns) { histogram_add_n(h, ns, 1); }
+
+void histogram_add_n(struct histogram *h, uint64_t ns, uint64_t n)
 {
     size_t i = 0;
+    if (n == 0)
+        return;
     while (i < HISTOGRAM_N_BOUNDS && ns > histogram_bounds_ns[i])
         i++;
-    h->bucket[i]++;
-    h->count++;
-    h->sum_ns += ns;
+    h->bucket[i] += n;
+    h->count += n;
+    h->sum_ns += ns * n;
     if (ns > h->max_ns)
         h->max_ns = ns;
 }

@@ -21,6 +21,8 @@ struct histogram {
 };
 
 void histogram_add(struct histogram *h, uint64_t ns);
+/* n samples of ns each (a thread's mean over n wake-ups, say). */
+void histogram_add_n(struct histogram *h, uint64_t ns, uint64_t n);
 
 /* Samples at most bound_ns (bound_ns one of histogram_bounds_ns for an
  * exact answer; otherwise the buckets whose bound is at most bound_ns). */

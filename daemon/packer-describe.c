@@ -15,6 +15,7 @@ static const char *const reason_texts[_PACKER_REASON_MAX] = {
     [PACKER_REASON_NO_BUSY] = "no busy core",
     [PACKER_REASON_NO_ROOM] = "no busy core with room",
     [PACKER_REASON_NO_DATA] = "no utilisation data",
+    [PACKER_REASON_RUN_DELAY] = "jitter waited too long to run",
 };
 
 const char *packer_reason_describe(enum packer_reason r)
@@ -131,7 +132,8 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         return;
     }
     case PACKER_REASON_NO_DATA:
-        sappend(buf, size, "fallback: no utilisation data");
+    case PACKER_REASON_RUN_DELAY:
+        sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
         return;
     default:
         break;
@@ -196,6 +198,8 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out)
         sappend(out->summary, sizeof(out->summary), "holding: mask changes at most once per %u ms (%llu ms left): ",
                 in->cfg->min_change_ms, (unsigned long long) out->wait_left_ms);
     sappend(out->summary, sizeof(out->summary), "%s", wanted);
+    if (in->delay_note && in->delay_note[0])
+        sappend(out->summary, sizeof(out->summary), " (%s)", in->delay_note);
 }
 
 void packer_describe_error(const struct packer_input *in, int error, struct packer_plan *out)

@@ -15,6 +15,7 @@ static const char *const reason_names[_PACKER_REASON_MAX] = {
     [PACKER_REASON_NO_BUSY] = "no-busy",
     [PACKER_REASON_NO_ROOM] = "no-room",
     [PACKER_REASON_NO_DATA] = "no-data",
+    [PACKER_REASON_RUN_DELAY] = "run-delay",
 };
 
 const char *packer_reason_to_string(enum packer_reason r)
@@ -86,6 +87,7 @@ struct members {
     int start[PACKER_MAX_DOMAINS + 1];
     int core[PACKER_MAX_CORES];        /* indices into plan.cores */
     bool kept[2][PACKER_MAX_CORES];
+    bool spill[PACKER_MAX_CORES];      /* the run-delay guard spilled to it */
 };
 
 #define FOREACH_MEMBER(m, dom, i) \
@@ -110,6 +112,7 @@ static void members_build(const struct packer_input *in, const struct packer_sta
             m->core[fill[ci->domain]++] = i;
         m->kept[0][i] = st->restricted && set_intersects(online, &st->chosen_cpus);
         m->kept[1][i] = st->has_candidate && st->cand_restricted && set_intersects(online, &st->cand_chosen_cpus);
+        m->spill[i] = in->spill_cpus && set_intersects(online, in->spill_cpus);
     }
 }
 
@@ -187,7 +190,11 @@ static void plan_domain(const struct members *m, struct packer_plan *out, int do
     d->packed = true;
 done:
     FOREACH_MEMBER(m, dom, i) {
-        const struct packer_core_info *ci = &out->cores[i];
+        struct packer_core_info *ci = &out->cores[i];
+        /* Jitter waited too long to run on the others: one more busy core
+         * shares it (an idle one never: that is what packing protects). */
+        if (m->spill[i] && ci->busy)
+            ci->chosen = true;
         if (ci->chosen) {
             d->n_chosen++;
             d->chosen_spare_milli += ci->spare_milli;
@@ -379,6 +386,10 @@ static void plan_wanted(const struct packer_input *in, const struct packer_state
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
         plan_domains(in, st, out);
+        /* The run-delay guard gave packing up for now: jitter waited too
+         * long to run on every busy core it could have. */
+        if (out->wanted_restricted && in->delay_fallback)
+            plan_fallback(out, in->topo, PACKER_REASON_RUN_DELAY);
     }
 }
 

@@ -24,6 +24,8 @@
  *     most spare first (ties: lower core index); the cores already chosen are
  *     kept while they are still busy, still cover the need and are no more
  *     than that fewest count.
+ *   The run-delay guard may add busy cores to a packing domain's choice
+ *   (spill) or give the plan up for a while (packer_input).
  *   Every packing domain must cover the whole jitter load: one affinity mask
  *   lets a jitter task run on any domain's chosen cores.
  * - The mask is the union over domains: chosen cores' online threads for
@@ -72,9 +74,11 @@ enum packer_reason {
     PACKER_REASON_NO_BUSY,         /* no core busy: nowhere to pack without waking one */
     PACKER_REASON_NO_ROOM,         /* busy cores' spare does not cover jitter + headroom */
     PACKER_REASON_NO_DATA,         /* no online core with a utilisation sample */
+    PACKER_REASON_RUN_DELAY,       /* the run-delay guard gave packing up for now */
     _PACKER_REASON_MAX,
 };
-/* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data". */
+/* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data",
+ * "run-delay". */
 const char *packer_reason_to_string(enum packer_reason r);
 /* One-line human text: "machine nearly idle", "every core busy", ...
  * (packer-describe.c, with the rest of the wording). */
@@ -122,6 +126,14 @@ struct packer_input {
     const struct config *cfg;      /* busy_threshold, headroom, idle_machine, hold, min_change, domain */
     unsigned busy_exit_milli;      /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
     uint64_t now_ms;
+    /* The run-delay guard's say (delay-guard.h, engine-delay.c): threads of
+     * busy cores to choose besides those the spare asks for, in a domain
+     * that packs (NULL: none; a core no longer busy is not chosen); give
+     * packing up for now (reason run-delay); and why, appended to the
+     * summary in parentheses (NULL or "": nothing). */
+    const cpu_set_t *spill_cpus;
+    bool delay_fallback;
+    const char *delay_note;
 };
 
 struct packer_core_info {

@@ -39,6 +39,25 @@ static void add_mask(struct json_object *o, const char *k, const cpu_set_t *m)
     add_str(o, k, format_cpulist(m, buf, sizeof buf));
 }
 
+/* The run-delay guard: its limit, this tick's figure and decision, the
+ * cores it spilled to. */
+static struct json_object *run_delay_json(const struct engine *e)
+{
+    const struct engine_delay *d = &e->delay;
+    struct json_object *o = json_object_new_object();
+    add_int(o, "limit_us", (int64_t)(d->cfg.max_run_delay_ns / 1000));
+    add_int(o, "delay_us", (int64_t)(d->delay_ns / 1000));
+    add_int(o, "percentile", d->cfg.percentile);
+    add_int(o, "wakeups", (int64_t)d->wakeups);
+    add_bool(o, "fallen_back", d->guard.fallen_back);
+    struct json_object *sp = json_object_new_array();
+    for (unsigned i = 0; i < d->guard.n_spilled; i++)
+        json_object_array_add(sp, json_object_new_int(d->guard.spilled[i]));
+    json_object_object_add(o, "spilled_cores", sp);
+    add_str(o, "decision", d->last[0] ? d->last : "none yet");
+    return o;
+}
+
 static struct json_object *plan_json(const struct engine *e)
 {
     struct json_object *p = json_object_new_object();
@@ -52,6 +71,7 @@ static struct json_object *plan_json(const struct engine *e)
     add_str(p, "state", e->planned ? packer_reason_to_string(pl->reason) : "none");
     add_str(p, "wait", e->planned ? packer_wait_to_string(pl->wait) : "none");
     add_int(p, "jitter_load_milli", e->sampler.jitter_load_milli);
+    json_object_object_add(p, "run_delay", run_delay_json(e));
     return p;
 }
 
@@ -155,6 +175,11 @@ static struct json_object *task_json(const struct engine *e, const struct task *
             add_int(o, "slice_us", (int64_t)(at->slice.set_runtime_ns / 1000));
             add_int(o, "original_slice_us", (int64_t)(at->slice.orig.runtime_ns / 1000));
         }
+        uint64_t delay_ns, wakeups;
+        if (engine_delay_of(e, t->tid, &delay_ns, &wakeups)) {
+            add_int(o, "run_delay_us", (int64_t)(delay_ns / 1000));
+            add_int(o, "run_delay_wakeups", (int64_t)wakeups);
+        }
     } else if (e->ops->getaffinity(e->ops->userdata, t->tid, &cur) == 0) {
         add_mask(o, "original_mask", &cur);
         add_mask(o, "current_mask", &cur);
@@ -233,6 +258,21 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
         snprintf(buf, size, "not confined: its own affinity does not intersect the plan");
 }
 
+/* "0.14 ms per wake-up over its last 48 wake-ups (limit 1 ms)" */
+static void run_delay_explain(const struct engine *e, const struct task *t, char *buf, size_t size)
+{
+    uint64_t ns, n, limit = e->delay.cfg.max_run_delay_ns;
+    if (!limit)
+        snprintf(buf, size, "not guarded (max_run_delay = off)");
+    else if (engine_delay_of(e, t->tid, &ns, &n))
+        snprintf(buf, size, "%.2f ms per wake-up over its last %" PRIu64 " wake-ups (limit %.2f ms)", (double)ns / 1e6,
+                 n, (double)limit / 1e6);
+    else if (t->class != CLASS_JITTER || !engine_plan_mask(e))
+        snprintf(buf, size, "not measured: only packed jitter is");
+    else
+        snprintf(buf, size, "not measured yet");
+}
+
 int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
 {
     struct json_object *threads = json_object_new_array();
@@ -247,6 +287,8 @@ int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
         add_str(o, "placement", buf);
         sampler_behaviour_explain(&e->sampler, t, &e->cfg->behaviour, now_ms(), buf, sizeof buf);
         add_str(o, "behaviour", buf);
+        run_delay_explain(e, t, buf, sizeof buf);
+        add_str(o, "run_delay", buf);
         json_object_array_add(threads, o);
     }
     if (json_object_array_length(threads) == 0) {
@@ -334,6 +376,21 @@ static void behaviour_metrics(const struct engine *e, struct json_object *arr)
     sample(s, NULL, NULL, e->sampler.n_watching);
 }
 
+static void run_delay_metrics(const struct engine *e, struct json_object *arr)
+{
+    const struct delay_guard *g = &e->delay.guard;
+    histogram_family(arr, "turbosched_run_delay_seconds",
+                     "Packed jitter's mean run-queue wait per wake-up between two readings, once per wake-up",
+                     &e->delay.hist);
+    struct json_object *s = family(arr, "turbosched_run_delay_actions_total", "counter",
+                                   "What the run-delay guard did: spilled to a core, released one, gave packing up");
+    sample(s, "action", "spill", (double)g->spills_total);
+    sample(s, "action", "shrink", (double)g->shrinks_total);
+    sample(s, "action", "fallback", (double)g->fallbacks_total);
+    s = family(arr, "turbosched_run_delay_spilled_cores", "gauge", "Busy cores jitter was spilled to for its run delay");
+    sample(s, NULL, NULL, g->n_spilled);
+}
+
 /* Tracked threads and the proc connector's events. */
 static void metrics_tasks(struct json_object *arr, const struct engine *e)
 {
@@ -405,6 +462,7 @@ static void metrics_engine(struct json_object *arr, const struct engine *e)
     sample(s, "result", "ok", (double)e->counters.reloads_ok);
     sample(s, "result", "failed", (double)e->counters.reloads_failed);
     behaviour_metrics(e, arr);
+    run_delay_metrics(e, arr);
 }
 
 /* Per CPU: the smoothed utilisation, then frequency and idle states as the

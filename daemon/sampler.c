@@ -14,7 +14,7 @@
 
 int sampler_init(struct sampler *s, const char *root, int n_cpus)
 {
-    *s = (struct sampler){.root = root};
+    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS};
     return sampler_resize(s, MAX(n_cpus, 1));
 }
 
@@ -24,7 +24,7 @@ void sampler_destroy(struct sampler *s)
     free(s->util_milli);
     free(s->jitter_milli);
     free(s->watch);
-    *s = (struct sampler){.root = s->root};
+    *s = (struct sampler){.root = s->root, .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
 }
 
 int sampler_resize(struct sampler *s, int n_cpus)
@@ -338,12 +338,15 @@ static void sample_one(const struct sampler *s, struct task *t, uint32_t now32, 
     int cpu = t->last_cpu;
     if (sampler_read_task(s, t, &now) < 0)
         return;     /* gone: its exit event removes it */
+    if (now.schedstat && s->on_jitter_reading)
+        s->on_jitter_reading(t, &now, s->hook_data);
     /* A task that has not run since its last sample is still where it was:
      * the stat file (for its CPU) is read only when it ran, which spares
      * half the reads of a machine full of sleeping threads. */
-    if ((t->sample_ms == 0 || now.runtime_ns != t->runtime_ns) &&
-        load_read_task_cpu(s->root, t->pid, t->tid, &cpu) < 0)
+    bool ran = t->sample_ms == 0 || now.runtime_ns != t->runtime_ns;
+    if (ran && load_read_task_cpu(s->root, t->pid, t->tid, &cpu) < 0)
         return;
+    t->idle_samples = ran ? 0 : (uint8_t)MIN(t->idle_samples + 1u, SAMPLER_IDLE_BACKOFF_MAX_SHIFT);
     if (sampler_task_delta(t, &now, now32, &d)) {
         uint64_t sample = d.run_ns / 1000 / d.dt_ms;   /* ns per ms = milli of a CPU */
         t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), d.dt_ms, half_life_ms);
@@ -353,7 +356,14 @@ static void sample_one(const struct sampler *s, struct task *t, uint32_t now32, 
     t->last_cpu = (int16_t)MIN(cpu, INT16_MAX);
 }
 
-/* Read up to SAMPLER_TASKS_PER_TICK jitter tasks, from where the last tick stopped. */
+/* Asleep at its last reads, and not due again yet (SAMPLER_IDLE_BACKOFF_MS). */
+static bool backing_off(const struct sampler *s, const struct task *t, uint32_t now32)
+{
+    return t->idle_samples && now32 - t->sample_ms < s->idle_backoff_ms << (t->idle_samples - 1);
+}
+
+/* Read up to SAMPLER_TASKS_PER_TICK jitter tasks that are due, from where
+ * the last tick stopped. */
 static void read_some(struct sampler *s, struct task_table *tt, uint32_t now32, unsigned half_life_ms)
 {
     unsigned n = task_table_count(tt), visited = 0, read = 0;
@@ -367,7 +377,7 @@ static void read_some(struct sampler *s, struct task_table *tt, uint32_t now32, 
             continue;
         }
         visited++;
-        if (t->class == CLASS_JITTER) {
+        if (t->class == CLASS_JITTER && !backing_off(s, t, now32)) {
             sample_one(s, t, now32, half_life_ms);
             read++;
         }

@@ -14,6 +14,8 @@
 struct task;
 struct task_table;
 
+struct sampler_reading;
+
 struct sampler {
     const char *root;            /* "/" on a real system */
     int n_cpus;                  /* entries in the per-CPU arrays */
@@ -24,12 +26,17 @@ struct sampler {
     int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
     unsigned jitter_load_milli;  /* every jitter task's utilisation, summed */
     size_t cursor;               /* where the next tick's task sampling starts */
+    unsigned idle_backoff_ms;    /* SAMPLER_IDLE_BACKOFF_MS (sampler_init); 0: read every tick */
     /* behaviour: one entry per candidate thread (struct task.watch) */
     struct sampler_watch *watch;
     uint32_t n_watch, cap_watch, free_watch;   /* free_watch: 1 + first free entry, 0: none */
     uint32_t n_watching;         /* entries in use */
     size_t watch_cursor;         /* where the next tick's due reads start */
     uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
+    /* Called with each jitter thread's schedstat reading that
+     * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
+    void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);
+    void *hook_data;
 };
 
 /* What the sampler keeps per candidate thread: 64 bytes. */
@@ -55,6 +62,15 @@ struct sampler_watch {
 
 /* A tick reads at most this many tasks (round robin); see sampler.c. */
 #define SAMPLER_TASKS_PER_TICK 64
+/* A jitter task found not to have run since its last read is read again
+ * only SAMPLER_IDLE_BACKOFF_MS later, twice that if it still had not, and so
+ * on up to SAMPLER_IDLE_BACKOFF_MS << (SAMPLER_IDLE_BACKOFF_MAX_SHIFT - 1),
+ * 8 s: a machine full of sleeping jitter threads costs a read of each per
+ * 8 s, not one per tick. CPU time is a counter, so a later read loses
+ * nothing: a thread that wakes after a long sleep is counted at most 8 s
+ * late, and read every tick again once it has run. */
+#define SAMPLER_IDLE_BACKOFF_MS 250u
+#define SAMPLER_IDLE_BACKOFF_MAX_SHIFT 6u
 
 /* Arrays for n_cpus CPUs (at least 1), no sample yet. root is kept, not copied. */
 int sampler_init(struct sampler *s, const char *root, int n_cpus);

@@ -16,6 +16,7 @@ struct task {
     pid_t pid;                  /* thread group id */
     uint64_t start_time;        /* field 22 of /proc/TID/stat, clock ticks after boot */
     bool start_pending;         /* start_time not read yet (procscan_ensure_start) */
+    uint8_t idle_samples;       /* jitter samples in a row that found it had not run (sampler.c) */
     int16_t last_cpu;           /* CPU it ran on at its last sample (its util_milli is 0 until one) */
     char comm[16];
     uid_t uid;                  /* effective; TASK_UID_UNKNOWN until a user rule needs it */

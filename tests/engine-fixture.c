@@ -259,6 +259,16 @@ static struct sysops fake_ops(struct efx_fake *f)
     };
 }
 
+void efx_set_schedstat(struct engine_fixture *fx, pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns,
+                       uint64_t slices)
+{
+    char dir[PATH_MAX], text[96];
+    snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", fx->root, (int)pid, (int)tid);
+    snprintf(text, sizeof text, "%llu %llu %llu\n", (unsigned long long)run_ns, (unsigned long long)wait_ns,
+             (unsigned long long)slices);
+    write_at(dir, "schedstat", text);
+}
+
 void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm)
 {
     assert_false(fx->real);

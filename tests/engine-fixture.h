@@ -78,6 +78,10 @@ void efx_remove_task(struct engine_fixture *fx, pid_t pid, pid_t tid);
  * event once efx_rename_real has it take comm as its name. */
 pid_t efx_spawn_real(struct engine_fixture *fx, const char *comm);
 void efx_rename_real(struct engine_fixture *fx, pid_t pid);
+/* A made-up task's /proc/PID/task/TID/schedstat: run ns, run-queue wait
+ * ns, timeslices. */
+void efx_set_schedstat(struct engine_fixture *fx, pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns,
+                       uint64_t slices);
 /* The fake's current mask of a made-up task. */
 const cpu_set_t *efx_fake_mask(struct engine_fixture *fx, pid_t tid);
 

@@ -357,6 +357,12 @@ static const struct {
      "<3>t.conf:2: bad value '50us' for 'jitter_slice': must be between 100us and 100ms\n"},
     {"[packing]\n\njitter_slice = 101ms\n",
      "<3>t.conf:3: bad value '101ms' for 'jitter_slice': must be between 100us and 100ms\n"},
+    {"[packing]\nmax_run_delay = 5us\n",
+     "<3>t.conf:2: bad value '5us' for 'max_run_delay': must be between 10us and 1s\n"},
+    {"[packing]\nmax_run_delay = 2s\n",
+     "<3>t.conf:2: bad value '2s' for 'max_run_delay': must be between 10us and 1s\n"},
+    {"[packing]\nmax_run_delay = never\n",
+     "<3>t.conf:2: bad value 'never' for 'max_run_delay': expected a duration such as 300us or 1ms, or off\n"},
     {"[packing]\njitter_slice = short\n",
      "<3>t.conf:2: bad value 'short' for 'jitter_slice': expected a duration such as 300us or 1ms, or off\n"},
     {"[daemon]\ndry_run = maybe\n", "<3>t.conf:2: bad value 'maybe' for 'dry_run': expected yes or no\n"},
@@ -483,29 +489,53 @@ static void test_behaviour_keys(void **state)
     config_done(&c);
 }
 
-static void test_jitter_slice(void **state)
+struct duration_case { const char *value; unsigned us; const char *printed; };
+
+/* Each value of a [packing] duration key parses without a message, lands in
+ * the field and prints back as the canonical text, which parses again. */
+static void check_packing_duration(const char *key, size_t offset, const struct duration_case *cases, size_t n)
 {
     struct config c;
-    config_init_defaults(&c);
-    assert_int_equal(c.jitter_slice_us, 300);
-    config_done(&c);
-    static const struct { const char *value; unsigned us; const char *printed; } ok[] = {
-        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
-        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
-    };
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         char text[64], want[64];
-        snprintf(text, sizeof text, "[packing]\njitter_slice = %s\n", ok[i].value);
+        snprintf(text, sizeof text, "[packing]\n%s = %s\n", key, cases[i].value);
         assert_int_equal(parse(text, &c), 0);
         assert_string_equal(captured, "");
-        assert_int_equal(c.jitter_slice_us, ok[i].us);
+        assert_int_equal(*(const unsigned *)((const char *)&c + offset), cases[i].us);
         char *out = print_to_string(&c);
-        snprintf(want, sizeof want, "\njitter_slice = %s\n", ok[i].printed);
+        snprintf(want, sizeof want, "\n%s = %s\n", key, cases[i].printed);
         assert_non_null(strstr(out, want));
         assert_int_equal(config_check_print(&c), 0);
         free(out);
         config_done(&c);
     }
+}
+
+static void test_jitter_slice(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.jitter_slice_us, 300);
+    config_done(&c);
+    static const struct duration_case ok[] = {
+        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
+        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
+    };
+    check_packing_duration("jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
+}
+
+static void test_max_run_delay(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.max_run_delay_us, 1000);
+    config_done(&c);
+    static const struct duration_case ok[] = {
+        {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
+    };
+    check_packing_duration("max_run_delay", offsetof(struct config, max_run_delay_us), ok, sizeof ok / sizeof ok[0]);
 }
 
 static void test_errors(void **state)
@@ -736,6 +766,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jitter_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_run_delay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),

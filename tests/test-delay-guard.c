@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "delay-guard.h"
+#include "histogram.h"
 
 #define MS 1000000ull           /* ns */
 #define TICK_MS 1000u
@@ -325,8 +326,7 @@ static void test_recorded_schedstat(void **state)
     };
     struct delay_thread th[2];
     memset(th, 0, sizeof th);
-    struct delay_histogram h;
-    delay_histogram_init(&h);
+    struct histogram h = {0};
     const int cand[] = { 1 };
     enum delay_action seen[9];
     for (size_t tick = 0; tick < 9; tick++) {
@@ -338,7 +338,7 @@ static void test_recorded_schedstat(void **state)
             assert_int_equal(delay_parse_schedstat(text[i], &s), 0);
             uint64_t mean, n = delay_thread_sample(&th[i], &s, &mean);
             if (n)
-                delay_histogram_observe(&h, mean, n);
+                histogram_add_n(&h, mean, n);
             pts[i].delay_ns = delay_thread_mean_ns(&th[i], &pts[i].weight);
             total += pts[i].weight;
         }
@@ -358,45 +358,10 @@ static void test_recorded_schedstat(void **state)
     /* 8 ticks x (200 + 5) wake-ups observed */
     assert_int_equal(h.count, 8 * 205);
     /* le=250 µs: 2 ticks of the busy one at 0.2 ms and all the quiet ones */
-    assert_int_equal(delay_histogram_cumulative(&h, 2), 2 * 200 + 8 * 5);
-    assert_int_equal(delay_histogram_cumulative(&h, 5), 2 * 200 + 8 * 5);   /* le=2 ms */
-    assert_int_equal(delay_histogram_cumulative(&h, 6), 8 * 205);           /* le=5 ms */
-}
-
-/* --- histogram ------------------------------------------------------------------- */
-
-static void test_histogram(void **state)
-{
-    struct delay_histogram h;
-    const uint64_t bounds[] = { 100, 1000, 10000 };
-    assert_int_equal(delay_histogram_init_bounds(&h, bounds, 3), 0);
-    delay_histogram_observe(&h, 50, 1);
-    delay_histogram_observe(&h, 100, 2);       /* le is inclusive */
-    delay_histogram_observe(&h, 101, 1);
-    delay_histogram_observe(&h, 10000, 1);
-    delay_histogram_observe(&h, 20000, 3);     /* +Inf only */
-    delay_histogram_observe(&h, 5000, 0);      /* no wake-ups: nothing */
-    assert_int_equal(delay_histogram_cumulative(&h, 0), 3);
-    assert_int_equal(delay_histogram_cumulative(&h, 1), 4);
-    assert_int_equal(delay_histogram_cumulative(&h, 2), 5);
-    assert_int_equal(delay_histogram_cumulative(&h, 3), 8);
-    assert_int_equal(delay_histogram_cumulative(&h, 99), 8);
-    assert_int_equal(h.count, 8);
-    assert_int_equal(h.sum_ns, 50 + 200 + 101 + 10000 + 60000);
-
-    const uint64_t flat[] = { 5, 5 }, down[] = { 5, 4 };
-    uint64_t many[DELAY_HISTOGRAM_MAX_BOUNDS + 1];
-    for (size_t i = 0; i < DELAY_HISTOGRAM_MAX_BOUNDS + 1; i++)
-        many[i] = i + 1;
-    assert_int_equal(delay_histogram_init_bounds(&h, flat, 2), -EINVAL);
-    assert_int_equal(delay_histogram_init_bounds(&h, down, 2), -EINVAL);
-    assert_int_equal(delay_histogram_init_bounds(&h, many, 0), -EINVAL);
-    assert_int_equal(delay_histogram_init_bounds(&h, many, DELAY_HISTOGRAM_MAX_BOUNDS + 1), -EINVAL);
-    assert_int_equal(delay_histogram_init_bounds(&h, many, DELAY_HISTOGRAM_MAX_BOUNDS), 0);
-
-    delay_histogram_init(&h);
-    assert_int_equal(h.n_bounds, 11);
-    assert_int_equal(h.bounds_ns[4], MS);
+    assert_int_equal(histogram_count_le(&h, 250000), 2 * 200 + 8 * 5);
+    assert_int_equal(histogram_count_le(&h, 1000000), 2 * 200 + 8 * 5);
+    assert_int_equal(histogram_count_le(&h, 2500000), 8 * 205);   /* le is inclusive */
+    assert_int_equal(h.max_ns, 2500000);
 }
 
 int main(void)
@@ -416,7 +381,6 @@ int main(void)
         cmocka_unit_test_setup(test_backoff_forgotten, setup),
         cmocka_unit_test_setup(test_reset_and_forget, setup),
         cmocka_unit_test_setup(test_recorded_schedstat, setup),
-        cmocka_unit_test(test_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

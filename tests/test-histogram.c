@@ -101,6 +101,21 @@ static void test_above_every_bound(void **state)
     assert_int_equal(histogram_count_le(&h, 1000 * MS), 0);
 }
 
+static void test_weighted(void **state)
+{
+    (void)state;
+    struct histogram h = {0};
+    /* a thread's mean over its wake-ups counts once per wake-up */
+    histogram_add_n(&h, 100 * US, 200);
+    histogram_add_n(&h, 3 * MS, 5);
+    histogram_add_n(&h, 50 * MS, 0);        /* no wake-ups: nothing */
+    assert_int_equal(h.count, 205);
+    assert_int_equal(h.sum_ns, 200 * 100 * US + 5 * 3 * MS);
+    assert_int_equal(h.max_ns, 3 * MS);
+    assert_int_equal(histogram_count_le(&h, 100 * US), 200);
+    assert_int_equal(histogram_count_le(&h, 5 * MS), 205);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_count_le),
         cmocka_unit_test(test_quantiles),
         cmocka_unit_test(test_above_every_bound),
+        cmocka_unit_test(test_weighted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1187,6 +1187,64 @@ static void test_fixture_trees(void **state)
     }
 }
 
+/* The run-delay guard's say: spilled cores join the choice when busy (an
+ * idle one never), a fallback gives the plan up with its own reason, and
+ * the guard's note ends the summary. */
+static void test_run_delay_guard(void **state)
+{
+    (void)state;
+    struct fake_topo f;
+    struct config cfg;
+    struct packer_state st;
+    int util[MAX_TEST_CPUS];
+    cpu_set_t spill;
+
+    /* 4 SMT1 cores: 0 and 1 busy with room, 2 busy, 3 idle */
+    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 4, .smt = 1 });
+    config_build(&cfg);
+    util_build(&f.t, "0=300 1=400 2=500 3=0", util);
+    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .cfg = &cfg };
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_string_equal(mask_str(&plan.mask), "0");
+
+    /* spilled to core 1, and to the idle core 3, which is not taken */
+    CPU_ZERO(&spill);
+    CPU_SET(1, &spill);
+    CPU_SET(3, &spill);
+    in.spill_cpus = &spill;
+    in.delay_note = "spilled to core 1: jitter waited 2.4 ms per wake-up";
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_true(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    assert_string_equal(mask_str(&plan.mask), "0-1");
+    assert_true(plan.cores[1].chosen);
+    assert_false(plan.cores[3].chosen);
+    assert_non_null(strstr(plan.summary, "(spilled to core 1: jitter waited 2.4 ms per wake-up)"));
+
+    /* the spill released: back to the fewest cores */
+    in.spill_cpus = NULL;
+    in.delay_note = "";
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_string_equal(mask_str(&plan.mask), "0");
+    assert_null(strstr(plan.summary, "spilled"));
+
+    /* given up: unrestricted, reason run-delay */
+    in.delay_fallback = true;
+    in.delay_note = "fell back: jitter waited 3.0 ms per wake-up and no busy core is left";
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_false(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_RUN_DELAY);
+    assert_string_equal(mask_str(&plan.mask), "0-3");
+    assert_non_null(strstr(plan.summary, "fallback: jitter waited too long to run (fell back: jitter waited 3.0 ms"));
+
+    /* a fallback for another reason keeps that reason */
+    util_build(&f.t, "0=10 1=10 2=10 3=0", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.reason, PACKER_REASON_IDLE_MACHINE);
+}
+
 static void test_reason_strings(void **state)
 {
     for (int r = 0; r < _PACKER_REASON_MAX; r++) {
@@ -1195,6 +1253,7 @@ static void test_reason_strings(void **state)
     }
     assert_string_equal(packer_reason_to_string(_PACKER_REASON_MAX), "unknown");
     assert_string_equal(packer_reason_to_string(PACKER_REASON_NO_ROOM), "no-room");
+    assert_string_equal(packer_reason_to_string(PACKER_REASON_RUN_DELAY), "run-delay");
     assert_string_equal(packer_wait_to_string(PACKER_WAIT_MIN_CHANGE), "min-change");
 }
 
@@ -1220,6 +1279,7 @@ int main(void)
         cmocka_unit_test(test_fixture_trees),
         cmocka_unit_test(test_random_invariants),
         cmocka_unit_test(test_random_hysteresis),
+        cmocka_unit_test(test_run_delay_guard),
         cmocka_unit_test(test_reason_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

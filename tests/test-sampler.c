@@ -248,8 +248,51 @@ static void test_sleeping_task_keeps_its_cpu(void **state)
     sampler_sample_tasks(&f->s, f->tt, 1100, 0);
     assert_int_equal(t->last_cpu, 0);
     write_task(f, 201, 2000000, 1);
-    sampler_sample_tasks(&f->s, f->tt, 1200, 0);
+    sampler_sample_tasks(&f->s, f->tt, 1100 + SAMPLER_IDLE_BACKOFF_MS, 0);
     assert_int_equal(t->last_cpu, 1);
+}
+
+/* A jitter task asleep at its reads is read half as often each time, down
+ * to once per SAMPLER_IDLE_BACKOFF_MS << (MAX_SHIFT - 1); the CPU time it
+ * used meanwhile is counted at its next read, over the whole interval, and
+ * from then on it is read every tick again. */
+static void test_sleeping_task_read_less(void **state)
+{
+    struct fx *f = *state;
+    struct task *t = add(f, 301, CLASS_JITTER);
+    write_task(f, 301, 1000000, 0);
+    unsigned reads = 0;
+    uint32_t last = 0;
+    /* 60 s of 100 ms ticks, asleep throughout */
+    for (uint64_t now = 1000; now <= 61000; now += 100) {
+        sampler_sample_tasks(&f->s, f->tt, now, 0);
+        if (t->sample_ms != last) {
+            reads++;
+            if (last && t->idle_samples > 1)
+                assert_true(t->sample_ms - last >= SAMPLER_IDLE_BACKOFF_MS << (t->idle_samples - 2));
+            last = t->sample_ms;
+        }
+    }
+    const uint32_t max_gap = SAMPLER_IDLE_BACKOFF_MS << (SAMPLER_IDLE_BACKOFF_MAX_SHIFT - 1);
+    assert_int_equal(t->idle_samples, SAMPLER_IDLE_BACKOFF_MAX_SHIFT);
+    /* 1000, 1100, then gaps of 0.3, 0.5, 1.1, 2.1, 4.1, 8 s: a handful, not 601 */
+    assert_in_range(reads, 8, 2 + SAMPLER_IDLE_BACKOFF_MAX_SHIFT + 60000 / max_gap);
+    /* it runs 400 ms of CPU: counted at its next read, at most max_gap later */
+    write_task(f, 301, 401000000, 1);
+    uint64_t now = 61100;
+    while (t->sample_ms == last) {
+        sampler_sample_tasks(&f->s, f->tt, now, 0);
+        now += 100;
+        assert_true(now - last <= max_gap + 100);
+    }
+    assert_int_equal(t->idle_samples, 0);
+    assert_int_equal(t->last_cpu, 1);
+    assert_int_equal(t->util_milli, 400000 / (t->sample_ms - last));
+    assert_int_equal(f->s.jitter_load_milli, t->util_milli);
+    /* read again at the next tick */
+    uint32_t read_at = t->sample_ms;
+    sampler_sample_tasks(&f->s, f->tt, now, 0);
+    assert_int_equal(t->sample_ms, read_at + 100);
 }
 
 /* A tick reads at most SAMPLER_TASKS_PER_TICK tasks, going on where the
@@ -377,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_task_delta),
         cmocka_unit_test_setup_teardown(test_tasks_charged_to_their_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleeping_task_read_less, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_behaviour_watch, setup, teardown),
     };

@@ -132,8 +132,9 @@ spawn() {
     printf -v "$__var" '%s' "$pid"
 }
 
-# write_config EXTRA...: a config for a daemon confined to $TMP, with fast
-# ticks and short hysteresis so tests wait seconds, not minutes.
+# write_config < EXTRA: a config for a daemon confined to $TMP, with fast
+# ticks and short hysteresis so tests wait seconds, not minutes; EXTRA (stdin)
+# is appended, and $PACKING_EXTRA (lines) goes into its [packing] section.
 write_config() {
     mkdir -p "$TMP/rules.d"
     cat > "$TMP/turbosched.conf" <<CONF
@@ -152,6 +153,11 @@ busy_threshold = 30%
 hold_time = 200ms
 min_change_interval = 200ms
 half_life = 200ms
+# Jitter packed beside a test's hog waits for it; on a loaded machine the
+# shipped 1 ms limit can give the plan up in the middle of a test about
+# something else. integration-run-delay sets it (later lines win).
+max_run_delay = off
+${PACKING_EXTRA:-}
 
 [classify]
 unit_optin = no

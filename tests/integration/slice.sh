@@ -22,13 +22,12 @@ WAIT_STEP=0.2
 NAME="tsl$$"
 SLICE=500000    # not the default, so that what is read back is the configured one
 rule_config() {
-    write_config <<CONF
+    PACKING_EXTRA="jitter_slice = $((SLICE / 1000))us" write_config <<CONF
 
 [rule test-jitter]
 comm = ${NAME}*
 class = jitter
 CONF
-    sed -i "s/^\[packing\]\$/[packing]\njitter_slice = $((SLICE / 1000))us/" "$TMP/turbosched.conf"
 }
 no_rule_config() { write_config </dev/null; }
 

@@ -70,3 +70,42 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # ratio A B: A/B with 3 decimals ("n/a" when B is 0)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
+
+# idle_source_init CPU: how idle_counts counts CPU's wake-ups. The cpuidle
+# "usage" counters where there is a cpuidle driver; without one, CPU's local
+# timer and rescheduling interrupts (a task woken on an idle CPU sends it a
+# rescheduling IPI; a running CPU takes ticks), with residency from its idle
+# time in /proc/stat. Sets SOURCE for the report.
+idle_source_init() {
+    IDLE_CPU=$1
+    CPUIDLE=/sys/devices/system/cpu/cpu$IDLE_CPU/cpuidle
+    if [ -d "$CPUIDLE" ] && ls "$CPUIDLE"/state* >/dev/null 2>&1; then
+        SOURCE="cpuidle usage"
+    else
+        grep -q '^ *LOC:' /proc/interrupts || { echo "$(basename "$0"): no cpuidle and no LOC line in /proc/interrupts" >&2; exit 77; }
+        SOURCE="LOC+RES interrupts"
+    fi
+}
+idle_counts() {   # "wake-ups idle_time_us" of CPU $IDLE_CPU so far
+    local u=0 t=0 s
+    if [ "$SOURCE" = "cpuidle usage" ]; then
+        for s in "$CPUIDLE"/state*; do
+            u=$((u + $(cat "$s/usage"))); t=$((t + $(cat "$s/time")))
+        done
+    else
+        u=$(awk -v c=$((IDLE_CPU + 2)) '$1 == "LOC:" || $1 == "RES:" { n += $c } END { print n + 0 }' /proc/interrupts)
+        t=$(awk -v cpu="cpu$IDLE_CPU" -v hz="$(getconf CLK_TCK)" '$1 == cpu { printf "%.0f", ($5 + $6) * 1e6 / hz }' /proc/stat)
+    fi
+    echo "$u $t"
+}
+# idle_while PID: wait for PID (a child of this shell: do not call it in a
+# subshell); sets IDLE_U IDLE_T IDLE_E to CPU $IDLE_CPU's wake-ups, idle
+# time (µs) and the elapsed time (µs) over that wait
+idle_while() {
+    local u0 t0 u1 t1 s0 s1
+    read -r u0 t0 < <(idle_counts); s0=$(date +%s%N)
+    wait "$1" || true
+    read -r u1 t1 < <(idle_counts); s1=$(date +%s%N)
+    IDLE_U=$((u1 - u0)) IDLE_T=$((t1 - t0)) IDLE_E=$(( (s1 - s0) / 1000 ))
+}
+json_num() { sed -n "s/.*\"$1\": *\([0-9.]*\).*/\1/p" "$2" | head -1; }
