@@ -79,22 +79,24 @@ mkfifo "$TMP/.nap" && exec 8<>"$TMP/.nap"
 nap() { local _; read -r -t "$1" -u 8 _ || true; }
 now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
 
-affinity_of() {
-    local k v
-    while read -r k v; do
-        [ "$k" = "Cpus_allowed_list:" ] && { echo "$v"; return 0; }
-    done < "/proc/$1/status" 2>/dev/null
-    return 1
+# status_field PID KEY VAR: set VAR to KEY's value in /proc/PID/status, with
+# no subshell. The file is read in one go: a line-by-line `while read` seeks
+# back after each line and the kernel regenerates the text on each seek, so
+# a task switching between sleeping and running shifts the lines under the
+# reader (about 2% of reads of a busy task came back without the field).
+status_field() {
+    local __s=
+    read -r -d '' __s 2>/dev/null < "/proc/$1/status"
+    [[ $__s == *$'\n'"$2:"* ]] || return 1
+    __s=${__s#*$'\n'"$2:"}
+    __s=${__s%%$'\n'*}
+    __s=${__s#"${__s%%[![:space:]]*}"}
+    printf -v "$3" '%s' "$__s"
 }
+affinity_of() { local v; status_field "$1" Cpus_allowed_list v && echo "$v"; }
 # affinity_is PID LIST: without a subshell, so that polling it forks nothing
 # (each fork is an event the daemon under test handles, on the idle CPU)
-affinity_is() {
-    local k v
-    while read -r k v; do
-        [ "$k" = "Cpus_allowed_list:" ] && { [ "$v" = "$2" ]; return; }
-    done < "/proc/$1/status" 2>/dev/null
-    return 1
-}
+affinity_is() { local v; status_field "$1" Cpus_allowed_list v && [ "$v" = "$2" ]; }
 # harness_on_cpu0: this script, what it starts from now on (the daemon under
 # test too) and its polls run on the busy CPU 0, so that the sanitizer
 # build's work (turbosched-ctl polled, a reload reclassifying every task)

@@ -103,13 +103,7 @@ dump_tasks() {
 # class_of PID: the class `explain` gives the process's main thread
 class_of() { ctl --json explain "$1" 2>/dev/null | sed -n 's/.*"class": *"\([a-z]*\)".*/\1/p' | head -1; }
 
-daemon_rss_kib() {
-    local k v u
-    while read -r k v u; do
-        [ "$k" = "VmRSS:" ] && { echo "$v"; return 0; }
-    done < "/proc/$DAEMON_PID/status" 2>/dev/null
-    return 1
-}
+daemon_rss_kib() { local v; status_field "$DAEMON_PID" VmRSS v && echo "${v%% *}"; }
 
 # sanitizer_clean LOG: no ASan, LSan or UBSan report in the daemon's log
 sanitizer_clean() {
