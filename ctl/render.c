@@ -227,6 +227,13 @@ static void render_plan_line(FILE *f, struct json_object *plan)
     else
         fprintf(f, "Plan:          CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
     render_run_delay_line(f, get(plan, "run_delay"));
+    struct json_object *b = get(plan, "benefit");
+    if (b) {
+        _cleanup_free_ char *est = strdup(str(b, "estimate"));
+        if (est)
+            table_sanitize(est);
+        fprintf(f, "Benefit:       %s\n", est ? est : "-");
+    }
 }
 
 /* "Placement:     812 on events, p50 85 us, p99 950 us, max 12001 us; 100.0% within 20 ms" */

@@ -29,6 +29,7 @@ struct parser {
     /* line of each behaviour_* key in this file (0: not set here), for
      * the checks across keys that run after the file */
     unsigned behaviour_lines[8];
+    unsigned freq_line;         /* the last [capacity] active<N> key of this file */
     bool last_key_ok;
     /* rules with a bad key: already reported, not checked again at the end */
     size_t *broken;

@@ -402,8 +402,21 @@ static void note_behaviour_line(struct parser *p, const char *key)
             p->behaviour_lines[i] = p->lineno;
 }
 
+/* The frequency response whole: every count from 1 up given, never rising. */
+static void check_freq(struct parser *p)
+{
+    char err[128];
+    if (!p->freq_line || !p->c->freq.n_cores || freq_response_validate(&p->c->freq, err, sizeof err) == 0)
+        return;
+    unsigned saved = p->lineno;
+    p->lineno = p->freq_line;
+    config_perr(p, "[capacity] active keys: %s", err);
+    p->lineno = saved;
+}
+
 void config_settings_check(struct parser *p)
 {
+    check_freq(p);
     const char *msg = behaviour_params_check(&p->c->behaviour);
     const char *bad = behaviour_params_bad_key(&p->c->behaviour);
     if (!msg || !bad)
@@ -424,8 +437,31 @@ void config_settings_check(struct parser *p)
     p->lineno = saved;
 }
 
+/* [capacity] active<N> or active<A>-<B> = frequency: the chip's frequency
+ * response, as many counts as the file gives (checked whole after it). */
+static bool set_freq(struct parser *p, const char *key, const char *value, bool continuation)
+{
+    if (p->section != SEC_CAPACITY || strncmp(key, "active", 6) != 0)
+        return false;
+    struct freq_response *fr = &p->c->freq;
+    char err[128];
+    fr->n_cores = BENEFIT_MAX_CORES;
+    if (continuation)
+        config_perr(p, "continuation line for '%s', which takes a single value", key);
+    else if (freq_response_set(fr, key, value, err, sizeof err) < 0)
+        config_perr(p, "[capacity] %s", err);
+    fr->n_cores = 0;
+    for (unsigned a = BENEFIT_MAX_CORES; a > 0 && !fr->n_cores; a--)
+        if (fr->mhz[a])
+            fr->n_cores = a;
+    p->freq_line = p->lineno;
+    return true;
+}
+
 bool config_setting_set(struct parser *p, const char *key, const char *value, bool continuation)
 {
+    if (set_freq(p, key, value, continuation))
+        return true;
     for (size_t i = 0; i < ELEMENTSOF(settings); i++) {
         const struct setting *st = &settings[i];
         if (st->section != p->section || strcmp(st->key, key) != 0)
@@ -466,6 +502,17 @@ void config_print_settings(FILE *f, const struct config *c)
     for (unsigned n = 1; n <= CAPACITY_MAX_SMT; n++) {
         format_factor(b, sizeof b, c->capacity.factor_milli[n]);
         fprintf(f, "smt%u = %s\n", n, b);
+    }
+    /* the frequency response in runs of equal frequency: active2-4 = 3600MHz */
+    for (unsigned a = 1; a <= c->freq.n_cores;) {
+        unsigned z = a;
+        while (z < c->freq.n_cores && c->freq.mhz[z + 1] == c->freq.mhz[a])
+            z++;
+        if (z > a)
+            fprintf(f, "active%u-%u = %uMHz\n", a, z, c->freq.mhz[a]);
+        else
+            fprintf(f, "active%u = %uMHz\n", a, c->freq.mhz[a]);
+        a = z + 1;
     }
     fprintf(f, "\n[packing]\n");
     format_percent(b, sizeof b, c->busy_threshold_milli);

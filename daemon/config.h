@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "behaviour.h"
+#include "benefit.h"
 #include "power_capacity.h"
 #include "task-class.h"
 
@@ -42,6 +43,9 @@ struct config {
     char *cgroup_name;          /* v1 cpuset group the daemon creates for cgroup mode */
     /* [capacity] */
     struct capacity_table capacity;
+    /* the chip's frequency by number of active cores (active<N> keys);
+     * n_cores 0: not given, packing goes by the thresholds alone */
+    struct freq_response freq;
     /* [packing] */
     unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
     unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */

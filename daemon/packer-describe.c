@@ -16,6 +16,8 @@ static const char *const reason_texts[_PACKER_REASON_MAX] = {
     [PACKER_REASON_NO_ROOM] = "no busy core with room",
     [PACKER_REASON_NO_DATA] = "no utilisation data",
     [PACKER_REASON_RUN_DELAY] = "jitter waited too long to run",
+    [PACKER_REASON_NO_BENEFIT] = "packing would not pay",
+    [PACKER_REASON_ISOLATED] = "isolated on idle cores",
 };
 
 const char *packer_reason_describe(enum packer_reason r)
@@ -134,6 +136,14 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
     case PACKER_REASON_NO_DATA:
     case PACKER_REASON_RUN_DELAY:
         sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
+        return;
+    case PACKER_REASON_NO_BENEFIT:
+        sappend(buf, size, "fallback: packing would not pay: %s", out->benefit_explain);
+        return;
+    case PACKER_REASON_ISOLATED:
+        describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));
+        sappend(buf, size, "isolated on idle core%s %s (CPU%s %s): %s", strpbrk(cores, ",-") ? "s" : "", cores,
+                n_cpus_chosen(in, out) > 1 ? "s" : "", cpus, out->benefit_explain);
         return;
     default:
         break;

@@ -16,6 +16,8 @@ static const char *const reason_names[_PACKER_REASON_MAX] = {
     [PACKER_REASON_NO_ROOM] = "no-room",
     [PACKER_REASON_NO_DATA] = "no-data",
     [PACKER_REASON_RUN_DELAY] = "run-delay",
+    [PACKER_REASON_NO_BENEFIT] = "no-benefit",
+    [PACKER_REASON_ISOLATED] = "isolated",
 };
 
 const char *packer_reason_to_string(enum packer_reason r)
@@ -334,6 +336,8 @@ static void reset_output(struct packer_plan *out)
     out->n_cores = 0;
     out->n_domains = 0;
     out->summary[0] = '\0';
+    out->benefit = BENEFIT_UNKNOWN;
+    out->benefit_explain[0] = '\0';
 }
 
 /* ---- the wanted plan ---- */
@@ -386,6 +390,7 @@ static void plan_wanted(const struct packer_input *in, const struct packer_state
         plan_fallback(out, in->topo, PACKER_REASON_IDLE_MACHINE);
     } else {
         plan_domains(in, st, out);
+        packer_weigh_benefit(in, st, out);
         /* The run-delay guard gave packing up for now: jitter waited too
          * long to run on every busy core it could have. */
         if (out->wanted_restricted && in->delay_fallback)

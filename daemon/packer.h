@@ -26,6 +26,11 @@
  *     than that fewest count.
  *   The run-delay guard may add busy cores to a packing domain's choice
  *   (spill) or give the plan up for a while (packer_input).
+ * - With the chip's frequency response ([capacity] active<N>), the plan is
+ *   weighed by the benefit model: packing only when it is estimated to give
+ *   the busy cores more throughput than no restriction, isolation on idle
+ *   cores when that is estimated best (packer_weigh_benefit). Without it the
+ *   rules above decide alone.
  *   Every packing domain must cover the whole jitter load: one affinity mask
  *   lets a jitter task run on any domain's chosen cores.
  * - The mask is the union over domains: chosen cores' online threads for
@@ -55,6 +60,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "benefit.h"
 #include "config.h"
 #include "power_capacity.h"
 #include "topology.h"
@@ -75,10 +81,12 @@ enum packer_reason {
     PACKER_REASON_NO_ROOM,         /* busy cores' spare does not cover jitter + headroom */
     PACKER_REASON_NO_DATA,         /* no online core with a utilisation sample */
     PACKER_REASON_RUN_DELAY,       /* the run-delay guard gave packing up for now */
+    PACKER_REASON_NO_BENEFIT,      /* the benefit model: packing would not pay */
+    PACKER_REASON_ISOLATED,        /* the benefit model: jitter on the fewest idle cores */
     _PACKER_REASON_MAX,
 };
 /* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data",
- * "run-delay". */
+ * "run-delay", "no-benefit", "isolated". */
 const char *packer_reason_to_string(enum packer_reason r);
 /* One-line human text: "machine nearly idle", "every core busy", ...
  * (packer-describe.c, with the rest of the wording). */
@@ -134,6 +142,12 @@ struct packer_input {
     const cpu_set_t *spill_cpus;
     bool delay_fallback;
     const char *delay_note;
+    /* The chip's frequency by number of active cores ([capacity] active<N>;
+     * NULL or n_cores 0: not known, the thresholds alone decide) and the
+     * jitter threads there are: with it the wanted plan is weighed against
+     * no restriction and isolation (packer-benefit.c). */
+    const struct freq_response *freq;
+    unsigned n_jitter_tasks;
 };
 
 struct packer_core_info {
@@ -186,6 +200,10 @@ struct packer_plan {
     int n_domains;
     struct packer_domain_info domains[PACKER_MAX_DOMAINS];
     char summary[PACKER_SUMMARY_MAX];
+    /* the benefit model's choice for this call's wanted plan and the
+     * estimate behind it; BENEFIT_UNKNOWN and "" without a frequency response */
+    enum benefit_plan benefit;
+    char benefit_explain[BENEFIT_EXPLAIN_MAX];
 };
 
 /* Zero-initialised state is valid too: no plan applied, no restriction. */
@@ -196,6 +214,18 @@ void packer_state_init(struct packer_state *s);
  * domains than PACKER_MAX_DOMAINS; on error *out is "no restriction" with
  * reason NO_DATA and *st is left unchanged. */
 int packer_plan(const struct packer_input *in, struct packer_state *st, struct packer_plan *out);
+
+/* ---- Pack only when it pays (packer-benefit.c) ---- */
+
+/* With a frequency response (in->freq), weigh the wanted plan: a packed plan
+ * becomes a fallback (reason no-benefit) when no restriction is estimated to
+ * give the busy cores more throughput, and any plan becomes isolation
+ * (reason isolated: the fewest idle cores that hold the jitter, those of the
+ * applied isolation kept while they stay idle) when that is estimated best.
+ * A plan other than the applied one must win by BENEFIT_MARGIN_BP_DEFAULT.
+ * Only for a single domain; fills out->benefit and out->benefit_explain.
+ * packer_plan calls it. */
+void packer_weigh_benefit(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out);
 
 /* ---- The plan in words (packer-describe.c) ---- */
 

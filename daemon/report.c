@@ -72,6 +72,11 @@ static struct json_object *plan_json(const struct engine *e)
     add_str(p, "wait", e->planned ? packer_wait_to_string(pl->wait) : "none");
     add_int(p, "jitter_load_milli", e->sampler.jitter_load_milli);
     json_object_object_add(p, "run_delay", run_delay_json(e));
+    struct json_object *b = json_object_new_object();
+    add_str(b, "plan", e->planned ? benefit_plan_name(pl->benefit) : "unknown");
+    add_str(b, "estimate", !e->cfg->freq.n_cores ? "no frequency table: packing by the thresholds alone"
+                           : e->planned && pl->benefit_explain[0] ? pl->benefit_explain : "not weighed this tick");
+    json_object_object_add(p, "benefit", b);
     return p;
 }
 

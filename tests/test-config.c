@@ -389,6 +389,13 @@ static const struct {
     {"[capacity]\nsmt2 = 2.5\n", "<3>t.conf:2: bad value '2.5' for 'smt2': must be above 0 and at most 2.0\n"},
     {"[capacity]\nsmt4 = 0\n", "<3>t.conf:2: bad value '0' for 'smt4': must be above 0 and at most 4.0\n"},
     {"[capacity]\nsmt4 = 1.5x\n", "<3>t.conf:2: bad value '1.5x' for 'smt4': expected a factor such as 1.25\n"},
+    /* the frequency response: each key, then the table whole at its last key */
+    {"[capacity]\nactivex = 3GHz\n", "<3>t.conf:2: [capacity] 'activex': expected active<N> or active<A>-<B>\n"},
+    {"[capacity]\nactive1 = fast\n",
+     "<3>t.conf:2: [capacity] 'fast': expected a frequency such as 3300, 3300MHz or 3.3GHz\n"},
+    {"[capacity]\nactive2 = 3GHz\n", "<3>t.conf:2: [capacity] active keys: no frequency for 1 active cores\n"},
+    {"[capacity]\nactive1 = 3GHz\nactive2 = 3.5GHz\n\n",
+     "<3>t.conf:3: [capacity] active keys: 3500 MHz with 2 active cores is above 3000 MHz with 1\n"},
     {"[capacity]\nsmt9 = 2\n", "<3>t.conf:2: unknown key 'smt9' in [capacity]\n"},
     {"[packing]\nbusy_threshold = 12.5\n",
      "<3>t.conf:2: bad value '12.5' for 'busy_threshold': expected a percentage such as 12.5%\n"},
@@ -523,6 +530,37 @@ static void test_jitter_slice(void **state)
         {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
     };
     check_packing_duration("jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
+}
+
+/* [capacity] active<N>: the chip's frequency response, absent by default,
+ * parsed in any unit and printed back in runs of equal frequency. */
+static void test_frequency_table(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.freq.n_cores, 0);
+    char *none = print_to_string(&c);
+    assert_null(strstr(none, "active"));
+    free(none);
+    config_done(&c);
+
+    assert_int_equal(parse("[capacity]\nactive1 = 4GHz\nactive2-3 = 3600MHz\nactive4 = 3300\n", &c), 0);
+    assert_string_equal(captured, "");
+    assert_int_equal(c.freq.n_cores, 4);
+    assert_int_equal(c.freq.mhz[1], 4000);
+    assert_int_equal(c.freq.mhz[2], 3600);
+    assert_int_equal(c.freq.mhz[3], 3600);
+    assert_int_equal(c.freq.mhz[4], 3300);
+    char *printed = print_to_string(&c);
+    assert_non_null(strstr(printed, "\nactive1 = 4000MHz\nactive2-3 = 3600MHz\nactive4 = 3300MHz\n"));
+    /* what is printed parses to the same table */
+    struct config d;
+    assert_int_equal(parse(printed, &d), 0);
+    assert_memory_equal(&c.freq, &d.freq, sizeof c.freq);
+    free(printed);
+    config_done(&c);
+    config_done(&d);
 }
 
 static void test_max_run_delay(void **state)
@@ -766,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_conf_documents_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jitter_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frequency_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_run_delay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),

@@ -1245,6 +1245,109 @@ static void test_run_delay_guard(void **state)
     assert_int_equal(plan.reason, PACKER_REASON_IDLE_MACHINE);
 }
 
+/* A chip whose frequency falls as cores wake (steep) and one that holds
+ * the same frequency at any count (flat), for 8 cores. */
+static void freq_build(struct freq_response *fr, bool steep)
+{
+    static const unsigned steep_mhz[] = {0, 4000, 3900, 3600, 3300, 3000, 2800, 2600, 2400};
+    freq_response_init(fr, 8);
+    for (unsigned a = 1; a <= 8; a++)
+        fr->mhz[a] = steep ? steep_mhz[a] : 3000;
+}
+
+/* Pack only when it pays: with a frequency table the wanted plan is
+ * weighed; without one, or across domains, the thresholds decide alone. */
+static void test_benefit(void **state)
+{
+    (void)state;
+    struct fake_topo f;
+    struct config cfg;
+    struct packer_state st;
+    struct freq_response fr;
+    int util[MAX_TEST_CPUS];
+
+    /* 8 POWER9-like SMT4 cores, one intensive thread on cores 0 and 1 */
+    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 8, .smt = 4 });
+    config_build(&cfg);
+    util_build(&f.t, "0=1000 4=1000", util);
+    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .cfg = &cfg,
+                               .n_jitter_tasks = 3 };
+
+    /* no table: packed by the thresholds, nothing weighed */
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
+    assert_string_equal(plan.benefit_explain, "");
+
+    /* flat: waking fewer cores buys no frequency, and packed jitter takes
+     * the busy cores' cycles: no restriction */
+    freq_build(&fr, false);
+    in.freq = &fr;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_false(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_NO_BENEFIT);
+    assert_int_equal(plan.benefit, BENEFIT_NONE);
+    assert_string_equal(mask_str(&plan.mask), "0-31");
+    assert_non_null(strstr(plan.summary, "fallback: packing would not pay: none: "));
+
+    /* steep: 2 active cores instead of 5 is worth the cycles */
+    freq_build(&fr, true);
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_true(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    assert_int_equal(plan.benefit, BENEFIT_PACK);
+    assert_string_equal(mask_str(&plan.mask), "0-3");
+    assert_non_null(strstr(plan.benefit_explain, "pack"));
+
+    /* cores 0 and 1 full (no thread free): no room to pack, and isolation
+     * on one idle core keeps 3 cores active instead of 6 */
+    in.n_jitter_tasks = 4;
+    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", util);
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_true(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
+    assert_int_equal(plan.benefit, BENEFIT_ISOLATE);
+    assert_string_equal(mask_str(&plan.mask), "28-31");
+    assert_non_null(strstr(plan.summary, "isolated on idle core 7 (CPUs 28-31): isolate"));
+
+    /* core 7 fills up (all 4 threads busy, no room to pack there either):
+     * the isolation moves to core 6 */
+    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
+                     "28=1000 29=1000 30=1000 31=1000", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
+    assert_string_equal(mask_str(&plan.mask), "24-27");
+    /* core 7 busy with one thread and room: jitter packs there, beside
+     * cores 0 and 1 that are active anyway */
+    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 28=1000", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    assert_int_equal(plan.benefit, BENEFIT_PACK);
+    assert_string_equal(mask_str(&plan.mask), "28-31");
+    /* isolated on core 6 again, then core 7 idle: core 6 stays, while it is idle */
+    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
+                     "28=1000 29=1000 30=1000 31=1000", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_string_equal(mask_str(&plan.mask), "24-27");
+    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_string_equal(mask_str(&plan.mask), "24-27");
+
+    /* two packages: one table for the chip is not a plan per domain */
+    topo_build(&f, &(struct topo_spec) X86_2S_SMT2);
+    util_build(&f.t, "0=1000 1=1000", util);
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
+    assert_non_null(strstr(plan.benefit_explain, "not weighed: 2 domains"));
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+}
+
 static void test_reason_strings(void **state)
 {
     for (int r = 0; r < _PACKER_REASON_MAX; r++) {
@@ -1280,6 +1383,7 @@ int main(void)
         cmocka_unit_test(test_random_invariants),
         cmocka_unit_test(test_random_hysteresis),
         cmocka_unit_test(test_run_delay_guard),
+        cmocka_unit_test(test_benefit),
         cmocka_unit_test(test_reason_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
