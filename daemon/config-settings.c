@@ -478,6 +478,21 @@ bool config_setting_set(struct parser *p, const char *key, const char *value, bo
 
 /* ------------------------------------------------------------- printing */
 
+void config_print_freq(FILE *f, const struct freq_response *fr)
+{
+    /* in runs of equal frequency: active2-4 = 3600MHz */
+    for (unsigned a = 1; a <= fr->n_cores;) {
+        unsigned z = a;
+        while (z < fr->n_cores && fr->mhz[z + 1] == fr->mhz[a])
+            z++;
+        if (z > a)
+            fprintf(f, "active%u-%u = %uMHz\n", a, z, fr->mhz[a]);
+        else
+            fprintf(f, "active%u = %uMHz\n", a, fr->mhz[a]);
+        a = z + 1;
+    }
+}
+
 void config_print_settings(FILE *f, const struct config *c)
 {
     char b[64];
@@ -503,17 +518,7 @@ void config_print_settings(FILE *f, const struct config *c)
         format_factor(b, sizeof b, c->capacity.factor_milli[n]);
         fprintf(f, "smt%u = %s\n", n, b);
     }
-    /* the frequency response in runs of equal frequency: active2-4 = 3600MHz */
-    for (unsigned a = 1; a <= c->freq.n_cores;) {
-        unsigned z = a;
-        while (z < c->freq.n_cores && c->freq.mhz[z + 1] == c->freq.mhz[a])
-            z++;
-        if (z > a)
-            fprintf(f, "active%u-%u = %uMHz\n", a, z, c->freq.mhz[a]);
-        else
-            fprintf(f, "active%u = %uMHz\n", a, c->freq.mhz[a]);
-        a = z + 1;
-    }
+    config_print_freq(f, &c->freq);
     fprintf(f, "\n[packing]\n");
     format_percent(b, sizeof b, c->busy_threshold_milli);
     fprintf(f, "busy_threshold = %s\n", b);

@@ -105,6 +105,9 @@ int config_load_string(const char *text, const char *name, struct config *c);
  * included, rules in match order with their origin (like `sshd -T`). The
  * output parses back to an equal config. */
 void config_print(FILE *f, const struct config *c);
+/* A frequency table as [capacity] keys, in runs of equal frequency
+ * ("active2-4 = 3600MHz"); nothing for an empty one. */
+void config_print_freq(FILE *f, const struct freq_response *fr);
 /* Self-check used by the fuzzer and the corpus replay: c printed, parsed
  * again and printed again gives the same text (origin comments aside).
  * 0 if so, -EPROTO (with both texts logged at debug) if not. */

@@ -454,7 +454,7 @@ static void plan(struct engine *e, uint64_t now)
         .spill_cpus = &e->delay.spill_cpus,
         .delay_fallback = e->delay.guard.fallen_back,
         .delay_note = e->delay.note,
-        .freq = e->cfg->freq.n_cores ? &e->cfg->freq : NULL,
+        .freq = engine_freq_table(e),
         .n_jitter_tasks = e->n_by_class[CLASS_JITTER],
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
@@ -536,23 +536,10 @@ static void detect_jitter_slice(struct engine *e)
         log_notice("jitter slice: not supported (%s), packing with CPU masks alone", s->reason);
 }
 
-/* Said once per configuration: whether plans are weighed by their benefit. */
-static void say_benefit_source(const struct engine *e)
-{
-    const struct freq_response *fr = &e->cfg->freq;
-    if (!fr->n_cores)
-        log_notice("benefit: no frequency table ([capacity] active<N> keys), packing by the thresholds alone");
-    else if ((int)fr->n_cores < e->topo->n_cores)
-        log_notice("benefit: the frequency table stops at %u active cores, the machine has %d: above %u, "
-                   "the frequency of %u is assumed", fr->n_cores, e->topo->n_cores, fr->n_cores, fr->n_cores);
-    else
-        log_info("benefit: frequency table for up to %u active cores: packing only where it pays", fr->n_cores);
-}
-
 int engine_start(struct engine *e)
 {
     detect_jitter_slice(e);
-    say_benefit_source(e);
+    engine_find_freq_table(e);
     applier_set_jitter_slice(e->applier, &e->jitter_slice, (uint64_t)e->cfg->jitter_slice_us * 1000);
     int r = applier_recover(e->applier);
     if (r > 0)
@@ -722,7 +709,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     e->last_reload.ok = true;
     snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "rules: %zu, changes undone: %d", cfg->n_rules, restored);
     log_notice("configuration reloaded: %s", e->last_reload.msg);
-    say_benefit_source(e);
+    engine_find_freq_table(e);
     if (msg)
         snprintf(msg, size, "%s", e->last_reload.msg);
     engine_tick(e);

@@ -162,7 +162,24 @@ struct engine {
     struct engine_pause pause;
     struct slice_support jitter_slice;  /* found once at start (engine_start) */
     struct engine_delay delay;
+    /* The frequency table read from the CPU (turbo-ratio.h) where the
+     * configuration gives none: at start and at each reload. */
+    struct engine_freq {
+        struct freq_response hw;   /* n_cores 0: none */
+        char what[192];            /* what was read, or why nothing was */
+    } freq;
 };
+
+/* The frequency table plans are weighed by: the configuration's, else the
+ * CPU's; NULL when there is none and the thresholds alone decide. */
+static inline const struct freq_response *engine_freq_table(const struct engine *e)
+{
+    if (e->cfg->freq.n_cores)
+        return &e->cfg->freq;
+    return e->freq.hw.n_cores ? &e->freq.hw : NULL;
+}
+/* Find it (engine-freq.c) and say which it is, or why there is none. */
+void engine_find_freq_table(struct engine *e);
 
 /* The CPUs jitter is confined to now, or NULL when the plan does not
  * restrict it (or there is no plan yet). */

@@ -26,6 +26,7 @@
 #include "report.h"
 #include "sysops.h"
 #include "topology.h"
+#include "turbo-ratio.h"
 #include "util.h"
 #include "varlink.h"
 #include "version.h"
@@ -63,6 +64,8 @@ static void help(void)
            "      --check-config      validate the configuration, print it as understood, exit\n"
            "      --print-topology    print the packages, cores, SMT threads and capacities seen\n"
            "      --sysfs-root DIR    with --print-topology: read DIR/sys instead of /sys\n"
+           "      --turbo-table       print the CPU's turbo frequencies by active cores as\n"
+           "                          [capacity] keys (Intel, msr module loaded, root), exit\n"
            "  -n, --dry-run           decide and log every change, change nothing\n"
            "  -l, --log-level LEVEL   err, warning, notice, info or debug (overrides the config)\n"
            "  -h, --help              show this help\n"
@@ -71,6 +74,22 @@ static void help(void)
            "Exit status: 0 success, 1 runtime failure (--check-config: invalid), 2 usage error,\n"
            "3 invalid configuration.\n"
            "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
+}
+
+/* --turbo-table: what the CPU publishes, as lines for turbosched.conf */
+static int print_turbo_table(void)
+{
+    struct freq_response fr;
+    char what[192];
+    if (turbo_ratio_read("/", &fr, what, sizeof what) < 0) {
+        fprintf(stderr, "turboschedd: no turbo ratio table: %s\n", what);
+        return EXIT_RUNTIME;
+    }
+    printf("# From %s: the highest frequency\n"
+           "# with N active cores. Check it against the CPU's specification.\n"
+           "[capacity]\n", what);
+    config_print_freq(stdout, &fr);
+    return EXIT_OK;
 }
 
 static int print_topology(const char *root, const struct config *cfg)
@@ -347,19 +366,20 @@ static int run(struct daemon *d)
 /* What the command line asked for. */
 struct options {
     const char *config_path, *sysfs_root;
-    bool check, topo, dry_run;
+    bool check, topo, turbo, dry_run;
     int log_level;               /* -1: the config decides */
 };
 
 /* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS };
+    enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS, OPT_TURBO };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check-config", no_argument, NULL, OPT_CHECK},
         {"print-topology", no_argument, NULL, OPT_TOPO},
         {"sysfs-root", required_argument, NULL, OPT_SYSFS},
+        {"turbo-table", no_argument, NULL, OPT_TURBO},
         {"dry-run", no_argument, NULL, 'n'},
         {"log-level", required_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
@@ -382,6 +402,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_SYSFS:
             o->sysfs_root = optarg;
+            break;
+        case OPT_TURBO:
+            o->turbo = true;
             break;
         case 'n':
             o->dry_run = true;
@@ -444,6 +467,8 @@ int main(int argc, char **argv)
     int r = parse_options(argc, argv, &o);
     if (r >= 0)
         return r;
+    if (o.turbo)
+        return print_turbo_table();
     r = load_config(&o, &cfg);
     if (r >= 0)
         return r;

@@ -74,7 +74,7 @@ static struct json_object *plan_json(const struct engine *e)
     json_object_object_add(p, "run_delay", run_delay_json(e));
     struct json_object *b = json_object_new_object();
     add_str(b, "plan", e->planned ? benefit_plan_name(pl->benefit) : "unknown");
-    add_str(b, "estimate", !e->cfg->freq.n_cores ? "no frequency table: packing by the thresholds alone"
+    add_str(b, "estimate", !engine_freq_table(e) ? "no frequency table: packing by the thresholds alone"
                            : e->planned && pl->benefit_explain[0] ? pl->benefit_explain : "not weighed this tick");
     json_object_object_add(p, "benefit", b);
     return p;

@@ -70,4 +70,15 @@ check "--print-topology on a POWER9 SMT4 fixture shows 1.5x and 1.25x cores" \
     bash -c "'$DAEMON' --print-topology --sysfs-root '$TS_SOURCE_DIR/tests/fixtures/power9-smt4' | grep -q '1.500x' && '$DAEMON' --print-topology --sysfs-root '$TS_SOURCE_DIR/tests/fixtures/power9-smt4' | grep -q '1.250x'"
 check "--print-topology on this machine: every online CPU in a core" \
     bash -c "[ \$('$DAEMON' --print-topology | grep -c '^  core') -ge 1 ]"
+# the CPU's turbo table where it publishes one (an Intel machine with the msr
+# module), else why not
+out=$("$DAEMON" --turbo-table 2>&1); rc=$?
+if [ "$rc" -eq 0 ]; then
+    printf '%s\n' "$out" > "$TMP/turbo.conf"
+    check "--turbo-table: a [capacity] table that --check-config accepts" \
+        bash -c "grep -q '^active1' '$TMP/turbo.conf' && '$DAEMON' --check-config --config '$TMP/turbo.conf' >/dev/null"
+else
+    check "--turbo-table: exit 1 and why there is no table ($out)" \
+        bash -c "[ $rc -eq 1 ] && grep -q '^turboschedd: no turbo ratio table: ..' <<< \"\$1\"" _ "$out"
+fi
 finish
