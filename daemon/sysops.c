@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -336,7 +337,8 @@ static int real_cpuset_attach(void *userdata, const char *group, pid_t tid)
     return cg_errno(cgroup_attach_task_pid(cg, tid));
 }
 
-#define CPUSET_DELETE_TRIES 20
+/* How long removing the group may keep trying while threads land in it. */
+#define CPUSET_DELETE_BUDGET_MS 2000
 static int real_cpuset_delete(void *userdata, const char *group)
 {
     _cleanup_cgroup_ struct cgroup *cg = NULL;
@@ -344,14 +346,26 @@ static int real_cpuset_delete(void *userdata, const char *group)
     if (r < 0)
         return r;
     /* 0 = do not ignore migration errors: moves remaining threads to the
-     * parent, then removes the directory. A thread that was forking inside
-     * the group as the others left can land there in between (EBUSY: seen
-     * under a fork storm at SIGTERM); the next try moves it out too. */
-    for (int i = 0; i < CPUSET_DELETE_TRIES; i++) {
+     * parent, then removes the directory. A thread that was being forked
+     * inside the group as the others left lands there in between (EBUSY,
+     * under a fork storm at SIGTERM). Each try moves the newcomers out too;
+     * tries back to back could lose to the storm 20 times in a row, so they
+     * pause (1 ms, doubling up to 100 ms) to let the forks in flight finish,
+     * for at most about 2 s: well inside the unit's TimeoutStopSec. */
+    unsigned waited_ms = 0, pause_ms = 1;
+    for (;;) {
         r = cg_errno(cgroup_delete_cgroup(cg, 0));
-        if (r != -EBUSY)
+        if (r != -EBUSY || waited_ms >= CPUSET_DELETE_BUDGET_MS)
             break;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)pause_ms * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+        waited_ms += pause_ms;
+        pause_ms = MIN(pause_ms * 2, 100u);
     }
+    if (waited_ms)
+        log_debug("cpuset group %s: %s after %u ms of tries", group, r == -EBUSY ? "still busy" : "done",
+                  waited_ms);
     return r;
 }
 
