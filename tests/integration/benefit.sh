@@ -33,9 +33,7 @@ CONF
 spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n "tshog$$"
 spawn J1 taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${NAME}a"
 jitter=("$J1")
-named() { local p; for p in "${jitter[@]}"; do grep -q "^${NAME}" "/proc/$p/comm" 2>/dev/null || return 1; done; }
-check "jitter started" wait_for 10 named || { finish; exit 1; }
-all_on() { local p; for p in "${jitter[@]}"; do affinity_is "$p" "$1" || return 1; done; }
+check "jitter started" wait_for 10 jitter_named || { finish; exit 1; }
 classified() { local p; for p in "${jitter[@]}"; do ctl --json explain "$p" 2>/dev/null | grep -q '"class": *"jitter"' || return 1; done; }
 
 config_table "active1 = 4GHz
@@ -52,7 +50,7 @@ check "one jitter task: packing would not pay, and status gives the estimate" \
     wait_for 30 status_says "unrestricted: fallback: packing would not pay: none: " "none: " || echo "$out"
 json_says() { ctl --json status | grep -q "\"plan\": *\"$1\""; }
 check "status --json names the chosen plan (none)" json_says none
-check "jitter keeps its own mask" all_on "$ALL"
+check "jitter keeps its own mask" jitter_on "$ALL"
 check "no plan was applied" bash -c "! grep -qE 'plan: (packed|isolated)' '$TMP/daemon.log'"
 
 spawn J2 taskset -c 0-1 "$LOAD" -d 2 -p 10 -n "${NAME}b"
@@ -62,7 +60,7 @@ check "two jitter tasks: both isolated on the idle CPU 1" \
     wait_for 30 status_says "jitter tasks on CPUs 1: isolated on idle core 1 (CPU 1): isolate on 1 core: " "isolate on 1 core: " ||
     echo "$out"
 check "status --json names the chosen plan (isolate)" json_says isolate
-check "jitter confined to CPU 1" wait_for 20 all_on 1
+check "jitter confined to CPU 1" wait_for 20 jitter_on 1
 check "the hog was never confined" affinity_is "$HOG" 0
 
 config_table ""
@@ -72,18 +70,18 @@ kill -HUP "$DAEMON_PID"
 reload_said() { grep -qE "benefit: (no frequency table|frequency table from)" "$TMP/daemon.log"; }
 if wait_for 20 reload_said && grep -q "benefit: frequency table from" "$TMP/daemon.log"; then
     check "daemon stops" stop_daemon TERM
-    check "every jitter mask restored" all_on "$ALL"
+    check "every jitter mask restored" jitter_on "$ALL"
     finish || exit 1
     skip "the reload without a table: this CPU publishes its own frequency table"
 fi
 said_thresholds() { grep -q "benefit: no frequency table (\[capacity\] active<N> keys; turbo ratios: .*), packing by the thresholds alone" "$TMP/daemon.log"; }
 check "reloaded without a table: it says it packs by the thresholds" wait_for 20 said_thresholds
-check "jitter packed on the busy CPU 0" wait_for 60 all_on 0
+check "jitter packed on the busy CPU 0" wait_for 60 jitter_on 0
 thresholds_status() { ctl status | grep -q "^Benefit: *no frequency table: packing by the thresholds alone"; }
 check "status says the thresholds decide" thresholds_status || ctl status
 check "the hog was never confined" affinity_is "$HOG" 0
 
 check "daemon stops" stop_daemon TERM
-check "every jitter mask restored" all_on "$ALL"
+check "every jitter mask restored" jitter_on "$ALL"
 check "no error in the daemon's log" bash -c "! grep -q '^<[0-3]>' '$TMP/daemon.log'"
 finish

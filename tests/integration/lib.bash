@@ -97,6 +97,11 @@ affinity_of() { local v; status_field "$1" Cpus_allowed_list v && echo "$v"; }
 # affinity_is PID LIST: without a subshell, so that polling it forks nothing
 # (each fork is an event the daemon under test handles, on the idle CPU)
 affinity_is() { local v; status_field "$1" Cpus_allowed_list v && [ "$v" = "$2" ]; }
+# Over a test's jitter tasks (the PIDs in its array `jitter`): each one's
+# comm starts with $NAME (it has exec'd under its test name), and each one's
+# affinity is exactly $1.
+jitter_named() { local p; for p in "${jitter[@]}"; do grep -q "^${NAME}" "/proc/$p/comm" 2>/dev/null || return 1; done; }
+jitter_on() { local p; for p in "${jitter[@]}"; do affinity_is "$p" "$1" || return 1; done; }
 # harness_on_cpu0: this script, what it starts from now on (the daemon under
 # test too) and its polls run on the busy CPU 0, so that the sanitizer
 # build's work (turbosched-ctl polled, a reload reclassifying every task)

@@ -33,13 +33,11 @@ spawn HOG "$LOAD" -c 0 -d "$HOG_DUTY" -p 10 -n "tshog$$"
 spawn J1 taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${NAME}a"
 spawn J2 taskset -c 0-1 "$LOAD" -d 2 -p 10 -n "${NAME}b"
 jitter=("$J1" "$J2")
-named() { local p; for p in "${jitter[@]}"; do grep -q "^${NAME}" "/proc/$p/comm" 2>/dev/null || return 1; done; }
-check "jitter started" wait_for 10 named || { finish; exit 1; }
-all_on() { local p; for p in "${jitter[@]}"; do affinity_is "$p" "$1" || return 1; done; }
+check "jitter started" wait_for 10 jitter_named || { finish; exit 1; }
 
 config_limit 1s
 check "daemon starts" start_daemon || { finish; exit 1; }
-check "jitter packed on the busy CPU 0" wait_for 60 all_on 0 || { finish; exit 1; }
+check "jitter packed on the busy CPU 0" wait_for 60 jitter_on 0 || { finish; exit 1; }
 explained=
 explain_measured() {
     explained=$(ctl explain "$J1")
@@ -61,7 +59,7 @@ config_limit 20us
 kill -HUP "$DAEMON_PID"
 fell_back() { grep -q "run delay: fell back: jitter waited [0-9.]* ms per wake-up and no busy core is left" "$TMP/daemon.log"; }
 check "a 20 us limit: the plan falls back and the log says why" wait_for 60 fell_back
-check "every jitter thread has its own mask back" wait_for 20 all_on "$ALL"
+check "every jitter thread has its own mask back" wait_for 20 jitter_on "$ALL"
 plan_says() { ctl status | grep -q "^Plan: *unrestricted: fallback: jitter waited too long to run (fell back: "; }
 check "the plan's reason says why" wait_for 10 plan_says || ctl status
 fallback_counted() { [ "$(metric turbosched_run_delay_actions_total fallback)" -ge 1 ]; }
@@ -69,6 +67,6 @@ check "the fallback is counted" fallback_counted
 check "the hog was never confined" affinity_is "$HOG" 0
 
 check "daemon stops" stop_daemon TERM
-check "every jitter mask restored" all_on "$ALL"
+check "every jitter mask restored" jitter_on "$ALL"
 check "no error in the daemon's log" bash -c "! grep -q '^<[0-3]>' '$TMP/daemon.log'"
 finish

@@ -44,14 +44,12 @@ fair=("$J1" "$J2" "$KP")
 jitter=("$J1" "$J2" "$J3" "$KP")
 tids() { local p t; for p in "$@"; do for t in /proc/"$p"/task/*; do echo "${t##*/}"; done; done; }
 # the threads exist once the programs have exec'd under their names
-named() { local p; for p in "${jitter[@]}"; do grep -q "^${NAME}" "/proc/$p/comm" 2>/dev/null || return 1; done; }
-check "jitter started" wait_for 10 named || { finish; exit 1; }
+check "jitter started" wait_for 10 jitter_named || { finish; exit 1; }
 for t in $(tids "$J2"); do "$ATTR" set "$t" 2000000 || fail "setting a custom slice on $t"; done
 ORIG_TIDS=$(tids "${jitter[@]}")
 "$ATTR" get $ORIG_TIDS >"$TMP/orig"
 echo "  original attributes:"; sed 's/^/    /' "$TMP/orig"
 
-all_on() { local p; for p in "${jitter[@]}"; do affinity_is "$p" "$1" || return 1; done; }
 # every fair thread reads back the configured slice, its policy and nice unchanged
 "$ATTR" get $(tids "${fair[@]}") | sed "s/runtime=[0-9]*/runtime=$SLICE/" >"$TMP/want"
 sliced() { "$ATTR" get $(tids "${fair[@]}") | cmp -s - "$TMP/want"; }
@@ -66,7 +64,7 @@ KP_DEFAULT=$(grep "^$KP " "$TMP/orig" | sed 's/.*runtime=//')
 
 rule_config
 check "daemon starts" start_daemon || { finish; exit 1; }
-check "jitter packed on the busy CPU 0" wait_for 60 all_on 0 || { show; finish; exit 1; }
+check "jitter packed on the busy CPU 0" wait_for 60 jitter_on 0 || { show; finish; exit 1; }
 check "packed threads read back the configured slice" wait_for 5 sliced || show
 check "the real-time thread's attributes are untouched" rt_untouched || show
 check "... and the daemon said why" grep -q "pid $J3 (${NAME}c): real-time, deadline or idle policy" "$TMP/daemon.log"
@@ -86,17 +84,17 @@ check "resume: the slice again" wait_for 20 sliced || show
 
 check "SIGTERM: daemon exits cleanly" stop_daemon TERM
 check "SIGTERM: every thread has its own attributes back" as_before || show
-check "SIGTERM: every mask restored" all_on "$ALL"
+check "SIGTERM: every mask restored" jitter_on "$ALL"
 
 check "restart: daemon starts" start_daemon || { finish; exit 1; }
-check "restart: packed again" wait_for 20 all_on 0
+check "restart: packed again" wait_for 20 jitter_on 0
 check "restart: slice again" wait_for 5 sliced || show
 check "the state file carries the slice" wait_for 5 grep -q " slice=p=0,n=3,f=0x0,r=2000000,d=0,s=$SLICE ${NAME}b" "$TMP/state"
 # Killed while packed, or the rest means nothing: stopped first, so that no
 # fallback comes between the check and the kill.
 frozen_packed() {
     kill -STOP "$DAEMON_PID"
-    all_on 0 && sliced && return 0
+    jitter_on 0 && sliced && return 0
     kill -CONT "$DAEMON_PID"
     nap 0.3
     return 1
@@ -115,7 +113,7 @@ check "after kill -9: daemon starts" start_daemon || { finish; exit 1; }
 check "after kill -9: every thread has its own attributes back" wait_for 5 as_before || show
 check "after kill -9: so do the thread and child created while down" family_is "$KP_DEFAULT" || show
 check "after kill -9: the real-time thread still untouched" rt_untouched
-check "after kill -9: every mask restored" all_on "$ALL"
+check "after kill -9: every mask restored" jitter_on "$ALL"
 check "daemon stops" stop_daemon TERM
 check "no error in the daemon's log" bash -c "! grep -q '^<[0-3]>' '$TMP/daemon.log'"
 finish
