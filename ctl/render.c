@@ -35,6 +35,17 @@ static const char *str(struct json_object *o, const char *key)
     return json_object_get_string(v);
 }
 
+/* str() as a copy fit for the terminal (control characters replaced, see
+ * table_sanitize): for text the daemon took from tasks or the system. Free
+ * it; NULL when out of memory. */
+static char *str_sanitized(struct json_object *o, const char *key)
+{
+    char *s = strdup(str(o, key));
+    if (s)
+        table_sanitize(s);
+    return s;
+}
+
 static bool num(struct json_object *o, const char *key, int64_t *ret)
 {
     struct json_object *v = get(o, key);
@@ -207,9 +218,7 @@ static void render_run_delay_line(FILE *f, struct json_object *d)
     size_t n_sp = sp && json_object_is_type(sp, json_type_array) ? json_object_array_length(sp) : 0;
     for (size_t i = 0; i < n_sp; i++)
         fprintf(f, "%s%d", i ? "," : "; spilled to core ", json_object_get_int(json_object_array_get_idx(sp, i)));
-    _cleanup_free_ char *why = strdup(str(d, "decision"));
-    if (why)
-        table_sanitize(why);
+    _cleanup_free_ char *why = str_sanitized(d, "decision");
     fprintf(f, "; %s\n", why ? why : "-");
 }
 
@@ -229,9 +238,7 @@ static void render_plan_line(FILE *f, struct json_object *plan)
     render_run_delay_line(f, get(plan, "run_delay"));
     struct json_object *b = get(plan, "benefit");
     if (b) {
-        _cleanup_free_ char *est = strdup(str(b, "estimate"));
-        if (est)
-            table_sanitize(est);
+        _cleanup_free_ char *est = str_sanitized(b, "estimate");
         fprintf(f, "Benefit:       %s\n", est ? est : "-");
     }
 }
@@ -296,9 +303,7 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
         }
         int ok = boolean(rl, "ok");
         const char *col = !o->color ? "" : ok > 0 ? table_color_on(TABLE_GREEN) : ok == 0 ? table_color_on(TABLE_RED) : "";
-        _cleanup_free_ char *msg = strdup(str(rl, "message"));
-        if (msg)
-            table_sanitize(msg);
+        _cleanup_free_ char *msg = str_sanitized(rl, "message");
         fprintf(f, "Last reload:   %s%s%s%s%s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
                 strcmp(when, "-") ? " at " : "", strcmp(when, "-") ? when : "", msg ? msg : "-");
     }
@@ -445,9 +450,7 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
             if (done[j] || !same_explanation(th, other))
                 continue;
             done[j] = true;
-            _cleanup_free_ char *comm = strdup(str(other, "comm"));
-            if (comm)
-                table_sanitize(comm);
+            _cleanup_free_ char *comm = str_sanitized(other, "comm");
             fprintf(f, "%s %s (%s)", shown ? "," : "", str(other, "tid"), comm ? comm : "-");
             shown++;
         }
@@ -455,9 +458,7 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
         bool col = o->color && class_color(cls) != TABLE_PLAIN;
         fprintf(f, ": %s%s%s\n", col ? table_color_on(class_color(cls)) : "", cls, col ? TABLE_COLOR_OFF : "");
         for (size_t k = 0; k < ELEMENTSOF(lines); k++) {
-            _cleanup_free_ char *v = strdup(str(th, lines[k].key));
-            if (v)
-                table_sanitize(v);
+            _cleanup_free_ char *v = str_sanitized(th, lines[k].key);
             fprintf(f, "    %-14s %s\n", lines[k].label, v ? v : "-");
         }
     }
