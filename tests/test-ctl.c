@@ -679,7 +679,7 @@ static void test_exit_code_unreadable_socket(void **state)
         dup2(devnull, 1);
         dup2(devnull, 2);
         execl(CTL, CTL, "status", "--socket", fx->path, (char *)NULL);
-        _exit(127);
+        _exit(errno == EACCES ? 126 : 127);
     }
     int st;
     uint64_t deadline = now_ms() + TIMEOUT_MS;
@@ -688,6 +688,11 @@ static void test_exit_code_unreadable_socket(void **state)
         assert_true(sd_event_run(fx->e, 1000) >= 0);
     }
     assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 126) {
+        /* a checkout in a directory only root may enter (mktemp -d) */
+        printf("skip: user nobody cannot reach %s\n", CTL);
+        skip();
+    }
     assert_int_equal(WEXITSTATUS(st), 4);  /* the socket is 0600 root */
 }
 
