@@ -250,6 +250,7 @@ static void hook_task_gone(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
     sampler_unwatch(&e->sampler, t);
+    sampler_gate_release(&e->sampler, t);
     applier_forget_task(e->applier, t->tid);
     classifier_task_gone(e->classifier, t);
 }

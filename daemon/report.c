@@ -379,6 +379,12 @@ static void behaviour_metrics(const struct engine *e, struct json_object *arr)
     sample(s, NULL, NULL, (double)e->counters.behaviour_released);
     s = family(arr, "turbosched_behaviour_watched", "gauge", "Threads watched for classification by behaviour");
     sample(s, NULL, NULL, e->sampler.n_watching);
+    s = family(arr, "turbosched_thread_reads_total", "counter",
+               "Per-thread and per-process /proc reads of the tick's samplers, and thread reads spared");
+    sample(s, "read", "behaviour", (double)e->sampler.behaviour_reads);
+    sample(s, "read", "jitter", (double)e->sampler.jitter_reads);
+    sample(s, "read", "process", (double)e->sampler.gate_reads);
+    sample(s, "read", "spared", (double)e->sampler.gate_skips);
 }
 
 static void run_delay_metrics(const struct engine *e, struct json_object *arr)

@@ -24,6 +24,7 @@ void sampler_destroy(struct sampler *s)
     free(s->util_milli);
     free(s->jitter_milli);
     free(s->watch);
+    free(s->gate);
     *s = (struct sampler){.root = s->root, .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
 }
 
@@ -252,11 +253,79 @@ static bool is_candidate_source(const struct task *t)
     return t->source == SOURCE_DEFAULT || t->source == SOURCE_BEHAVIOUR;
 }
 
+/* A thread that slept through its last read, in a process that has not run
+ * since (sampler_gate_quiet), is not read: it is looked at again after
+ * window/5, and read anyway SAMPLER_GATE_MAX_WINDOWS windows after its last
+ * read. A read of the process's total counts against the tick's budget. */
+/* What a tick may still read for behaviour: reads in all, and of those,
+ * reads of threads that are merely due. */
+struct tick_budget {
+    unsigned reads, due;
+    bool stopped;                /* due just ran out: the walk's cursor goes here */
+};
+
+/* A thread that slept through its last read, in a process that has not run
+ * since (sampler_gate_quiet), is not read: it is looked at again after
+ * window/5, and read anyway SAMPLER_GATE_MAX_WINDOWS windows after its last
+ * read. A read of the process's total counts against the tick's budget. */
+static bool gated(struct sampler *s, struct task_table *tt, const struct task *t, struct sampler_watch *w,
+                  const struct behaviour_params *p, uint32_t now32, struct tick_budget *b)
+{
+    if (!w->idle_reads || now32 - w->st.last_ms >= p->window_ms * SAMPLER_GATE_MAX_WINDOWS)
+        return false;
+    uint64_t reads = s->gate_reads;
+    bool quiet = sampler_gate_quiet(s, tt, t, w->st.last_ms, now32, p->window_ms / SAMPLER_GATE_REFRESH_DIV);
+    if (s->gate_reads != reads)
+        b->reads--;     /* > 0: the caller checked */
+    if (!quiet)
+        return b->reads == 0;   /* the gate's read took the last one: read it next tick */
+    s->gate_skips++;
+    w->next_ms = now32 + MAX(p->window_ms / 5, BEHAVIOUR_MIN_SAMPLE_MS);
+    return true;
+}
+
+/* One thread's turn in the tick's walk; false when the walk should stop
+ * (out of memory for a watch entry). */
+static bool behaviour_visit(struct sampler *s, struct task_table *tt, struct task *t, const struct behaviour_params *p,
+                            uint32_t now32, const struct sampler_behaviour_hooks *h, struct tick_budget *b)
+{
+    struct sampler_watch *w = sampler_watch_of(s, t);
+    if (!is_candidate_source(t) || (t->flags & TASK_F_NOT_CANDIDATE)) {
+        if (w)
+            sampler_unwatch(s, t);
+        return true;
+    }
+    if (!w) {
+        if (b->reads == 0 || t->class == CLASS_UNSET)
+            return true;
+        b->reads--;
+        if (h->is_candidate && !h->is_candidate(t, h->userdata))
+            return true;   /* the hook marked it: not asked again */
+        if (watch_new(s, t) < 0)
+            return false;
+        w = sampler_watch_of(s, t);
+    }
+    if (w->verdict == BEHAVIOUR_JITTER) {
+        watch_read(s, t, w, p, now32, h);   /* every tick, whatever the budget */
+    } else if (!(w->st.flags & BEHAVIOUR_F_SEEN)) {
+        if (b->reads > 0) {
+            b->reads--;
+            watch_read(s, t, w, p, now32, h);
+        }
+    } else if (due(w, now32) && b->due > 0 && b->reads > 0 && !gated(s, tt, t, w, p, now32, b)) {
+        b->due--;
+        b->reads--;
+        watch_read(s, t, w, p, now32, h);
+        if (b->due == 0)
+            b->stopped = true;
+    }
+    return true;
+}
+
 void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,
                               uint64_t now_ms, const struct sampler_behaviour_hooks *h)
 {
     uint32_t now32 = (uint32_t)now_ms;
-    unsigned budget = SAMPLER_BEHAVIOUR_READS_PER_TICK;
     size_t iter = 0;
     struct task *t;
     if (!p->enabled) {
@@ -266,37 +335,15 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
             sampler_unwatch(s, t);
         return;
     }
-    /* Pass 1: every jitter-by-behaviour thread (released at once when it
-     * turns heavy, whatever else there is to read), then new and exec'd
-     * threads, which have no baseline yet. */
-    while ((t = task_table_next(tt, &iter))) {
-        struct sampler_watch *w = sampler_watch_of(s, t);
-        if (!is_candidate_source(t) || (t->flags & TASK_F_NOT_CANDIDATE)) {
-            if (w)
-                sampler_unwatch(s, t);
-            continue;
-        }
-        if (!w) {
-            if (budget == 0 || t->class == CLASS_UNSET)
-                continue;
-            budget--;
-            if (h->is_candidate && !h->is_candidate(t, h->userdata))
-                continue;   /* the hook marked it: not asked again */
-            if (watch_new(s, t) < 0)
-                return;
-            w = sampler_watch_of(s, t);
-        }
-        if (w->verdict == BEHAVIOUR_JITTER) {
-            watch_read(s, t, w, p, now32, h);
-        } else if (!(w->st.flags & BEHAVIOUR_F_SEEN) && budget > 0) {
-            budget--;
-            watch_read(s, t, w, p, now32, h);
-        }
-    }
-    /* Pass 2: the rest when due, round robin from where the last tick stopped. */
+    /* One walk, from where the last tick's due reads stopped. Jitter-by-
+     * behaviour threads are read every tick (released at once when they
+     * turn heavy); new and exec'd threads, which have no baseline yet, may
+     * use the whole budget; the rest, when due, at most half of it, so
+     * that new threads are never starved by them. */
+    struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK / 2};
     unsigned n = task_table_count(tt), visited = 0;
     iter = s->watch_cursor;
-    while (budget > 0 && visited < n) {
+    while (visited < n) {
         if (!(t = task_table_next(tt, &iter))) {
             if (iter == 0)
                 break;
@@ -304,13 +351,13 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
             continue;
         }
         visited++;
-        struct sampler_watch *w = sampler_watch_of(s, t);
-        if (!w || !due(w, now32) || w->verdict == BEHAVIOUR_JITTER || !(w->st.flags & BEHAVIOUR_F_SEEN))
-            continue;
-        budget--;
-        watch_read(s, t, w, p, now32, h);
+        if (!behaviour_visit(s, tt, t, p, now32, h, &b))
+            return;
+        if (b.stopped) {
+            s->watch_cursor = iter;     /* the next tick's due reads start after it */
+            b.stopped = false;
+        }
     }
-    s->watch_cursor = iter;
 }
 
 bool sampler_task_delta(const struct task *t, const struct sampler_reading *now, uint32_t now32,
@@ -331,9 +378,10 @@ bool sampler_task_delta(const struct task *t, const struct sampler_reading *now,
  * not read this tick counts with its last figures. With that many jitter
  * tasks or fewer, each is read every tick; with more, each is read every few
  * ticks and its figure is its mean over that longer interval. */
-static void sample_one(const struct sampler *s, struct task *t, uint32_t now32, unsigned half_life_ms)
+static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsigned half_life_ms)
 {
     struct sampler_reading now;
+    s->jitter_reads++;
     struct sampler_delta d;
     int cpu = t->last_cpu;
     if (sampler_read_task(s, t, &now) < 0)
@@ -362,14 +410,39 @@ static bool backing_off(const struct sampler *s, const struct task *t, uint32_t 
     return t->idle_samples && now32 - t->sample_ms < s->idle_backoff_ms << (t->idle_samples - 1);
 }
 
-/* Read up to SAMPLER_TASKS_PER_TICK jitter tasks that are due, from where
- * the last tick stopped. */
-static void read_some(struct sampler *s, struct task_table *tt, uint32_t now32, unsigned half_life_ms)
+/* A jitter task's turn: read it if it is due and the tick may still read
+ * (*read counts the tick's reads). */
+static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *t, uint32_t now32,
+                         unsigned half_life_ms, unsigned *read)
 {
+    if (*read >= SAMPLER_TASKS_PER_TICK || backing_off(s, t, now32))
+        return;
+    /* asleep at its last read, in a process that has not run since */
+    if (t->idle_samples && now32 - t->sample_ms < SAMPLER_GATE_JITTER_MAX_MS) {
+        uint64_t reads = s->gate_reads;
+        bool quiet = sampler_gate_quiet(s, tt, t, t->sample_ms, now32, SAMPLER_GATE_JITTER_REFRESH_MS);
+        *read += (unsigned)(s->gate_reads - reads);
+        if (quiet) {
+            s->gate_skips++;
+            return;
+        }
+    }
+    sample_one(s, t, now32, half_life_ms);
+    ++*read;
+}
+
+/* One walk from where the last tick's reads stopped: read up to
+ * SAMPLER_TASKS_PER_TICK jitter tasks that are due, and sum every jitter
+ * task's latest figures into jitter_milli and jitter_load_milli. */
+void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now_ms, unsigned half_life_ms)
+{
+    uint32_t now32 = (uint32_t)now_ms;
     unsigned n = task_table_count(tt), visited = 0, read = 0;
+    uint64_t total = 0;
     size_t iter = s->cursor;
     struct task *t;
-    while (visited < n && read < SAMPLER_TASKS_PER_TICK) {
+    memset(s->jitter_milli, 0, sizeof(*s->jitter_milli) * (size_t)s->n_cpus);
+    while (visited < n) {
         if (!(t = task_table_next(tt, &iter))) {
             if (iter == 0)
                 break;
@@ -377,33 +450,15 @@ static void read_some(struct sampler *s, struct task_table *tt, uint32_t now32, 
             continue;
         }
         visited++;
-        if (t->class == CLASS_JITTER && !backing_off(s, t, now32)) {
-            sample_one(s, t, now32, half_life_ms);
-            read++;
-        }
-    }
-    s->cursor = iter;
-}
-
-/* Totals from every jitter task's latest figures. */
-static void sum_jitter(struct sampler *s, struct task_table *tt)
-{
-    uint64_t total = 0;
-    size_t iter = 0;
-    struct task *t;
-    memset(s->jitter_milli, 0, sizeof(*s->jitter_milli) * (size_t)s->n_cpus);
-    while ((t = task_table_next(tt, &iter))) {
         if (t->class != CLASS_JITTER)
             continue;
+        bool was_full = read >= SAMPLER_TASKS_PER_TICK;
+        jitter_visit(s, tt, t, now32, half_life_ms, &read);
+        if (!was_full && read >= SAMPLER_TASKS_PER_TICK)
+            s->cursor = iter;   /* the next tick reads from the task after it */
         total += t->util_milli;
         if (t->last_cpu >= 0 && t->last_cpu < s->n_cpus)
             s->jitter_milli[t->last_cpu] = (int)MIN((unsigned)s->jitter_milli[t->last_cpu] + t->util_milli, 1000u);
     }
     s->jitter_load_milli = (unsigned)MIN(total, (uint64_t)UINT_MAX);
-}
-
-void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now_ms, unsigned half_life_ms)
-{
-    read_some(s, tt, (uint32_t)now_ms, half_life_ms);
-    sum_jitter(s, tt);
 }

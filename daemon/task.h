@@ -35,6 +35,9 @@ struct task {
      * none (only candidates have one: no kernel threads, no pinned tasks,
      * nothing a rule decided) */
     uint32_t watch;
+    /* on a process's leader: 1 + index of the process's entry in the
+     * sampler's gate table (sampler-gate.c), 0 for none */
+    uint32_t gate;
 };
 #if defined(__x86_64__)
 /* The memory per thread stated in task.c and the docs. */

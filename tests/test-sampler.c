@@ -71,6 +71,18 @@ static void write_task(struct fx *f, pid_t tid, uint64_t runtime_ns, int cpu)
     write_text(path, text);
 }
 
+/* A thread's stat in its process's task directory (field 39: its CPU). */
+static void write_task_stat_in(struct fx *f, pid_t pid, pid_t tid, int cpu)
+{
+    char path[PATH_MAX], text[512];
+    snprintf(path, sizeof path, "%s/proc/%d/task/%d/stat", f->root, (int)pid, (int)tid);
+    snprintf(text, sizeof text,
+             "%d (t) S 1 %d %d 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 500 1000000 100 "
+             "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 %d 0 0 0 0 0\n",
+             (int)tid, (int)pid, (int)pid, cpu);
+    write_text(path, text);
+}
+
 static struct task *add(struct fx *f, pid_t tid, enum task_class cls)
 {
     struct task proto = {.tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1};
@@ -411,6 +423,142 @@ static void test_behaviour_watch(void **state)
     assert_string_equal(buf, "behaviour: not needed (decided by rule)");
 }
 
+/* A thread tid of process pid (its schedstat), and the process's own stat
+ * with ticks of CPU time in all (utime + stime) and n_threads threads. */
+static void write_thread(struct fx *f, pid_t pid, pid_t tid, uint64_t run_ns, uint64_t slices)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], text[128];
+    snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", f->root, (int)pid, (int)tid);
+    run("mkdir -p", dir);
+    snprintf(path, sizeof path, "%s/schedstat", dir);
+    snprintf(text, sizeof text, "%llu 1000 %llu\n", (unsigned long long)run_ns, (unsigned long long)slices);
+    write_text(path, text);
+}
+
+static void write_process(struct fx *f, pid_t pid, unsigned ticks, unsigned n_threads)
+{
+    char path[PATH_MAX], text[512];
+    snprintf(path, sizeof path, "%s/proc/%d/stat", f->root, (int)pid);
+    snprintf(text, sizeof text, "%d (a b) c) S 1 %d %d 0 -1 4194304 100 0 0 0 %u 0 0 0 20 0 %u 0 500 1000000 100\n",
+             (int)pid, (int)pid, (int)pid, ticks, n_threads);
+    write_text(path, text);
+}
+
+static struct task *add_thread(struct fx *f, pid_t pid, pid_t tid, enum task_class cls, enum class_source src)
+{
+    struct task proto = {.tid = tid, .pid = pid, .class = cls, .source = src, .rule = -1, .last_cpu = -1};
+    struct task *t;
+    assert_int_equal(task_table_add(f->tt, &proto, &t), 0);
+    return t;
+}
+
+/* Run ticks of 250 ms until the watch of t was read after `after` (returns
+ * when), failing after limit_ms. */
+static uint64_t tick_until_read(struct fx *f, const struct behaviour_params *p, const struct sampler_behaviour_hooks *h,
+                                struct task *t, uint64_t now, uint64_t limit_ms)
+{
+    uint32_t before = sampler_watch_of(&f->s, t)->st.last_ms;
+    for (uint64_t end = now + limit_ms; now <= end; now += 250) {
+        sampler_sample_behaviour(&f->s, f->tt, p, now, h);
+        if (sampler_watch_of(&f->s, t)->st.last_ms != before)
+            return now;
+    }
+    fail_msg("tid %d not read within %llu ms", (int)t->tid, (unsigned long long)limit_ms);
+    return 0;
+}
+
+/* The sleeping threads of a process whose CPU time stands still are not
+ * read (one read of the process's stat stands for them); they are read
+ * again once it moves, or after SAMPLER_GATE_MAX_WINDOWS windows whatever it
+ * does; the leader is read as before; an unreadable stat gates nothing. */
+static void test_gate_spares_sleeping_threads(void **state)
+{
+    struct fx *f = *state;
+    struct behaviour_params p;
+    behaviour_params_init(&p);
+    p.window_ms = 2000;
+    struct verdicts v = {.f = f};
+    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    struct task *leader = add_thread(f, 100, 100, CLASS_IGNORE, SOURCE_DEFAULT);
+    struct task *th[4];
+    for (int i = 0; i < 4; i++) {
+        th[i] = add_thread(f, 100, 101 + i, CLASS_IGNORE, SOURCE_DEFAULT);
+        write_thread(f, 100, 101 + i, 5000000, 50);
+    }
+    write_thread(f, 100, 100, 5000000, 50);
+    write_process(f, 100, 40, 5);
+    uint64_t now = 100000;
+    for (int k = 0; k < 40; k++, now += 250)      /* 10 s: baseline, then reads that find them asleep */
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    assert_true(sampler_watch_of(&f->s, th[0])->idle_reads > 0);
+    /* 20 s more: the threads are not read, the process's stat now and then */
+    uint64_t reads = f->s.behaviour_reads, gate_reads = f->s.gate_reads;
+    uint32_t leader_read = sampler_watch_of(&f->s, leader)->st.last_ms;
+    for (int k = 0; k < 80; k++, now += 250)
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    for (int i = 0; i < 4; i++)
+        assert_true(now - sampler_watch_of(&f->s, th[i])->st.last_ms > 20000);
+    assert_true(f->s.gate_skips >= 4 * 20000 / 2000 / 5 * 4);    /* looked at every window/5 */
+    assert_in_range(f->s.gate_reads - gate_reads, 1, 20000 / (p.window_ms / SAMPLER_GATE_REFRESH_DIV) + 1);
+    assert_int_not_equal(sampler_watch_of(&f->s, leader)->st.last_ms, leader_read);
+    assert_true(f->s.behaviour_reads - reads <= 3);                 /* the leader's own, backing off */
+    /* thread 102 runs 20 ms: the process's total moves, it is read within
+     * the gate's refresh and window/5 */
+    write_thread(f, 100, 102, 25000000, 60);
+    write_process(f, 100, 42, 5);
+    now = tick_until_read(f, &p, &h, th[1], now, p.window_ms / SAMPLER_GATE_REFRESH_DIV + p.window_ms / 5 + 250);
+    assert_int_equal(sampler_watch_of(&f->s, th[1])->idle_reads, 0);
+    /* thread 103 runs less than a clock tick: read anyway, at the latest
+     * SAMPLER_GATE_MAX_WINDOWS windows after its last read */
+    write_thread(f, 100, 103, 5100000, 55);
+    uint32_t last = sampler_watch_of(&f->s, th[2])->st.last_ms;
+    now = tick_until_read(f, &p, &h, th[2], now, (uint64_t)p.window_ms * (SAMPLER_GATE_MAX_WINDOWS + 1));
+    assert_true(now - last >= (uint64_t)p.window_ms * SAMPLER_GATE_MAX_WINDOWS - p.window_ms);
+    /* the process's stat cannot be read: its threads are read again */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc/100/stat", f->root);
+    assert_int_equal(unlink(path), 0);
+    tick_until_read(f, &p, &h, th[3], now, (uint64_t)p.window_ms * 7);
+    /* the leader leaves: its process's entry is free */
+    assert_int_not_equal(leader->gate, 0);
+    sampler_gate_release(&f->s, leader);
+    assert_int_equal(leader->gate, 0);
+    assert_int_equal(f->s.free_gate, 1);
+}
+
+/* Jitter tasks (sampler_sample_tasks) the same way: a sleeping jitter
+ * thread of a quiet process is not read, and is read once the process's
+ * total moves. */
+static void test_gate_jitter_tasks(void **state)
+{
+    struct fx *f = *state;
+    add_thread(f, 200, 200, CLASS_IGNORE, SOURCE_DEFAULT);
+    struct task *t = add_thread(f, 200, 201, CLASS_JITTER, SOURCE_RULE);
+    write_thread(f, 200, 201, 1000000, 10);
+    write_task_stat_in(f, 200, 201, 1);
+    write_process(f, 200, 10, 2);
+    uint64_t now = 1000;
+    for (; now <= 10000; now += 250)
+        sampler_sample_tasks(&f->s, f->tt, now, 0);
+    assert_true(t->idle_samples > 0);
+    uint64_t reads = f->s.jitter_reads;
+    for (; now <= 25000; now += 250)
+        sampler_sample_tasks(&f->s, f->tt, now, 0);
+    assert_int_equal(f->s.jitter_reads, reads);
+    assert_true(f->s.gate_skips > 0);
+    /* it runs 300 ms: read within the gate's refresh */
+    write_thread(f, 200, 201, 301000000, 40);
+    write_process(f, 200, 40, 2);
+    uint64_t end = now + SAMPLER_GATE_JITTER_REFRESH_MS + 250;
+    while (t->idle_samples && now <= end) {
+        sampler_sample_tasks(&f->s, f->tt, now, 0);
+        now += 250;
+    }
+    assert_int_equal(t->idle_samples, 0);
+    assert_int_equal(t->last_cpu, 1);
+    assert_true(t->util_milli > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +571,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sleeping_task_read_less, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_behaviour_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_spares_sleeping_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_jitter_tasks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
