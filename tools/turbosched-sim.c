@@ -886,8 +886,8 @@ static void benefit_probe_tick(struct sim *s)
     enum benefit_plan plan = probe_step(&s->probe, &in);
     snprintf(s->bexplain, sizeof s->bexplain, "%s", s->probe.explain);
     if (trace)
-        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz): %s -> %s\n", s->n_int, s->now / 1000, f, s->probe.explain,
-                benefit_plan_name(plan));
+        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz; cost pack %.2f%%): %s -> %s\n", s->n_int, s->now / 1000, f,
+                100 * est[BENEFIT_PACK].jitter_cost, s->probe.explain, benefit_plan_name(plan));
     if (plan == BENEFIT_UNKNOWN) {
         set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
         return;
