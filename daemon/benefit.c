@@ -391,6 +391,8 @@ void probe_config_default(struct probe_config *c)
     c->samples = 2;
     c->margin_bp = 30;
     c->reprobe_ms = 0;
+    c->max_samples = 6;
+    c->confidence_se = 2;
 }
 
 void probe_init(struct probe_state *ps, const struct probe_config *cfg)
@@ -402,6 +404,8 @@ void probe_init(struct probe_state *ps, const struct probe_config *cfg)
         probe_config_default(&ps->cfg);
     if (ps->cfg.samples == 0)
         ps->cfg.samples = 1;
+    if (ps->cfg.max_samples < ps->cfg.samples)
+        ps->cfg.max_samples = ps->cfg.samples;
     ps->phase = PROBE_IDLE;
     ps->learned = BENEFIT_NONE;
     snprintf(ps->explain, sizeof ps->explain, "not probed yet");
@@ -412,6 +416,8 @@ static void round_start(struct probe_state *ps, const struct probe_input *in)
     ps->phase = PROBE_RUNNING;
     ps->probing = BENEFIT_NONE;
     ps->tick_in_probe = 0;
+    ps->block_end = ps->cfg.samples;
+    ps->extending = false;
     ps->load_sig = in->load_sig;
     ps->have_sig = true;
     memset(ps->st, 0, sizeof(ps->st));
@@ -434,26 +440,76 @@ static double plan_mean(const struct probe_plan_stats *s)
     return s->n ? s->sum_mhz / s->n : 0;
 }
 
-/* The plan the probes' frequencies and these costs favour. A challenger
- * must beat the incumbent by the margin plus the spread both probes saw. */
-static enum benefit_plan probe_rank(const struct probe_state *ps, const double *cost, enum benefit_plan incumbent)
+static double plan_tput(const struct probe_state *ps, const double *cost, enum benefit_plan p)
 {
-    double tput[BENEFIT_N_PLANS];
-    enum benefit_plan best = incumbent;
+    const struct probe_plan_stats *s = &ps->st[p];
+    return ps->candidate[p] && s->n ? plan_mean(s) * (1 - cost[p]) : 0;
+}
+
+/* The samples' standard deviation around their own plan's mean, pooled over
+ * the plans (the noise is the meter's and the chip's, not a plan's); 0 with
+ * no plan sampled twice. */
+static double pooled_sd(const struct probe_state *ps)
+{
+    double ss = 0;
+    unsigned n = 0, k = 0;
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
         const struct probe_plan_stats *s = &ps->st[p];
-        tput[p] = ps->candidate[p] && s->n ? plan_mean(s) * (1 - cost[p]) : 0;
+        if (!s->n)
+            continue;
+        ss += s->sumsq_mhz - s->sum_mhz * s->sum_mhz / s->n;
+        n += s->n;
+        k++;
     }
-    if (tput[incumbent] <= 0)
-        return BENEFIT_NONE;
-    for (int p = 0; p < BENEFIT_N_PLANS; p++)
-        if (tput[p] > tput[best])
+    return n > k && ss > 0 ? sqrt(ss / (n - k)) : 0;
+}
+
+/* Standard error of tput(a) / tput(b) - 1, relative to b's mean frequency. */
+static double rel_se(const struct probe_state *ps, double sd, enum benefit_plan a, enum benefit_plan b)
+{
+    const struct probe_plan_stats *sa = &ps->st[a], *sb = &ps->st[b];
+    return sd * sqrt(1.0 / sa->n + 1.0 / sb->n) / plan_mean(sb);
+}
+
+/* What the samples say: `chosen`, and whether the comparison that decided
+ * it is within the noise (`unsure`, between plans a and b). */
+struct probe_verdict {
+    enum benefit_plan chosen, a, b;
+    bool unsure;
+};
+
+static struct probe_verdict probe_judge(const struct probe_state *ps, const double *cost)
+{
+    struct probe_verdict v = { BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, false };
+    enum benefit_plan best = BENEFIT_N_PLANS, runner = BENEFIT_N_PLANS;
+    for (int p = BENEFIT_NONE + 1; p < BENEFIT_N_PLANS; p++) {
+        double t = plan_tput(ps, cost, (enum benefit_plan) p);
+        if (t <= 0)
+            continue;
+        if (best == BENEFIT_N_PLANS || t > plan_tput(ps, cost, best)) {
+            runner = best;
             best = (enum benefit_plan) p;
-    if (best == incumbent)
-        return incumbent;
-    const struct probe_plan_stats *a = &ps->st[best], *b = &ps->st[incumbent];
-    double noise = ((a->max_mhz - a->min_mhz) + (b->max_mhz - b->min_mhz)) / plan_mean(b);
-    return tput[best] / tput[incumbent] - 1 > ps->cfg.margin_bp / 10000.0 + noise ? best : incumbent;
+        } else if (runner == BENEFIT_N_PLANS || t > plan_tput(ps, cost, runner)) {
+            runner = (enum benefit_plan) p;
+        }
+    }
+    double t0 = plan_tput(ps, cost, BENEFIT_NONE);
+    if (t0 <= 0 || best == BENEFIT_N_PLANS)
+        return v;
+    double sd = pooled_sd(ps), k = ps->cfg.confidence_se, margin = ps->cfg.margin_bp / 10000.0;
+    double gain = plan_tput(ps, cost, best) / t0 - 1, band = k * rel_se(ps, sd, best, BENEFIT_NONE);
+    v.a = best;
+    if (gain <= margin + band) {
+        /* none stays; unsure if the gain might still clear the margin */
+        v.unsure = gain > margin - band;
+        return v;
+    }
+    v.chosen = best;
+    if (runner != BENEFIT_N_PLANS) {
+        v.b = runner;
+        v.unsure = plan_tput(ps, cost, best) / plan_tput(ps, cost, runner) - 1 <= k * rel_se(ps, sd, best, runner);
+    }
+    return v;
 }
 
 static void probe_explain(struct probe_state *ps, const double *cost)
@@ -470,30 +526,77 @@ static void probe_explain(struct probe_state *ps, const double *cost)
                  benefit_plan_name(best), 100 * ps->learned_gain, plan_mean(&ps->st[best]), f0, 100 * cost[best]);
 }
 
+static void probe_switch(struct probe_state *ps, enum benefit_plan p)
+{
+    if (p != ps->probing) {
+        ps->probing = p;
+        ps->tick_in_probe = 0;
+    }
+    ps->block_end = ps->st[p].n + ps->cfg.samples;
+    if (ps->block_end > ps->cfg.max_samples && ps->extending)
+        ps->block_end = ps->cfg.max_samples;
+    snprintf(ps->explain, sizeof ps->explain, "probing %s%s", benefit_plan_name(p), ps->extending ? " again" : "");
+}
+
+static void learn(struct probe_state *ps, enum benefit_plan p, const double *cost)
+{
+    ps->learned = p;
+    memcpy(ps->decided_cost, cost, sizeof(ps->decided_cost));
+    probe_explain(ps, cost);
+}
+
+/* The first pass is over, or an extra probe: decide, or probe the two plans
+ * the decision hangs on again (the one with fewer samples first; the one
+ * applied now on a tie, which needs no settling). */
 static void round_decide(struct probe_state *ps, const struct probe_input *in)
 {
-    ps->learned = probe_rank(ps, ps->cost, BENEFIT_NONE);
+    struct probe_verdict v = probe_judge(ps, ps->cost);
+    const unsigned cap = ps->cfg.max_samples;
+    if (v.unsure && (ps->st[v.a].n < cap || ps->st[v.b].n < cap)) {
+        unsigned na = ps->st[v.a].n, nb = ps->st[v.b].n;
+        enum benefit_plan next = na < nb ? v.a : nb < na ? v.b : ps->probing == v.b ? v.b : v.a;
+        ps->extending = true;
+        ps->extra_probes++;
+        probe_switch(ps, next);
+        return;
+    }
     ps->learned_at_ms = in->now_ms;
     ps->phase = PROBE_LEARNED;
     ps->rounds++;
-    probe_explain(ps, ps->cost);
+    learn(ps, v.chosen, ps->cost);
 }
 
 /* The frequencies stay valid while the load does; the costs are the model's
- * and sharpen as the caller's smoothed jitter load settles, so the choice
- * is re-ranked with them, against the learned plan with the margin. */
-static void learned_rerank(struct probe_state *ps, const struct probe_input *in)
+ * and sharpen as the caller's smoothed jitter load settles. Once one has
+ * moved by more than the margin since the decision, the decision is stale:
+ * made again from the same frequencies, with no hysteresis beyond that. */
+static void learned_recheck(struct probe_state *ps, const struct probe_input *in)
 {
     if (!in->est)
         return;
-    double cost[BENEFIT_N_PLANS];
-    for (int p = 0; p < BENEFIT_N_PLANS; p++)
+    double cost[BENEFIT_N_PLANS], margin = ps->cfg.margin_bp / 10000.0;
+    bool moved = false;
+    for (int p = 0; p < BENEFIT_N_PLANS; p++) {
         cost[p] = in->est[p].jitter_cost;
-    enum benefit_plan p = probe_rank(ps, cost, ps->learned);
-    if (p != ps->learned) {
-        ps->learned = p;
-        probe_explain(ps, cost);
+        moved |= ps->candidate[p] && fabs(cost[p] - ps->decided_cost[p]) > margin;
     }
+    if (moved)
+        learn(ps, probe_judge(ps, cost).chosen, cost);
+}
+
+static void probe_sample(struct probe_state *ps, const struct probe_input *in)
+{
+    struct probe_plan_stats *s = &ps->st[ps->probing];
+    if (s->n == 0 || in->busy_mhz < s->min_mhz)
+        s->min_mhz = in->busy_mhz;
+    if (s->n == 0 || in->busy_mhz > s->max_mhz)
+        s->max_mhz = in->busy_mhz;
+    s->sum_mhz += in->busy_mhz;
+    s->sumsq_mhz += in->busy_mhz * in->busy_mhz;
+    s->n++;
+    if (ps->probing == BENEFIT_NONE)
+        for (int p = 0; p < BENEFIT_N_PLANS; p++)
+            ps->cost[p] = in->est ? in->est[p].jitter_cost : 0;
 }
 
 enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in)
@@ -515,7 +618,7 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
             round_start(ps, in);
             return ps->probing;
         }
-        learned_rerank(ps, in);
+        learned_recheck(ps, in);
         return ps->learned;
     case PROBE_RUNNING:
         break;
@@ -529,27 +632,16 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
         return ps->probing;
     }
     ps->tick_in_probe++;
-    if (ps->tick_in_probe > ps->cfg.settle_samples) {
-        struct probe_plan_stats *s = &ps->st[ps->probing];
-        if (s->n == 0 || in->busy_mhz < s->min_mhz)
-            s->min_mhz = in->busy_mhz;
-        if (s->n == 0 || in->busy_mhz > s->max_mhz)
-            s->max_mhz = in->busy_mhz;
-        s->sum_mhz += in->busy_mhz;
-        s->n++;
-        if (ps->probing == BENEFIT_NONE)
-            for (int p = 0; p < BENEFIT_N_PLANS; p++)
-                ps->cost[p] = in->est ? in->est[p].jitter_cost : 0;
-        if (s->n >= ps->cfg.samples) {
-            enum benefit_plan next = next_candidate(ps, ps->probing);
-            if (next == BENEFIT_N_PLANS) {
-                round_decide(ps, in);
-                return ps->learned;
-            }
-            ps->probing = next;
-            ps->tick_in_probe = 0;
-            snprintf(ps->explain, sizeof ps->explain, "probing %s", benefit_plan_name(next));
-        }
+    if (ps->tick_in_probe <= ps->cfg.settle_samples)
+        return ps->probing;
+    probe_sample(ps, in);
+    if (ps->st[ps->probing].n < ps->block_end)
+        return ps->probing;
+    enum benefit_plan next = ps->extending ? BENEFIT_N_PLANS : next_candidate(ps, ps->probing);
+    if (next != BENEFIT_N_PLANS) {
+        probe_switch(ps, next);
+        return ps->probing;
     }
-    return ps->probing;
+    round_decide(ps, in);
+    return ps->phase == PROBE_LEARNED ? ps->learned : ps->probing;
 }

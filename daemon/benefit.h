@@ -119,14 +119,25 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  *
  * Each plan is probed for settle + samples ticks, the first `settle`
  * discarded while the chip follows. A plan beats no restriction only by more
- * than margin + the spread (max - min) of the two plans' samples. A load
- * change during a probe discards the round; a load change after learning
- * starts a new round. */
+ * than margin + confidence_se standard errors of the difference, the
+ * standard error from the spread of the round's samples around each plan's
+ * mean (pooled over the plans). Where the comparison that decides is within
+ * that band (a plan's gain over none near the margin, or two restricting
+ * plans as good as each other), the two plans are probed again, `samples`
+ * ticks at a time, until the difference stands out or both have
+ * max_samples; then the higher estimate is taken. A load change during a
+ * probe discards the round; a load change after learning starts a new
+ * round. The model's jitter costs enter each estimate; after learning, when
+ * a plan's cost has moved by more than the margin since the decision (the
+ * caller's smoothed jitter load still settling), the choice is made again
+ * from the same frequencies with the new costs. */
 struct probe_config {
     unsigned settle_samples;      /* ticks discarded after each switch (1) */
-    unsigned samples;             /* ticks measured per plan (2) */
+    unsigned samples;             /* ticks measured per plan and per extra probe (2) */
     unsigned margin_bp;           /* required gain beyond the noise (30 = 0.3%) */
     uint64_t reprobe_ms;          /* re-probe this long after learning; 0 = only on load change */
+    unsigned max_samples;         /* cap per plan when two plans are within the noise (6) */
+    double confidence_se;         /* standard errors a difference must clear (2) */
 };
 
 enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE };
@@ -134,6 +145,7 @@ enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE 
 struct probe_plan_stats {
     unsigned n;
     double sum_mhz, min_mhz, max_mhz;
+    double sumsq_mhz;             /* for the standard error */
 };
 
 struct probe_state {
@@ -154,6 +166,10 @@ struct probe_state {
     uint64_t learned_at_ms;
     unsigned rounds, discarded;   /* for status: rounds completed, probes thrown away */
     char explain[BENEFIT_EXPLAIN_MAX];
+    unsigned block_end;           /* the probed plan's sample count at which its probe ends */
+    bool extending;               /* probing two close plans again, past the first pass */
+    unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
+    double decided_cost[BENEFIT_N_PLANS];   /* the costs the learned plan was chosen with */
 };
 
 struct probe_input {

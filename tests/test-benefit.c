@@ -316,20 +316,23 @@ struct recording {
     unsigned n_noise;
 };
 
+/* the next noise entry drive() adds; a test that records a sequence tick by
+ * tick sets it to 0 first */
+static unsigned noise_at;
+
 /* Drive the loop for `steps` ticks, feeding the frequency of the plan it
  * asked for at the previous tick. The first sample after a switch is given
  * as garbage (half-way between the plans): the settle sample must hide it. */
 static enum benefit_plan drive(struct probe_state *ps, const struct recording *rec, const struct benefit_estimate *est,
                                uint64_t sig, unsigned steps, uint64_t *now_ms, enum benefit_plan applied)
 {
-    static unsigned k;
     enum benefit_plan prev_applied = applied;
     for (unsigned i = 0; i < steps; i++) {
         double f = applied < BENEFIT_N_PLANS ? rec->mhz[applied] : 0;
         if (applied != prev_applied)
             f = 0.5 * (rec->mhz[applied] + rec->mhz[prev_applied]) + 500;
         if (rec->n_noise)
-            f += rec->noise[k++ % rec->n_noise];
+            f += rec->noise[noise_at++ % rec->n_noise];
         *now_ms += 250;
         struct probe_input in = { .now_ms = *now_ms, .measurable = true, .busy_mhz = f, .load_sig = sig, .est = est };
         prev_applied = applied;
@@ -374,8 +377,8 @@ static void test_probe_learns(void **state)
     assert_int_equal(p, BENEFIT_NONE);
 }
 
-/* Noise: a gain smaller than the samples' spread is not believed; a gain
- * well beyond it is. */
+/* Noise: a gain smaller than the samples' standard error is not believed,
+ * even after probing the two plans again; a gain well beyond it is. */
 static void test_probe_noise(void **state)
 {
     (void) state;
@@ -389,15 +392,138 @@ static void test_probe_noise(void **state)
     struct recording rec = { .mhz = { 3150, 3150, 3166 }, .noise = noise, .n_noise = ELEMENTS(noise) };
     probe_init(&ps, NULL);
     enum benefit_plan p = drive(&ps, &rec, est, 7, 12, &now, BENEFIT_NONE);
+    /* the first pass cannot tell: none and isolation are probed again */
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    assert_true(ps.extending);
+    p = drive(&ps, &rec, est, 7, 16, &now, p);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_NONE);
+    assert_true(ps.extra_probes > 0);
+    assert_int_equal(ps.st[BENEFIT_NONE].n, 6);
+    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 6);
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 2);
     /* a 20% gain stands out of the same noise */
     struct recording big = { .mhz = { 2700, 3300, 3271 }, .noise = noise, .n_noise = ELEMENTS(noise) };
     probe_init(&ps, NULL);
-    p = drive(&ps, &big, est, 7, 12, &now, BENEFIT_NONE);
+    p = drive(&ps, &big, est, 7, 28, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_true(p == BENEFIT_ISOLATE || p == BENEFIT_PACK);
     assert_true(ps.learned_gain > 0.15);
+}
+
+/* N = 8 on the modelled chip with 20 MHz of noise, recorded tick by tick:
+ * the first pass happens to read packing high and isolation low, so packing
+ * (3300 MHz, 1.2% jitter cost) looks 0.36% better than isolation (3271 MHz,
+ * no cost), within two standard errors. Both are probed again until each
+ * has 6 samples, and isolation, truly 0.4% ahead, is learnt. With no extra
+ * probes (max_samples = samples) the first pass's packing is kept. */
+static const double n8_noise[] = {
+    0, 0, 10, -10,     /* round start, settle, none x2 */
+    0, 20, 5,          /* settle, pack x2 */
+    0, -18, -2,        /* settle, isolate x2: first pass over */
+    8, -6,             /* isolate again, already applied: no settle */
+    0, -10, -14,       /* pack again */
+    0, 10, 4,          /* isolate again: 6 samples */
+    0, 2, -12,         /* pack again: 6 samples, decided */
+};
+
+static void test_probe_close_plans_probed_again(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_est(est, 0.012);
+    struct recording rec = { .mhz = { 2700, 3300, 3271 }, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise) };
+
+    probe_init(&ps, NULL);
+    noise_at = 0;
+    enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    assert_true(ps.extending);
+    assert_int_equal(p, BENEFIT_ISOLATE);   /* the plan applied now goes first */
+    assert_non_null(strstr(ps.explain, "probing isolate again"));
+    p = drive(&ps, &rec, est, 1, 11, &now, p);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_ISOLATE);
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 6);
+    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 6);
+    assert_int_equal(ps.st[BENEFIT_NONE].n, 2);   /* none, far behind, is not probed again */
+    assert_int_equal(ps.extra_probes, 4);
+    assert_int_equal(ps.rounds, 1);
+
+    struct probe_config cfg;
+    probe_config_default(&cfg);
+    cfg.max_samples = cfg.samples;
+    probe_init(&ps, &cfg);
+    noise_at = 0;
+    p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_PACK);
+}
+
+/* The load changes during an extra probe: the round is discarded like any
+ * other, extra probes included. */
+static void test_probe_load_change_while_probing_again(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_est(est, 0.012);
+    struct recording rec = { .mhz = { 2700, 3300, 3271 }, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise) };
+    probe_init(&ps, NULL);
+    noise_at = 0;
+    enum benefit_plan p = drive(&ps, &rec, est, 1, 14, &now, BENEFIT_NONE);
+    assert_true(ps.extending);
+    assert_int_equal(ps.probing, BENEFIT_PACK);
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 3);
+    p = drive(&ps, &rec, est, 2, 1, &now, p);
+    assert_int_equal(ps.discarded, 1);
+    assert_int_equal(ps.phase, PROBE_RUNNING);
+    assert_false(ps.extending);
+    assert_int_equal(p, BENEFIT_NONE);
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
+    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 0);
+    /* the new load, without noise, is decided by the first pass */
+    struct recording quiet = { .mhz = { 2700, 3300, 3271 } };
+    p = drive(&ps, &quiet, est, 2, 9, &now, p);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(p, BENEFIT_ISOLATE);
+    assert_int_equal(ps.rounds, 1);
+}
+
+/* The model's jitter cost, taken while none is probed, is still rising with
+ * the caller's smoothed load when the round ends: packing (cost 0.8%) is
+ * learnt over isolation. Once the cost has moved by more than the margin
+ * (to 1.2%), the choice is made again from the same frequencies; moves
+ * inside the margin change nothing, so the choice does not flap. */
+static void test_probe_recheck_when_cost_moves(void **state)
+{
+    (void) state;
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now = 0;
+    probe_est(est, 0.008);
+    struct recording rec = { .mhz = { 2700, 3300, 3271 } };
+    probe_init(&ps, NULL);
+    enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
+    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(ps.extra_probes, 0);   /* no noise: nothing to probe again */
+    assert_int_equal(p, BENEFIT_PACK);      /* 3300 x 0.992 = 3273.6 > 3271 */
+    est[BENEFIT_PACK].jitter_cost = 0.010;  /* 3267 < 3271, but within the margin of the decision */
+    p = drive(&ps, &rec, est, 1, 4, &now, p);
+    assert_int_equal(p, BENEFIT_PACK);
+    est[BENEFIT_PACK].jitter_cost = 0.012;
+    p = drive(&ps, &rec, est, 1, 1, &now, p);
+    assert_int_equal(p, BENEFIT_ISOLATE);
+    assert_non_null(strstr(ps.explain, "probed: isolate"));
+    for (int i = 0; i < 20; i++) {
+        est[BENEFIT_PACK].jitter_cost = i % 2 ? 0.010 : 0.0095;
+        p = drive(&ps, &rec, est, 1, 1, &now, p);
+        assert_int_equal(p, BENEFIT_ISOLATE);
+    }
+    assert_int_equal(ps.rounds, 1);
 }
 
 /* The load changes in the middle of the packing probe: that round is
@@ -501,6 +627,9 @@ int main(void)
         cmocka_unit_test(test_margin_holds),
         cmocka_unit_test(test_probe_learns),
         cmocka_unit_test(test_probe_noise),
+        cmocka_unit_test(test_probe_close_plans_probed_again),
+        cmocka_unit_test(test_probe_load_change_while_probing_again),
+        cmocka_unit_test(test_probe_recheck_when_cost_moves),
         cmocka_unit_test(test_probe_load_change_mid_probe),
         cmocka_unit_test(test_probe_reprobes_on_load_change),
         cmocka_unit_test(test_probe_unmeasurable),
