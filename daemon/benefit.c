@@ -447,9 +447,9 @@ static double plan_tput(const struct probe_state *ps, const double *cost, enum b
 }
 
 /* The samples' standard deviation around their own plan's mean, pooled over
- * the plans (the noise is the meter's and the chip's, not a plan's); 0 with
- * no plan sampled twice. */
-static double pooled_sd(const struct probe_state *ps)
+ * the plans (the noise is the meter's and the chip's, not a plan's), and its
+ * degrees of freedom; 0 with no plan sampled twice. */
+static double pooled_sd(const struct probe_state *ps, unsigned *dof)
 {
     double ss = 0;
     unsigned n = 0, k = 0;
@@ -461,7 +461,21 @@ static double pooled_sd(const struct probe_state *ps)
         n += s->n;
         k++;
     }
+    *dof = n - k;
     return n > k && ss > 0 ? sqrt(ss / (n - k)) : 0;
+}
+
+/* confidence_se standard errors, widened as Student's t is for a standard
+ * deviation estimated from few samples (Cornish-Fisher, within 4% of the
+ * table from 3 degrees of freedom): two samples of each of three plans
+ * give 3, and an estimate that rests on them reads the noise as half what
+ * it is one time in six. */
+static double t_band(double z, unsigned dof)
+{
+    if (dof == 0)
+        return z;
+    double v = dof, z3 = z * z * z;
+    return z + (z3 + z) / (4 * v) + (5 * z3 * z * z + 16 * z3 + 3 * z) / (96 * v * v);
 }
 
 /* Standard error of tput(a) / tput(b) - 1, relative to b's mean frequency. */
@@ -496,7 +510,8 @@ static struct probe_verdict probe_judge(const struct probe_state *ps, const doub
     double t0 = plan_tput(ps, cost, BENEFIT_NONE);
     if (t0 <= 0 || best == BENEFIT_N_PLANS)
         return v;
-    double sd = pooled_sd(ps), k = ps->cfg.confidence_se, margin = ps->cfg.margin_bp / 10000.0;
+    unsigned dof;
+    double sd = pooled_sd(ps, &dof), k = t_band(ps->cfg.confidence_se, dof), margin = ps->cfg.margin_bp / 10000.0;
     double gain = plan_tput(ps, cost, best) / t0 - 1, band = k * rel_se(ps, sd, best, BENEFIT_NONE);
     v.a = best;
     if (gain <= margin + band) {
@@ -541,7 +556,6 @@ static void probe_switch(struct probe_state *ps, enum benefit_plan p)
 static void learn(struct probe_state *ps, enum benefit_plan p, const double *cost)
 {
     ps->learned = p;
-    memcpy(ps->decided_cost, cost, sizeof(ps->decided_cost));
     probe_explain(ps, cost);
 }
 
@@ -567,21 +581,22 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
 }
 
 /* The frequencies stay valid while the load does; the costs are the model's
- * and sharpen as the caller's smoothed jitter load settles. Once one has
- * moved by more than the margin since the decision, the decision is stale:
- * made again from the same frequencies, with no hysteresis beyond that. */
+ * and sharpen as the caller's smoothed jitter load settles (at start-up it
+ * still rises while none is probed), so the choice is made again with the
+ * costs of each tick. Only the costs move, and smoothly, so half the margin
+ * of hysteresis keeps it from flapping: a plan 0.3% better once the costs
+ * have settled is not kept out by a full margin. */
 static void learned_recheck(struct probe_state *ps, const struct probe_input *in)
 {
     if (!in->est)
         return;
-    double cost[BENEFIT_N_PLANS], margin = ps->cfg.margin_bp / 10000.0;
-    bool moved = false;
-    for (int p = 0; p < BENEFIT_N_PLANS; p++) {
+    double cost[BENEFIT_N_PLANS];
+    for (int p = 0; p < BENEFIT_N_PLANS; p++)
         cost[p] = in->est[p].jitter_cost;
-        moved |= ps->candidate[p] && fabs(cost[p] - ps->decided_cost[p]) > margin;
-    }
-    if (moved)
-        learn(ps, probe_judge(ps, cost).chosen, cost);
+    enum benefit_plan c = probe_judge(ps, cost).chosen;
+    double now = plan_tput(ps, cost, ps->learned);
+    if (c != ps->learned && plan_tput(ps, cost, c) > now * (1 + ps->cfg.margin_bp / 20000.0))
+        learn(ps, c, cost);
 }
 
 static void probe_sample(struct probe_state *ps, const struct probe_input *in)

@@ -127,17 +127,18 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  * ticks at a time, until the difference stands out or both have
  * max_samples; then the higher estimate is taken. A load change during a
  * probe discards the round; a load change after learning starts a new
- * round. The model's jitter costs enter each estimate; after learning, when
- * a plan's cost has moved by more than the margin since the decision (the
- * caller's smoothed jitter load still settling), the choice is made again
- * from the same frequencies with the new costs. */
+ * round. The model's jitter costs enter each estimate; after learning, the
+ * choice is made again at each call from the same frequencies with that
+ * call's costs (the caller's smoothed jitter load may still be settling),
+ * and another plan taken if it beats the learned one by more than half the
+ * margin. The band widens as Student's t does for few samples. */
 struct probe_config {
     unsigned settle_samples;      /* ticks discarded after each switch (1) */
     unsigned samples;             /* ticks measured per plan and per extra probe (2) */
     unsigned margin_bp;           /* required gain beyond the noise (30 = 0.3%) */
     uint64_t reprobe_ms;          /* re-probe this long after learning; 0 = only on load change */
     unsigned max_samples;         /* cap per plan when two plans are within the noise (6) */
-    double confidence_se;         /* standard errors a difference must clear (2) */
+    double confidence_se;         /* standard errors a difference must clear, many samples (2) */
 };
 
 enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE };
@@ -169,7 +170,6 @@ struct probe_state {
     unsigned block_end;           /* the probed plan's sample count at which its probe ends */
     bool extending;               /* probing two close plans again, past the first pass */
     unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
-    double decided_cost[BENEFIT_N_PLANS];   /* the costs the learned plan was chosen with */
 };
 
 struct probe_input {
