@@ -555,6 +555,7 @@ static void probe_switch(struct probe_state *ps, enum benefit_plan p)
 
 static void learn(struct probe_state *ps, enum benefit_plan p, const double *cost)
 {
+    ps->sig_grace = p != (ps->phase == PROBE_RUNNING ? ps->probing : ps->learned);
     ps->learned = p;
     probe_explain(ps, cost);
 }
@@ -574,10 +575,10 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
         probe_switch(ps, next);
         return;
     }
+    learn(ps, v.chosen, ps->cost);
     ps->learned_at_ms = in->now_ms;
     ps->phase = PROBE_LEARNED;
     ps->rounds++;
-    learn(ps, v.chosen, ps->cost);
 }
 
 /* The frequencies stay valid while the load does; the costs are the model's
@@ -627,20 +628,27 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
     case PROBE_IDLE:
         round_start(ps, in);
         return ps->probing;
-    case PROBE_LEARNED:
-        if (in->load_sig != ps->load_sig ||
+    case PROBE_LEARNED: {
+        /* right after a switch the caller's view of the load follows the
+         * jitter's move for a tick, as the chip does: a signature change
+         * then counts only if it is still there at the next call */
+        bool grace = ps->sig_grace;
+        ps->sig_grace = false;
+        if ((in->load_sig != ps->load_sig && !grace) ||
             (ps->cfg.reprobe_ms && in->now_ms - ps->learned_at_ms >= ps->cfg.reprobe_ms)) {
             round_start(ps, in);
             return ps->probing;
         }
         learned_recheck(ps, in);
         return ps->learned;
+    }
     case PROBE_RUNNING:
         break;
     }
 
-    /* the sample is the plan applied since the previous call */
-    if (in->load_sig != ps->load_sig) {
+    /* the sample is the plan applied since the previous call; a settle
+     * tick's signature is as unreliable as its frequency */
+    if (in->load_sig != ps->load_sig && ps->tick_in_probe >= ps->cfg.settle_samples) {
         /* the load moved under the probe: its samples compare nothing */
         ps->discarded++;
         round_start(ps, in);

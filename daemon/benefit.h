@@ -131,7 +131,10 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  * choice is made again at each call from the same frequencies with that
  * call's costs (the caller's smoothed jitter load may still be settling),
  * and another plan taken if it beats the learned one by more than half the
- * margin. The band widens as Student's t does for few samples. */
+ * margin. The band widens as Student's t does for few samples. A signature
+ * change in the tick right after a switch (a settle tick, or the first
+ * tick of a newly learned plan) counts only if it is still there at the
+ * next call: the caller's view of the load follows the jitter's move. */
 struct probe_config {
     unsigned settle_samples;      /* ticks discarded after each switch (1) */
     unsigned samples;             /* ticks measured per plan and per extra probe (2) */
@@ -170,6 +173,7 @@ struct probe_state {
     unsigned block_end;           /* the probed plan's sample count at which its probe ends */
     bool extending;               /* probing two close plans again, past the first pass */
     unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
+    bool sig_grace;               /* the applied plan changed at the previous call (learned phase) */
 };
 
 struct probe_input {

@@ -869,13 +869,24 @@ static void benefit_probe_tick(struct sim *s)
     benefit_estimate_all(&snap, est);
     if (probe_noise_mhz > 0)
         f += (2 * ((double) (rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
-    /* the load's signature: cores carrying at least half an intensive
-     * thread, and the jitter tasks. Half a thread is far above what jitter
-     * leaves behind when it moves between plans, so probes do not read
-     * their own switches as load changes. */
+    /* the load's signature: cores with a CPU carrying at least half an
+     * intensive thread, and the jitter tasks. Half a thread is far above
+     * what jitter leaves behind when it moves between plans. Counted per
+     * CPU, not per core: when a probe moves many jitter tasks onto one
+     * busy core, their whole smoothed load is charged to it at once while
+     * its utilisation catches up over a second, and the core's sum read
+     * as less than half a thread for two ticks (p9-22, N = 18-19); the
+     * intensive thread's own CPU is charged only the jitter that last ran
+     * there. */
     unsigned n_loaded = 0;
-    for (int c = 0; c < P.n_cores; c++)
-        n_loaded += cores[c].intensive_milli >= 500;
+    for (int c = 0; c < P.n_cores; c++) {
+        bool loaded = false;
+        for (int i = 0; i < SMT; i++) {
+            int cpu = core_first_cpu(c) + i;
+            loaded |= util[cpu] - jit[cpu] >= 500;
+        }
+        n_loaded += loaded;
+    }
     struct probe_input in = {
         .now_ms = (uint64_t) llround(s->now / 1000.0),
         .measurable = f > 0,
@@ -886,8 +897,9 @@ static void benefit_probe_tick(struct sim *s)
     enum benefit_plan plan = probe_step(&s->probe, &in);
     snprintf(s->bexplain, sizeof s->bexplain, "%s", s->probe.explain);
     if (trace)
-        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz; cost pack %.2f%%): %s -> %s\n", s->n_int, s->now / 1000, f,
-                100 * est[BENEFIT_PACK].jitter_cost, s->probe.explain, benefit_plan_name(plan));
+        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz; cost pack %.2f%%; %u loaded cores): %s -> %s\n", s->n_int,
+                s->now / 1000, f, 100 * est[BENEFIT_PACK].jitter_cost, n_loaded, s->probe.explain,
+                benefit_plan_name(plan));
     if (plan == BENEFIT_UNKNOWN) {
         set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
         return;
