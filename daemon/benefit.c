@@ -485,16 +485,18 @@ static double rel_se(const struct probe_state *ps, double sd, enum benefit_plan 
     return sd * sqrt(1.0 / sa->n + 1.0 / sb->n) / plan_mean(sb);
 }
 
-/* What the samples say: `chosen`, and whether the comparison that decided
- * it is within the noise (`unsure`, between plans a and b). */
+/* What the samples say: `chosen`, whether the comparison that decided it
+ * is within the noise (`unsure`, between plans a and b), and the choice by
+ * the estimates alone (`point`: the best plan if it beats none by the
+ * margin), taken when more samples cannot be had. */
 struct probe_verdict {
-    enum benefit_plan chosen, a, b;
+    enum benefit_plan chosen, a, b, point;
     bool unsure;
 };
 
 static struct probe_verdict probe_judge(const struct probe_state *ps, const double *cost)
 {
-    struct probe_verdict v = { BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, false };
+    struct probe_verdict v = { BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, false };
     enum benefit_plan best = BENEFIT_N_PLANS, runner = BENEFIT_N_PLANS;
     for (int p = BENEFIT_NONE + 1; p < BENEFIT_N_PLANS; p++) {
         double t = plan_tput(ps, cost, (enum benefit_plan) p);
@@ -514,6 +516,7 @@ static struct probe_verdict probe_judge(const struct probe_state *ps, const doub
     double sd = pooled_sd(ps, &dof), k = t_band(ps->cfg.confidence_se, dof), margin = ps->cfg.margin_bp / 10000.0;
     double gain = plan_tput(ps, cost, best) / t0 - 1, band = k * rel_se(ps, sd, best, BENEFIT_NONE);
     v.a = best;
+    v.point = gain > margin ? best : BENEFIT_NONE;
     if (gain <= margin + band) {
         /* none stays; unsure if the gain might still clear the margin */
         v.unsure = gain > margin - band;
@@ -562,7 +565,10 @@ static void learn(struct probe_state *ps, enum benefit_plan p, const double *cos
 
 /* The first pass is over, or an extra probe: decide, or probe the two plans
  * the decision hangs on again (the one with fewer samples first; the one
- * applied now on a tie, which needs no settling). */
+ * applied now on a tie, which needs no settling). With max_samples of both
+ * and still within the noise, the estimates decide: a plan whose estimate
+ * beats none by the margin is more likely to gain than to lose, and what
+ * it can lose is small, since the noise band was that narrow. */
 static void round_decide(struct probe_state *ps, const struct probe_input *in)
 {
     struct probe_verdict v = probe_judge(ps, ps->cost);
@@ -575,7 +581,7 @@ static void round_decide(struct probe_state *ps, const struct probe_input *in)
         probe_switch(ps, next);
         return;
     }
-    learn(ps, v.chosen, ps->cost);
+    learn(ps, v.unsure ? v.point : v.chosen, ps->cost);
     ps->learned_at_ms = in->now_ms;
     ps->phase = PROBE_LEARNED;
     ps->rounds++;

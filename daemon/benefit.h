@@ -125,7 +125,8 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  * that band (a plan's gain over none near the margin, or two restricting
  * plans as good as each other), the two plans are probed again, `samples`
  * ticks at a time, until the difference stands out or both have
- * max_samples; then the higher estimate is taken. A load change during a
+ * max_samples; then the estimates decide (the higher one; against none,
+ * with the margin but no noise band). A load change during a
  * probe discards the round; a load change after learning starts a new
  * round. The model's jitter costs enter each estimate; after learning, the
  * choice is made again at each call from the same frequencies with that
