@@ -92,6 +92,15 @@ static const struct idle_state x86_states[] = {
     { "C10", 890, 5000, true },
 };
 
+/* intel_idle's ivt_cstates[] (Ivy Bridge-EP, Xeon E5 v2): exit latency and
+ * target residency in us; C3 and deeper count as inactive, as above. */
+static const struct idle_state ivt_states[] = {
+    { "C1", 1, 1, false },
+    { "C1E", 10, 80, false },
+    { "C3", 59, 156, true },
+    { "C6", 82, 300, true },
+};
+
 struct params {
     const char *chip;             /* the shape's name, for reports */
     int smt;                      /* threads per core */
@@ -1232,7 +1241,7 @@ static void usage(FILE *f)
             "  --jobs J              runs in parallel (default: online CPUs)\n"
             "  -v, --verbose         print the daemon's last plan for each N\n"
             "      --trace           print every daemon tick's plan to stderr\n"
-            "  --chip p9-16|p9-22|x86-8  chip shape (p9-16; see docs/simulator.md)\n"
+            "  --chip p9-16|p9-22|x86-8|x86-e5v2  chip shape (p9-16; see docs/simulator.md)\n"
             "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
             "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
@@ -1252,7 +1261,10 @@ static void usage(FILE *f)
 
 /* The chip shapes. p9-16 is the default (docs/simulator.md); p9-22 is the
  * 22-core POWER9 SMT4 with the same power law; x86-8 is an 8-core SMT2 x86
- * with the per-active-core turbo bins reported for the Core i9-9900K. */
+ * with the per-active-core turbo bins reported for the Core i9-9900K;
+ * x86-e5v2 is the Xeon E5-2667 v2 (8 cores, SMT2), whose bins Intel
+ * publishes: 3/3/3/3/4/5/6/7 above the 3.3 GHz base for 8 down to 1 active
+ * cores. */
 static int set_chip(const char *name)
 {
     if (strcmp(name, "p9-16") == 0) {
@@ -1268,6 +1280,16 @@ static int set_chip(const char *name)
         P.llc_cores = 8;          /* one L3 for the chip */
         P.f_nominal_mhz = 4700;   /* all-core turbo */
         P.f_max_mhz = 5000;
+        memcpy(P.f_given_mhz, bins, sizeof(bins));
+    } else if (strcmp(name, "x86-e5v2") == 0) {
+        static const unsigned bins[] = { 0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600 };
+        P.smt = 2;
+        P.stop = ivt_states;
+        P.n_stop = (int) ELEMENTSOF(ivt_states);
+        P.n_cores = 8;
+        P.llc_cores = 8;          /* one L3 for the chip */
+        P.f_nominal_mhz = 3600;   /* all-core turbo */
+        P.f_max_mhz = 4000;
         memcpy(P.f_given_mhz, bins, sizeof(bins));
     } else {
         return -EINVAL;
@@ -1345,7 +1367,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc)
             v = argv[i + 1];
         if (v && set_chip(v) < 0) {
-            fprintf(stderr, "invalid value for --chip: '%s' (p9-16, p9-22, x86-8)\n", v);
+            fprintf(stderr, "invalid value for --chip: '%s' (p9-16, p9-22, x86-8, x86-e5v2)\n", v);
             return 2;
         }
     }
