@@ -118,6 +118,15 @@ unsigned freq_response_mhz(const struct freq_response *fr, unsigned active)
     return fr->mhz[active];
 }
 
+/* The frequency at a time-averaged active count: between the table's two
+ * neighbouring counts, in proportion. */
+static double freq_response_mhz_at(const struct freq_response *fr, double active)
+{
+    unsigned lo = (unsigned) floor(active);
+    double f_lo = freq_response_mhz(fr, lo), f_hi = freq_response_mhz(fr, lo + 1);
+    return f_lo + (f_hi - f_lo) * (active - lo);
+}
+
 /* ---- the model ---- */
 
 static double core_tput(const struct capacity_table *cap, unsigned k)
@@ -238,13 +247,21 @@ static void jitter_work(const struct benefit_snapshot *snap, struct tally *t)
 
 /* none: each unconfined jitter task keeps an idle core awake; those beyond
  * the idle cores land beside busy ones */
+static double none_woken(const struct benefit_snapshot *snap, const struct tally *t)
+{
+    unsigned n_jit = snap->n_jitter_tasks;
+    double woken = n_jit < t->n_idle ? n_jit : t->n_idle;
+    if (snap->none_woken_measured)
+        woken = MIN_D(snap->none_woken_milli / 1000.0, woken);
+    return woken;
+}
+
 static void estimate_none(const struct benefit_snapshot *snap, const struct tally *t, struct benefit_estimate *e)
 {
     unsigned n_jit = snap->n_jitter_tasks;
-    unsigned woken = n_jit < t->n_idle ? n_jit : t->n_idle;
     double work_on_busy = n_jit > t->n_idle ? t->work * (n_jit - t->n_idle) / n_jit : 0;
     e->candidate = true;
-    e->active_cores = t->n_busy + woken;
+    e->active_mean = t->n_busy + none_woken(snap, t);
     e->jitter_cost = t->busy_tput > 0 ? MIN_D(1, work_on_busy * t->cpw_any / t->busy_tput) : 0;
 }
 
@@ -254,7 +271,7 @@ static void estimate_pack(const struct benefit_snapshot *snap, const struct tall
 {
     e->candidate = t->n_busy > 0 && snap->n_jitter_tasks > 0 &&
                    t->room_milli >= t->work / t->share * 1000.0 + snap->headroom_milli;
-    e->active_cores = t->n_busy;
+    e->active_mean = t->n_busy;
     e->jitter_cost = t->busy_tput > 0 ? MIN_D(1, t->work * t->cpw_pack / t->busy_tput) : 0;
 }
 
@@ -271,7 +288,14 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
             k++;
     e->candidate = per_core > 0 && k * per_core >= t->work * 1000.0 && t->n_busy > 0;
     e->n_isolate = k;
-    e->active_cores = t->n_busy + k;
+    e->active_mean = t->n_busy + k;
+    if (snap->none_woken_measured) {
+        /* each task keeps its core active a share w of the time when alone
+         * on it; k cores sharing the tasks are active when any is */
+        unsigned n_woken = snap->n_jitter_tasks < t->n_idle ? snap->n_jitter_tasks : t->n_idle;
+        double w = MIN_D(1, none_woken(snap, t) / n_woken);
+        e->active_mean = t->n_busy + k * (1 - pow(1 - w, (double) snap->n_jitter_tasks / k));
+    }
     e->jitter_cost = 0;
 }
 
@@ -288,8 +312,10 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
     const struct freq_response *fr = snap->freq;
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
         struct benefit_estimate *e = &est[p];
-        e->busy_mhz = freq_response_mhz(fr, e->active_cores);
-        double f = fr ? e->busy_mhz : 1;
+        e->active_cores = (unsigned) lround(e->active_mean);
+        double mhz = fr && fr->n_cores ? freq_response_mhz_at(fr, e->active_mean) : 0;
+        e->busy_mhz = (unsigned) lround(mhz);
+        double f = fr ? mhz : 1;
         e->throughput = f * t.busy_tput * (1 - e->jitter_cost);
     }
 }

@@ -75,11 +75,20 @@ struct benefit_snapshot {
     unsigned n_jitter_tasks;      /* each unconfined one keeps an idle core awake */
     unsigned headroom_milli;      /* spare kept beyond the jitter when it is confined */
     const struct freq_response *freq;   /* NULL or invalid: unknown */
+    /* Idle cores the unconfined jitter keeps out of the deep idle states
+     * that leave the turbo count, as measured (thousandths of a core, over
+     * a tick with jitter unconfined). Not measured: one per jitter task,
+     * which holds where the idle governor cannot go deep between two
+     * wake-ups (POWER9's stop4 wants 10 ms, the jitter sleeps 3) and fails
+     * where it can (x86's C6 wants 0.2-0.3 ms). */
+    bool none_woken_measured;
+    unsigned none_woken_milli;
 };
 
 struct benefit_estimate {
     bool candidate;               /* the plan is possible in this snapshot */
-    unsigned active_cores;
+    unsigned active_cores;        /* active_mean rounded, for reports */
+    double active_mean;           /* time-averaged active cores (fractional when measured) */
     unsigned busy_mhz;            /* 0 when the frequency is unknown */
     unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
     double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */

@@ -269,6 +269,54 @@ static void test_heavy_jitter(void **state)
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 3);
 }
 
+/* Where idle cores reach a deep state between jitter wake-ups (x86's C6
+ * wants 0.3 ms, the jitter sleeps 3), unconfined jitter does not keep a
+ * core awake per task. Given the measured count, none and isolation are
+ * weighed at that time-averaged count, the frequency taken between the
+ * table's neighbouring counts. */
+static void test_measured_woken_cores(void **state)
+{
+    (void) state;
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+    capacity_table_default(&cap);
+    modelled_chip(&fr);
+    /* N = 6: one core per jitter task would make 12 active (2972 MHz):
+     * isolation on a 7th core (3300 MHz) pays */
+    bench_snapshot(6, cores, &snap, &cap, &fr);
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(ch.est[BENEFIT_NONE].active_cores, 12);
+    /* measured: the six jitter cores are active 0.4 of a core in all, so
+     * nothing throttles and no restriction gains */
+    snap.none_woken_measured = true;
+    snap.none_woken_milli = 400;
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_int_equal(ch.plan, BENEFIT_NONE);
+    assert_true(fabs(ch.est[BENEFIT_NONE].active_mean - 6.4) < 1e-9);
+    assert_int_equal(ch.est[BENEFIT_NONE].busy_mhz, 3300);
+    /* a measured 0 is measured: no woken core */
+    snap.none_woken_milli = 0;
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_true(fabs(ch.est[BENEFIT_NONE].active_mean - 6) < 1e-9);
+
+    /* N = 8, 1.5 cores woken: 9.5 active, half-way between 3271 and 3158 */
+    bench_snapshot(8, cores, &snap, &cap, &fr);
+    snap.none_woken_measured = true;
+    snap.none_woken_milli = 1500;
+    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
+    assert_int_equal(ch.est[BENEFIT_NONE].busy_mhz, 3215);
+    /* isolation: each task keeps its core active 1.5/8 of the time; one
+     * core with all eight is active when any is: 1 - (1 - 0.1875)^8 = 0.81 */
+    assert_true(fabs(ch.est[BENEFIT_ISOLATE].active_mean - 8.81) < 0.005);
+    assert_int_equal(ch.est[BENEFIT_ISOLATE].active_cores, 9);
+    assert_true(ch.est[BENEFIT_ISOLATE].busy_mhz > 3271 && ch.est[BENEFIT_ISOLATE].busy_mhz < 3300);
+    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
+}
+
 /* The margin keeps the applied plan while another is only marginally better. */
 static void test_margin_holds(void **state)
 {
@@ -719,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_unknown_without_table),
         cmocka_unit_test(test_heavy_jitter),
         cmocka_unit_test(test_margin_holds),
+        cmocka_unit_test(test_measured_woken_cores),
         cmocka_unit_test(test_probe_learns),
         cmocka_unit_test(test_probe_noise),
         cmocka_unit_test(test_probe_close_plans_probed_again),

@@ -126,6 +126,10 @@ static bool trace;                /* print every daemon tick's plan to stderr */
 /* Give packer_plan() each CPU's jitter share, as engine.c does; off: NULL, as
  * the daemon passed before it charged jitter time to CPUs. */
 static bool pass_cpu_jitter = true;
+/* benefit-table: give the model the idle cores the unconfined jitter keeps
+ * active, as measured in the last unrestricted ticks; off: not measured,
+ * one core per jitter task, as turboschedd's packer-benefit.c passes. */
+static bool pass_none_woken = true;
 /* The benefit model's margin (basis points) and the probes' measurement
  * noise: a uniform error of up to this many MHz on each tick's sample. */
 static unsigned benefit_margin_bp = BENEFIT_MARGIN_BP_DEFAULT;
@@ -230,6 +234,9 @@ struct sim {
     struct probe_state probe;     /* benefit-probe */
     uint64_t noise_rng;
     double tick_freq_time, tick_run_time;   /* intensive threads' frequency since the last tick */
+    double tick_active_time, tick_time;     /* active cores since the last tick (benefit-table) */
+    double none_woken;            /* benefit-table: idle cores unconfined jitter keeps active */
+    bool none_woken_known;
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
 
@@ -502,6 +509,8 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
         double r = run ? 1000.0 : 0.0;
         t->util = r + (t->util - r) * decay;
     }
+    s->tick_active_time += n_active * dt;
+    s->tick_time += dt;
     if (measuring) {
         s->chip_freq_time += s->f_mhz * dt;
         s->active_time += n_active * dt;
@@ -832,10 +841,25 @@ static void benefit_table_tick(struct sim *s)
     struct benefit_snapshot snap;
     struct benefit_choice ch;
 
+    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0;
+    bool unconfined = !s->restricted;
+    s->tick_active_time = s->tick_time = 0;
     if (daemon_observe(s, util, jit, &jload) < 0)
         return;
     benefit_snapshot_build(s, util, jit, jload, cores, &snap);
     snap.freq = &s->fr;
+    if (unconfined && active > 0) {
+        /* what per-core residency in the deep idle states (cpuidle's
+         * stateN/time) would give: the active cores beyond the busy ones */
+        unsigned n_busy = 0;
+        for (int c = 0; c < P.n_cores; c++)
+            n_busy += cores[c].busy;
+        double woken = MAX(0.0, active - n_busy);
+        s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
+        s->none_woken_known = true;
+    }
+    snap.none_woken_measured = pass_none_woken && s->none_woken_known;
+    snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
     snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
@@ -1244,6 +1268,8 @@ static void usage(FILE *f)
             "  --chip p9-16|p9-22|x86-8|x86-e5v2  chip shape (p9-16; see docs/simulator.md)\n"
             "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
             "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
+            "      --no-woken        benefit-table without the measured count of idle cores unconfined\n"
+            "                        jitter keeps active (one per jitter task, as turboschedd assumes)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
             "                        as the daemon passed before it charged jitter time to CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
@@ -1314,7 +1340,7 @@ int main(int argc, char **argv)
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
         O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
-        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE,
+        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE, O_NO_WOKEN,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -1345,6 +1371,7 @@ int main(int argc, char **argv)
         { "chip", required_argument, NULL, O_CHIP },
         { "benefit-margin-bp", required_argument, NULL, O_MARGIN },
         { "probe-noise-mhz", required_argument, NULL, O_NOISE },
+        { "no-woken", no_argument, NULL, O_NO_WOKEN },
         { "verbose", no_argument, NULL, 'v' },
         { "trace", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
@@ -1418,6 +1445,7 @@ int main(int argc, char **argv)
         case O_CHIP: break;   /* applied above */
         case O_MARGIN: r = parse_uint(optarg, &benefit_margin_bp); break;
         case O_NOISE: r = parse_double(optarg, &probe_noise_mhz); break;
+        case O_NO_WOKEN: pass_none_woken = false; break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'v': verbose = true; break;
         case 'T': trace = true; break;
