@@ -584,6 +584,7 @@ static void probe_switch(struct probe_state *ps, enum benefit_plan p)
 
 static void learn(struct probe_state *ps, enum benefit_plan p, const double *cost)
 {
+    ps->recheck_seen = false;
     ps->sig_grace = p != (ps->phase == PROBE_RUNNING ? ps->probing : ps->learned);
     ps->learned = p;
     probe_explain(ps, cost);
@@ -628,8 +629,19 @@ static void learned_recheck(struct probe_state *ps, const struct probe_input *in
         cost[p] = in->est[p].jitter_cost;
     enum benefit_plan c = probe_judge(ps, cost).chosen;
     double now = plan_tput(ps, cost, ps->learned);
-    if (c != ps->learned && plan_tput(ps, cost, c) > now * (1 + ps->cfg.margin_bp / 20000.0))
+    if (c == ps->learned || plan_tput(ps, cost, c) <= now * (1 + ps->cfg.margin_bp / 20000.0)) {
+        ps->recheck_seen = false;
+        return;
+    }
+    /* two calls in a row: one tick's cost can be the caller's view of a
+     * move (a mask the packer shifted), not the load */
+    if (ps->recheck_seen && ps->recheck_want == c) {
+        ps->recheck_seen = false;
         learn(ps, c, cost);
+        return;
+    }
+    ps->recheck_seen = true;
+    ps->recheck_want = c;
 }
 
 static void probe_sample(struct probe_state *ps, const struct probe_input *in)
@@ -663,7 +675,9 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
     case PROBE_LEARNED: {
         /* right after a switch the caller's view of the load follows the
          * jitter's move for a tick, as the chip does: a signature change
-         * then counts only if it is still there at the next call */
+         * then counts only if it is still there at the next call, and that
+         * tick's costs (the moved jitter's load charged twice over) are
+         * not weighed */
         bool grace = ps->sig_grace;
         ps->sig_grace = false;
         if ((in->load_sig != ps->load_sig && !grace) ||
@@ -671,7 +685,8 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
             round_start(ps, in);
             return ps->probing;
         }
-        learned_recheck(ps, in);
+        if (!grace)
+            learned_recheck(ps, in);
         return ps->learned;
     }
     case PROBE_RUNNING:

@@ -141,10 +141,11 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  * choice is made again at each call from the same frequencies with that
  * call's costs (the caller's smoothed jitter load may still be settling),
  * and another plan taken if it beats the learned one by more than half the
- * margin. The band widens as Student's t does for few samples. A signature
+ * margin at two calls in a row. The band widens as Student's t does for few samples. A signature
  * change in the tick right after a switch (a settle tick, or the first
  * tick of a newly learned plan) counts only if it is still there at the
- * next call: the caller's view of the load follows the jitter's move. */
+ * next call, and the first tick's costs after a learned switch are not
+ * weighed: the caller's view of the load follows the jitter's move. */
 struct probe_config {
     unsigned settle_samples;      /* ticks discarded after each switch (1) */
     unsigned samples;             /* ticks measured per plan and per extra probe (2) */
@@ -184,6 +185,8 @@ struct probe_state {
     bool extending;               /* probing two close plans again, past the first pass */
     unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
     bool sig_grace;               /* the applied plan changed at the previous call (learned phase) */
+    bool recheck_seen;            /* learned phase: recheck_want beat the learned plan at the previous call */
+    enum benefit_plan recheck_want;
 };
 
 struct probe_input {
