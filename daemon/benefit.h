@@ -75,11 +75,20 @@ struct benefit_snapshot {
     unsigned n_jitter_tasks;      /* each unconfined one keeps an idle core awake */
     unsigned headroom_milli;      /* spare kept beyond the jitter when it is confined */
     const struct freq_response *freq;   /* NULL or invalid: unknown */
+    /* Idle cores the unconfined jitter keeps out of the deep idle states
+     * that leave the turbo count, as measured (thousandths of a core, over
+     * a tick with jitter unconfined). Not measured: one per jitter task,
+     * which holds where the idle governor cannot go deep between two
+     * wake-ups (POWER9's stop4 wants 10 ms, the jitter sleeps 3) and fails
+     * where it can (x86's C6 wants 0.2-0.3 ms). */
+    bool none_woken_measured;
+    unsigned none_woken_milli;
 };
 
 struct benefit_estimate {
     bool candidate;               /* the plan is possible in this snapshot */
-    unsigned active_cores;
+    unsigned active_cores;        /* active_mean rounded, for reports */
+    double active_mean;           /* time-averaged active cores (fractional when measured) */
     unsigned busy_mhz;            /* 0 when the frequency is unknown */
     unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
     double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */
@@ -119,14 +128,31 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
  *
  * Each plan is probed for settle + samples ticks, the first `settle`
  * discarded while the chip follows. A plan beats no restriction only by more
- * than margin + the spread (max - min) of the two plans' samples. A load
- * change during a probe discards the round; a load change after learning
- * starts a new round. */
+ * than margin + confidence_se standard errors of the difference, the
+ * standard error from the spread of the round's samples around each plan's
+ * mean (pooled over the plans). Where the comparison that decides is within
+ * that band (a plan's gain over none near the margin, or two restricting
+ * plans as good as each other), the two plans are probed again, `samples`
+ * ticks at a time, until the difference stands out or both have
+ * max_samples; then the estimates decide (the higher one; against none,
+ * with the margin but no noise band). A load change during a
+ * probe discards the round; a load change after learning starts a new
+ * round. The model's jitter costs enter each estimate; after learning, the
+ * choice is made again at each call from the same frequencies with that
+ * call's costs (the caller's smoothed jitter load may still be settling),
+ * and another plan taken if it beats the learned one by more than half the
+ * margin at two calls in a row. The band widens as Student's t does for few samples. A signature
+ * change in the tick right after a switch (a settle tick, or the first
+ * tick of a newly learned plan) counts only if it is still there at the
+ * next call, and the first tick's costs after a learned switch are not
+ * weighed: the caller's view of the load follows the jitter's move. */
 struct probe_config {
     unsigned settle_samples;      /* ticks discarded after each switch (1) */
-    unsigned samples;             /* ticks measured per plan (2) */
+    unsigned samples;             /* ticks measured per plan and per extra probe (2) */
     unsigned margin_bp;           /* required gain beyond the noise (30 = 0.3%) */
     uint64_t reprobe_ms;          /* re-probe this long after learning; 0 = only on load change */
+    unsigned max_samples;         /* cap per plan when two plans are within the noise (6) */
+    double confidence_se;         /* standard errors a difference must clear, many samples (2) */
 };
 
 enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE };
@@ -134,6 +160,7 @@ enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE 
 struct probe_plan_stats {
     unsigned n;
     double sum_mhz, min_mhz, max_mhz;
+    double sumsq_mhz;             /* for the standard error */
 };
 
 struct probe_state {
@@ -154,6 +181,12 @@ struct probe_state {
     uint64_t learned_at_ms;
     unsigned rounds, discarded;   /* for status: rounds completed, probes thrown away */
     char explain[BENEFIT_EXPLAIN_MAX];
+    unsigned block_end;           /* the probed plan's sample count at which its probe ends */
+    bool extending;               /* probing two close plans again, past the first pass */
+    unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
+    bool sig_grace;               /* the applied plan changed at the previous call (learned phase) */
+    bool recheck_seen;            /* learned phase: recheck_want beat the learned plan at the previous call */
+    enum benefit_plan recheck_want;
 };
 
 struct probe_input {

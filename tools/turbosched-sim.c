@@ -92,6 +92,15 @@ static const struct idle_state x86_states[] = {
     { "C10", 890, 5000, true },
 };
 
+/* intel_idle's ivt_cstates[] (Ivy Bridge-EP, Xeon E5 v2): exit latency and
+ * target residency in us; C3 and deeper count as inactive, as above. */
+static const struct idle_state ivt_states[] = {
+    { "C1", 1, 1, false },
+    { "C1E", 10, 80, false },
+    { "C3", 59, 156, true },
+    { "C6", 82, 300, true },
+};
+
 struct params {
     const char *chip;             /* the shape's name, for reports */
     int smt;                      /* threads per core */
@@ -117,6 +126,10 @@ static bool trace;                /* print every daemon tick's plan to stderr */
 /* Give packer_plan() each CPU's jitter share, as engine.c does; off: NULL, as
  * the daemon passed before it charged jitter time to CPUs. */
 static bool pass_cpu_jitter = true;
+/* benefit-table: give the model the idle cores the unconfined jitter keeps
+ * active, as measured in the last unrestricted ticks; off: not measured,
+ * one core per jitter task, as turboschedd's packer-benefit.c passes. */
+static bool pass_none_woken = true;
 /* The benefit model's margin (basis points) and the probes' measurement
  * noise: a uniform error of up to this many MHz on each tick's sample. */
 static unsigned benefit_margin_bp = BENEFIT_MARGIN_BP_DEFAULT;
@@ -221,6 +234,9 @@ struct sim {
     struct probe_state probe;     /* benefit-probe */
     uint64_t noise_rng;
     double tick_freq_time, tick_run_time;   /* intensive threads' frequency since the last tick */
+    double tick_active_time, tick_time;     /* active cores since the last tick (benefit-table) */
+    double none_woken;            /* benefit-table: idle cores unconfined jitter keeps active */
+    bool none_woken_known;
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
 
@@ -493,6 +509,8 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
         double r = run ? 1000.0 : 0.0;
         t->util = r + (t->util - r) * decay;
     }
+    s->tick_active_time += n_active * dt;
+    s->tick_time += dt;
     if (measuring) {
         s->chip_freq_time += s->f_mhz * dt;
         s->active_time += n_active * dt;
@@ -823,10 +841,25 @@ static void benefit_table_tick(struct sim *s)
     struct benefit_snapshot snap;
     struct benefit_choice ch;
 
+    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0;
+    bool unconfined = !s->restricted;
+    s->tick_active_time = s->tick_time = 0;
     if (daemon_observe(s, util, jit, &jload) < 0)
         return;
     benefit_snapshot_build(s, util, jit, jload, cores, &snap);
     snap.freq = &s->fr;
+    if (unconfined && active > 0) {
+        /* what per-core residency in the deep idle states (cpuidle's
+         * stateN/time) would give: the active cores beyond the busy ones */
+        unsigned n_busy = 0;
+        for (int c = 0; c < P.n_cores; c++)
+            n_busy += cores[c].busy;
+        double woken = MAX(0.0, active - n_busy);
+        s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
+        s->none_woken_known = true;
+    }
+    snap.none_woken_measured = pass_none_woken && s->none_woken_known;
+    snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
     snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
@@ -869,13 +902,24 @@ static void benefit_probe_tick(struct sim *s)
     benefit_estimate_all(&snap, est);
     if (probe_noise_mhz > 0)
         f += (2 * ((double) (rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
-    /* the load's signature: cores carrying at least half an intensive
-     * thread, and the jitter tasks. Half a thread is far above what jitter
-     * leaves behind when it moves between plans, so probes do not read
-     * their own switches as load changes. */
+    /* the load's signature: cores with a CPU carrying at least half an
+     * intensive thread, and the jitter tasks. Half a thread is far above
+     * what jitter leaves behind when it moves between plans. Counted per
+     * CPU, not per core: when a probe moves many jitter tasks onto one
+     * busy core, their whole smoothed load is charged to it at once while
+     * its utilisation catches up over a second, and the core's sum read
+     * as less than half a thread for two ticks (p9-22, N = 18-19); the
+     * intensive thread's own CPU is charged only the jitter that last ran
+     * there. */
     unsigned n_loaded = 0;
-    for (int c = 0; c < P.n_cores; c++)
-        n_loaded += cores[c].intensive_milli >= 500;
+    for (int c = 0; c < P.n_cores; c++) {
+        bool loaded = false;
+        for (int i = 0; i < SMT; i++) {
+            int cpu = core_first_cpu(c) + i;
+            loaded |= util[cpu] - jit[cpu] >= 500;
+        }
+        n_loaded += loaded;
+    }
     struct probe_input in = {
         .now_ms = (uint64_t) llround(s->now / 1000.0),
         .measurable = f > 0,
@@ -886,7 +930,8 @@ static void benefit_probe_tick(struct sim *s)
     enum benefit_plan plan = probe_step(&s->probe, &in);
     snprintf(s->bexplain, sizeof s->bexplain, "%s", s->probe.explain);
     if (trace)
-        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz): %s -> %s\n", s->n_int, s->now / 1000, f, s->probe.explain,
+        fprintf(stderr, "N=%d t=%.0f ms probe (%.0f MHz; cost pack %.2f%%; %u loaded cores): %s -> %s\n", s->n_int,
+                s->now / 1000, f, 100 * est[BENEFIT_PACK].jitter_cost, n_loaded, s->probe.explain,
                 benefit_plan_name(plan));
     if (plan == BENEFIT_UNKNOWN) {
         set_jitter_mask(s, s->plan->restricted, &s->plan->mask);
@@ -1220,9 +1265,11 @@ static void usage(FILE *f)
             "  --jobs J              runs in parallel (default: online CPUs)\n"
             "  -v, --verbose         print the daemon's last plan for each N\n"
             "      --trace           print every daemon tick's plan to stderr\n"
-            "  --chip p9-16|p9-22|x86-8  chip shape (p9-16; see docs/simulator.md)\n"
+            "  --chip p9-16|p9-22|x86-8|x86-e5v2  chip shape (p9-16; see docs/simulator.md)\n"
             "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
             "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
+            "      --no-woken        benefit-table without the measured count of idle cores unconfined\n"
+            "                        jitter keeps active (one per jitter task, as turboschedd assumes)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
             "                        as the daemon passed before it charged jitter time to CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
@@ -1240,7 +1287,10 @@ static void usage(FILE *f)
 
 /* The chip shapes. p9-16 is the default (docs/simulator.md); p9-22 is the
  * 22-core POWER9 SMT4 with the same power law; x86-8 is an 8-core SMT2 x86
- * with the per-active-core turbo bins reported for the Core i9-9900K. */
+ * with the per-active-core turbo bins reported for the Core i9-9900K;
+ * x86-e5v2 is the Xeon E5-2667 v2 (8 cores, SMT2), whose bins Intel
+ * publishes: 3/3/3/3/4/5/6/7 above the 3.3 GHz base for 8 down to 1 active
+ * cores. */
 static int set_chip(const char *name)
 {
     if (strcmp(name, "p9-16") == 0) {
@@ -1256,6 +1306,16 @@ static int set_chip(const char *name)
         P.llc_cores = 8;          /* one L3 for the chip */
         P.f_nominal_mhz = 4700;   /* all-core turbo */
         P.f_max_mhz = 5000;
+        memcpy(P.f_given_mhz, bins, sizeof(bins));
+    } else if (strcmp(name, "x86-e5v2") == 0) {
+        static const unsigned bins[] = { 0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600 };
+        P.smt = 2;
+        P.stop = ivt_states;
+        P.n_stop = (int) ELEMENTSOF(ivt_states);
+        P.n_cores = 8;
+        P.llc_cores = 8;          /* one L3 for the chip */
+        P.f_nominal_mhz = 3600;   /* all-core turbo */
+        P.f_max_mhz = 4000;
         memcpy(P.f_given_mhz, bins, sizeof(bins));
     } else {
         return -EINVAL;
@@ -1280,7 +1340,7 @@ int main(int argc, char **argv)
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
         O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
-        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE,
+        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE, O_NO_WOKEN,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -1311,6 +1371,7 @@ int main(int argc, char **argv)
         { "chip", required_argument, NULL, O_CHIP },
         { "benefit-margin-bp", required_argument, NULL, O_MARGIN },
         { "probe-noise-mhz", required_argument, NULL, O_NOISE },
+        { "no-woken", no_argument, NULL, O_NO_WOKEN },
         { "verbose", no_argument, NULL, 'v' },
         { "trace", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
@@ -1333,7 +1394,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc)
             v = argv[i + 1];
         if (v && set_chip(v) < 0) {
-            fprintf(stderr, "invalid value for --chip: '%s' (p9-16, p9-22, x86-8)\n", v);
+            fprintf(stderr, "invalid value for --chip: '%s' (p9-16, p9-22, x86-8, x86-e5v2)\n", v);
             return 2;
         }
     }
@@ -1384,6 +1445,7 @@ int main(int argc, char **argv)
         case O_CHIP: break;   /* applied above */
         case O_MARGIN: r = parse_uint(optarg, &benefit_margin_bp); break;
         case O_NOISE: r = parse_double(optarg, &probe_noise_mhz); break;
+        case O_NO_WOKEN: pass_none_woken = false; break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'v': verbose = true; break;
         case 'T': trace = true; break;

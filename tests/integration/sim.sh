@@ -172,6 +172,17 @@ for r in rows:
     if not (4699.5 <= float(r["freq_mhz"]) <= 5000.5): print("FAIL: x86-8 %s N=%s at %s MHz" % (r["policy"], r["n"], r["freq_mhz"])); sys.exit(1)
 print("x86-8 ok")
 EOF
+"$sim" --chip x86-e5v2 --n 2,4,8 --warmup-s 0.5 --measure-s 0.2 --csv "$tmp/e5.csv" >"$tmp/e5.txt" ||
+    fail "--chip x86-e5v2 exited with $?"
+grep -q 'chip x86-e5v2: 8 SMT2 cores, 3600-4000 MHz (published table' "$tmp/e5.txt" || fail "x86-e5v2 report does not name the chip"
+python3 - "$tmp/e5.csv" <<'EOF' || exit 1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+if len(rows) != 8 * 3: print("FAIL: %d x86-e5v2 rows" % len(rows)); sys.exit(1)
+for r in rows:
+    if not (3599.5 <= float(r["freq_mhz"]) <= 4000.5): print("FAIL: x86-e5v2 %s N=%s at %s MHz" % (r["policy"], r["n"], r["freq_mhz"])); sys.exit(1)
+print("x86-e5v2 ok")
+EOF
 "$sim" --chip p9-22 --n 40 --warmup-s 0.3 --measure-s 0.1 >/dev/null || fail "--chip p9-22 refused N=40 (88 CPUs)"
 
 # 6. Bad input is refused.
