@@ -114,7 +114,8 @@ static int cpufreq_khz(const char *root, int cpu, uint64_t *khz, char *path_out,
     if (path_out) {
         /* the first one's failure says more: the second is root-only */
         snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
-        path_join(path_out, path_len, root, rel);
+        if (path_join(path_out, path_len, root, rel) < 0)
+            snprintf(path_out, path_len, "%s", rel);
     }
     return r;
 }
@@ -176,7 +177,8 @@ static int try_aperf(struct freq_meter *m, const cpu_set_t *cpus, char *why, siz
     }
     uint64_t v;
     snprintf(rel, sizeof rel, "/dev/cpu/%d/msr", first);
-    path_join(path, sizeof path, m->root, rel);
+    if (path_join(path, sizeof path, m->root, rel) < 0)
+        return -ENAMETOOLONG;
     if ((r = read_msr(m->fd[first], MSR_IA32_MPERF, &v)) < 0 ||
         (r = read_msr(m->fd[first], MSR_IA32_APERF, &v)) < 0) {
         snprintf(why, why_len, "%s: reading APERF/MPERF: %s (a virtual machine often hides them)", path,
