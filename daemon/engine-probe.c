@@ -80,7 +80,9 @@ const struct packer_probe *engine_probe_measure(struct engine *e)
      * (the first tick): nothing ran busy to compare, which a round starts
      * from or the load signature discards. */
     p->input = (struct packer_probe){.state = &p->state, .measurable = r >= 0, .busy_mhz = mhz};
-    return &p->input;
+    /* Paused, no plan is applied: a probe would measure nothing it names.
+     * The reading above still moves on, so that none spans the pause. */
+    return engine_paused(e) ? NULL : &p->input;
 }
 
 /* The learned plan changed (or was learned the first time): say so, and
@@ -109,12 +111,12 @@ void engine_probe_planned(struct engine *e)
     struct probe_state *ps = &p->state;
     if (!e->plan->benefit_probed && ps->phase == PROBE_RUNNING) {
         /* The plan was not weighed this tick (machine nearly idle, no
-         * data): what runs now is not the plan under probe, so the next
-         * sample would be put down to the wrong plan. Start over. */
+         * data, paused): what runs now is not the plan under probe, so the
+         * next sample would be put down to the wrong plan. Start over. */
         ps->phase = PROBE_IDLE;
         ps->discarded++;
         snprintf(ps->explain, sizeof ps->explain, "probe interrupted (%s), starting over",
-                 packer_reason_describe(e->plan->wanted_reason));
+                 engine_paused(e) ? "paused" : packer_reason_describe(e->plan->wanted_reason));
         return;
     }
     if (ps->phase != PROBE_LEARNED)

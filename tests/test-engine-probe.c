@@ -150,6 +150,29 @@ static void test_probe_learns_and_applies(void **state)
     assert_null(strstr(said + 1, "benefit probe: reading the busy CPUs' frequency"));
 }
 
+/* Paused in the middle of a round: nothing it names is applied, so the
+ * round is thrown away and starts over on resume. */
+static void test_pause_discards_round(void **state)
+{
+    struct engine_fixture *fx = *state;
+    const struct probe_state *ps = &fx->e->probe.state;
+    set_mhz(fx, 3000);
+    efx_start(fx);
+    for (int i = 0; i < 6 && ps->phase != PROBE_RUNNING; i++)
+        efx_tick_with(fx, load);
+    assert_int_equal(ps->phase, PROBE_RUNNING);
+    assert_true(engine_pause(fx->e, 0) >= 0);
+    efx_tick_with(fx, load);
+    assert_false(fx->e->plan->benefit_probed);
+    assert_int_equal(ps->phase, PROBE_IDLE);
+    assert_int_equal(ps->discarded, 1);
+    assert_string_equal(ps->explain, "probe interrupted (paused), starting over");
+    assert_int_equal(engine_resume(fx->e, 0), 1);
+    tick_until_round(fx, load, 1);
+    assert_int_equal(ps->learned, BENEFIT_ISOLATE);
+    expect_jitter_on(fx, "1");
+}
+
 /* No table and no source (as on the development VM): the thresholds'
  * plan, and the notice says what was looked for. */
 static void test_no_source_keeps_thresholds(void **state)
@@ -187,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_probe_learns_and_applies, efx_setup_2cpu, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_pause_discards_round, efx_setup_2cpu, efx_teardown),
         cmocka_unit_test_setup_teardown(test_no_source_keeps_thresholds, efx_setup_2cpu, efx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
