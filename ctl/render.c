@@ -222,6 +222,26 @@ static void render_run_delay_line(FILE *f, struct json_object *d)
     fprintf(f, "; %s\n", why ? why : "-");
 }
 
+/* "Probe:         learned (cpufreq): probed: pack +3.1% (...); 2 rounds, 1 discarded; last change: ..."
+ * or "Probe:         off: no measurable frequency (...)" */
+static void render_probe_line(FILE *f, struct json_object *p)
+{
+    if (!p || !json_object_is_type(p, json_type_object))
+        return;
+    _cleanup_free_ char *what = str_sanitized(p, "what");
+    if (strcmp(str(p, "state"), "off") == 0) {
+        fprintf(f, "Probe:         off: %s\n", what ? what : "-");
+        return;
+    }
+    _cleanup_free_ char *why = str_sanitized(p, "explain");
+    _cleanup_free_ char *change = str_sanitized(p, "last_change");
+    fprintf(f, "Probe:         %s (%s): %s; %s rounds, %s discarded", str(p, "state"), str(p, "source"),
+            why ? why : "-", str(p, "rounds"), str(p, "discarded"));
+    if (change && strcmp(change, "-") != 0)
+        fprintf(f, "; last change: %s", change);
+    fprintf(f, "\n");
+}
+
 static void render_plan_line(FILE *f, struct json_object *plan)
 {
     if (!plan || !json_object_is_type(plan, json_type_object)) {
@@ -240,6 +260,7 @@ static void render_plan_line(FILE *f, struct json_object *plan)
     if (b) {
         _cleanup_free_ char *est = str_sanitized(b, "estimate");
         fprintf(f, "Benefit:       %s\n", est ? est : "-");
+        render_probe_line(f, get(b, "probe"));
     }
 }
 

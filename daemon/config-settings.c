@@ -358,6 +358,7 @@ static const struct setting settings[] = {
     {SEC_CAPACITY, "smt6", parse_factor, OFF(capacity.factor_milli[6]), 1, 6000},
     {SEC_CAPACITY, "smt7", parse_factor, OFF(capacity.factor_milli[7]), 1, 7000},
     {SEC_CAPACITY, "smt8", parse_factor, OFF(capacity.factor_milli[8]), 1, 8000},
+    {SEC_CAPACITY, "probe", parse_yes_no, OFF(freq_probe), 0, 0},
     {SEC_PACKING, "busy_threshold", parse_percent, OFF(busy_threshold_milli), 1, 1000},
     {SEC_PACKING, "headroom", parse_percent, OFF(headroom_milli), 0, 8000},
     {SEC_PACKING, "idle_threshold", parse_percent, OFF(idle_machine_milli), 0, 1000},
@@ -518,6 +519,7 @@ void config_print_settings(FILE *f, const struct config *c)
         format_factor(b, sizeof b, c->capacity.factor_milli[n]);
         fprintf(f, "smt%u = %s\n", n, b);
     }
+    fprintf(f, "probe = %s\n", c->freq_probe ? "yes" : "no");
     config_print_freq(f, &c->freq);
     fprintf(f, "\n[packing]\n");
     format_percent(b, sizeof b, c->busy_threshold_milli);

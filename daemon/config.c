@@ -50,6 +50,7 @@ void config_init_defaults(struct config *c)
         .uclamp_recheck_ms = 5000,
         .default_class = CLASS_IGNORE,
         .unit_optin = true,
+        .freq_probe = true,
     };
     capacity_table_default(&c->capacity);
     behaviour_params_init(&c->behaviour);

@@ -46,6 +46,9 @@ struct config {
     /* the chip's frequency by number of active cores (active<N> keys);
      * n_cores 0: not given, packing goes by the thresholds alone */
     struct freq_response freq;
+    /* probe = yes: without a table, learn which plan pays from the busy
+     * cores' measured frequency (APERF/MPERF or cpufreq) where it can be read */
+    bool freq_probe;
     /* [packing] */
     unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
     unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */

@@ -308,6 +308,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
         return -ENOMEM;
     }
     e->params = *p;
+    freq_meter_init(&e->probe.meter);   /* before any failure: engine_free closes it */
     if (!e->params.root)
         e->params.root = "/";
     e->ops = p->sysops ? p->sysops : &sysops_real;
@@ -457,12 +458,14 @@ static void plan(struct engine *e, uint64_t now)
         .delay_note = e->delay.note,
         .freq = engine_freq_table(e),
         .n_jitter_tasks = e->n_by_class[CLASS_JITTER],
+        .probe = engine_probe_measure(e),   /* before the plan: the busy cores it read */
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
     if (r < 0) {
         log_warning_errno(r, "planning: %m");
         return;
     }
+    engine_probe_planned(e);
     bool first = !e->planned;
     e->planned = true;
     if (e->plan->changed || first) {
@@ -738,6 +741,7 @@ void engine_free(struct engine *e)
     topology_free(e->topo);
     sampler_destroy(&e->sampler);
     engine_delay_done(&e->delay);
+    freq_meter_close(&e->probe.meter);
     pins_clear(&e->slice.pins);
     free(e->plan);
     config_destroy(e->cfg);

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "delay-guard.h"
+#include "freq-meter.h"
 #include "histogram.h"
 #include "procmon.h"
 #include "packer.h"
@@ -168,6 +169,19 @@ struct engine {
         struct freq_response hw;   /* n_cores 0: none */
         char what[192];            /* what was read, or why nothing was */
     } freq;
+    /* Without a table: the probe loop that learns which plan pays from the
+     * busy cores' measured frequency (engine-probe.c). */
+    struct engine_probe {
+        struct freq_meter meter;   /* looked for once probe = yes (at start: see freq-meter.h) */
+        bool on;                   /* no table, probe = yes, and a source */
+        char off_why[448];         /* when not on: why, for status */
+        struct probe_state state;
+        struct packer_probe input; /* this tick's measurement, for the packer */
+        bool read_failed;          /* said once per episode */
+        enum benefit_plan learned; /* the learned plan last logged */
+        unsigned learned_round;    /* ... and its round */
+        char last_change[BENEFIT_EXPLAIN_MAX + 64];   /* why it last changed, "" none yet */
+    } probe;
 };
 
 /* The frequency table plans are weighed by: the configuration's, else the
@@ -178,8 +192,24 @@ static inline const struct freq_response *engine_freq_table(const struct engine 
         return &e->cfg->freq;
     return e->freq.hw.n_cores ? &e->freq.hw : NULL;
 }
-/* Find it (engine-freq.c) and say which it is, or why there is none. */
+/* Find it (engine-freq.c) and say which it is, or why there is none;
+ * without one, start the probe loop where a frequency can be measured. */
 void engine_find_freq_table(struct engine *e);
+
+/* engine-probe.c. Without a table and with probe = yes: find the busy
+ * cores' frequency source (once: opening the msr files needs a capability
+ * the daemon gives up after start) and start the probe loop; false when
+ * there is no source (e->probe.meter.what says what was looked for). */
+bool engine_probe_setup(struct engine *e, bool have_table);
+/* Before the plan: the busy cores' mean frequency since the previous tick,
+ * for the packer; NULL when not probing. */
+const struct packer_probe *engine_probe_measure(struct engine *e);
+/* After the plan: start readings of cores that turned busy, and log the
+ * learned plan when it changed, with why. */
+void engine_probe_planned(struct engine *e);
+/* The probe phase in one word: "off", "idle", "running", "learned",
+ * "unmeasurable". */
+const char *engine_probe_phase(const struct engine *e);
 
 /* The CPUs jitter is confined to now, or NULL when the plan does not
  * restrict it (or there is no plan yet). */

@@ -68,33 +68,12 @@ static unsigned choose_isolated(const struct packer_input *in, const struct pack
     return have;
 }
 
-void packer_weigh_benefit(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
+/* Make the wanted plan the model's (or the probe's) choice. */
+static void apply_choice(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out,
+                         enum benefit_plan plan, const struct benefit_estimate est[BENEFIT_N_PLANS])
 {
-    out->benefit = BENEFIT_UNKNOWN;
-    out->benefit_explain[0] = '\0';
-    if (!in->freq || in->freq->n_cores == 0)
-        return;
-    int n_live = 0;
-    for (int i = 0; i < out->n_domains; i++)
-        n_live += out->domains[i].n_cores > 0;
-    if (n_live > 1) {
-        /* one table for the chip, and plans made per domain: not modelled */
-        snprintf(out->benefit_explain, sizeof out->benefit_explain,
-                 "not weighed: %d domains, and the frequency table is for one", n_live);
-        return;
-    }
-
-    struct benefit_core cores[PACKER_MAX_CORES];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-    snapshot(in, out, cores, &snap);
-    if (benefit_choose(&snap, applied_plan(st), BENEFIT_MARGIN_BP_DEFAULT, &ch) < 0)
-        return;
-    out->benefit = ch.plan;
-    snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ch.explain);
-
     cpu_set_t mask;
-    switch (ch.plan) {
+    switch (plan) {
     case BENEFIT_NONE:
         if (out->wanted_restricted) {
             out->wanted_restricted = false;
@@ -103,7 +82,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
         }
         return;
     case BENEFIT_ISOLATE: {
-        unsigned want = ch.est[BENEFIT_ISOLATE].n_isolate;
+        unsigned want = est[BENEFIT_ISOLATE].n_isolate;
         if (want && choose_isolated(in, st, out, want, &mask) == want) {
             out->wanted_restricted = true;
             out->wanted_mask = mask;
@@ -116,4 +95,79 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
          * room by its thresholds */
         return;
     }
+}
+
+/* The load a probe's samples hold for: the busy cores (the packer's
+ * verdict, with its hysteresis) and the jitter tasks counted by powers of
+ * two, since on a real machine short-lived jitter moves the exact count
+ * every tick and each move would throw the round away. */
+static uint64_t load_signature(const struct packer_plan *out, unsigned n_jitter)
+{
+    uint64_t busy = 0;
+    unsigned bits = 0;
+    for (int i = 0; i < out->n_cores; i++)
+        busy += out->cores[i].busy;
+    for (; n_jitter; n_jitter >>= 1)
+        bits++;
+    return busy << 32 | bits;
+}
+
+/* No table: the probe loop chooses from what it measured, with the model's
+ * jitter costs (estimates without frequencies). */
+static void weigh_by_probe(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out,
+                           const struct benefit_snapshot *snap)
+{
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    struct probe_state *ps = in->probe->state;
+    benefit_estimate_all(snap, est);
+    bool was_probing = ps->phase == PROBE_RUNNING;
+    const struct probe_input pin = {
+        .now_ms = in->now_ms,
+        .measurable = in->probe->measurable,
+        .busy_mhz = in->probe->busy_mhz,
+        .load_sig = load_signature(out, in->n_jitter_tasks),
+        .est = est,
+    };
+    enum benefit_plan plan = probe_step(ps, &pin);
+    out->benefit = plan;
+    out->benefit_probed = true;
+    snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ps->explain);
+    if (plan == BENEFIT_UNKNOWN)
+        return;     /* nothing measurable: the thresholds' plan stays */
+    out->benefit_now = was_probing || ps->phase == PROBE_RUNNING;
+    apply_choice(in, st, out, plan, est);
+}
+
+void packer_weigh_benefit(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
+{
+    out->benefit = BENEFIT_UNKNOWN;
+    out->benefit_explain[0] = '\0';
+    bool table = in->freq && in->freq->n_cores > 0;
+    if (!table && !(in->probe && in->probe->state))
+        return;
+    int n_live = 0;
+    for (int i = 0; i < out->n_domains; i++)
+        n_live += out->domains[i].n_cores > 0;
+    if (n_live > 1) {
+        /* one table (or one measured frequency) for the chip, and plans
+         * made per domain: not modelled */
+        snprintf(out->benefit_explain, sizeof out->benefit_explain, "not weighed: %d domains, and the %s is for one",
+                 n_live, table ? "frequency table" : "probed frequency");
+        return;
+    }
+
+    struct benefit_core cores[PACKER_MAX_CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+    snapshot(in, out, cores, &snap);
+    if (!table) {
+        snap.freq = NULL;
+        weigh_by_probe(in, st, out, &snap);
+        return;
+    }
+    if (benefit_choose(&snap, applied_plan(st), BENEFIT_MARGIN_BP_DEFAULT, &ch) < 0)
+        return;
+    out->benefit = ch.plan;
+    snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ch.explain);
+    apply_choice(in, st, out, ch.plan, ch.est);
 }

@@ -138,7 +138,8 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
         return;
     case PACKER_REASON_NO_BENEFIT:
-        sappend(buf, size, "fallback: packing would not pay: %s", out->benefit_explain);
+        sappend(buf, size, out->benefit_probed ? "fallback: %s" : "fallback: packing would not pay: %s",
+                out->benefit_explain);
         return;
     case PACKER_REASON_ISOLATED:
         describe_cores(in, out, -1, cores, sizeof(cores), cpus, sizeof(cpus));

@@ -338,6 +338,7 @@ static void reset_output(struct packer_plan *out)
     out->summary[0] = '\0';
     out->benefit = BENEFIT_UNKNOWN;
     out->benefit_explain[0] = '\0';
+    out->benefit_probed = out->benefit_now = false;
 }
 
 /* ---- the wanted plan ---- */
@@ -435,7 +436,8 @@ static void advance_hysteresis(const struct packer_input *in, struct packer_stat
 {
     const struct config *cfg = in->cfg;
     uint64_t now = in->now_ms;
-    bool urgent = applied_cpus_gone(in, st);
+    /* a probe measures the plan it names: no waiting for it */
+    bool urgent = applied_cpus_gone(in, st) || out->benefit_now;
 
     if (same_plan(out->wanted_restricted, &out->wanted_mask, st->restricted, &st->mask)) {
         st->has_candidate = false;

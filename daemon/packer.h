@@ -121,6 +121,16 @@ struct packer_state {
     uint64_t last_ms;
 };
 
+/* The probe loop learns from the busy cores' measured frequency which plan
+ * pays (probe_step in benefit.h). The packer steps it once per call where
+ * it weighs the plan, and applies the plan it returns through the same
+ * path as the table's choice. */
+struct packer_probe {
+    struct probe_state *state;     /* stepped by packer_plan */
+    bool measurable;               /* false: no frequency could be read this time */
+    double busy_mhz;               /* the busy cores' mean since the previous call */
+};
+
 struct packer_input {
     const struct topology *topo;
     const struct capacity_table *cap;
@@ -148,6 +158,9 @@ struct packer_input {
      * no restriction and isolation (packer-benefit.c). */
     const struct freq_response *freq;
     unsigned n_jitter_tasks;
+    /* Without a frequency table: the probe loop (benefit.h) and this
+     * call's measurement, or NULL (no probing: the thresholds decide). */
+    const struct packer_probe *probe;
 };
 
 struct packer_core_info {
@@ -204,6 +217,11 @@ struct packer_plan {
      * estimate behind it; BENEFIT_UNKNOWN and "" without a frequency response */
     enum benefit_plan benefit;
     char benefit_explain[BENEFIT_EXPLAIN_MAX];
+    /* this call stepped the probe loop (in->probe); its plan applies at
+     * once, without the hysteresis, while it probes (benefit_now): each
+     * probe's samples must be of the plan it names */
+    bool benefit_probed;
+    bool benefit_now;
 };
 
 /* Zero-initialised state is valid too: no plan applied, no restriction. */
@@ -217,7 +235,8 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
 
 /* ---- Pack only when it pays (packer-benefit.c) ---- */
 
-/* With a frequency response (in->freq), weigh the wanted plan: a packed plan
+/* With a frequency response (in->freq), or else with the probe loop
+ * (in->probe: its plan instead of the model's choice), weigh the wanted plan: a packed plan
  * becomes a fallback (reason no-benefit) when no restriction is estimated to
  * give the busy cores more throughput, and any plan becomes isolation
  * (reason isolated: the fewest idle cores that hold the jitter, those of the

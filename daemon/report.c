@@ -58,6 +58,31 @@ static struct json_object *run_delay_json(const struct engine *e)
     return o;
 }
 
+/* The probe loop: whether it runs and from what, its phase and words, its
+ * rounds, and why the learned plan last changed. */
+static struct json_object *probe_json(const struct engine *e)
+{
+    const struct engine_probe *p = &e->probe;
+    struct json_object *o = json_object_new_object();
+    add_str(o, "state", engine_probe_phase(e));
+    add_str(o, "source", freq_source_name(p->meter.source));
+    add_str(o, "what", p->on ? p->meter.what : p->off_why);
+    add_str(o, "explain", p->on ? p->state.explain : NULL);
+    add_int(o, "rounds", p->on ? p->state.rounds : 0);
+    add_int(o, "discarded", p->on ? p->state.discarded : 0);
+    add_str(o, "learned", p->on && p->learned_round ? benefit_plan_name(p->learned) : NULL);
+    add_str(o, "last_change", p->on && p->last_change[0] ? p->last_change : NULL);
+    return o;
+}
+
+/* The estimate behind the plan, or why there is none. */
+static const char *benefit_estimate(const struct engine *e)
+{
+    if (!engine_freq_table(e) && !e->probe.on)
+        return "no frequency table: packing by the thresholds alone";
+    return e->planned && e->plan->benefit_explain[0] ? e->plan->benefit_explain : "not weighed this tick";
+}
+
 static struct json_object *plan_json(const struct engine *e)
 {
     struct json_object *p = json_object_new_object();
@@ -74,8 +99,8 @@ static struct json_object *plan_json(const struct engine *e)
     json_object_object_add(p, "run_delay", run_delay_json(e));
     struct json_object *b = json_object_new_object();
     add_str(b, "plan", e->planned ? benefit_plan_name(pl->benefit) : "unknown");
-    add_str(b, "estimate", !engine_freq_table(e) ? "no frequency table: packing by the thresholds alone"
-                           : e->planned && pl->benefit_explain[0] ? pl->benefit_explain : "not weighed this tick");
+    add_str(b, "estimate", benefit_estimate(e));
+    json_object_object_add(b, "probe", probe_json(e));
     json_object_object_add(p, "benefit", b);
     return p;
 }

@@ -26,6 +26,7 @@
 #include "util.h"
 
 #define TOPOLOGY TS_FIXTURES "/x86-smt2-2s/sys"
+#define TOPOLOGY_2CPU TS_FIXTURES "/vm-2cpu/sys"
 
 /*                                   cpu 0   1    2  3  4   5  6  7  8   9    10 11 12  13 14 15 */
 const unsigned efx_busy_load[EFX_N_CPUS] = {50, 100, 0, 0, 40, 0, 0, 0, 50, 100, 0, 0, 40, 0, 0, 0};
@@ -312,12 +313,12 @@ static void write_stat(struct engine_fixture *fx)
 {
     char text[4096], path[PATH_MAX];
     unsigned long long busy = 0, idle = 0;
-    for (int i = 0; i < EFX_N_CPUS; i++) {
+    for (int i = 0; i < fx->n_cpus; i++) {
         busy += fx->busy[i];
         idle += fx->idle[i];
     }
     size_t n = (size_t)snprintf(text, sizeof text, "cpu  %llu 0 0 %llu 0 0 0 0 0 0\n", busy, idle);
-    for (int i = 0; i < EFX_N_CPUS; i++)
+    for (int i = 0; i < fx->n_cpus; i++)
         n += (size_t)snprintf(text + n, sizeof text - n, "cpu%d %llu 0 0 %llu 0 0 0 0 0 0\n", i, fx->busy[i],
                               fx->idle[i]);
     snprintf(text + n, sizeof text - n, "intr 0\nctxt 0\nbtime 0\nprocesses 1\n");
@@ -350,13 +351,25 @@ void efx_write_config(struct engine_fixture *fx, bool rules, const char *extra)
     write_text(fx->conf, text);
 }
 
+void efx_put(struct engine_fixture *fx, const char *rel, const char *text)
+{
+    char path[PATH_MAX], dir[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", fx->root, rel);
+    assert_true(n > 0 && (size_t)n < sizeof path);
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    mkdirs(dir);
+    write_text(path, text);
+}
+
 /* The tree, the config, the tasks (made up, or forked when real), the engine. */
-static int setup(void **state, bool real, bool live)
+static int setup(void **state, bool real, bool live, bool two_cpus)
 {
     struct engine_fixture *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
     fx->real = real;
     fx->live = live;
+    fx->n_cpus = two_cpus ? 2 : EFX_N_CPUS;
     efx_log_reset();
     /* under TMPDIR when set: the fake needs no privilege, nor a writable build tree */
     const char *tmp = getenv("TMPDIR");
@@ -366,7 +379,13 @@ static int setup(void **state, bool real, bool live)
 
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/sys", fx->root);
-    assert_int_equal(symlink(TOPOLOGY, path), 0);
+    if (two_cpus) {
+        char cmd[2 * PATH_MAX];
+        snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", TOPOLOGY_2CPU, path);
+        assert_int_equal(system(cmd), 0);
+    } else {
+        assert_int_equal(symlink(TOPOLOGY, path), 0);
+    }
     snprintf(path, sizeof path, "%s/proc", fx->root);
     mkdirs(path);
 
@@ -383,7 +402,7 @@ static int setup(void **state, bool real, bool live)
         add_real_task(fx, fx->self, fx->self, "runner");
     } else {
         /* every CPU of the fixture's topology online, every task on all of them */
-        for (int i = 0; i < EFX_N_CPUS; i++)
+        for (int i = 0; i < fx->n_cpus; i++)
             CPU_SET(i, &fx->fake.online);
         fx->real_mask = fx->fake.online;
         fx->ops = fake_ops(&fx->fake);
@@ -421,9 +440,10 @@ static int setup(void **state, bool real, bool live)
     return 0;
 }
 
-int efx_setup(void **state) { return setup(state, false, false); }
-int efx_setup_live(void **state) { return setup(state, false, true); }
-int efx_setup_real(void **state) { return setup(state, true, false); }
+int efx_setup(void **state) { return setup(state, false, false, false); }
+int efx_setup_live(void **state) { return setup(state, false, true, false); }
+int efx_setup_real(void **state) { return setup(state, true, false, false); }
+int efx_setup_2cpu(void **state) { return setup(state, false, true, true); }
 
 pid_t efx_spawn_real(struct engine_fixture *fx, const char *comm)
 {

@@ -52,6 +52,7 @@ struct engine_fixture {
     pid_t self;               /* comm "runner": no rule -> ignore (real: the test itself) */
     cpu_set_t real_mask;      /* the tasks' affinity: what the applier reads as their original */
     unsigned long long busy[EFX_N_CPUS], idle[EFX_N_CPUS];   /* /proc/stat counters */
+    int n_cpus;               /* the topology's: EFX_N_CPUS, or 2 (efx_setup_2cpu) */
     struct engine *e;
 };
 
@@ -61,6 +62,12 @@ int efx_setup(void **state);
 int efx_setup_real(void **state);
 /* As efx_setup, but not a dry run: the engine changes the fake's masks. */
 int efx_setup_live(void **state);
+/* As efx_setup_live, on one chip of two single-thread cores (vm-2cpu, CPUs
+ * 0-1, copied into the tree so that a test may add files to its sys, such
+ * as cpufreq's): one domain, as the benefit model and the probe need. */
+int efx_setup_2cpu(void **state);
+/* Write the file rel (below the fixture's root; directories made). */
+void efx_put(struct engine_fixture *fx, const char *rel, const char *text);
 int efx_teardown(void **state);
 
 /* engine_start. Real: skips the test (cmocka skip()) when the proc connector
