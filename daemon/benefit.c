@@ -715,3 +715,12 @@ enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *i
     round_decide(ps, in);
     return ps->phase == PROBE_LEARNED ? ps->learned : ps->probing;
 }
+
+void probe_discard(struct probe_state *ps, const char *why)
+{
+    if (ps->phase != PROBE_RUNNING)
+        return;
+    ps->phase = PROBE_IDLE;
+    ps->discarded++;
+    snprintf(ps->explain, sizeof ps->explain, "probe interrupted (%s), starting over", why);
+}

@@ -202,3 +202,8 @@ void probe_init(struct probe_state *ps, const struct probe_config *cfg);
 /* Returns the plan to apply until the next call; BENEFIT_UNKNOWN when
  * nothing is measurable (the caller keeps today's policy and says so once). */
 enum benefit_plan probe_step(struct probe_state *ps, const struct probe_input *in);
+/* What runs now is not the plan under probe (the caller did not apply it:
+ * paused, nothing weighed this tick): a round in progress is thrown away
+ * (counted in discarded, explained with why) and the next call starts a new
+ * one. Nothing happens outside a round. */
+void probe_discard(struct probe_state *ps, const char *why);

@@ -113,10 +113,7 @@ void engine_probe_planned(struct engine *e)
         /* The plan was not weighed this tick (machine nearly idle, no
          * data, paused): what runs now is not the plan under probe, so the
          * next sample would be put down to the wrong plan. Start over. */
-        ps->phase = PROBE_IDLE;
-        ps->discarded++;
-        snprintf(ps->explain, sizeof ps->explain, "probe interrupted (%s), starting over",
-                 engine_paused(e) ? "paused" : packer_reason_describe(e->plan->wanted_reason));
+        probe_discard(ps, engine_paused(e) ? "paused" : packer_reason_describe(e->plan->wanted_reason));
         return;
     }
     if (ps->phase != PROBE_LEARNED)
