@@ -11,9 +11,11 @@
 #include "task.h"
 #include "util.h"
 
+#define SAMPLER_GATE_STABLE_CLAMP_MS (1 << 30)
+
 static struct sampler_gate *gate_of(const struct sampler *s, const struct task *leader)
 {
-    if (!leader->gate || leader->gate > s->n_gate)
+    if (!leader->gate || leader->gate > s->n_gate || !s->gate[leader->gate - 1].in_use)
         return NULL;
     return &s->gate[leader->gate - 1];
 }
@@ -97,6 +99,11 @@ bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct t
         if (!g->valid || ticks != g->ticks) {
             g->ticks = ticks;
             g->stable_ms = now32;
+        } else if ((int32_t)(now32 - g->stable_ms) > SAMPLER_GATE_STABLE_CLAMP_MS) {
+            /* quiet for weeks: kept within half the clock's range, or the
+             * comparison below would turn around (callers ask about the last
+             * SAMPLER_GATE_MAX_WINDOWS windows only) */
+            g->stable_ms = now32 - SAMPLER_GATE_STABLE_CLAMP_MS;
         }
         g->valid = 1;
         g->read_ms = now32;

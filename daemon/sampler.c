@@ -204,7 +204,10 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
     }
 }
 
-size_t sampler_memory_bytes(const struct sampler *s) { return (size_t)s->cap_watch * sizeof *s->watch; }
+size_t sampler_memory_bytes(const struct sampler *s)
+{
+    return (size_t)s->cap_watch * sizeof *s->watch + (size_t)s->cap_gate * sizeof *s->gate;
+}
 
 static bool due(const struct sampler_watch *w, uint32_t now32) { return (int32_t)(now32 - w->next_ms) >= 0; }
 
@@ -253,73 +256,92 @@ static bool is_candidate_source(const struct task *t)
     return t->source == SOURCE_DEFAULT || t->source == SOURCE_BEHAVIOUR;
 }
 
-/* A thread that slept through its last read, in a process that has not run
- * since (sampler_gate_quiet), is not read: it is looked at again after
- * window/5, and read anyway SAMPLER_GATE_MAX_WINDOWS windows after its last
- * read. A read of the process's total counts against the tick's budget. */
 /* What a tick may still read for behaviour: reads in all, and of those,
- * reads of threads that are merely due. */
+ * reads for threads that are merely due (the rest is kept for new ones). */
 struct tick_budget {
     unsigned reads, due;
-    bool stopped;                /* due just ran out: the walk's cursor goes here */
+    unsigned new_wanted;         /* new and unseen threads met this tick */
 };
 
-/* A thread that slept through its last read, in a process that has not run
- * since (sampler_gate_quiet), is not read: it is looked at again after
- * window/5, and read anyway SAMPLER_GATE_MAX_WINDOWS windows after its last
- * read. A read of the process's total counts against the tick's budget. */
+/* A thread that slept through its last read and holds no verdict, in a
+ * process that has not run since (sampler_gate_quiet), is not read: it is
+ * looked at again after window/5, and read anyway SAMPLER_GATE_MAX_WINDOWS
+ * windows after its last read. A thread with a verdict is read until its
+ * figures let it go. A read of the process's total counts as a due read. */
 static bool gated(struct sampler *s, struct task_table *tt, const struct task *t, struct sampler_watch *w,
                   const struct behaviour_params *p, uint32_t now32, struct tick_budget *b)
 {
-    if (!w->idle_reads || now32 - w->st.last_ms >= p->window_ms * SAMPLER_GATE_MAX_WINDOWS)
+    if (!w->idle_reads || w->verdict != BEHAVIOUR_NONE ||
+        now32 - w->st.last_ms >= p->window_ms * SAMPLER_GATE_MAX_WINDOWS)
         return false;
     uint64_t reads = s->gate_reads;
     bool quiet = sampler_gate_quiet(s, tt, t, w->st.last_ms, now32, p->window_ms / SAMPLER_GATE_REFRESH_DIV);
-    if (s->gate_reads != reads)
-        b->reads--;     /* > 0: the caller checked */
+    if (s->gate_reads != reads) {
+        b->reads--;     /* > 0 both: the caller checked */
+        b->due--;
+    }
     if (!quiet)
-        return b->reads == 0;   /* the gate's read took the last one: read it next tick */
+        return false;
     s->gate_skips++;
     w->next_ms = now32 + MAX(p->window_ms / 5, BEHAVIOUR_MIN_SAMPLE_MS);
     return true;
 }
 
-/* One thread's turn in the tick's walk; false when the walk should stop
- * (out of memory for a watch entry). */
-static bool behaviour_visit(struct sampler *s, struct task_table *tt, struct task *t, const struct behaviour_params *p,
-                            uint32_t now32, const struct sampler_behaviour_hooks *h, struct tick_budget *b)
+enum visit { VISIT_DONE, VISIT_STARVED, VISIT_STOP };
+
+/* A due thread (it has a baseline, no jitter verdict): read unless gated. */
+static enum visit visit_due(struct sampler *s, struct task_table *tt, struct task *t, struct sampler_watch *w,
+                            const struct behaviour_params *p, uint32_t now32, const struct sampler_behaviour_hooks *h,
+                            struct tick_budget *b)
+{
+    if (b->due == 0 || b->reads == 0)
+        return VISIT_STARVED;
+    if (gated(s, tt, t, w, p, now32, b))
+        return VISIT_DONE;
+    if (b->due == 0 || b->reads == 0)
+        return VISIT_STARVED;   /* the gate's read took the last one */
+    b->due--;
+    b->reads--;
+    watch_read(s, t, w, p, now32, h);
+    return VISIT_DONE;
+}
+
+/* One thread's turn in the tick's walk. */
+static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, struct task *t,
+                                  const struct behaviour_params *p, uint32_t now32,
+                                  const struct sampler_behaviour_hooks *h, struct tick_budget *b)
 {
     struct sampler_watch *w = sampler_watch_of(s, t);
     if (!is_candidate_source(t) || (t->flags & TASK_F_NOT_CANDIDATE)) {
         if (w)
             sampler_unwatch(s, t);
-        return true;
+        return VISIT_DONE;
     }
     if (!w) {
-        if (b->reads == 0 || t->class == CLASS_UNSET)
-            return true;
+        if (t->class == CLASS_UNSET)
+            return VISIT_DONE;
+        b->new_wanted++;
+        if (b->reads == 0)
+            return VISIT_DONE;
         b->reads--;
         if (h->is_candidate && !h->is_candidate(t, h->userdata))
-            return true;   /* the hook marked it: not asked again */
+            return VISIT_DONE;   /* the hook marked it: not asked again */
         if (watch_new(s, t) < 0)
-            return false;
+            return VISIT_STOP;
         w = sampler_watch_of(s, t);
     }
     if (w->verdict == BEHAVIOUR_JITTER) {
         watch_read(s, t, w, p, now32, h);   /* every tick, whatever the budget */
     } else if (!(w->st.flags & BEHAVIOUR_F_SEEN)) {
+        b->new_wanted++;
         if (b->reads > 0) {
             b->reads--;
             watch_read(s, t, w, p, now32, h);
         }
-    } else if (due(w, now32) && b->due > 0 && b->reads > 0 && !gated(s, tt, t, w, p, now32, b)) {
-        b->due--;
-        b->reads--;
-        watch_read(s, t, w, p, now32, h);
-        if (b->due == 0)
-            b->stopped = true;
+    } else if (due(w, now32)) {
+        return visit_due(s, tt, t, w, p, now32, h, b);
     }
-    return true;
+    return VISIT_DONE;
 }
 
 void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,
@@ -335,15 +357,18 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
             sampler_unwatch(s, t);
         return;
     }
-    /* One walk, from where the last tick's due reads stopped. Jitter-by-
-     * behaviour threads are read every tick (released at once when they
-     * turn heavy); new and exec'd threads, which have no baseline yet, may
-     * use the whole budget; the rest, when due, at most half of it, so
-     * that new threads are never starved by them. */
-    struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK / 2};
+    /* One walk, from the first due thread the last tick could not read.
+     * Jitter-by-behaviour threads are read every tick (released at once
+     * when they turn heavy). New and exec'd threads, which have no baseline
+     * yet, may use the whole budget; threads that are merely due use what
+     * the new ones of the last tick left, and at least half of it. */
+    unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);
+    struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK - kept};
     unsigned n = task_table_count(tt), visited = 0;
+    bool starved = false;
     iter = s->watch_cursor;
     while (visited < n) {
+        size_t here = iter;
         if (!(t = task_table_next(tt, &iter))) {
             if (iter == 0)
                 break;
@@ -351,13 +376,15 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
             continue;
         }
         visited++;
-        if (!behaviour_visit(s, tt, t, p, now32, h, &b))
-            return;
-        if (b.stopped) {
-            s->watch_cursor = iter;     /* the next tick's due reads start after it */
-            b.stopped = false;
+        enum visit v = behaviour_visit(s, tt, t, p, now32, h, &b);
+        if (v == VISIT_STOP)
+            break;
+        if (v == VISIT_STARVED && !starved) {
+            s->watch_cursor = here;     /* the next tick starts with it */
+            starved = true;
         }
     }
+    s->behaviour_new_wanted = b.new_wanted;
 }
 
 bool sampler_task_delta(const struct task *t, const struct sampler_reading *now, uint32_t now32,
@@ -417,8 +444,9 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
 {
     if (*read >= SAMPLER_TASKS_PER_TICK || backing_off(s, t, now32))
         return;
-    /* asleep at its last read, in a process that has not run since */
-    if (t->idle_samples && now32 - t->sample_ms < SAMPLER_GATE_JITTER_MAX_MS) {
+    /* asleep at its last read with nothing left of its figure (which decays
+     * only when it is read), in a process that has not run since */
+    if (t->idle_samples && t->util_milli == 0 && now32 - t->sample_ms < SAMPLER_GATE_JITTER_MAX_MS) {
         uint64_t reads = s->gate_reads;
         bool quiet = sampler_gate_quiet(s, tt, t, t->sample_ms, now32, SAMPLER_GATE_JITTER_REFRESH_MS);
         *read += (unsigned)(s->gate_reads - reads);

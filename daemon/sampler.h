@@ -31,7 +31,8 @@ struct sampler {
     struct sampler_watch *watch;
     uint32_t n_watch, cap_watch, free_watch;   /* free_watch: 1 + first free entry, 0: none */
     uint32_t n_watching;         /* entries in use */
-    size_t watch_cursor;         /* where the next tick's due reads start */
+    size_t watch_cursor;         /* where the next tick's walk starts: the first due thread not read */
+    unsigned behaviour_new_wanted;   /* new and unseen threads the last tick met */
     uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
     /* per process, whether its threads ran at all (sampler-gate.c) */
     struct sampler_gate *gate;
@@ -108,7 +109,9 @@ struct sampler_gate {
  * 8 s: a machine full of sleeping jitter threads costs a read of each per
  * 8 s, not one per tick. CPU time is a counter, so a later read loses
  * nothing: a thread that wakes after a long sleep is counted at most 8 s
- * late, and read every tick again once it has run. */
+ * late, and read every tick again once it has run. (A sleeping thread of a
+ * multi-threaded process whose figure has decayed to 0 may wait longer: its
+ * process's gate, SAMPLER_GATE_JITTER_*, decides when it is read.) */
 #define SAMPLER_IDLE_BACKOFF_MS 250u
 #define SAMPLER_IDLE_BACKOFF_MAX_SHIFT 6u
 
@@ -148,9 +151,10 @@ int sampler_read_task(const struct sampler *s, const struct task *t, struct samp
 /* Behaviour sampling, once a tick: for every task whose class comes from
  * behaviour or the default (the candidates), read its schedstat when due and
  * feed behaviour_update(). Jitter-by-behaviour threads are read every tick;
- * new and exec'd ones first; the rest when due (window/5 after the last read,
- * doubling for a thread that had not run, up to 6 windows), at most
- * SAMPLER_BEHAVIOUR_READS_PER_TICK a tick. A thread is asked about once with
+ * new and exec'd ones may use the whole budget; the rest when due (window/5
+ * after the last read, doubling for a thread that had not run, up to 6
+ * windows; a sleeping thread with no verdict in a quiet process is gated, see
+ * struct sampler_gate), at most SAMPLER_BEHAVIOUR_READS_PER_TICK a tick. A thread is asked about once with
  * is_candidate (kernel thread, pinned by its user) before it is watched.
  * on_verdict is called for each thread whose verdict changed or that turned
  * heavy while jitter (r->released). */

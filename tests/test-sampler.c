@@ -429,7 +429,8 @@ static void write_thread(struct fx *f, pid_t pid, pid_t tid, uint64_t run_ns, ui
 {
     char dir[PATH_MAX], path[PATH_MAX + 16], text[128];
     snprintf(dir, sizeof dir, "%s/proc/%d/task/%d", f->root, (int)pid, (int)tid);
-    run("mkdir -p", dir);
+    if (access(dir, F_OK) != 0)
+        run("mkdir -p", dir);
     snprintf(path, sizeof path, "%s/schedstat", dir);
     snprintf(text, sizeof text, "%llu 1000 %llu\n", (unsigned long long)run_ns, (unsigned long long)slices);
     write_text(path, text);
@@ -438,6 +439,8 @@ static void write_thread(struct fx *f, pid_t pid, pid_t tid, uint64_t run_ns, ui
 static void write_process(struct fx *f, pid_t pid, unsigned ticks, unsigned n_threads)
 {
     char path[PATH_MAX], text[512];
+    snprintf(path, sizeof path, "%s/proc/%d", f->root, (int)pid);
+    run("mkdir -p", path);
     snprintf(path, sizeof path, "%s/proc/%d/stat", f->root, (int)pid);
     snprintf(text, sizeof text, "%d (a b) c) S 1 %d %d 0 -1 4194304 100 0 0 0 %u 0 0 0 20 0 %u 0 500 1000000 100\n",
              (int)pid, (int)pid, (int)pid, ticks, n_threads);
@@ -498,7 +501,7 @@ static void test_gate_spares_sleeping_threads(void **state)
         sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
     for (int i = 0; i < 4; i++)
         assert_true(now - sampler_watch_of(&f->s, th[i])->st.last_ms > 20000);
-    assert_true(f->s.gate_skips >= 4 * 20000 / 2000 / 5 * 4);    /* looked at every window/5 */
+    assert_true(f->s.gate_skips >= 4 * (20000 / (p.window_ms / 5) - 5));   /* looked at every window/5 */
     assert_in_range(f->s.gate_reads - gate_reads, 1, 20000 / (p.window_ms / SAMPLER_GATE_REFRESH_DIV) + 1);
     assert_int_not_equal(sampler_watch_of(&f->s, leader)->st.last_ms, leader_read);
     assert_true(f->s.behaviour_reads - reads <= 3);                 /* the leader's own, backing off */
@@ -524,6 +527,59 @@ static void test_gate_spares_sleeping_threads(void **state)
     sampler_gate_release(&f->s, leader);
     assert_int_equal(leader->gate, 0);
     assert_int_equal(f->s.free_gate, 1);
+    sampler_gate_release(&f->s, leader);            /* twice: nothing */
+    assert_int_equal(f->s.free_gate, 1);
+    /* the next process takes the freed entry, afresh */
+    struct task *other = add_thread(f, 300, 300, CLASS_IGNORE, SOURCE_DEFAULT);
+    add_thread(f, 300, 301, CLASS_IGNORE, SOURCE_DEFAULT);
+    write_process(f, 300, 7, 2);
+    const struct task *t301 = task_table_find(f->tt, 301);
+    /* first read: no thread read before it can be spared */
+    assert_false(sampler_gate_quiet(&f->s, f->tt, t301, (uint32_t)now - 1, (uint32_t)now, 500));
+    assert_int_equal(other->gate, 1);
+    assert_int_equal(f->s.free_gate, 0);
+    assert_true(sampler_gate_quiet(&f->s, f->tt, t301, (uint32_t)now, (uint32_t)now + 600, 500));
+}
+
+/* Threads that are due every tick, more than the budget, do not keep new
+ * threads from their first reads: those are read within a few ticks. */
+static void test_new_threads_not_starved(void **state)
+{
+    struct fx *f = *state;
+    struct behaviour_params p;
+    behaviour_params_init(&p);
+    p.window_ms = 1000;                             /* due every 200 ms */
+    struct verdicts v = {.f = f};
+    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    uint64_t now = 100000, run_ns = 1000000, slices = 10;
+    for (pid_t tid = 1000; tid < 1300; tid++)
+        add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT);
+    for (int k = 0; k < 30; k++, now += 200) {     /* every one runs 40% in long runs: neither class */
+        for (pid_t tid = 1000; tid < 1300; tid++)
+            write_thread(f, tid, tid, run_ns, slices);
+        run_ns += 80000000;
+        slices += 2;
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    }
+    uint64_t reads = f->s.behaviour_reads;
+    struct task *fresh[10];
+    for (int i = 0; i < 10; i++) {
+        fresh[i] = add_thread(f, 2000 + i, 2000 + i, CLASS_IGNORE, SOURCE_DEFAULT);
+        write_thread(f, 2000 + i, 2000 + i, 1000, 1);
+    }
+    for (int k = 0; k < 4; k++, now += 200) {
+        for (pid_t tid = 1000; tid < 1300; tid++)
+            write_thread(f, tid, tid, run_ns, slices);
+        run_ns += 80000000;
+        slices += 2;
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    }
+    for (int i = 0; i < 10; i++) {
+        const struct sampler_watch *w = sampler_watch_of(&f->s, fresh[i]);
+        assert_non_null(w);
+        assert_true(w->st.flags & BEHAVIOUR_F_SEEN);
+    }
+    assert_true(f->s.behaviour_reads - reads <= 4 * SAMPLER_BEHAVIOUR_READS_PER_TICK);
 }
 
 /* Jitter tasks (sampler_sample_tasks) the same way: a sleeping jitter
@@ -573,6 +629,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_behaviour_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_spares_sleeping_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_jitter_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_threads_not_starved, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
