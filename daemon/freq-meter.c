@@ -169,7 +169,7 @@ static int try_aperf(struct freq_meter *m, const cpu_set_t *cpus, char *why, siz
         m->fd[c] = open(path, O_RDONLY | O_CLOEXEC);
         if (m->fd[c] < 0 && c == first) {
             r = -errno;
-            snprintf(why, why_len, "%s: %s (%s)", path, strerror(-r),
+            snprintf(why, why_len, "%.120s: %s (%s)", path, strerror(-r),
                      r == -ENOENT ? "no msr module, or the unit's PrivateDevices= hides it"
                                   : "opening it needs CAP_SYS_RAWIO");
             return r;
@@ -181,7 +181,7 @@ static int try_aperf(struct freq_meter *m, const cpu_set_t *cpus, char *why, siz
         return -ENAMETOOLONG;
     if ((r = read_msr(m->fd[first], MSR_IA32_MPERF, &v)) < 0 ||
         (r = read_msr(m->fd[first], MSR_IA32_APERF, &v)) < 0) {
-        snprintf(why, why_len, "%s: reading APERF/MPERF: %s (a virtual machine often hides them)", path,
+        snprintf(why, why_len, "%.120s: reading APERF/MPERF: %s (a virtual machine often hides them)", path,
                  strerror(-r));
         return r;
     }
