@@ -278,7 +278,10 @@ void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *c
     assert_true(f->n_tasks < ELEMENTSOF(f->tasks));
     /* start times as /proc/TID/stat gives them, distinct per task */
     struct efx_fake_task *t = &f->tasks[f->n_tasks++];
-    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .start_time = 100000 + (uint64_t)tid, .mask = fx->real_mask};
+    /* Started a few seconds after boot (ticks): before any fork event the
+     * tests stamp with the time now, however recently the machine booted
+     * (a fork event older than the start is a reused TID's). */
+    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .start_time = 100 + (uint64_t)tid, .mask = fx->real_mask};
     write_task(fx, pid, tid, comm, t->start_time);
 }
 
