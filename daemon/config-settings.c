@@ -345,6 +345,7 @@ static const struct setting settings[] = {
     {SEC_DAEMON, "log_level", parse_log_level, OFF(log_level), 0, 0},
     {SEC_DAEMON, "netlink_rcvbuf", parse_bytes, OFF(rcvbuf_bytes), 0, 0},
     {SEC_DAEMON, "nice", parse_nice, OFF(nice), 0, 0},
+    {SEC_DAEMON, "realtime_priority", parse_whole, OFF(realtime_priority), 0, 99},
     {SEC_DAEMON, "max_tasks", parse_whole, OFF(max_tasks), 16, 4194304},
     {SEC_DAEMON, "control_socket", parse_socket, OFF(control_socket), 0, 0},
     {SEC_DAEMON, "control_group", parse_group, OFF(control_group), 0, 0},
@@ -506,6 +507,7 @@ void config_print_settings(FILE *f, const struct config *c)
     format_size(b, sizeof b, c->rcvbuf_bytes);
     fprintf(f, "netlink_rcvbuf = %s\n", b);
     fprintf(f, "nice = %d\n", c->nice);
+    fprintf(f, "realtime_priority = %u\n", c->realtime_priority);
     fprintf(f, "max_tasks = %u\n", c->max_tasks);
     fprintf(f, "control_socket = %s\n", c->control_socket ? c->control_socket : "");
     if (c->control_group)

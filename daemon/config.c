@@ -35,6 +35,9 @@ void config_init_defaults(struct config *c)
         /* Placement is a reaction to the storm of forks it follows: at nice 0
          * the daemon waits for a CPU behind that storm (docs/benchmarks.md). */
         .nice = -10,
+        /* ... and under a storm even nice -20 waits behind it: EEVDF gives
+         * weight, not wake-up preemption (docs/hacking.md). */
+        .realtime_priority = 1,
         .max_tasks = 131072,
         .busy_threshold_milli = 125,
         .headroom_milli = 100,

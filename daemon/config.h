@@ -36,6 +36,7 @@ struct config {
     enum apply_mode mode;
     uint64_t rcvbuf_bytes;      /* netlink receive buffer (SO_RCVBUFFORCE) */
     int nice;                   /* the daemon's own nice value, -20..19 */
+    unsigned realtime_priority; /* SCHED_FIFO priority for handling process events, 0 = off */
     unsigned max_tasks;         /* bound on tracked threads */
     char *control_socket;
     char *control_group;        /* group allowed read-only methods; NULL: root only */

@@ -549,6 +549,7 @@ int engine_start(struct engine *e)
     if (r > 0)
         log_notice("restored %d changes left by a previous run", r);
 
+    engine_doorbell_open(e);    /* first: the main socket, joining last, hears each event first */
     r = e->params.events_from_caller ? 0 : procmon_open(e->cfg->rcvbuf_bytes, &e->events.procmon);
     if (r < 0)
         return log_error_errno(r, "opening the proc connector: %m%s", r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
@@ -582,7 +583,9 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
 
 static int on_event(const struct procmon_event *ev, void *userdata)
 {
-    engine_on_event(userdata, ev);
+    struct engine *e = userdata;
+    if (!engine_doorbell_filter(&e->events.doorbell, ev))
+        engine_on_event(e, ev);
     return 0;
 }
 
@@ -590,10 +593,11 @@ int engine_events_lost(struct engine *e)
 {
     /* Under a sustained storm the socket overflows again and again: a full
      * walk of /proc each time would be the daemon's whole work, so rescan
-     * at most once a tick (the tick does the pending one). */
+     * at most once a tick (the tick does the pending one). Events handled
+     * at a realtime priority leave it to the tick, at normal priority. */
     if (!e->events.rescan_pending)
         log_info("proc connector overflowed, events lost: rescanning /proc");
-    if (now_ms() - e->events.last_rescan_ms >= e->cfg->tick_ms)
+    if (!e->cfg->realtime_priority && now_ms() - e->events.last_rescan_ms >= e->cfg->tick_ms)
         return rescan(e);
     e->events.rescan_pending = true;
     return 0;
@@ -623,6 +627,8 @@ int64_t engine_state_due_ms(struct engine *e)
     applier_flush_changes(e->applier, now);
     return applier_changes_due_ms(e->applier, now);
 }
+
+int64_t engine_state_wait_ms(const struct engine *e) { return applier_changes_due_ms(e->applier, now_ms()); }
 
 static void reset_classes(struct engine *e)
 {
@@ -736,6 +742,7 @@ void engine_free(struct engine *e)
     engine_stop(e);
     applier_free(e->applier);
     procmon_free(e->events.procmon);
+    procmon_free(e->events.doorbell.procmon);
     classifier_free(e->classifier);
     task_table_free(e->tasks);
     topology_free(e->topo);

@@ -76,8 +76,28 @@ struct engine_slice {
 };
 
 /* Where events come from, and what happens when some are lost. */
+/* The exec doorbell (engine-doorbell.c): a second proc connector socket
+ * that the kernel filters to exec events (6.6+). Waking on it alone, the
+ * daemon reads every other event in order from the main socket when the
+ * next exec comes, not one wake-up each. */
+#define DOORBELL_RUNG_MAX 32
+#define DOORBELL_EARLY_MAX 64
+struct engine_doorbell {
+    struct procmon *procmon;     /* NULL: none (older kernel, events_from_caller) */
+    /* the execs of this ring, and whether the main socket had each */
+    struct procmon_event rung[DOORBELL_RUNG_MAX];
+    bool rung_seen[DOORBELL_RUNG_MAX];
+    unsigned n_rung;
+    /* execs handled from the doorbell ahead of the main socket: skipped
+     * when the main socket brings them (a ring of the latest) */
+    struct doorbell_key { pid_t tid; uint64_t timestamp_ns; } early[DOORBELL_EARLY_MAX];
+    unsigned early_next;
+    uint64_t rings, ahead, skipped;
+};
+
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
+    struct engine_doorbell doorbell;
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     uint64_t last_rescan_ms;
@@ -234,17 +254,35 @@ int engine_start(struct engine *e);
 /* The proc connector's fd, -EBADF without one (params.events_from_caller). */
 int engine_procmon_fd(const struct engine *e);
 /* Drain the proc connector; rescans /proc after an overflow. Call
- * engine_state_due_ms() after it: changes it made go to the state file. */
+ * engine_state_wait_ms() after it: changes it made go to the state file. */
 int engine_on_events(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
 void engine_on_event(struct engine *e, const struct procmon_event *ev);
+/* The exec doorbell's fd, -EBADF without one. */
+int engine_doorbell_fd(const struct engine *e);
+/* An exec rang: read the main socket (engine_on_events), then handle
+ * whatever exec it did not have yet. */
+int engine_on_doorbell(struct engine *e);
+/* After the main socket's dispatch: handle the rung execs it did not have,
+ * and remember them. */
+void engine_doorbell_settle(struct engine *e);
+/* For the main socket's dispatch: true when ev is an exec the doorbell
+ * handled already (skip it); notes the execs of the current ring. */
+bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_event *ev);
+/* Open the doorbell where the kernel filters events; its absence is not
+ * an error. */
+void engine_doorbell_open(struct engine *e);
 /* Events were lost: rescan /proc now, or at the next tick when one ran
- * within the last tick interval. */
+ * within the last tick interval or when events are handled at a realtime
+ * priority (a walk of /proc is the tick's work, at normal priority). */
 int engine_events_lost(struct engine *e);
 /* Write the state file if a change waits and may be written now; returns
  * -1 when nothing waits, else the ms after which to call again. */
 int64_t engine_state_due_ms(struct engine *e);
+/* The same without writing: -1 when nothing waits, else the ms until the
+ * file may be written (0: now). */
+int64_t engine_state_wait_ms(const struct engine *e);
 /* Sample load, plan, apply; called every tick_interval. */
 int engine_tick(struct engine *e);
 /* Parse, validate, swap, reclassify. A bad config keeps the old one; the

@@ -21,6 +21,7 @@
 #include "control-pause.h"
 #include "engine.h"
 #include "log.h"
+#include "loop.h"
 #include "power_capacity.h"
 #include "privileges.h"
 #include "report.h"
@@ -47,6 +48,11 @@ struct daemon {
     struct control_server *control;
     sd_event_source *tick_source;
     sd_event_source *state_source;  /* one-shot: a change waiting for the state file */
+    sd_event_source *events_source; /* the proc connector */
+    sd_event_source *doorbell_source;   /* its exec-only socket, NULL without one */
+    sd_event_source *batch_source;  /* one-shot: the proc connector is heard again */
+    uint64_t events_woke_ns;        /* the last wake-up for the main socket */
+    struct loop loop;
     char status[256];
 };
 
@@ -153,6 +159,7 @@ static int reload(struct daemon *d, char *msg, size_t size)
     if (r >= 0) {
         note_lost_privileges(d->engine->cfg, msg, size);
         set_own_nice(d->engine->cfg->nice);
+        loop_set_priority(&d->loop, d->engine->cfg->realtime_priority);
     }
     /* The tick period may have changed. */
     sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
@@ -173,20 +180,22 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     return 0;
 }
 
-static void arm_state_write(struct daemon *d);
+static void arm_state_timer(struct daemon *d, int64_t due);
 
+/* The timer: write the state file (or arm again for when it may be). */
 static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
 {
-    arm_state_write(userdata);
+    struct daemon *d = userdata;
+    arm_state_timer(d, engine_state_due_ms(d->engine));
     return 0;
 }
 
-/* A change the last batch made waits (the file was written a moment ago):
- * write it when allowed, not at the next tick. */
-static void arm_state_write(struct daemon *d)
+/* A change waits for the state file: write it when allowed, from the
+ * timer (a dispatch of its own, so at normal priority), not at the next
+ * tick. due: engine_state_*_ms(). */
+static void arm_state_timer(struct daemon *d, int64_t due)
 {
-    int64_t due = engine_state_due_ms(d->engine);
-    if (due <= 0)
+    if (due < 0)
         return;
     int r;
     if (!d->state_source)
@@ -198,11 +207,55 @@ static void arm_state_write(struct daemon *d)
         log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
 }
 
+static int on_events_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    struct daemon *d = userdata;
+    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_ON);
+    if (r < 0)
+        log_warning_errno(r, "listening to the proc connector again: %m");
+    return 0;
+}
+
+/* With the exec doorbell, the main socket's other events (fork, exit, comm,
+ * uid) need no wake-up each: after a wake-up for them that follows another
+ * within EVENTS_BATCH_MS, the main socket is left unheard for that long
+ * (each doorbell still reads it), and a storm's forks and exits are read
+ * with its execs. */
+#define EVENTS_BATCH_MS 5
+static void batch_events(struct daemon *d)
+{
+    uint64_t now = now_ns(), last = d->events_woke_ns;
+    d->events_woke_ns = now;
+    if (!d->doorbell_source || now - last >= EVENTS_BATCH_MS * 1000000ull)
+        return;
+    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_OFF);
+    if (r >= 0) {
+        if (!d->batch_source)
+            r = sd_event_add_time_relative(d->event, &d->batch_source, CLOCK_MONOTONIC, EVENTS_BATCH_MS * 1000, 1000,
+                                           on_events_batch_due, d);
+        else if ((r = sd_event_source_set_time_relative(d->batch_source, EVENTS_BATCH_MS * 1000)) >= 0)
+            r = sd_event_source_set_enabled(d->batch_source, SD_EVENT_ONESHOT);
+    }
+    if (r < 0) {
+        log_warning_errno(r, "batching the proc connector's events: %m");
+        (void)sd_event_source_set_enabled(d->events_source, SD_EVENT_ON);
+    }
+}
+
 static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
     struct daemon *d = userdata;
     engine_on_events(d->engine);
-    arm_state_write(d);
+    arm_state_timer(d, engine_state_wait_ms(d->engine));
+    batch_events(d);
+    return 0;
+}
+
+static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+    struct daemon *d = userdata;
+    engine_on_doorbell(d->engine);
+    arm_state_timer(d, engine_state_wait_ms(d->engine));
     return 0;
 }
 
@@ -330,7 +383,9 @@ static int run(struct daemon *d)
     set_own_nice(e->cfg->nice);
     if ((r = engine_start(e)) < 0)
         return r;
-    r = sd_event_add_io(d->event, NULL, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
+    r = sd_event_add_io(d->event, &d->events_source, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
+    if (r >= 0 && engine_doorbell_fd(e) >= 0)
+        r = sd_event_add_io(d->event, &d->doorbell_source, engine_doorbell_fd(e), EPOLLIN, on_doorbell, d);
     if (r < 0) {
         log_error_errno(r, "adding the proc connector to the event loop: %m");
         return r;
@@ -359,7 +414,9 @@ static int run(struct daemon *d)
     update_status(d);
     sd_notify(false, "READY=1");
     log_info("ready: %s", d->status);
-    r = sd_event_loop(d->event);
+    sd_event_source *events[] = {d->events_source, d->doorbell_source};
+    loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
+    r = loop_run(&d->loop);
     return r;
 }
 
@@ -502,6 +559,9 @@ int main(int argc, char **argv)
     sysops_real_close();     /* the system bus the unit operations opened */
     sd_event_source_unref(d.tick_source);
     sd_event_source_unref(d.state_source);
+    sd_event_source_unref(d.events_source);
+    sd_event_source_unref(d.doorbell_source);
+    sd_event_source_unref(d.batch_source);
     sd_event_unref(d.event);
     log_info("stopped");
     return r < 0 ? EXIT_RUNTIME : EXIT_OK;

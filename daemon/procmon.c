@@ -337,7 +337,7 @@ static int nlerr_to_errno(int nlerr)
     }
 }
 
-int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
+static int procmon_open_events(uint64_t rcvbuf_bytes, uint32_t events, struct procmon **ret)
 {
     struct procmon *pm = calloc(1, sizeof(*pm));
     int r;
@@ -391,19 +391,34 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
      * the plain LISTEN in force; 6.6+ switch this socket to the mask (and the
      * ack of this request, what = 0, is itself filtered out). On 6.18 a gid
      * change arrives without the mask and not with it (test-procmon). */
-    uint32_t wanted = TS_PROC_EVENTS_WANTED;
-    r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &wanted);
+    r = send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &events);
     if (r < 0)
         log_debug_errno(r, "proc connector: event filter request: %m, receiving every event");
     else
         pm->filtered = kernel_has_event_filter();
-    log_debug("proc connector: listening%s", pm->filtered ? " with the fork/exec/comm/exit/uid filter" : ", unfiltered");
+    if (events != TS_PROC_EVENTS_WANTED && !pm->filtered) {
+        /* a socket for some events only would get every one */
+        r = -EOPNOTSUPP;
+        goto fail;
+    }
+    log_debug("proc connector: listening%s (events 0x%x)", pm->filtered ? " with the event filter" : ", unfiltered",
+              events);
     *ret = pm;
     return 0;
 
 fail:
     procmon_free(pm);
     return r;
+}
+
+int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret)
+{
+    return procmon_open_events(rcvbuf_bytes, TS_PROC_EVENTS_WANTED, ret);
+}
+
+int procmon_open_exec(uint64_t rcvbuf_bytes, struct procmon **ret)
+{
+    return procmon_open_events(rcvbuf_bytes, PROC_EVENT_EXEC, ret);
 }
 
 void procmon_free(struct procmon *pm)

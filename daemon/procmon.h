@@ -59,6 +59,9 @@ struct procmon;
  * (capped by net.core.rmem_max) without CAP_NET_ADMIN; 0 keeps the default.
  * Needs CAP_NET_ADMIN to receive anything: -EPERM otherwise. */
 int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret);
+/* The same for exec events only, where the kernel filters (6.6+):
+ * -EOPNOTSUPP where it would not. */
+int procmon_open_exec(uint64_t rcvbuf_bytes, struct procmon **ret);
 /* Sends PROC_CN_MCAST_IGNORE and closes. NULL is fine. */
 void procmon_free(struct procmon *pm);
 int procmon_fd(const struct procmon *pm);

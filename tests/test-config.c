@@ -223,6 +223,7 @@ static void test_values(void **state)
                            "log_level = 7\n"
                            "netlink_rcvbuf = 1G\n"
                            "nice = 19\n"
+                           "realtime_priority = 99\n"
                            "max_tasks = 16\n"
                            "control_socket = /tmp/x.sock\n"
                            "control_group = wheel\n"
@@ -254,6 +255,7 @@ static void test_values(void **state)
     assert_int_equal(c.log_level, LOG_DEBUG);
     assert_int_equal(c.rcvbuf_bytes, 1u << 30);
     assert_int_equal(c.nice, 19);
+    assert_int_equal(c.realtime_priority, 99);
     assert_int_equal(c.max_tasks, 16);
     assert_string_equal(c.control_socket, "/tmp/x.sock");
     assert_string_equal(c.control_group, "wheel");
@@ -373,6 +375,8 @@ static const struct {
     {"[daemon]\nnice = -21\n", "<3>t.conf:2: bad value '-21' for 'nice': must be between -20 and 19\n"},
     {"[daemon]\nnice = 20\n", "<3>t.conf:2: bad value '20' for 'nice': must be between -20 and 19\n"},
     {"[daemon]\nnice = -10x\n", "<3>t.conf:2: bad value '-10x' for 'nice': expected a nice value such as -10\n"},
+    {"[daemon]\nrealtime_priority = 100\n", "<3>t.conf:2: bad value '100' for 'realtime_priority': must be between 0 and 99\n"},
+    {"[daemon]\nrealtime_priority = -1\n", "<3>t.conf:2: bad value '-1' for 'realtime_priority': expected a whole number\n"},
     {"[daemon]\nmax_tasks = -1\n", "<3>t.conf:2: bad value '-1' for 'max_tasks': expected a whole number\n"},
     {"[daemon]\nmax_tasks = 15\n", "<3>t.conf:2: bad value '15' for 'max_tasks': must be between 16 and 4194304\n"},
     {"[daemon]\ncontrol_socket = run/x\n", "<3>t.conf:2: bad value 'run/x' for 'control_socket': expected an absolute path\n"},
@@ -717,7 +721,7 @@ static void test_load_good(void **state)
     assert_non_null(strstr(once, "[rule workers]\ncmdline = \"python3 *worker.py*\"\ncgroup = /system.slice/*\n"
                                  "class = ignore\ncgroup_mode = yes\n"));
     assert_non_null(strstr(once, "[daemon]\ntick_interval = 1s\nmode = cgroup\ndry_run = yes\nlog_level = debug\n"
-                                 "netlink_rcvbuf = 8M\nnice = -10\nmax_tasks = 5000\ncontrol_socket = /run/ts-test/control\n"
+                                 "netlink_rcvbuf = 8M\nnice = -10\nrealtime_priority = 1\nmax_tasks = 5000\ncontrol_socket = /run/ts-test/control\n"
                                  "control_group = adm\nstate_file = /run/ts-test/state.json\n"
                                  "cgroup_name = turbosched/jitter\n"));
     assert_non_null(strstr(once, "[packing]\nbusy_threshold = 15%\nheadroom = 2.5%\nidle_threshold = 0%\n"

@@ -410,12 +410,69 @@ static void test_lost_events_rescan(void **state)
     assert_int_equal(e->counters.rescans, 2);
     expect_class(e, 1020, CLASS_INTENSIVE, SOURCE_RULE, 1);
 
+    /* events handled at a realtime priority (the default): the walk of
+     * /proc waits for the tick, however long ago the last one ran */
+    assert_true(e->cfg->realtime_priority > 0);
     efx_add_task(fx, 1021, 1021, "jitterbug");
     e->events.last_rescan_ms = 0;    /* long ago */
     assert_int_equal(engine_events_lost(e), 0);
-    assert_false(e->events.rescan_pending);
+    assert_true(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 2);
+    efx_tick_with(fx, efx_no_load);
     assert_int_equal(e->counters.rescans, 3);
     expect_class(e, 1021, CLASS_JITTER, SOURCE_RULE, 0);
+
+    /* at normal priority: at once */
+    e->cfg->realtime_priority = 0;
+    efx_add_task(fx, 1022, 1022, "jitterbug");
+    e->events.last_rescan_ms = 0;
+    assert_int_equal(engine_events_lost(e), 0);
+    assert_false(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 4);
+    expect_class(e, 1022, CLASS_JITTER, SOURCE_RULE, 0);
+}
+
+/* The exec doorbell: an exec the main socket had when the doorbell rang is
+ * handled there, in order; one it lacked is handled from the doorbell, and
+ * skipped once when the main socket brings it after all. */
+static void test_doorbell_execs_once(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    struct engine_doorbell *d = &e->events.doorbell;
+    efx_start(fx);
+    assert_null(d->procmon);     /* events from the caller: no sockets */
+    pack(fx);
+
+    efx_add_task(fx, 1030, 1030, "jitterbug");
+    efx_add_task(fx, 1031, 1031, "jitterbug");
+    struct procmon_event in_main = {.kind = PROCMON_EXEC, .tid = 1030, .tgid = 1030, .timestamp_ns = now_ns()};
+    struct procmon_event late = {.kind = PROCMON_EXEC, .tid = 1031, .tgid = 1031, .timestamp_ns = now_ns()};
+    d->rung[0] = in_main;
+    d->rung[1] = late;
+    d->n_rung = 2;
+    /* the main socket's dispatch: the first exec is its to handle */
+    assert_false(engine_doorbell_filter(d, &in_main));
+    engine_on_event(e, &in_main);
+    assert_true(d->rung_seen[0]);
+    assert_false(d->rung_seen[1]);
+    /* forks and exits are never filtered */
+    assert_false(engine_doorbell_filter(d, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = 1031, .tgid = 1031}));
+
+    engine_doorbell_settle(e);
+    assert_int_equal(d->n_rung, 0);
+    assert_int_equal(d->ahead, 1);
+    expect_class(e, 1031, CLASS_JITTER, SOURCE_RULE, 0);
+    assert_non_null(applier_find(e->applier, 1031));
+    assert_int_equal(e->events.placement_latency.count, 2);
+
+    /* the main socket brings the late one: skipped, once */
+    assert_true(engine_doorbell_filter(d, &late));
+    assert_int_equal(d->skipped, 1);
+    assert_false(engine_doorbell_filter(d, &late));
+    /* an exec of the same TID at another time is another exec */
+    late.timestamp_ns++;
+    assert_false(engine_doorbell_filter(d, &late));
 }
 
 /* Not a dry run: the engine changes masks through the sysops it was given,
@@ -618,6 +675,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_reload_keeps_config, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_stop_leaves_nothing, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_events_fed_directly, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_doorbell_execs_once, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),

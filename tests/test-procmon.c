@@ -287,6 +287,59 @@ static void test_live(void **state)
     procmon_free(pm);
 }
 
+struct kinds {
+    pid_t child;
+    unsigned n[PROCMON_KINDS];
+};
+
+static int count_kinds(const struct procmon_event *ev, void *userdata)
+{
+    struct kinds *k = userdata;
+    if (ev->tid == k->child && (unsigned)ev->kind < PROCMON_KINDS)
+        k->n[ev->kind]++;
+    return 0;
+}
+
+/* The exec-only socket (the daemon's doorbell): a child that renames
+ * itself, execs and exits brings its exec and nothing else, where the
+ * kernel filters; elsewhere it does not open. */
+static void test_live_exec_only(void **state)
+{
+    struct procmon *pm;
+    int r = procmon_open_exec(1 << 20, &pm);
+    if (r == -EPERM || r == -EACCES || geteuid() != 0)
+        skip();
+    if (r == -EOPNOTSUPP) {
+        print_message("skipped: this kernel does not filter proc connector events (before 6.6)\n");
+        skip();
+    }
+    assert_int_equal(r, 0);
+    struct kinds k = {0};
+    k.child = fork();
+    assert_true(k.child >= 0);
+    if (k.child == 0) {
+        prctl(PR_SET_NAME, "ts-exec-only");
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    assert_int_equal(waitpid(k.child, &status, 0), k.child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* the exit event was sent before waitpid returned: wait for the exec */
+    uint64_t deadline = now_ms() + 10000;
+    while (k.n[PROCMON_EXEC] == 0 && now_ms() < deadline) {
+        struct pollfd p = { .fd = procmon_fd(pm), .events = POLLIN };
+        if (poll(&p, 1, 100) > 0)
+            assert_true(procmon_dispatch(pm, count_kinds, &k) >= 0);
+    }
+    (void)procmon_dispatch(pm, count_kinds, &k);
+    assert_int_equal(k.n[PROCMON_EXEC], 1);
+    assert_int_equal(k.n[PROCMON_FORK], 0);
+    assert_int_equal(k.n[PROCMON_COMM], 0);
+    assert_int_equal(k.n[PROCMON_EXIT], 0);
+    procmon_free(pm);
+}
+
 static int count_only(const struct procmon_event *ev, void *userdata)
 {
     (*(unsigned *)userdata)++;
@@ -339,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_unknown_and_unaligned),
         cmocka_unit_test(test_live),
         cmocka_unit_test(test_live_overflow),
+        cmocka_unit_test(test_live_exec_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,12 @@ expect_mask "$TMP/packed" 0 "$TMP/keep"
 harness_on_cpu0
 start_hog 40
 check "daemon starts" start_daemon || exit 1
+# policy_is N: the daemon's scheduling policy (/proc/PID/stat field 41; 1 is
+# SCHED_FIFO). It waits for events at SCHED_FIFO and leaves it only to do
+# other work (a tick, a request), so it is found there within moments.
+policy_is() { [ "$(awk '{ sub(/^.*\) /, ""); print $39 }' "/proc/$DAEMON_PID/stat")" = "$1" ]; }
+check "the daemon waits for process events at SCHED_FIFO" wait_for 10 policy_is 1
+check "the log says so" grep -q "handling process events at SCHED_FIFO priority 1" "$TMP/daemon.log"
 check "long-lived tasks packed onto CPU 0" wait_for 30 masks_match "$TMP/packed"
 
 # table_reconciled: the daemon tracks exactly as many threads as /proc shows
@@ -80,6 +86,7 @@ check "RSS back to its baseline" test "$RSS1" -le $(( RSS0 + RSS0 / 10 + 1024 ))
 check "table memory bounded by its baseline's high-water marks (${MEM1} <= 2 x ${MEM0})" test "$MEM1" -le $(( 2 * MEM0 ))
 check "long-lived tasks still packed" wait_for 30 masks_match "$TMP/packed"
 
+check "still at SCHED_FIFO between events after the storm" wait_for 10 policy_is 1
 check "daemon stops cleanly" stop_daemon
 check "every long-lived task has its original mask" masks_report "$TMP/original"
 check "no sanitizer report (leaks checked at exit)" sanitizer_clean "$TMP/daemon.log"

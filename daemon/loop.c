@@ -1,0 +1,138 @@
+/* The event loop. Under a fork storm at normal priority the daemon waits for
+ * a CPU behind the very tasks it is to place (EEVDF gives weight, not
+ * wake-up preemption: even nice -20 waited; docs/hacking.md). So with a
+ * realtime priority configured the loop sleeps at SCHED_FIFO, where a proc
+ * connector event wakes it ahead of them, and handles those events there.
+ * Every other dispatch (the tick, control requests, reloads, signals, the
+ * state file, D-Bus) runs at SCHED_OTHER with the configured nice value: no
+ * local user gets work done at realtime priority by asking for it, and the
+ * tick's walks of /proc do not hold a CPU against the machine's own tasks.
+ *
+ * sd-event dispatches one source per iteration, the pending one of highest
+ * priority; the proc connector's sources are given the highest, so when one
+ * is pending it is the one dispatched, and the loop knows the policy to run it
+ * at before it does. SCHED_RESET_ON_FORK keeps the policy from anything the
+ * daemon starts. */
+#include <errno.h>
+#include <sched.h>
+
+#include "log.h"
+#include "loop.h"
+#include "util.h"
+
+bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t now_ns)
+{
+    if (!events_pending)
+        return false;
+    return events_since_ns == 0 || now_ns - events_since_ns < (uint64_t)LOOP_EVENTS_FAIR_MS * 1000000;
+}
+
+static bool rt_wanted(const struct loop *l) { return l->priority > 0 && !l->rt_failed; }
+
+static void set_events_priority(struct loop *l, bool first)
+{
+    for (unsigned i = 0; i < l->n_events; i++) {
+        int r = sd_event_source_set_priority(l->events[i],
+                                             first ? SD_EVENT_PRIORITY_IMPORTANT : SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+            log_warning_errno(r, "setting the proc connector's priority in the event loop: %m");
+    }
+}
+
+static bool events_pending(const struct loop *l)
+{
+    for (unsigned i = 0; i < l->n_events; i++)
+        if (sd_event_source_get_pending(l->events[i]) > 0)
+            return true;
+    return false;
+}
+
+static void set_policy(struct loop *l, bool rt)
+{
+    if (rt == l->at_rt)
+        return;
+    struct sched_param sp = {.sched_priority = rt ? (int)l->priority : 0};
+    if (sched_setscheduler(0, (rt ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) == 0) {
+        l->at_rt = rt;
+        return;
+    }
+    if (rt)
+        log_notice_errno(errno, "handling process events at normal priority: SCHED_FIFO priority %u refused: %m",
+                         l->priority);
+    else if (!l->rt_failed)
+        log_warning_errno(errno, "returning to SCHED_OTHER for work other than process events: %m");
+    /* Not asked again; and the events need not go first any more. */
+    l->rt_failed = true;
+    set_events_priority(l, false);
+}
+
+void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority)
+{
+    *l = (struct loop){.event = event};
+    for (unsigned i = 0; i < n; i++)
+        if (events[i] && l->n_events < LOOP_EVENT_SOURCES_MAX)
+            l->events[l->n_events++] = events[i];
+    loop_set_priority(l, priority);
+}
+
+void loop_set_priority(struct loop *l, unsigned priority)
+{
+    if (priority == l->priority)
+        return;
+    if (priority && !l->priority)
+        log_info("handling process events at SCHED_FIFO priority %u, everything else at normal priority", priority);
+    else if (!priority)
+        log_info("handling process events at normal priority");
+    l->priority = priority;
+    l->rt_failed = false;
+    set_events_priority(l, priority > 0);
+    if (!priority)
+        set_policy(l, false);
+}
+
+static int dispatch(struct loop *l)
+{
+    uint64_t now = now_ns();
+    bool pending = rt_wanted(l) && events_pending(l);
+    bool rt = pending && loop_events_first(pending, l->events_since_ns, now);
+    /* The events' turn is over: this dispatch goes to the longest waiting
+     * source, which may be the events themselves, at normal priority. */
+    bool yield = pending && !rt;
+    if (yield)
+        set_events_priority(l, false);
+    set_policy(l, rt);
+    int r = sd_event_dispatch(l->event);
+    if (yield && rt_wanted(l))
+        set_events_priority(l, true);
+    if (!rt)
+        l->events_since_ns = 0;
+    else if (!l->events_since_ns)
+        l->events_since_ns = now;
+    if (rt)
+        l->dispatched_rt++;
+    else
+        l->dispatched_normal++;
+    return r;
+}
+
+int loop_run(struct loop *l)
+{
+    int r = 0;
+    while (sd_event_get_state(l->event) != SD_EVENT_FINISHED) {
+        /* sleep where an event wakes the daemon ahead of the tasks it places */
+        set_policy(l, rt_wanted(l));
+        r = sd_event_prepare(l->event);
+        if (r == 0)
+            r = sd_event_wait(l->event, UINT64_MAX);
+        if (r > 0)
+            r = dispatch(l);
+        if (r < 0)
+            break;
+    }
+    set_policy(l, false);
+    if (r < 0)
+        return r;
+    int code = 0;
+    r = sd_event_get_exit_code(l->event, &code);
+    return r < 0 ? r : code;
+}

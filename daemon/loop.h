@@ -1,0 +1,41 @@
+/* The daemon's event loop (sd-event), with process events handled at a
+ * realtime priority and everything else at normal priority. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+/* After this long of event dispatches in a row, one dispatch goes to the
+ * other sources: a storm that keeps the proc connector readable does not
+ * hold back the tick, control requests or signals for longer. */
+#define LOOP_EVENTS_FAIR_MS 10
+
+#define LOOP_EVENT_SOURCES_MAX 2
+
+struct loop {
+    sd_event *event;
+    /* the proc connector's sources (the main socket, the exec doorbell):
+     * the ones handled at realtime priority */
+    sd_event_source *events[LOOP_EVENT_SOURCES_MAX];
+    unsigned n_events;
+    unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
+    bool at_rt;                 /* the thread's policy now */
+    bool rt_failed;             /* SCHED_FIFO was refused: said once, then not asked again */
+    uint64_t events_since_ns;   /* start of the event dispatches in a row, 0 when the last was another */
+    /* dispatches by the priority they ran at (status, metrics) */
+    uint64_t dispatched_rt, dispatched_normal;
+};
+
+/* events: the proc connector's sources (n of them, NULLs left out), already
+ * in event. */
+void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);
+/* A reload may change the priority; 0 turns realtime handling off. */
+void loop_set_priority(struct loop *l, unsigned priority);
+/* sd_event_loop(), with the policy switched around each dispatch. Returns
+ * the exit code given to sd_event_exit(), or a negative errno. Leaves the
+ * thread at normal priority. */
+int loop_run(struct loop *l);
+/* Whether a dispatch of a proc connector source runs at realtime
+ * priority: one is pending, it is first in line and the other sources have
+ * not waited too long (LOOP_EVENTS_FAIR_MS). Pure; for the loop and tests. */
+bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t now_ns);

@@ -1,0 +1,140 @@
+/* The event loop: process events at SCHED_FIFO, every other dispatch at
+ * SCHED_OTHER, and no source held back by a stream of events. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "util.h"
+
+static void test_events_first(void **state)
+{
+    const uint64_t ms = 1000000;
+    assert_false(loop_events_first(false, 0, 100 * ms));
+    assert_true(loop_events_first(true, 0, 100 * ms));
+    /* in a row for less than LOOP_EVENTS_FAIR_MS: still first */
+    assert_true(loop_events_first(true, 100 * ms, 100 * ms + LOOP_EVENTS_FAIR_MS * ms - 1));
+    /* that long: the others' turn */
+    assert_false(loop_events_first(true, 100 * ms, 100 * ms + LOOP_EVENTS_FAIR_MS * ms));
+}
+
+struct run {
+    int efd;
+    bool drain;                 /* read the eventfd in the callback (else it stays readable) */
+    unsigned events;
+    int events_policy, timer_policy;
+};
+
+static int policy_now(void) { return sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; }
+
+static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+    struct run *run = userdata;
+    uint64_t v;
+    if (run->drain)
+        assert_int_equal(read(fd, &v, sizeof v), (ssize_t)sizeof v);
+    run->events++;
+    run->events_policy = policy_now();
+    return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    struct run *run = userdata;
+    run->timer_policy = policy_now();
+    return sd_event_exit(sd_event_source_get_event(s), 42);
+}
+
+/* An eventfd as the proc connector, readable from the start, and a timer
+ * that ends the loop. */
+static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struct loop *l)
+{
+    sd_event *ev = NULL;
+    sd_event_source *events = NULL;
+    assert_int_equal(sd_event_new(&ev), 0);
+    run->efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+    assert_true(run->efd >= 0);
+    assert_int_equal(sd_event_add_io(ev, &events, run->efd, EPOLLIN, on_events, run), 0);
+    assert_int_equal(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, timer_us, 1, on_timer, run), 0);
+    loop_init(l, ev, &events, 1, priority);
+    int r = loop_run(l);
+    sd_event_source_unref(events);
+    sd_event_unref(ev);
+    close(run->efd);
+    return r;
+}
+
+static bool may_use_fifo(void)
+{
+    struct sched_param sp = {.sched_priority = 1};
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+        return false;
+    sp.sched_priority = 0;
+    assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &sp), 0);
+    return true;
+}
+
+static void test_events_at_fifo_rest_at_other(void **state)
+{
+    if (!may_use_fifo()) {
+        print_message("skipped: SCHED_FIFO is not allowed here (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
+        skip();
+    }
+    struct run run = {.drain = true, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    assert_int_equal(run_loop(&run, 1, 20000, &l), 42);
+    assert_int_equal(run.events, 1);
+    assert_int_equal(run.events_policy, SCHED_FIFO);
+    assert_int_equal(run.timer_policy, SCHED_OTHER);
+    assert_int_equal(policy_now(), SCHED_OTHER);     /* left at normal priority */
+    assert_int_equal(l.dispatched_rt, 1);
+    assert_false(l.rt_failed);
+}
+
+/* Off: nothing changes the policy. */
+static void test_priority_zero(void **state)
+{
+    struct run run = {.drain = true, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    assert_int_equal(run_loop(&run, 0, 1000, &l), 42);
+    assert_int_equal(run.events, 1);
+    assert_int_equal(run.events_policy, SCHED_OTHER);
+    assert_int_equal(run.timer_policy, SCHED_OTHER);
+    assert_int_equal(l.dispatched_rt, 0);
+}
+
+/* Events that never stop (an eventfd nobody reads) hold the others back for
+ * LOOP_EVENTS_FAIR_MS at a time, not for ever: the timer ends the loop. */
+static void test_events_do_not_starve_the_rest(void **state)
+{
+    unsigned priority = may_use_fifo() ? 1 : 0;
+    struct run run = {.drain = false, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    uint64_t t0 = now_ns();
+    alarm(60);      /* a starved timer would spin here at realtime priority */
+    assert_int_equal(run_loop(&run, priority, 2000, &l), 42);
+    alarm(0);
+    assert_true(run.events > 1);
+    assert_int_equal(run.timer_policy, SCHED_OTHER);
+    if (priority)
+        assert_true(l.dispatched_rt > 0);
+    /* generous: the timer was due after 2 ms */
+    assert_true(now_ns() - t0 < 5000000000ull);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_first),
+        cmocka_unit_test(test_events_at_fifo_rest_at_other),
+        cmocka_unit_test(test_priority_zero),
+        cmocka_unit_test(test_events_do_not_starve_the_rest),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
