@@ -465,6 +465,15 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
                "Time spent handling events, by kind (turbosched_events_total counts them)");
     for (unsigned k = PROCMON_FORK; k < PROCMON_KINDS; k++)
         sample(s, "kind", procmon_kind_to_string((enum procmon_kind)k), (double)e->events.handled_ns[k] / 1e9);
+    const struct engine_doorbell *d = &e->events.doorbell;
+    if (d->procmon) {
+        s = family(arr, "turbosched_exec_doorbell_total", "counter",
+                   "The exec-only socket: wake-ups it rang, execs handled from it ahead of the main socket, "
+                   "and those the main socket then brought and were skipped");
+        sample(s, "what", "rung", (double)d->rings);
+        sample(s, "what", "ahead", (double)d->ahead);
+        sample(s, "what", "skipped", (double)d->skipped);
+    }
     s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
     sample(s, NULL, NULL, (double)e->events.wakeups);
     s = family(arr, "turbosched_event_wakeups_seconds_total", "counter",

@@ -444,6 +444,13 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
 {
     if (*read >= SAMPLER_TASKS_PER_TICK || backing_off(s, t, now32))
         return;
+    /* Never read: the first read only sets a baseline, and most tasks of
+     * a fork storm exit before a second; it waits for the next tick. */
+    if (!t->sample_ms && !t->runtime_ns && !(t->flags & TASK_F_FIRST_READ_DUE)) {
+        t->flags |= TASK_F_FIRST_READ_DUE;
+        s->first_reads_deferred++;
+        return;
+    }
     /* asleep at its last read with nothing left of its figure (which decays
      * only when it is read), in a process that has not run since */
     if (t->idle_samples && t->util_milli == 0 && now32 - t->sample_ms < SAMPLER_GATE_JITTER_MAX_MS) {

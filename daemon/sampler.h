@@ -40,6 +40,7 @@ struct sampler {
     uint64_t gate_reads;         /* /proc/PID/stat reads for the gates */
     uint64_t gate_skips;         /* thread reads the gates spared */
     uint64_t jitter_reads;       /* reads of jitter tasks by sampler_sample_tasks */
+    uint64_t first_reads_deferred;   /* new jitter tasks passed over once (TASK_F_FIRST_READ_DUE) */
     /* Called with each jitter thread's schedstat reading that
      * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
     void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);

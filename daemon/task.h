@@ -53,6 +53,9 @@ _Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures 
  * event the hooks are called for: set only while they run. Whoever acts on
  * the TID in them need not read it again to know the TID was not reused. */
 #define TASK_F_START_FRESH 0x400u
+/* A jitter task the load sampler has passed over once without reading:
+ * its first read, which only sets a baseline, waits a tick (sampler.c). */
+#define TASK_F_FIRST_READ_DUE 0x800u
 
 struct task_table;
 

@@ -83,9 +83,12 @@ static void write_task_stat_in(struct fx *f, pid_t pid, pid_t tid, int cpu)
     write_text(path, text);
 }
 
+/* A task the jitter sampler has already passed over once (its first read
+ * is due): test_first_read_waits_a_tick shows that wait. */
 static struct task *add(struct fx *f, pid_t tid, enum task_class cls)
 {
-    struct task proto = {.tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1};
+    struct task proto = {.tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1,
+                         .flags = TASK_F_FIRST_READ_DUE};
     struct task *t;
     assert_int_equal(task_table_add(f->tt, &proto, &t), 0);
     return t;
@@ -246,6 +249,33 @@ static void test_tasks_charged_to_their_cpu(void **state)
     assert_int_equal(c->util_milli, 200);
     assert_int_equal(f->s.jitter_milli[1], 0);
     assert_int_equal(f->s.jitter_load_milli, 200);
+}
+
+/* A new jitter task is first read at the tick after the one that first
+ * saw it: that read only sets a baseline, and a short-lived task (most of
+ * a fork storm) is gone before it would matter. */
+static void test_first_read_waits_a_tick(void **state)
+{
+    struct fx *f = *state;
+    struct task proto = {.tid = 401, .pid = 401, .class = CLASS_JITTER, .rule = -1, .last_cpu = -1};
+    struct task *t;
+    assert_int_equal(task_table_add(f->tt, &proto, &t), 0);
+    write_task(f, 401, 1000000, 1);
+    sampler_sample_tasks(&f->s, f->tt, 1000, 0);
+    assert_int_equal(f->s.jitter_reads, 0);
+    assert_int_equal(f->s.first_reads_deferred, 1);
+    assert_int_equal(t->sample_ms, 0);
+    assert_int_equal(t->last_cpu, -1);
+    sampler_sample_tasks(&f->s, f->tt, 1100, 0);
+    assert_int_equal(f->s.jitter_reads, 1);
+    assert_int_equal(t->sample_ms, 1100);
+    assert_int_equal(t->last_cpu, 1);
+    /* then every tick, as any jitter task */
+    write_task(f, 401, 51000000, 1);
+    sampler_sample_tasks(&f->s, f->tt, 1200, 0);
+    assert_int_equal(f->s.jitter_reads, 2);
+    assert_int_equal(t->util_milli, 500);
+    assert_int_equal(f->s.first_reads_deferred, 1);
 }
 
 /* A task that did not run is not asked for its CPU again. */
@@ -623,6 +653,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpus_unreadable, setup, teardown),
         cmocka_unit_test(test_task_delta),
         cmocka_unit_test_setup_teardown(test_tasks_charged_to_their_cpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_read_waits_a_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_read_less, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),

@@ -137,7 +137,7 @@ for rate in $RATES; do
     } > "$TMP/profile"
     rep=$(kv reported)
     [ "$rate" -ne 0 ] && awk -v x="$(kv execs_per_s)" -v r="$rate" 'BEGIN { exit !(x < 0.9 * r) }' && ceiling=$(kv execs_per_s)
-    TS[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$rep") $(quantiles "$TMP/b0" "$TMP/b1") $(per_k $((r1 - r0)) "$rep") $(per_k $((w1 - w0)) "$rep") $((d1 - d0))"
+    TS[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$rep") $(quantiles "$TMP/b0" "$TMP/b1") $(per_k $((r1 - r0)) "$rep") $(per_k $((w1 - w0)) "$rep") $((d1 - d0)) $(per_k $((r1 - r0)) "$(kv placed)")"
 done
 ovf=$(ctl --json status | sed -n 's/^ *"overflows": \([0-9]*\).*/\1/p' | head -1)
 dnice=$(awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$DPID/stat")
@@ -162,27 +162,28 @@ if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
         read -r r0 w0 < <(sched "$CGPID"); d0=$(netlink_drops "$CGPID")
         storm "$rate" --cgroup /tsbench
         read -r r1 w1 < <(sched "$CGPID"); d1=$(netlink_drops "$CGPID")
-        CGR[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)") $((d1 - d0))"
+        CGR[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)") $((d1 - d0)) $(per_k $((r1 - r0)) "$(kv placed)")"
     done
     kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
 fi
 
-echo "| rate asked | execs/s reached | placed ≤ 20 ms | p50 / p99 from the kernel's event | CPU per 1,000 tasks | waited for a CPU per 1,000 | drops | cgrulesengd: execs/s, placed, CPU per 1,000, drops | CPU ratio |"
+echo "| rate asked | execs/s reached | placed ≤ 20 ms | p50 / p99 from the kernel's event | CPU per 1,000 tasks (per 1,000 placed) | waited for a CPU per 1,000 | drops | cgrulesengd: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | CPU ratio per task (per task placed) |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for rate in $RATES; do
     if [ -z "${TS[$rate]:-}" ]; then
         echo "| $rate | not reached: the storm peaked at ${ceiling}/s at a lower rate | | | | | | | |"
         continue
     fi
-    read -r x pl p50 p99 cnt cpu wait drops <<< "${TS[$rate]}"
+    read -r x pl p50 p99 cnt cpu wait drops cpupl <<< "${TS[$rate]}"
     cg="not installed or no v1 cpuset hierarchy"; ratio_s="-"
     if [ -n "${CGR[$rate]:-}" ]; then
-        read -r cx cpl ccpu cdrops <<< "${CGR[$rate]}"
-        cg="$cx/s, $cpl%, $ccpu ms, $cdrops"
-        ratio_s=$(awk -v a="$cpu" -v b="$ccpu" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
+        read -r cx cpl ccpu cdrops ccpupl <<< "${CGR[$rate]}"
+        cg="$cx/s, $cpl%, $ccpu ms ($ccpupl ms), $cdrops"
+        ratio_s=$(awk -v a="$cpu" -v b="$ccpu" -v ap="$cpupl" -v bp="$ccpupl" \
+            'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-"; if (bp > 0) printf " (%.2fx)", ap / bp }')
     fi
     label=$rate; [ "$rate" -eq 0 ] && label="unpaced"
-    echo "| $label | $x | $pl% | $p50 / $p99 µs ($cnt timed) | $cpu ms | $wait ms | $drops | $cg | $ratio_s |"
+    echo "| $label | $x | $pl% | $p50 / $p99 µs ($cnt timed) | $cpu ms ($cpupl ms) | $wait ms | $drops | $cg | $ratio_s |"
 done
 echo
 cat "$TMP/profile"
@@ -190,13 +191,15 @@ echo
 echo "Paced rates for ${SECS} s each (CHILDREN = rate x ${SECS}), unpaced $N children; 2 workers, each task checks 20 ms after its exec;"
 echo "CPU 0 kept 60% busy; turboschedd at nice $dnice; overflows counted by the daemon: ${ovf:-0}."
 if [ -n "${TS[0]:-}" ]; then
-    read -r x pl p50 p99 cnt cpu wait drops <<< "${TS[0]}"
+    read -r x pl p50 p99 cnt cpu wait drops cpupl <<< "${TS[0]}"
     echo "placed_pct_turboschedd=$pl"
     echo "storm_execs_per_s=$x"
     echo "storm_latency_p99_us=$p99"
     echo "storm_cpu_per_1000_ms=$cpu"
+    echo "storm_cpu_per_1000_placed_ms=$cpupl"
     if [ -n "${CGR[0]:-}" ]; then
-        read -r cx cpl ccpu cdrops <<< "${CGR[0]}"
+        read -r cx cpl ccpu cdrops ccpupl <<< "${CGR[0]}"
         echo "storm_cgrulesengd_cpu_per_1000_ms=$ccpu"
+        echo "storm_cgrulesengd_cpu_per_1000_placed_ms=$ccpupl"
     fi
 fi
