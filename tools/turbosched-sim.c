@@ -242,6 +242,8 @@ struct sim {
     double none_woken;            /* benefit-table: idle cores unconfined jitter keeps active */
     bool none_woken_known;
     bool core_was_deep[MAX_CORES];
+    unsigned tick_core_wakes[MAX_CORES];   /* benefit-table: wake-ups out of deep states since the last tick */
+    double none_wakes;            /* benefit-table: per second, of idle cores, with jitter unconfined */
     unsigned deep_wakes;          /* cores woken out of the deep states while measuring */
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
@@ -532,6 +534,7 @@ static void update_freq(struct sim *s, bool wof_pass)
     for (int c = 0; c < P.n_cores; c++) {
         /* what the cores' entries into the deep states count */
         bool deep = core_deep(s, c), woke = s->core_was_deep[c] && !deep;
+        s->tick_core_wakes[c] += woke;
         s->deep_wakes += woke && s->now >= s->measure_from;
         s->core_was_deep[c] = deep;
     }
@@ -856,7 +859,7 @@ static void benefit_table_tick(struct sim *s)
     struct benefit_snapshot snap;
     struct benefit_choice ch;
 
-    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0;
+    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0, tick_us = s->tick_time;
     bool unconfined = !s->restricted;
     s->tick_active_time = s->tick_time = 0;
     if (daemon_observe(s, util, jit, &jload) < 0)
@@ -865,16 +868,23 @@ static void benefit_table_tick(struct sim *s)
     snap.freq = &s->fr;
     if (unconfined && active > 0) {
         /* what per-core residency in the deep idle states (cpuidle's
-         * stateN/time) would give: the active cores beyond the busy ones */
-        unsigned n_busy = 0;
-        for (int c = 0; c < P.n_cores; c++)
+         * stateN/time) would give: the active cores beyond the busy ones;
+         * and their entries (stateN/usage): the idle cores' wake-ups */
+        unsigned n_busy = 0, wakes = 0;
+        for (int c = 0; c < P.n_cores; c++) {
             n_busy += cores[c].busy;
-        double woken = MAX(0.0, active - n_busy);
+            wakes += cores[c].busy ? 0 : s->tick_core_wakes[c];
+        }
+        double woken = MAX(0.0, active - n_busy), wakes_per_s = wakes / (tick_us / 1e6);
         s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
+        s->none_wakes = s->none_woken_known ? 0.5 * (s->none_wakes + wakes_per_s) : wakes_per_s;
         s->none_woken_known = true;
     }
-    snap.none_woken_measured = pass_none_woken && s->none_woken_known;
+    memset(s->tick_core_wakes, 0, sizeof(s->tick_core_wakes));
+    snap.none_woken_measured = snap.none_wakes_measured = pass_none_woken && s->none_woken_known;
     snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
+    snap.none_wakes_per_s = (unsigned) lround(s->none_wakes);
+    snap.reeval_us = (unsigned) lround(P.wof_interval_us);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
     snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
@@ -1286,7 +1296,8 @@ static void usage(FILE *f)
             "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
             "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
             "      --no-woken        benefit-table without the measured count of idle cores unconfined\n"
-            "                        jitter keeps active (one per jitter task, as turboschedd assumes)\n"
+            "                        jitter keeps active and their wake-ups (one core per jitter task,\n"
+            "                        never deep, as turboschedd assumes)\n"
             "      --abs-timers      jitter sleeps to absolute times (as tools/turbo-bench), not a period\n"
             "                        from the start of its work (turbo_bench's usleep)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
