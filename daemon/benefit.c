@@ -400,8 +400,13 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         return 0;
     }
 
+    /* The margin keeps a restriction against small gains elsewhere, not
+     * one that no longer gains at all (its estimate sharpens as the
+     * caller's smoothed jitter load settles): that one is weighed afresh
+     * against none. Entering takes the margin, leaving a loss, so the
+     * choice does not flap between them. */
     enum benefit_plan ref = current;
-    if (ref >= BENEFIT_N_PLANS || !est[ref].candidate)
+    if (ref >= BENEFIT_N_PLANS || !est[ref].candidate || est[ref].throughput <= base)
         ref = BENEFIT_NONE;
     enum benefit_plan best = ref;
     for (int p = 0; p < BENEFIT_N_PLANS; p++)
