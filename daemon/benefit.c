@@ -275,6 +275,35 @@ static void estimate_pack(const struct benefit_snapshot *snap, const struct tall
     e->jitter_cost = t->busy_tput > 0 ? MIN_D(1, t->work * t->cpw_pack / t->busy_tput) : 0;
 }
 
+/* The share of the time an unconfined jitter task keeps its idle core out
+ * of the deep states: as measured, else always (one core per task). */
+static double woken_share(const struct benefit_snapshot *snap, const struct tally *t)
+{
+    unsigned n_woken = snap->n_jitter_tasks < t->n_idle ? snap->n_jitter_tasks : t->n_idle;
+    if (!snap->none_woken_measured || !n_woken)
+        return 1;
+    return MIN_D(1, none_woken(snap, t) / n_woken);
+}
+
+/* Wake-ups per second of idle cores out of the deep states: none's as
+ * measured, on the cores its jitter woke; packing wakes no idle core; an
+ * isolated core holding m tasks is woken by one only when none of the
+ * other m - 1 holds it awake (each a share w of the time, independently),
+ * so isolation wakes cores less often than one core per task does. */
+static double deep_wakes(const struct benefit_snapshot *snap, const struct tally *t, enum benefit_plan p,
+                         unsigned n_isolate)
+{
+    unsigned n_jit = snap->n_jitter_tasks, n_woken = n_jit < t->n_idle ? n_jit : t->n_idle;
+    if (!snap->none_wakes_measured || !snap->reeval_us || !n_woken)
+        return 0;
+    if (p == BENEFIT_NONE)
+        return snap->none_wakes_per_s;
+    if (p != BENEFIT_ISOLATE || !n_isolate)
+        return 0;
+    double per_task = snap->none_wakes_per_s / (double) n_woken, others = (double) n_jit / n_isolate - 1;
+    return n_jit * per_task * pow(1 - woken_share(snap, t), others > 0 ? others : 0);
+}
+
 /* isolate: the fewest idle cores whose capacity holds the jitter */
 static void estimate_isolate(const struct benefit_snapshot *snap, const struct tally *t,
                              struct benefit_estimate *e)
@@ -292,8 +321,7 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
     if (snap->none_woken_measured) {
         /* each task keeps its core active a share w of the time when alone
          * on it; k cores sharing the tasks are active when any is */
-        unsigned n_woken = snap->n_jitter_tasks < t->n_idle ? snap->n_jitter_tasks : t->n_idle;
-        double w = MIN_D(1, none_woken(snap, t) / n_woken);
+        double w = woken_share(snap, t);
         e->active_mean = t->n_busy + k * (1 - pow(1 - w, (double) snap->n_jitter_tasks / k));
     }
     e->jitter_cost = 0;
@@ -313,7 +341,16 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
         struct benefit_estimate *e = &est[p];
         e->active_cores = (unsigned) lround(e->active_mean);
-        double mhz = fr && fr->n_cores ? freq_response_mhz_at(fr, e->active_mean) : 0;
+        e->deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan) p, e->n_isolate);
+        /* after each wake-up the limit stays one core lower until the next
+         * re-evaluation, half an interval on average; wake-ups closer than
+         * that share one lag (Poisson: the share of time with at least one) */
+        e->lag_share = 1 - exp(-e->deep_wakes_per_s * snap->reeval_us / 2e6);
+        double mhz = 0;
+        if (fr && fr->n_cores) {
+            mhz = freq_response_mhz_at(fr, e->active_mean);
+            mhz -= e->lag_share * (mhz - freq_response_mhz_at(fr, e->active_mean + 1));
+        }
         e->busy_mhz = (unsigned) lround(mhz);
         double f = fr ? mhz : 1;
         e->throughput = f * t.busy_tput * (1 - e->jitter_cost);
@@ -363,8 +400,13 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         return 0;
     }
 
+    /* The margin keeps a restriction against small gains elsewhere, not
+     * one that no longer gains at all (its estimate sharpens as the
+     * caller's smoothed jitter load settles): that one is weighed afresh
+     * against none. Entering takes the margin, leaving a loss, so the
+     * choice does not flap between them. */
     enum benefit_plan ref = current;
-    if (ref >= BENEFIT_N_PLANS || !est[ref].candidate)
+    if (ref >= BENEFIT_N_PLANS || !est[ref].candidate || est[ref].throughput <= base)
         ref = BENEFIT_NONE;
     enum benefit_plan best = ref;
     for (int p = 0; p < BENEFIT_N_PLANS; p++)

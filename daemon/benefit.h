@@ -83,13 +83,26 @@ struct benefit_snapshot {
      * where it can (x86's C6 wants 0.2-0.3 ms). */
     bool none_woken_measured;
     unsigned none_woken_milli;
+    /* Wake-ups per second of idle cores out of those deep states, with the
+     * jitter unconfined, as measured (on a real machine: the idle cores'
+     * entries into the deep states, cpuidle's stateN/usage), and how often
+     * the chip re-evaluates its frequency limit (us). A wake-up lowers the
+     * limit at once; it rises again only at the next re-evaluation, half an
+     * interval on average after the core is back in a deep state: a loss
+     * the time-averaged active count does not show. Either unknown (not
+     * measured, or reeval_us 0): not counted. */
+    bool none_wakes_measured;
+    unsigned none_wakes_per_s;
+    unsigned reeval_us;
 };
 
 struct benefit_estimate {
     bool candidate;               /* the plan is possible in this snapshot */
     unsigned active_cores;        /* active_mean rounded, for reports */
     double active_mean;           /* time-averaged active cores (fractional when measured) */
-    unsigned busy_mhz;            /* 0 when the frequency is unknown */
+    double deep_wakes_per_s;      /* wake-ups of idle cores out of the deep states (when measured) */
+    double lag_share;             /* share of the time the limit lags one active core behind them */
+    unsigned busy_mhz;            /* 0 when the frequency is unknown; the lag counted */
     unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
     double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */
     double throughput;            /* busy_mhz x capacity x (1 - cost); relative units */

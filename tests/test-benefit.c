@@ -317,6 +317,103 @@ static void test_measured_woken_cores(void **state)
     assert_int_equal(ch.plan, BENEFIT_ISOLATE);
 }
 
+/* The Xeon E5-2667 v2's published turbo bins (the simulator's x86-e5v2):
+ * 8 SMT2 cores, 4000 MHz with one active down to 3600 with five to eight.
+ * n busy cores with one intensive thread each, n jitter tasks of
+ * task_milli each on idle cores, which reach a deep state between two
+ * wake-ups: together active 0.045 of a core per task, and each wake-up
+ * leaves a deep state (333 a second per task). */
+struct e5v2 {
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[8];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+};
+
+static void e5v2_snapshot(struct e5v2 *x, unsigned n, unsigned task_milli)
+{
+    static const unsigned bins[] = { 0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600 };
+    capacity_table_default(&x->cap);
+    freq_response_init(&x->fr, 8);
+    for (unsigned a = 1; a <= 8; a++)
+        x->fr.mhz[a] = bins[a];
+    for (unsigned c = 0; c < 8; c++)
+        x->cores[c] = (struct benefit_core){ .threads = 2, .intensive_milli = c < n ? 1000 : 0, .busy = c < n };
+    x->snap = (struct benefit_snapshot){
+        .n_cores = 8, .cores = x->cores, .cap = &x->cap, .jitter_milli = n * task_milli, .n_jitter_tasks = n,
+        .headroom_milli = 100, .freq = &x->fr,
+        .none_woken_measured = true, .none_woken_milli = 45 * n,
+        .none_wakes_measured = true, .none_wakes_per_s = 322 * n, .reeval_us = 500,
+    };
+}
+
+/* Each wake-up of a deep idle core lowers the limit until the next
+ * re-evaluation: a loss the time-averaged active count does not show. */
+static void test_wake_up_lag(void **state)
+{
+    (void) state;
+    struct e5v2 x;
+    e5v2_snapshot(&x, 4, 20);
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    const struct benefit_estimate *none = &x.ch.est[BENEFIT_NONE], *pack = &x.ch.est[BENEFIT_PACK],
+                                  *iso = &x.ch.est[BENEFIT_ISOLATE];
+    /* 4.18 active (3682 MHz); 1288 wake-ups a second, each lagging 250 us
+     * on average: 1 - exp(-0.322) of the time one core (82 MHz) lower */
+    assert_true(fabs(none->active_mean - 4.18) < 1e-9);
+    assert_true(fabs(none->deep_wakes_per_s - 1288) < 1e-9);
+    assert_true(fabs(none->lag_share - (1 - exp(-0.322))) < 1e-9);
+    assert_int_equal(none->busy_mhz, 3659);
+    /* packing wakes no idle core */
+    assert_true(pack->deep_wakes_per_s == 0 && pack->lag_share == 0);
+    assert_int_equal(pack->busy_mhz, 3700);
+    /* four tasks on one core: a wake-up finds it deep when none of the
+     * other three holds it, (1 - 0.045)^3 of the time */
+    assert_int_equal(iso->n_isolate, 1);
+    assert_true(fabs(iso->deep_wakes_per_s - 1288 * pow(0.955, 3)) < 1e-6);
+    assert_true(iso->busy_mhz > none->busy_mhz && iso->busy_mhz < 3682);
+    /* 20 milli a task: packing's 1.2% cost outweighs the 1.1% it gains */
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+
+    /* lighter jitter: packing costs 0.6%, and pays only with the lag counted */
+    e5v2_snapshot(&x, 4, 10);
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_PACK);
+    x.snap.reeval_us = 0;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_int_equal(x.ch.est[BENEFIT_NONE].busy_mhz, 3682);
+    assert_true(x.ch.est[BENEFIT_NONE].lag_share == 0);
+    /* not measured: not counted either */
+    x.snap.reeval_us = 500;
+    x.snap.none_wakes_measured = false;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    assert_int_equal(x.ch.est[BENEFIT_NONE].busy_mhz, 3682);
+}
+
+/* A restriction is held against small gains elsewhere, not once it is
+ * estimated to gain nothing over no restriction. */
+static void test_restriction_left_when_it_no_longer_pays(void **state)
+{
+    (void) state;
+    struct e5v2 x;
+    /* 16 milli a task: packing +0.14% est., inside the margin: not taken,
+     * but kept where applied */
+    e5v2_snapshot(&x, 4, 16);
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_PACK, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_PACK);
+    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);
+    /* 20 milli: -0.1% est., also inside the margin, but a loss: left */
+    e5v2_snapshot(&x, 4, 20);
+    const struct benefit_estimate *est = x.ch.est;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_PACK, 30, &x.ch), 0);
+    assert_true(est[BENEFIT_PACK].throughput < est[BENEFIT_NONE].throughput * 1.003);
+    assert_true(est[BENEFIT_PACK].throughput > est[BENEFIT_NONE].throughput * 0.997);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+}
+
 /* The margin keeps the applied plan while another is only marginally better. */
 static void test_margin_holds(void **state)
 {
@@ -777,6 +874,8 @@ int main(void)
         cmocka_unit_test(test_heavy_jitter),
         cmocka_unit_test(test_margin_holds),
         cmocka_unit_test(test_measured_woken_cores),
+        cmocka_unit_test(test_wake_up_lag),
+        cmocka_unit_test(test_restriction_left_when_it_no_longer_pays),
         cmocka_unit_test(test_probe_learns),
         cmocka_unit_test(test_probe_noise),
         cmocka_unit_test(test_probe_close_plans_probed_again),

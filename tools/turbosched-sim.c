@@ -130,6 +130,10 @@ static bool pass_cpu_jitter = true;
  * active, as measured in the last unrestricted ticks; off: not measured,
  * one core per jitter task, as turboschedd's packer-benefit.c passes. */
 static bool pass_none_woken = true;
+/* Jitter threads sleep to one period after their previous timer
+ * (clock_nanosleep TIMER_ABSTIME, as tools/turbo-bench), not a period
+ * from the start of their work (turbo_bench's usleep). */
+static bool abs_timers;
 /* The benefit model's margin (basis points) and the probes' measurement
  * noise: a uniform error of up to this many MHz on each tick's sample. */
 static unsigned benefit_margin_bp = BENEFIT_MARGIN_BP_DEFAULT;
@@ -237,6 +241,10 @@ struct sim {
     double tick_active_time, tick_time;     /* active cores since the last tick (benefit-table) */
     double none_woken;            /* benefit-table: idle cores unconfined jitter keeps active */
     bool none_woken_known;
+    bool core_was_deep[MAX_CORES];
+    unsigned tick_core_wakes[MAX_CORES];   /* benefit-table: wake-ups out of deep states since the last tick */
+    double none_wakes;            /* benefit-table: per second, of idle cores, with jitter unconfined */
+    unsigned deep_wakes;          /* cores woken out of the deep states while measuring */
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
 
@@ -523,6 +531,13 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
  * the next WOF pass. */
 static void update_freq(struct sim *s, bool wof_pass)
 {
+    for (int c = 0; c < P.n_cores; c++) {
+        /* what the cores' entries into the deep states count */
+        bool deep = core_deep(s, c), woke = s->core_was_deep[c] && !deep;
+        s->tick_core_wakes[c] += woke;
+        s->deep_wakes += woke && s->now >= s->measure_from;
+        s->core_was_deep[c] = deep;
+    }
     double limit = s->f_table[n_active_units(s)];
     if (limit < s->f_mhz || wof_pass)
         s->f_mhz = limit;
@@ -597,7 +612,10 @@ static void jitter_done(struct sim *s, int cpu)
     t->runnable = false;
     t->timer_cpu = cpu;
     double started = t->wake_at;  /* wake_at still holds the last actual start */
-    t->intended = MAX(started + P.period_us, s->now);
+    /* turbo_bench sleeps what is left of the period after the work, so a
+     * late start (a deep core's exit latency) delays every later period;
+     * an absolute timer keeps the phase */
+    t->intended = MAX((abs_timers ? t->intended : started) + P.period_us, s->now);
     t->wake_at = t->intended + rng_unit(s) * P.slack_us;
     c->cur = -1;
     if (c->n_queue > 0) {
@@ -841,7 +859,7 @@ static void benefit_table_tick(struct sim *s)
     struct benefit_snapshot snap;
     struct benefit_choice ch;
 
-    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0;
+    double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0, tick_us = s->tick_time;
     bool unconfined = !s->restricted;
     s->tick_active_time = s->tick_time = 0;
     if (daemon_observe(s, util, jit, &jload) < 0)
@@ -850,16 +868,23 @@ static void benefit_table_tick(struct sim *s)
     snap.freq = &s->fr;
     if (unconfined && active > 0) {
         /* what per-core residency in the deep idle states (cpuidle's
-         * stateN/time) would give: the active cores beyond the busy ones */
-        unsigned n_busy = 0;
-        for (int c = 0; c < P.n_cores; c++)
+         * stateN/time) would give: the active cores beyond the busy ones;
+         * and their entries (stateN/usage): the idle cores' wake-ups */
+        unsigned n_busy = 0, wakes = 0;
+        for (int c = 0; c < P.n_cores; c++) {
             n_busy += cores[c].busy;
-        double woken = MAX(0.0, active - n_busy);
+            wakes += cores[c].busy ? 0 : s->tick_core_wakes[c];
+        }
+        double woken = MAX(0.0, active - n_busy), wakes_per_s = wakes / (tick_us / 1e6);
         s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
+        s->none_wakes = s->none_woken_known ? 0.5 * (s->none_wakes + wakes_per_s) : wakes_per_s;
         s->none_woken_known = true;
     }
-    snap.none_woken_measured = pass_none_woken && s->none_woken_known;
+    memset(s->tick_core_wakes, 0, sizeof(s->tick_core_wakes));
+    snap.none_woken_measured = snap.none_wakes_measured = pass_none_woken && s->none_woken_known;
     snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
+    snap.none_wakes_per_s = (unsigned) lround(s->none_wakes);
+    snap.reeval_us = (unsigned) lround(P.wof_interval_us);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
     snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
@@ -956,6 +981,7 @@ struct result {
     double lat_p50_us, lat_p99_us;
     double packed_share;
     double mask_changes_per_min;
+    double deep_wakes_per_s;      /* cores woken out of the deep states (each throttles the chip) */
     char plan_summary[256];       /* turboschedd: the last plan's explanation */
 };
 
@@ -1185,6 +1211,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     res->lat_p99_us = hist_pct(s, 99);
     res->packed_share = s->packed_time / dur;
     res->mask_changes_per_min = s->mask_changes / (dur / 60e6);
+    res->deep_wakes_per_s = s->deep_wakes / (dur / 1e6);
 #if HAVE_PACKER
     if (pol->tick)
         snprintf(res->plan_summary, sizeof(res->plan_summary), "%s",
@@ -1269,7 +1296,10 @@ static void usage(FILE *f)
             "  --benefit-margin-bp B the benefit model's margin (%u basis points)\n"
             "  --probe-noise-mhz F   benefit-probe's frequency samples err by up to F MHz (20)\n"
             "      --no-woken        benefit-table without the measured count of idle cores unconfined\n"
-            "                        jitter keeps active (one per jitter task, as turboschedd assumes)\n"
+            "                        jitter keeps active and their wake-ups (one core per jitter task,\n"
+            "                        never deep, as turboschedd assumes)\n"
+            "      --abs-timers      jitter sleeps to absolute times (as tools/turbo-bench), not a period\n"
+            "                        from the start of its work (turbo_bench's usleep)\n"
             "      --no-cpu-jitter   turboschedd without per-CPU jitter shares (NULL to packer_plan(),\n"
             "                        as the daemon passed before it charged jitter time to CPUs)\n"
             "  --warmup-s S, --measure-s S   simulated time before/while measuring (6, 3)\n"
@@ -1340,7 +1370,7 @@ int main(int argc, char **argv)
     enum {
         O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
         O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
-        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE, O_NO_WOKEN,
+        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE, O_NO_WOKEN, O_ABS_TIMERS,
     };
     static const struct option longopts[] = {
         { "quick", no_argument, NULL, O_QUICK },
@@ -1372,6 +1402,7 @@ int main(int argc, char **argv)
         { "benefit-margin-bp", required_argument, NULL, O_MARGIN },
         { "probe-noise-mhz", required_argument, NULL, O_NOISE },
         { "no-woken", no_argument, NULL, O_NO_WOKEN },
+        { "abs-timers", no_argument, NULL, O_ABS_TIMERS },
         { "verbose", no_argument, NULL, 'v' },
         { "trace", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
@@ -1446,6 +1477,7 @@ int main(int argc, char **argv)
         case O_MARGIN: r = parse_uint(optarg, &benefit_margin_bp); break;
         case O_NOISE: r = parse_double(optarg, &probe_noise_mhz); break;
         case O_NO_WOKEN: pass_none_woken = false; break;
+        case O_ABS_TIMERS: abs_timers = true; break;
         case O_JOBS: r = parse_uint(optarg, &jobs); break;
         case 'v': verbose = true; break;
         case 'T': trace = true; break;
@@ -1579,7 +1611,7 @@ int main(int argc, char **argv)
             return 1;
         }
         fprintf(f, "policy,n,ops_gps,ops_rel_cfs,freq_mhz,freq_rel_cfs,chip_freq_mhz,max_freq_mhz,"
-                   "active_cores,lat_p50_us,lat_p99_us,restricted_share,mask_changes_per_min\n");
+                   "active_cores,lat_p50_us,lat_p99_us,restricted_share,mask_changes_per_min,deep_wakes_per_s\n");
         for (int p = 0; p <= N_POL; p++) {
             for (int k = 0; k < n_n; k++) {
                 const struct result *b = &res[k * N_POL];
@@ -1596,10 +1628,10 @@ int main(int argc, char **argv)
                     x = &res[k * N_POL + p];
                     name = pol_names[p];
                 }
-                fprintf(f, "%s,%d,%.4f,%.4f,%.1f,%.4f,%.1f,%.1f,%.2f,%.1f,%.1f,%.3f,%.1f\n", name, ns[k],
+                fprintf(f, "%s,%d,%.4f,%.4f,%.1f,%.4f,%.1f,%.1f,%.2f,%.1f,%.1f,%.3f,%.1f,%.0f\n", name, ns[k],
                         x->ops_per_s, x->ops_per_s / b->ops_per_s, x->freq_mhz, x->freq_mhz / b->freq_mhz,
                         x->chip_freq_mhz, x->max_freq_mhz, x->active_cores, x->lat_p50_us, x->lat_p99_us,
-                        x->packed_share, x->mask_changes_per_min);
+                        x->packed_share, x->mask_changes_per_min, x->deep_wakes_per_s);
             }
         }
         if (fflush(f) != 0) {
