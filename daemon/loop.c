@@ -122,8 +122,12 @@ int loop_run(struct loop *l)
         /* sleep where an event wakes the daemon ahead of the tasks it places */
         set_policy(l, rt_wanted(l));
         r = sd_event_prepare(l->event);
-        if (r == 0)
+        if (r == 0) {
+            /* Nothing was left pending by the last dispatch: no source
+             * waited behind the events, whose run in a row ends here. */
+            l->events_since_ns = 0;
             r = sd_event_wait(l->event, UINT64_MAX);
+        }
         if (r > 0)
             r = dispatch(l);
         if (r < 0)

@@ -21,7 +21,9 @@ struct loop {
     unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
     bool at_rt;                 /* the thread's policy now */
     bool rt_failed;             /* SCHED_FIFO was refused: said once, then not asked again */
-    uint64_t events_since_ns;   /* start of the event dispatches in a row, 0 when the last was another */
+    /* start of the event dispatches in a row while another source was left
+     * pending; 0 when the last dispatch was another's or nothing was left */
+    uint64_t events_since_ns;
     /* dispatches by the priority they ran at (status, metrics) */
     uint64_t dispatched_rt, dispatched_normal;
 };

@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -97,6 +99,72 @@ static void test_events_at_fifo_rest_at_other(void **state)
     assert_false(l.rt_failed);
 }
 
+struct spaced {
+    int efd;
+    unsigned writes;            /* the writer's */
+    unsigned left, calls, at_fifo;  /* the loop's */
+};
+
+static void *write_spaced(void *arg)
+{
+    struct spaced *sp = arg;
+    for (unsigned i = 0; i < sp->writes; i++) {
+        /* apart by more than LOOP_EVENTS_FAIR_MS: each one after a sleep */
+        struct timespec ts = {.tv_nsec = (LOOP_EVENTS_FAIR_MS + 5) * 1000000L};
+        nanosleep(&ts, NULL);
+        uint64_t one = 1;
+        assert_int_equal(write(sp->efd, &one, sizeof one), (ssize_t)sizeof one);
+    }
+    return NULL;
+}
+
+static int on_spaced(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+    struct spaced *sp = userdata;
+    uint64_t v;
+    assert_int_equal(read(fd, &v, sizeof v), (ssize_t)sizeof v);
+    sp->calls++;
+    if (policy_now() == SCHED_FIFO)
+        sp->at_fifo++;
+    sp->left -= (unsigned)v;
+    return sp->left ? 0 : sd_event_exit(sd_event_source_get_event(s), 7);
+}
+
+/* Events apart by more than LOOP_EVENTS_FAIR_MS, with nothing else to do:
+ * every one is handled at SCHED_FIFO (the yield is for sources left
+ * waiting, not for time passed asleep). */
+static void test_spaced_events_all_at_fifo(void **state)
+{
+    if (!may_use_fifo()) {
+        print_message("skipped: SCHED_FIFO is not allowed here (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
+        skip();
+    }
+    sd_event *ev = NULL;
+    sd_event_source *events = NULL;
+    struct spaced sp = {.writes = 4, .left = 4};
+    assert_int_equal(sd_event_new(&ev), 0);
+    sp.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    assert_true(sp.efd >= 0);
+    assert_int_equal(sd_event_add_io(ev, &events, sp.efd, EPOLLIN, on_spaced, &sp), 0);
+    struct loop l;
+    loop_init(&l, ev, &events, 1, 1);
+    unsigned n = sp.writes;
+    pthread_t writer;
+    assert_int_equal(pthread_create(&writer, NULL, write_spaced, &sp), 0);
+    alarm(60);
+    assert_int_equal(loop_run(&l), 7);
+    alarm(0);
+    assert_int_equal(pthread_join(writer, NULL), 0);
+    /* each write woke the loop once, unless two came together; the only
+     * dispatch at normal priority is the exit's */
+    assert_int_equal(sp.at_fifo, sp.calls);
+    assert_true(sp.calls >= 1 && sp.calls <= n);
+    assert_int_equal(l.dispatched_rt, sp.calls);
+    sd_event_source_unref(events);
+    sd_event_unref(ev);
+    close(sp.efd);
+}
+
 /* Off: nothing changes the policy. */
 static void test_priority_zero(void **state)
 {
@@ -133,6 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_first),
         cmocka_unit_test(test_events_at_fifo_rest_at_other),
+        cmocka_unit_test(test_spaced_events_all_at_fifo),
         cmocka_unit_test(test_priority_zero),
         cmocka_unit_test(test_events_do_not_starve_the_rest),
     };
