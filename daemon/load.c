@@ -94,11 +94,23 @@ void load_cpu_util(const struct cpu_stat *prev, int n_prev,
 
 unsigned load_ewma(unsigned prev_milli, unsigned sample_milli, uint64_t dt_ms, unsigned half_life_ms)
 {
-    if (half_life_ms == 0)
+    if (half_life_ms == 0 || prev_milli == sample_milli)
         return sample_milli;
     double keep = exp2(-(double)dt_ms / (double)half_life_ms);
     double v = keep * prev_milli + (1.0 - keep) * sample_milli;
-    return (unsigned)lround(v);
+    /* In whole milli, rounding to the nearest stops short of a steady sample
+     * once a step is under half a milli: up to 0.5 / (1 - keep) below or
+     * above it, 3 milli at a 250 ms tick and a 1 s half-life, a tenth of a
+     * light jitter task's load, and a figure of 1-3 never decays to 0.
+     * Rounding towards the sample reaches it (a step under a milli then
+     * takes a whole one); the slack absorbs floating-point error on an
+     * exact result, and the sample bounds the step. */
+    if (sample_milli > prev_milli) {
+        double up = ceil(v - 1e-9);
+        return up < (double)sample_milli ? (unsigned)up : sample_milli;
+    }
+    double down = floor(v + 1e-9);
+    return down > (double)sample_milli ? (unsigned)down : sample_milli;
 }
 
 int load_parse_schedstat(const char *text, uint64_t *runtime_ns)

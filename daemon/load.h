@@ -25,7 +25,8 @@ void load_cpu_util(const struct cpu_stat *prev, int n_prev,
                    int *util_milli, int n_out);
 
 /* Exponentially weighted moving average whose weight on the past halves every
- * half_life_ms. half_life_ms 0 means no smoothing. */
+ * half_life_ms, rounded towards the sample, so that a steady sample is
+ * reached (and 0 after samples of 0). half_life_ms 0 means no smoothing. */
 unsigned load_ewma(unsigned prev_milli, unsigned sample_milli, uint64_t dt_ms, unsigned half_life_ms);
 
 /* CPU time a thread has consumed, in ns: /proc/PID/task/TID/schedstat (first

@@ -119,6 +119,34 @@ static void test_ewma(void **state)
     assert_in_range(v, 960, 1000);
 }
 
+/* 40 ticks of 250 ms, 10 half-lives of 1 s, from prev towards a steady
+ * sample: never past it, and on it at the end. */
+static unsigned ewma_steady(unsigned v, unsigned sample)
+{
+    unsigned lo = MIN(v, sample), hi = MAX(v, sample);
+    for (int i = 0; i < 40; i++) {
+        v = load_ewma(v, sample, 250, 1000);
+        assert_in_range(v, lo, hi);
+    }
+    return v;
+}
+
+static void test_ewma_reaches_sample(void **state)
+{
+    /* A light jitter task's 83 milli: rounding each step to the nearest
+     * stopped at 80 from below and 86 from above. */
+    assert_int_equal(ewma_steady(0, 83), 83);
+    assert_int_equal(ewma_steady(1000, 83), 83);
+    /* A task gone quiet decays to 0, which the sampler's per-process gate
+     * waits for; it stopped at 3. */
+    assert_int_equal(ewma_steady(83, 0), 0);
+    assert_int_equal(ewma_steady(3, 0), 0);
+    assert_int_equal(ewma_steady(997, 1000), 1000);
+    /* One step under a milli still moves one milli towards the sample. */
+    assert_int_equal(load_ewma(82, 83, 250, 1000), 83);
+    assert_int_equal(load_ewma(1, 0, 250, 1000), 0);
+}
+
 static void test_task_runtime(void **state)
 {
     char root[PATH_MAX];
@@ -178,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_live),
         cmocka_unit_test(test_ewma),
+        cmocka_unit_test(test_ewma_reaches_sample),
         cmocka_unit_test(test_task_runtime),
         cmocka_unit_test(test_task_last_cpu),
         cmocka_unit_test(test_task_runtime_live),
