@@ -29,6 +29,9 @@ static void no_table(struct engine *e)
  * configuration's, else the CPU's turbo ratios), or why there is none. */
 void engine_find_freq_table(struct engine *e)
 {
+    /* the model's other measured input: a reload may have enabled or
+     * disabled idle states */
+    engine_idle_setup(e, true);
     e->freq.hw.n_cores = 0;
     e->freq.what[0] = '\0';
     const struct freq_response *fr = &e->cfg->freq;

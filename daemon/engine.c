@@ -424,6 +424,7 @@ static void refresh_topology(struct engine *e)
     topology_free(e->topo);
     e->topo = t;
     engine_delay_reset(&e->delay, e->cfg);   /* it counts cores by their index */
+    engine_idle_setup(e, false);
 }
 
 /* No event reports a changed clamp: look again now and then. */
@@ -459,6 +460,7 @@ static void plan(struct engine *e, uint64_t now)
         .freq = engine_freq_table(e),
         .n_jitter_tasks = e->n_by_class[CLASS_JITTER],
         .probe = engine_probe_measure(e),   /* before the plan: the busy cores it read */
+        .idle = engine_idle_measure(e, now),
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
     if (r < 0) {
@@ -466,6 +468,7 @@ static void plan(struct engine *e, uint64_t now)
         return;
     }
     engine_probe_planned(e);
+    engine_idle_planned(e);
     bool first = !e->planned;
     e->planned = true;
     if (e->plan->changed || first) {

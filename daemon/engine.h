@@ -13,6 +13,7 @@
 #include "delay-guard.h"
 #include "freq-meter.h"
 #include "histogram.h"
+#include "idle-meter.h"
 #include "procmon.h"
 #include "packer.h"
 #include "pidmap.h"
@@ -202,6 +203,16 @@ struct engine {
         unsigned learned_round;    /* ... and its round */
         char last_change[BENEFIT_EXPLAIN_MAX + 64];   /* why it last changed, "" none yet */
     } probe;
+    /* Idle cores kept out of the deep idle states by unconfined jitter
+     * (engine-idle.c), where cpuidle has a deep state. */
+    struct engine_idle {
+        struct idle_meter meter;
+        bool on;                   /* a deep state to measure */
+        bool said;                 /* "not measured" logged */
+        bool unconfined;           /* the jitter was unconfined after the last plan */
+        struct idle_measurement last;   /* this tick's, whatever the plan */
+        struct idle_kept kept;     /* from ticks with the jitter unconfined: the model's */
+    } idle;
 };
 
 /* The frequency table plans are weighed by: the configuration's, else the
@@ -230,6 +241,15 @@ void engine_probe_planned(struct engine *e);
 /* The probe phase in one word: "off", "idle", "running", "learned",
  * "unmeasurable". */
 const char *engine_probe_phase(const struct engine *e);
+
+/* engine-idle.c. Find the deep idle states (at start, at each reload, and
+ * after a topology change, which drops the kept measurement: keep false). */
+void engine_idle_setup(struct engine *e, bool keep);
+/* Before the plan: this tick's measurement, and the kept one for the
+ * packer (NULL when nothing can be measured). */
+const struct idle_kept *engine_idle_measure(struct engine *e, uint64_t now);
+/* After the plan: whether the jitter runs unconfined until the next tick. */
+void engine_idle_planned(struct engine *e);
 
 /* The CPUs jitter is confined to now, or NULL when the plan does not
  * restrict it (or there is no plan yet). */

@@ -18,8 +18,8 @@ static enum benefit_plan applied_plan(const struct packer_state *st)
 /* What the packer measured, in the model's terms: a core's intensive load is
  * its utilisation without the jitter share, and busy is the packer's own
  * verdict (with its hysteresis). */
-static void snapshot(const struct packer_input *in, const struct packer_plan *out, struct benefit_core *cores,
-                     struct benefit_snapshot *snap)
+void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
+                             struct benefit_core *cores, struct benefit_snapshot *snap)
 {
     unsigned on_busy = 0;
     for (int i = 0; i < out->n_cores; i++) {
@@ -39,6 +39,11 @@ static void snapshot(const struct packer_input *in, const struct packer_plan *ou
         .headroom_milli = in->cfg->headroom_milli,
         .freq = in->freq,
     };
+    if (in->idle && in->idle->measured) {
+        snap->none_woken_measured = snap->none_wakes_measured = true;
+        snap->none_woken_milli = in->idle->woken_milli;
+        snap->none_wakes_per_s = in->idle->wakes_per_s;
+    }
 }
 
 /* Mark `want` idle cores chosen and their threads into *mask: those of the
@@ -159,7 +164,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
     struct benefit_core cores[PACKER_MAX_CORES];
     struct benefit_snapshot snap;
     struct benefit_choice ch;
-    snapshot(in, out, cores, &snap);
+    packer_benefit_snapshot(in, out, cores, &snap);
     if (!table) {
         snap.freq = NULL;
         weigh_by_probe(in, st, out, &snap);

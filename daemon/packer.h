@@ -62,6 +62,7 @@
 
 #include "benefit.h"
 #include "config.h"
+#include "idle-meter.h"
 #include "power_capacity.h"
 #include "topology.h"
 
@@ -161,6 +162,10 @@ struct packer_input {
     /* Without a frequency table: the probe loop (benefit.h) and this
      * call's measurement, or NULL (no probing: the thresholds decide). */
     const struct packer_probe *probe;
+    /* Idle cores the jitter kept out of the deep idle states while it ran
+     * unconfined, and their wake-ups, as measured (idle-meter.h); NULL or
+     * not measured: the model counts one woken core per jitter task. */
+    const struct idle_kept *idle;
 };
 
 struct packer_core_info {
@@ -245,6 +250,12 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
  * Only for a single domain; fills out->benefit and out->benefit_explain.
  * packer_plan calls it. */
 void packer_weigh_benefit(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out);
+
+/* The benefit model's snapshot of this call (cores[] has out->n_cores
+ * entries, snap->cores points to it): the packer's cores, the jitter, and
+ * the measured idle figures. packer_weigh_benefit weighs by it. */
+void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
+                             struct benefit_core *cores, struct benefit_snapshot *snap);
 
 /* ---- The plan in words (packer-describe.c) ---- */
 

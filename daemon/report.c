@@ -83,6 +83,19 @@ static const char *benefit_estimate(const struct engine *e)
     return e->planned && e->plan->benefit_explain[0] ? e->plan->benefit_explain : "not weighed this tick";
 }
 
+/* What the model weighs no restriction by: the idle cores the unconfined
+ * jitter kept out of the deep idle states, as measured, or why not. */
+static struct json_object *deep_idle_json(const struct engine *e)
+{
+    const struct engine_idle *d = &e->idle;
+    struct json_object *o = json_object_new_object();
+    add_bool(o, "measured", d->kept.measured);
+    json_object_object_add(o, "woken_milli", d->kept.measured ? json_object_new_int64(d->kept.woken_milli) : NULL);
+    json_object_object_add(o, "wakes_per_s", d->kept.measured ? json_object_new_int64(d->kept.wakes_per_s) : NULL);
+    add_str(o, "what", d->meter.what);
+    return o;
+}
+
 static struct json_object *plan_json(const struct engine *e)
 {
     struct json_object *p = json_object_new_object();
@@ -101,6 +114,7 @@ static struct json_object *plan_json(const struct engine *e)
     add_str(b, "plan", e->planned ? benefit_plan_name(pl->benefit) : "unknown");
     add_str(b, "estimate", benefit_estimate(e));
     json_object_object_add(b, "probe", probe_json(e));
+    json_object_object_add(b, "deep_idle", deep_idle_json(e));
     json_object_object_add(p, "benefit", b);
     return p;
 }

@@ -1348,6 +1348,57 @@ static void test_benefit(void **state)
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
 }
 
+/* The idle figures measured with the jitter unconfined reach the model's
+ * snapshot, and change its choice: the steep chip of test_benefit packs
+ * when each jitter task is assumed to keep an idle core awake, and leaves
+ * the jitter free when it is measured to keep none out of the deep states. */
+static void test_benefit_measured_idle(void **state)
+{
+    (void)state;
+    struct fake_topo f;
+    struct config cfg;
+    struct packer_state st;
+    struct freq_response fr;
+    struct benefit_core cores[8];
+    struct benefit_snapshot snap;
+    int util[MAX_TEST_CPUS];
+
+    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 8, .smt = 4 });
+    config_build(&cfg);
+    util_build(&f.t, "0=1000 4=1000", util);
+    freq_build(&fr, true);
+    struct idle_kept kept = {0};
+    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .cfg = &cfg,
+                               .n_jitter_tasks = 3, .freq = &fr, .idle = &kept };
+
+    /* nothing kept yet: not measured, as without the input */
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_PACK);
+    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    assert_false(snap.none_woken_measured);
+    assert_false(snap.none_wakes_measured);
+
+    /* measured: the jitter keeps no idle core out of the deep states */
+    kept = (struct idle_kept){.measured = true, .woken_milli = 0, .wakes_per_s = 120};
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    assert_true(snap.none_woken_measured);
+    assert_int_equal(snap.none_woken_milli, 0);
+    assert_true(snap.none_wakes_measured);
+    assert_int_equal(snap.none_wakes_per_s, 120);
+    assert_int_equal(plan.benefit, BENEFIT_NONE);
+    assert_false(plan.restricted);
+
+    /* three idle cores kept awake, as assumed: packing pays again */
+    kept.woken_milli = 3000;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_PACK);
+}
+
 static void test_reason_strings(void **state)
 {
     for (int r = 0; r < _PACKER_REASON_MAX; r++) {
@@ -1384,6 +1435,7 @@ int main(void)
         cmocka_unit_test(test_random_hysteresis),
         cmocka_unit_test(test_run_delay_guard),
         cmocka_unit_test(test_benefit),
+        cmocka_unit_test(test_benefit_measured_idle),
         cmocka_unit_test(test_reason_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,168 @@
+/* Idle cores kept out of the deep idle states, wired through the engine
+ * (engine-idle.c): on one chip of two single-thread cores (vm-2cpu) with
+ * cpuidle files in the fixture's tree, CPU 0 busy and CPU 1 idle, the
+ * engine measures every tick but keeps for the benefit model only what it
+ * measured over ticks with the jitter unconfined (paused here: the
+ * thresholds pack it otherwise), and says what it measures in the status
+ * reply. Without a deep state (a virtual machine's POLL and haltpoll)
+ * nothing is measured, and the daemon says so. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine-fixture.h"
+#include "engine.h"
+#include "report.h"
+
+static const unsigned load[EFX_N_CPUS] = {70, 0};
+
+static void put_state(struct engine_fixture *fx, int cpu, int k, const char *file, const char *text)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/cpuidle/state%d/%s", cpu, k, file);
+    efx_put(fx, rel, text);
+}
+
+static void put_state_u64(struct engine_fixture *fx, int cpu, int k, const char *file, uint64_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%llu\n", (unsigned long long)v);
+    put_state(fx, cpu, k, file, text);
+}
+
+/* POLL and C6 (82 us) on both CPUs; C6's counters as given. */
+static void put_c6(struct engine_fixture *fx, const uint64_t time_us[2], const uint64_t usage[2])
+{
+    for (int cpu = 0; cpu < 2; cpu++) {
+        put_state(fx, cpu, 0, "name", "POLL\n");
+        put_state(fx, cpu, 0, "latency", "0\n");
+        put_state(fx, cpu, 1, "name", "C6\n");
+        put_state(fx, cpu, 1, "latency", "82\n");
+        put_state_u64(fx, cpu, 1, "time", time_us[cpu]);
+        put_state_u64(fx, cpu, 1, "usage", usage[cpu]);
+    }
+}
+
+static struct json_object *deep_idle(struct json_object *st)
+{
+    struct json_object *plan, *b, *d;
+    assert_true(json_object_object_get_ex(st, "plan", &plan));
+    assert_true(json_object_object_get_ex(plan, "benefit", &b));
+    assert_true(json_object_object_get_ex(b, "deep_idle", &d));
+    return d;
+}
+
+static int64_t field_int(struct json_object *o, const char *key)
+{
+    struct json_object *v;
+    assert_true(json_object_object_get_ex(o, key, &v));
+    return v ? json_object_get_int64(v) : -1;
+}
+
+static unsigned kept_wakes(const struct engine_idle *d)
+{
+    return d->kept.measured ? d->kept.wakes_per_s : 0;
+}
+
+/* CPU 1 stays out of C6 all along (its residency never moves); the ticks
+ * tell apart by its wake-ups: C6 entries while the jitter is packed, and
+ * while it is free, but only the latter are kept. */
+static void test_kept_only_unconfined(void **state)
+{
+    struct engine_fixture *fx = *state;
+    const struct engine_idle *d = &fx->e->idle;
+    uint64_t time_us[2] = {0, 0}, usage[2] = {0, 0};
+    put_c6(fx, time_us, usage);
+    efx_start(fx);
+    assert_true(d->on);
+    assert_non_null(strstr(efx_log(), "benefit: idle cores' deep idle states measured from cpuidle, deep from 50 us "
+                                      "(cpu0: POLL 0us, C6 82us) on 2 CPUs"));
+
+    /* the thresholds pack the jitter on CPU 0; whatever the first ticks
+     * kept (the daemon starts unrestricted) had no wake-up */
+    for (int i = 0; i < 5 && !fx->e->plan->restricted; i++)
+        efx_tick_with(fx, load);
+    assert_true(fx->e->plan->restricted);
+    efx_tick_with(fx, load);
+    assert_int_equal(kept_wakes(d), 0);
+
+    /* packed: CPU 1 enters C6 now and then, measured, not kept */
+    for (int i = 0; i < 3; i++) {
+        usage[1] += 10;
+        put_c6(fx, time_us, usage);
+        efx_tick_with(fx, load);
+        assert_true(d->last.measured);
+        assert_true(d->last.wakes_per_s > 0);
+        assert_int_equal(d->last.woken_milli, 1000);
+        assert_int_equal(kept_wakes(d), 0);
+    }
+    struct json_object *st = report_status(fx->e);
+    assert_true(field_int(deep_idle(st), "wakes_per_s") <= 0);
+    json_object_put(st);
+
+    /* paused: the jitter is free. The tick whose interval began packed is
+     * not kept, the next is. */
+    assert_true(engine_pause(fx->e, 0) >= 0);
+    usage[1] += 10;
+    put_c6(fx, time_us, usage);
+    efx_tick_with(fx, load);
+    assert_int_equal(kept_wakes(d), 0);
+    usage[1] += 10;
+    put_c6(fx, time_us, usage);
+    efx_tick_with(fx, load);
+    assert_true(d->kept.measured);
+    assert_int_equal(d->kept.woken_milli, 1000);
+    unsigned wakes = kept_wakes(d);
+    assert_true(wakes > 0);
+
+    /* packed again, no wake-up: measured, not kept */
+    assert_int_equal(engine_resume(fx->e, 0), 1);
+    for (int i = 0; i < 3; i++)
+        efx_tick_with(fx, load);
+    assert_true(fx->e->plan->restricted);
+    assert_true(d->last.measured);
+    assert_int_equal(d->last.wakes_per_s, 0);
+    assert_int_equal(kept_wakes(d), wakes);
+    st = report_status(fx->e);
+    assert_int_equal(field_int(deep_idle(st), "wakes_per_s"), wakes);
+    assert_int_equal(field_int(deep_idle(st), "woken_milli"), 1000);
+    json_object_put(st);
+}
+
+/* POLL and haltpoll only, as on the development VM. */
+static void test_vm_not_measured(void **state)
+{
+    struct engine_fixture *fx = *state;
+    for (int cpu = 0; cpu < 2; cpu++) {
+        put_state(fx, cpu, 0, "name", "POLL\n");
+        put_state(fx, cpu, 0, "latency", "0\n");
+        put_state(fx, cpu, 1, "name", "haltpoll idle\n");
+        put_state(fx, cpu, 1, "latency", "1\n");
+    }
+    efx_start(fx);
+    assert_false(fx->e->idle.on);
+    assert_non_null(strstr(efx_log(), "benefit: deep idle states not measured (no enabled idle state with an exit "
+                                      "latency of 50 us or more (cpu0: POLL 0us, haltpoll idle 1us)): one woken idle "
+                                      "core per jitter task assumed"));
+    efx_tick_with(fx, load);
+    efx_tick_with(fx, load);
+    struct json_object *st = report_status(fx->e), *m;
+    struct json_object *di = deep_idle(st);
+    assert_true(json_object_object_get_ex(di, "measured", &m));
+    assert_false(json_object_get_boolean(m));
+    json_object_put(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_kept_only_unconfined, efx_setup_2cpu, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_vm_not_measured, efx_setup_2cpu, efx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
