@@ -322,7 +322,7 @@ static int parse_duration_us(struct parser *p, const struct setting *st, const c
     return set_in_range(p, st, value, field, v, format_duration_us);
 }
 
-/* jitter_slice, max_run_delay: a duration within the key's range, or off. */
+/* jitter_slice, max_run_delay, frequency_reevaluation: a duration within the key's range, or off. */
 static int parse_duration_us_or_off(struct parser *p, const struct setting *st, const char *value, void *field)
 {
     if (strcmp(value, "off") == 0) {
@@ -360,6 +360,7 @@ static const struct setting settings[] = {
     {SEC_CAPACITY, "smt7", parse_factor, OFF(capacity.factor_milli[7]), 1, 7000},
     {SEC_CAPACITY, "smt8", parse_factor, OFF(capacity.factor_milli[8]), 1, 8000},
     {SEC_CAPACITY, "probe", parse_yes_no, OFF(freq_probe), 0, 0},
+    {SEC_CAPACITY, "frequency_reevaluation", parse_duration_us_or_off, OFF(freq_reeval_us), 1, 1000000},
     {SEC_PACKING, "busy_threshold", parse_percent, OFF(busy_threshold_milli), 1, 1000},
     {SEC_PACKING, "headroom", parse_percent, OFF(headroom_milli), 0, 8000},
     {SEC_PACKING, "idle_threshold", parse_percent, OFF(idle_machine_milli), 0, 1000},
@@ -522,6 +523,9 @@ void config_print_settings(FILE *f, const struct config *c)
         fprintf(f, "smt%u = %s\n", n, b);
     }
     fprintf(f, "probe = %s\n", c->freq_probe ? "yes" : "no");
+    if (c->freq_reeval_us)
+        format_duration_us(b, sizeof b, c->freq_reeval_us);
+    fprintf(f, "frequency_reevaluation = %s\n", c->freq_reeval_us ? b : "off");
     config_print_freq(f, &c->freq);
     fprintf(f, "\n[packing]\n");
     format_percent(b, sizeof b, c->busy_threshold_milli);

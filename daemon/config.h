@@ -50,6 +50,9 @@ struct config {
     /* probe = yes: without a table, learn which plan pays from the busy
      * cores' measured frequency (APERF/MPERF or cpufreq) where it can be read */
     bool freq_probe;
+    /* how often the chip re-evaluates its frequency limit (frequency_reevaluation);
+     * 0: not known, the lag after a wake-up of an idle core is not counted */
+    unsigned freq_reeval_us;
     /* [packing] */
     unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
     unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */

@@ -38,6 +38,7 @@ void packer_benefit_snapshot(const struct packer_input *in, const struct packer_
         .n_jitter_tasks = in->n_jitter_tasks,
         .headroom_milli = in->cfg->headroom_milli,
         .freq = in->freq,
+        .reeval_us = in->cfg->freq_reeval_us,
     };
     if (in->idle && in->idle->measured) {
         snap->none_woken_measured = snap->none_wakes_measured = true;

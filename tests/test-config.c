@@ -502,14 +502,15 @@ static void test_behaviour_keys(void **state)
 
 struct duration_case { const char *value; unsigned us; const char *printed; };
 
-/* Each value of a [packing] duration key parses without a message, lands in
- * the field and prints back as the canonical text, which parses again. */
-static void check_packing_duration(const char *key, size_t offset, const struct duration_case *cases, size_t n)
+/* Each value of a duration key of section parses without a message, lands
+ * in the field and prints back as the canonical text, which parses again. */
+static void check_duration(const char *section, const char *key, size_t offset, const struct duration_case *cases,
+                           size_t n)
 {
     struct config c;
     for (size_t i = 0; i < n; i++) {
-        char text[64], want[64];
-        snprintf(text, sizeof text, "[packing]\n%s = %s\n", key, cases[i].value);
+        char text[96], want[64];
+        snprintf(text, sizeof text, "[%s]\n%s = %s\n", section, key, cases[i].value);
         assert_int_equal(parse(text, &c), 0);
         assert_string_equal(captured, "");
         assert_int_equal(*(const unsigned *)((const char *)&c + offset), cases[i].us);
@@ -533,7 +534,7 @@ static void test_jitter_slice(void **state)
         {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
         {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
     };
-    check_packing_duration("jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
+    check_duration("packing", "jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
 }
 
 /* [capacity] active<N>: the chip's frequency response, absent by default,
@@ -577,7 +578,25 @@ static void test_max_run_delay(void **state)
     static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
     };
-    check_packing_duration("max_run_delay", offsetof(struct config, max_run_delay_us), ok, sizeof ok / sizeof ok[0]);
+    check_duration("packing", "max_run_delay", offsetof(struct config, max_run_delay_us), ok, sizeof ok / sizeof ok[0]);
+}
+
+/* [capacity] frequency_reevaluation: off (not counted) by default. */
+static void test_frequency_reevaluation(void **state)
+{
+    (void)state;
+    struct config c;
+    config_init_defaults(&c);
+    assert_int_equal(c.freq_reeval_us, 0);
+    config_done(&c);
+    static const struct duration_case ok[] = {
+        {"off", 0, "off"}, {"500us", 500, "500us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"}, {"1s", 1000000, "1s"},
+    };
+    check_duration("capacity", "frequency_reevaluation", offsetof(struct config, freq_reeval_us), ok,
+                   sizeof ok / sizeof ok[0]);
+    assert_int_equal(parse("[capacity]\nfrequency_reevaluation = 2s\n", &c), -EINVAL);
+    assert_string_equal(captured, "<3>t.conf:2: bad value '2s' for 'frequency_reevaluation': must be between 1us and 1s\n");
+    config_done(&c);
 }
 
 static void test_errors(void **state)
@@ -810,6 +829,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jitter_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frequency_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_run_delay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frequency_reevaluation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_example_dropin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_parsed, setup, teardown),

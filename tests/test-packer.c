@@ -1389,8 +1389,14 @@ static void test_benefit_measured_idle(void **state)
     assert_int_equal(snap.none_woken_milli, 0);
     assert_true(snap.none_wakes_measured);
     assert_int_equal(snap.none_wakes_per_s, 120);
+    assert_int_equal(snap.reeval_us, 0);
     assert_int_equal(plan.benefit, BENEFIT_NONE);
     assert_false(plan.restricted);
+
+    /* frequency_reevaluation reaches it too */
+    cfg.freq_reeval_us = 500;
+    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    assert_int_equal(snap.reeval_us, 500);
 
     /* three idle cores kept awake, as assumed: packing pays again */
     kept.woken_milli = 3000;
