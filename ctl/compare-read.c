@@ -13,23 +13,6 @@
 
 #include "util.h"
 
-static int read_u64(const char *root, const char *path, uint64_t *v)
-{
-    char p[PATH_MAX], buf[64];
-    if (path_join(p, sizeof p, root, path) < 0)
-        return -ENAMETOOLONG;
-    ssize_t n = read_file(p, buf, sizeof buf);
-    if (n < 0)
-        return (int)n;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(buf, &end, 10);
-    if (errno || end == buf)
-        return -EINVAL;
-    *v = x;
-    return 0;
-}
-
 static int read_proc_stat(const char *root, struct cmp_cpus *out)
 {
     char p[PATH_MAX];
@@ -106,10 +89,10 @@ static void read_cpuidle(const char *root, unsigned cpu, struct cmp_cpu *c)
         char sp[192];
         uint64_t usage, time_us;
         snprintf(sp, sizeof sp, "%s/state%u/usage", rel, s);
-        if (read_u64(root, sp, &usage) < 0)
+        if (read_u64_below(root, sp, &usage) < 0)
             break;
         snprintf(sp, sizeof sp, "%s/state%u/time", rel, s);
-        if (read_u64(root, sp, &time_us) < 0)
+        if (read_u64_below(root, sp, &time_us) < 0)
             break;
         c->has_cpuidle = true;
         c->idle_entries += usage;
@@ -132,7 +115,7 @@ int cmp_read_cpus(const char *root, struct cmp_cpus *out)
         char rel[128];
         uint64_t khz;
         snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_cur_freq", i);
-        c->freq_khz = read_u64(root, rel, &khz) == 0 ? (unsigned)khz : 0;
+        c->freq_khz = read_u64_below(root, rel, &khz) == 0 ? (unsigned)khz : 0;
     }
     return 0;
 }
@@ -160,10 +143,10 @@ int cmp_read_rapl(const char *root, struct cmp_rapl *out)
             continue;
         uint64_t e, range;
         snprintf(rel, sizeof rel, "/sys/class/powercap/%s/energy_uj", n);
-        if (read_u64(root, rel, &e) < 0)
+        if (read_u64_below(root, rel, &e) < 0)
             continue;   /* energy_uj is root-only on current kernels */
         snprintf(rel, sizeof rel, "/sys/class/powercap/%s/max_energy_range_uj", n);
-        if (read_u64(root, rel, &range) < 0)
+        if (read_u64_below(root, rel, &range) < 0)
             range = 0;
         out->energy_uj[out->n_zones] = e;
         out->range_uj[out->n_zones] = range;

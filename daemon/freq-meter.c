@@ -87,14 +87,7 @@ static int read_msr(int fd, unsigned reg, uint64_t *v)
 /* A kHz figure from a one-number sysfs file below the root. */
 static int read_khz(const char *root, const char *rel, uint64_t *khz)
 {
-    char path[PATH_MAX], buf[64];
-    if (path_join(path, sizeof path, root, rel) < 0)
-        return -ENAMETOOLONG;
-    ssize_t k = read_file(path, buf, sizeof buf);
-    if (k < 0)
-        return (int)k;
-    buf[strcspn(buf, "\n")] = '\0';
-    int r = parse_u64(buf, khz);
+    int r = read_u64_below(root, rel, khz);
     if (r < 0)
         return r;
     return *khz > 0 ? 0 : -EINVAL;

@@ -12,15 +12,9 @@
 /* One number of <root>/sys/devices/system/cpu/cpuN/cpuidle/stateK/<name>. */
 static int read_state_u64(const char *root, int cpu, int k, const char *name, uint64_t *v)
 {
-    char rel[128], path[PATH_MAX], buf[32];
+    char rel[128];
     snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/%s", cpu, k, name);
-    if (path_join(path, sizeof path, root, rel) < 0)
-        return -ENAMETOOLONG;
-    ssize_t n = read_file(path, buf, sizeof buf);
-    if (n < 0)
-        return (int)n;
-    buf[strcspn(buf, "\n")] = '\0';
-    return parse_u64(buf, v);
+    return read_u64_below(root, rel, v);
 }
 
 /* " C6 82us" (the state's name and exit latency) appended to buf. */

@@ -88,6 +88,18 @@ int path_join(char *out, size_t size, const char *root, const char *path)
     return 0;
 }
 
+int read_u64_below(const char *root, const char *path, uint64_t *ret)
+{
+    char full[PATH_MAX], buf[64];
+    if (path_join(full, sizeof full, root, path) < 0)
+        return -ENAMETOOLONG;
+    ssize_t k = read_file(full, buf, sizeof buf);
+    if (k < 0)
+        return (int)k;
+    buf[strcspn(buf, "\n")] = '\0';
+    return parse_u64(buf, ret);
+}
+
 ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
     char rel[96], path[PATH_MAX];

@@ -38,6 +38,9 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size);
 /* Join root and path ("/" root or NULL means the real system). */
 int path_join(char *out, size_t size, const char *root, const char *path);
+/* The one unsigned number of a file below root (a sysfs attribute), trailing
+ * newline allowed. Returns 0 or -errno (-EINVAL: not a number). */
+int read_u64_below(const char *root, const char *path, uint64_t *ret);
 /* For /proc files the kernel generates whole on the first read (stat,
  * status, schedstat: one seq_file record), and regular files: a read
  * shorter than asked is the end, so no second read() just to see 0.

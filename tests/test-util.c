@@ -222,6 +222,30 @@ static void test_path_join(void **state)
     assert_int_equal(path_join(p, 8, "/tmp/root", "/proc/stat"), -ENAMETOOLONG);
 }
 
+/* A sysfs attribute's number below a root: newline allowed, text refused. */
+static void test_read_u64_below(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/test-util.XXXXXX", path[64];
+    uint64_t v = 0;
+    assert_non_null(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/n", root);
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    fputs("18446744073709551615\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(read_u64_below(root, "/n", &v), 0);
+    assert_true(v == UINT64_MAX);
+    f = fopen(path, "we");
+    assert_non_null(f);
+    fputs("C6\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(read_u64_below(root, "/n", &v), -EINVAL);
+    assert_int_equal(read_u64_below(root, "/absent", &v), -ENOENT);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(root), 0);
+}
+
 struct captured { int level; char msg[128]; };
 static void capture(int level, const char *msg, void *ud)
 {
@@ -309,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_read_proc_file),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test(test_read_u64_below),
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_log_stderr_prefix),
     };
