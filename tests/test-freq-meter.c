@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture-tree.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,17 +22,6 @@
 
 static char root[PATH_MAX];
 
-static void put(const char *rel, const char *text)
-{
-    char path[PATH_MAX + 64], cmd[2 * PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
-    FILE *f = fopen(path, "we");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
 
 static void rm(const char *rel)
 {
@@ -153,8 +144,8 @@ static void test_cpufreq(void **state)
     struct freq_meter m;
     cpu_set_t all = set_of("0123"), busy = set_of("01");
     double mhz;
-    put("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3000000\n");
-    put("sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_cur_freq", "2000000\n");
+    fixture_put(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3000000\n");
+    fixture_put(root, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_cur_freq", "2000000\n");
     freq_meter_init(&m);
     assert_int_equal(freq_meter_open(&m, root, &all), FREQ_SOURCE_CPUFREQ);
     assert_string_equal(freq_source_name(m.source), "cpufreq");
@@ -175,22 +166,22 @@ static void test_msr_unreadable(void **state)
 {
     struct freq_meter m;
     cpu_set_t all = set_of("01");
-    put("dev/cpu/0/msr", "");
-    put("dev/cpu/1/msr", "");
+    fixture_put(root, "dev/cpu/0/msr", "");
+    fixture_put(root, "dev/cpu/1/msr", "");
     freq_meter_init(&m);
     assert_int_equal(freq_meter_open(&m, root, &all), -ENODEV);
     assert_non_null(strstr(m.what, "/dev/cpu/0/msr: reading APERF/MPERF: Input/output error"));
     for (int i = 0; i < 1024; i++)
         assert_int_equal(m.fd[i], -1);   /* nothing left open */
 
-    put("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2800000\n");
+    fixture_put(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2800000\n");
     assert_int_equal(freq_meter_open(&m, root, &all), FREQ_SOURCE_CPUFREQ);
     freq_meter_close(&m);
 
     /* counters, but no base frequency to scale them by */
     rm("sys");
     cpus[0].has_counters = cpus[1].has_counters = true;
-    put("proc/cpuinfo", "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n");
+    fixture_put(root, "proc/cpuinfo", "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n");
     assert_int_equal(freq_meter_open(&m, root, &all), -ENODEV);
     assert_non_null(strstr(m.what, "APERF/MPERF: readable, but no base frequency"));
     freq_meter_close(&m);
@@ -214,11 +205,11 @@ static void test_aperf(void **state)
     for (int i = 0; i < 4; i++) {
         char rel[32];
         snprintf(rel, sizeof rel, "dev/cpu/%d/msr", i);
-        put(rel, "");
+        fixture_put(root, rel, "");
         cpus[i].has_counters = true;
         cpus[i].aperf = cpus[i].mperf = 1000000;
     }
-    put("sys/devices/system/cpu/cpu0/cpufreq/base_frequency", "2000000\n");
+    fixture_put(root, "sys/devices/system/cpu/cpu0/cpufreq/base_frequency", "2000000\n");
     freq_meter_init(&m);
     assert_int_equal(freq_meter_open(&m, root, &all), FREQ_SOURCE_APERF);
     assert_string_equal(m.what, "APERF/MPERF of /dev/cpu/N/msr, base 2000 MHz from cpufreq base_frequency");
@@ -267,17 +258,17 @@ static void test_aperf_base(void **state)
 {
     struct freq_meter m;
     cpu_set_t one = set_of("0");
-    put("dev/cpu/0/msr", "");
+    fixture_put(root, "dev/cpu/0/msr", "");
     cpus[0].has_counters = true;
     cpus[0].platform_info = 0x1800;   /* ratio 24: 2.4 GHz at 100 MHz */
-    put("proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+    fixture_put(root, "proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
                         "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\n");
     freq_meter_init(&m);
     assert_int_equal(freq_meter_open(&m, root, &one), FREQ_SOURCE_APERF);
     assert_int_equal(m.base_khz, 2400000);
     assert_non_null(strstr(m.what, "from MSR_PLATFORM_INFO"));
     cpus[0].platform_info = 0;
-    put("proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 158\n"
+    fixture_put(root, "proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 158\n"
                         "model name\t: Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz\n");
     assert_int_equal(freq_meter_open(&m, root, &one), FREQ_SOURCE_APERF);
     assert_int_equal(m.base_khz, 3200000);

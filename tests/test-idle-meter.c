@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture-tree.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -201,24 +203,13 @@ static void test_keep(void **state)
 
 static char root[PATH_MAX];
 
-static void put(const char *rel, const char *text)
-{
-    char path[PATH_MAX + 128], cmd[2 * PATH_MAX + 256];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
-    FILE *f = fopen(path, "we");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
 
 static void put_state(int cpu, int k, const char *file, uint64_t v)
 {
     char rel[128], text[32];
     snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/cpuidle/state%d/%s", cpu, k, file);
     snprintf(text, sizeof text, "%llu\n", (unsigned long long)v);
-    put(rel, text);
+    fixture_put(root, rel, text);
 }
 
 static void put_state_name(int cpu, int k, const char *name)
@@ -226,7 +217,7 @@ static void put_state_name(int cpu, int k, const char *name)
     char rel[128], text[32];
     snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/cpuidle/state%d/name", cpu, k);
     snprintf(text, sizeof text, "%s\n", name);
-    put(rel, text);
+    fixture_put(root, rel, text);
 }
 
 static int setup_root(void **state)

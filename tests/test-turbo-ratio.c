@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fixture-tree.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -117,17 +119,6 @@ static void test_decode_groups(void **state)
 
 static char root[PATH_MAX];
 
-static void put(const char *rel, const char *text)
-{
-    char path[PATH_MAX + 64], cmd[2 * PATH_MAX + 128];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
-    FILE *f = fopen(path, "we");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
 
 /* The msr driver: a read of 8 bytes at a register's number gives its value,
  * EIO for one the CPU does not have. Reads of the fixture's dev/cpu/0/msr
@@ -189,17 +180,17 @@ static void test_read(void **state)
     assert_int_equal(turbo_ratio_read(root, &fr, what, sizeof what), -ENOENT);
     assert_non_null(strstr(what, "/proc/cpuinfo: No such file or directory"));
 
-    put("proc/cpuinfo", amd_zen5);
+    fixture_put(root, "proc/cpuinfo", amd_zen5);
     assert_int_equal(turbo_ratio_read(root, &fr, what, sizeof what), -ENODEV);
     assert_string_equal(what, "not an Intel CPU (AuthenticAMD): no turbo ratio table to read");
     assert_int_equal(fr.n_cores, 0);
 
-    put("proc/cpuinfo", intel_cfl);
+    fixture_put(root, "proc/cpuinfo", intel_cfl);
     assert_int_equal(turbo_ratio_read(root, &fr, what, sizeof what), -ENOENT);
     assert_non_null(strstr(what, "/dev/cpu/0/msr: No such file or directory (the msr module is not loaded"));
 
     /* the register unreadable (as a virtual machine answers) */
-    put("dev/cpu/0/msr", "");
+    fixture_put(root, "dev/cpu/0/msr", "");
     assert_int_equal(turbo_ratio_read(root, &fr, what, sizeof what), -EIO);
     assert_non_null(strstr(what, "reading MSR 0x1ad"));
 
@@ -210,7 +201,7 @@ static void test_read(void **state)
     assert_int_equal(fr.mhz[1], 4600);
 
     /* a grouped model reads the counts too */
-    put("proc/cpuinfo", intel_skx);
+    fixture_put(root, "proc/cpuinfo", intel_skx);
     n_msrs = 0;
     put_msr(MSR_TURBO_RATIO_LIMIT, 0x1b1b1d1e1f222325ULL);
     assert_int_equal(turbo_ratio_read(root, &fr, what, sizeof what), -EIO);
