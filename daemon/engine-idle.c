@@ -1,7 +1,8 @@
 /* Idle cores kept out of the deep idle states, measured (idle-meter.h):
- * every tick the engine reads cpuidle's counters, measures the cores the
- * last plan treated as idle, and keeps, smoothed, what it measured over
- * ticks the jitter ran unconfined. The packer passes that to the benefit
+ * each tick that follows a plan leaving the jitter unconfined, the engine
+ * reads cpuidle's counters, measures the cores that plan treated as idle,
+ * and keeps, smoothed, what it measured over ticks the jitter ran
+ * unconfined. The packer passes that to the benefit
  * model as its measured figures for no restriction (packer-benefit.c). */
 #include "engine.h"
 
@@ -36,11 +37,19 @@ const struct idle_kept *engine_idle_measure(struct engine *e, uint64_t now)
     struct engine_idle *d = &e->idle;
     if (!d->on)
         return NULL;
+    if (!d->unconfined) {
+        /* Confined since the last plan: nothing to keep, so nothing is
+         * read (a machine packed as it should be reads no cpuidle file,
+         * two per deep state and CPU); the next tick reads the base. */
+        idle_meter_restart(&d->meter);
+        d->last = (struct idle_measurement){0};
+        return &d->kept;
+    }
     /* the cores busy on the last plan: the others were idle since */
     idle_meter_sample(&d->meter, e->topo, &e->pstate.busy_cpus, now_ns() / 1000, &d->last);
     /* unconfined since the previous tick: then (after its plan) and now
      * (a pause or a resume in between would mix the two) */
-    idle_keep(&d->kept, &d->last, d->unconfined && jitter_unconfined(e), now, e->cfg->half_life_ms);
+    idle_keep(&d->kept, &d->last, jitter_unconfined(e), now, e->cfg->half_life_ms);
     return &d->kept;
 }
 

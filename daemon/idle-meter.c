@@ -105,6 +105,12 @@ int idle_meter_read(const struct idle_meter *m, struct idle_counters *cur)
     return n;
 }
 
+void idle_meter_restart(struct idle_meter *m)
+{
+    m->prev_us = 0;
+    memset(m->carry_us, 0, sizeof m->carry_us);
+}
+
 int idle_meter_sample(struct idle_meter *m, const struct topology *topo, const cpu_set_t *busy_cpus, uint64_t now_us,
                       struct idle_measurement *out)
 {

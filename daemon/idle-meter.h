@@ -65,6 +65,9 @@ struct idle_measurement {
  * change). Returns the number of CPUs with a deep state, or -ENODEV when
  * none has one (m->what says why). The counters start over. */
 int idle_meter_open(struct idle_meter *m, const char *root, const struct topology *topo);
+/* Forget the last reading: the next idle_meter_sample only reads the base
+ * of the tick after it. */
+void idle_meter_restart(struct idle_meter *m);
 /* Read the counters of every CPU with a deep state into cur[0..n_cpus).
  * A CPU that cannot be read is !valid. Returns the CPUs read. */
 int idle_meter_read(const struct idle_meter *m, struct idle_counters *cur);
