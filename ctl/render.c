@@ -242,6 +242,23 @@ static void render_probe_line(FILE *f, struct json_object *p)
     fprintf(f, "\n");
 }
 
+/* "Deep idle:     1.30 idle cores kept awake by free jitter, 35 wake-ups/s (cpuidle, deep from 50 us ...)"
+ * or "Deep idle:     not measured: ..." */
+static void render_deep_idle_line(FILE *f, struct json_object *d)
+{
+    if (!d || !json_object_is_type(d, json_type_object))
+        return;
+    _cleanup_free_ char *what = str_sanitized(d, "what");
+    int64_t woken = 0;
+    if (boolean(d, "measured") > 0 && num(d, "woken_milli", &woken))
+        fprintf(f, "Deep idle:     %.2f idle cores kept awake by free jitter, %s wake-ups/s (%s)\n",
+                (double)woken / 1000, str(d, "wakes_per_s"), what ? what : "-");
+    else if (boolean(d, "available") > 0)
+        fprintf(f, "Deep idle:     no tick with the jitter free measured yet (%s)\n", what ? what : "-");
+    else
+        fprintf(f, "Deep idle:     not measured: %s\n", what ? what : "-");
+}
+
 static void render_plan_line(FILE *f, struct json_object *plan)
 {
     if (!plan || !json_object_is_type(plan, json_type_object)) {
@@ -261,7 +278,24 @@ static void render_plan_line(FILE *f, struct json_object *plan)
         _cleanup_free_ char *est = str_sanitized(b, "estimate");
         fprintf(f, "Benefit:       %s\n", est ? est : "-");
         render_probe_line(f, get(b, "probe"));
+        render_deep_idle_line(f, get(b, "deep_idle"));
     }
+}
+
+/* "Event loop:    SCHED_FIFO 1, woken by execs alone; 9120 dispatches there, 310 at normal priority" */
+static void render_loop_line(FILE *f, struct json_object *l)
+{
+    if (!l || !json_object_is_type(l, json_type_object))
+        return;
+    int64_t prio = 0;
+    num(l, "realtime_priority", &prio);
+    const char *woken = boolean(l, "exec_socket") > 0 ? "woken by execs alone" : "woken by every event";
+    if (prio > 0)
+        fprintf(f, "Event loop:    SCHED_FIFO %" PRId64 ", %s; %s dispatches there, %s at normal priority\n", prio,
+                woken, str(l, "dispatched_realtime"), str(l, "dispatched_normal"));
+    else
+        fprintf(f, "Event loop:    normal priority%s, %s\n",
+                boolean(l, "realtime_refused") > 0 ? " (SCHED_FIFO refused: see the log)" : "", woken);
 }
 
 /* "Placement:     812 on events, p50 85 us, p99 950 us, max 12001 us; 100.0% within 20 ms" */
@@ -308,6 +342,7 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     const char *warn = o->color && overflows > 0 ? table_color_on(TABLE_YELLOW) : "";
     fprintf(f, "Overflows:     %s%s%s (rescans of /proc: %s)\n", warn, have_overflows ? str(reply, "overflows") : "-",
             *warn ? TABLE_COLOR_OFF : "", str(reply, "rescans"));
+    render_loop_line(f, get(reply, "event_loop"));
     render_latency_line(f, get(reply, "placement_latency"));
     render_plan_line(f, get(reply, "plan"));
 

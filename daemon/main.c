@@ -272,6 +272,20 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
     return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* How process events are handled (loop.c): for status. */
+static struct json_object *loop_json(const struct daemon *d)
+{
+    const struct loop *l = &d->loop;
+    struct json_object *o = json_object_new_object();
+    bool rt = l->priority > 0 && !l->rt_failed;
+    json_object_object_add(o, "realtime_priority", json_object_new_int64(rt ? l->priority : 0));
+    json_object_object_add(o, "realtime_refused", json_object_new_boolean(l->priority > 0 && l->rt_failed));
+    json_object_object_add(o, "exec_socket", json_object_new_boolean(d->doorbell_source != NULL));
+    json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
+    json_object_object_add(o, "dispatched_normal", json_object_new_int64((int64_t)l->dispatched_normal));
+    return o;
+}
+
 static int on_control(void *userdata, const char *method, struct json_object *params,
                       const struct control_peer *peer, struct json_object **reply, const char **error)
 {
@@ -279,6 +293,8 @@ static int on_control(void *userdata, const char *method, struct json_object *pa
     switch (varlink_method_from_name(method)) {
     case VARLINK_METHOD_STATUS:
         *reply = report_status(d->engine);
+        if (*reply)
+            json_object_object_add(*reply, "event_loop", loop_json(d));
         return 0;
     case VARLINK_METHOD_DUMP:
         *reply = report_dump(d->engine);

@@ -89,6 +89,7 @@ static struct json_object *deep_idle_json(const struct engine *e)
 {
     const struct engine_idle *d = &e->idle;
     struct json_object *o = json_object_new_object();
+    add_bool(o, "available", d->on);
     add_bool(o, "measured", d->kept.measured);
     json_object_object_add(o, "woken_milli", d->kept.measured ? json_object_new_int64(d->kept.woken_milli) : NULL);
     json_object_object_add(o, "wakes_per_s", d->kept.measured ? json_object_new_int64(d->kept.wakes_per_s) : NULL);

@@ -41,6 +41,9 @@ check "daemon starts" start_daemon || exit 1
 policy_is() { [ "$(awk '{ sub(/^.*\) /, ""); print $39 }' "/proc/$DAEMON_PID/stat")" = "$1" ]; }
 check "the daemon waits for process events at SCHED_FIFO" wait_for 10 policy_is 1
 check "the log says so" grep -q "handling process events at SCHED_FIFO priority 1" "$TMP/daemon.log"
+check "status says so" bash -c "'$CTL' --socket '$TMP/control' status | grep -q '^Event loop: *SCHED_FIFO 1, woken by '"
+check "status shows the deep idle measurement or why there is none" \
+    bash -c "'$CTL' --socket '$TMP/control' status | grep -q '^Deep idle: '"
 check "long-lived tasks packed onto CPU 0" wait_for 30 masks_match "$TMP/packed"
 
 # table_reconciled: the daemon tracks exactly as many threads as /proc shows
