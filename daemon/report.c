@@ -496,6 +496,35 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
     sample(s, NULL, NULL, (double)e->events.wakeups_ns / 1e9);
 }
 
+/* The plan the benefit model chose, the probe loop's progress (where it
+ * runs) and the deep idle measurement (where there is one). */
+static void benefit_metrics(const struct engine *e, struct json_object *arr)
+{
+    struct json_object *s = family(arr, "turbosched_benefit_plan", "gauge",
+                                   "1 for the plan the benefit model chose at the last tick");
+    for (unsigned p = 0; p < BENEFIT_N_PLANS; p++)
+        sample(s, "plan", benefit_plan_name((enum benefit_plan)p), e->planned && e->plan->benefit == (enum benefit_plan)p);
+    const struct engine_probe *pr = &e->probe;
+    if (pr->on) {
+        s = family(arr, "turbosched_probe_rounds_total", "counter", "Probe rounds completed, and probes thrown away");
+        sample(s, "outcome", "completed", pr->state.rounds);
+        sample(s, "outcome", "discarded", pr->state.discarded);
+        s = family(arr, "turbosched_probe_learned", "gauge", "1 for the plan the probes found best so far");
+        for (unsigned p = 0; p < BENEFIT_N_PLANS; p++)
+            sample(s, "plan", benefit_plan_name((enum benefit_plan)p),
+                   pr->learned_round && pr->learned == (enum benefit_plan)p);
+    }
+    const struct engine_idle *d = &e->idle;
+    if (d->kept.measured) {
+        s = family(arr, "turbosched_idle_cores_woken_ratio", "gauge",
+                   "Idle cores kept out of the deep idle states while the jitter ran free (cores)");
+        sample(s, NULL, NULL, d->kept.woken_milli / 1000.0);
+        s = family(arr, "turbosched_idle_core_wakeups_per_second", "gauge",
+                   "Wake-ups of idle cores out of the deep idle states while the jitter ran free");
+        sample(s, NULL, NULL, d->kept.wakes_per_s);
+    }
+}
+
 /* The engine's own counters and its current plan. */
 static void metrics_engine(struct json_object *arr, const struct engine *e)
 {
@@ -523,6 +552,7 @@ static void metrics_engine(struct json_object *arr, const struct engine *e)
     sample(s, "result", "failed", (double)e->counters.reloads_failed);
     behaviour_metrics(e, arr);
     run_delay_metrics(e, arr);
+    benefit_metrics(e, arr);
 }
 
 /* Per CPU: the smoothed utilisation, then frequency and idle states as the

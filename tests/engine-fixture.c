@@ -20,9 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include "config.h"
 #include "log.h"
 #include "procscan.h"
+#include "report.h"
 #include "util.h"
 
 #define TOPOLOGY TS_FIXTURES "/x86-smt2-2s/sys"
@@ -546,4 +548,28 @@ const char *efx_fmt(const cpu_set_t *set)
     char *b = bufs[next++ % 4];
     assert_int_equal(cpulist_format(set, b, 256), 0);
     return b;
+}
+
+/* One sample's value of a metrics family (label, value: NULL for none); -1 if absent. */
+double efx_metric(struct engine_fixture *fx, const char *family, const char *label, const char *value)
+{
+    struct json_object *o = report_metrics(fx->e), *arr, *samples, *v, *l;
+    double found = -1;
+    assert_true(json_object_object_get_ex(o, "metrics", &arr));
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        struct json_object *f = json_object_array_get_idx(arr, i), *name;
+        if (!json_object_object_get_ex(f, "name", &name) || strcmp(json_object_get_string(name), family) != 0)
+            continue;
+        assert_true(json_object_object_get_ex(f, "samples", &samples));
+        for (size_t k = 0; k < json_object_array_length(samples); k++) {
+            struct json_object *sm = json_object_array_get_idx(samples, k);
+            bool match = !label;
+            if (label && json_object_object_get_ex(sm, "labels", &l) && json_object_object_get_ex(l, label, &v))
+                match = strcmp(json_object_get_string(v), value) == 0;
+            if (match && json_object_object_get_ex(sm, "value", &v))
+                found = json_object_get_double(v);
+        }
+    }
+    json_object_put(o);
+    return found;
 }

@@ -115,3 +115,7 @@ const char *efx_log(void);
 /* A CPU list for messages and comparisons; four calls may be alive at once. */
 const char *efx_fmt(const cpu_set_t *set);
 void efx_log_reset(void);
+
+/* One sample's value of a metrics family in report_metrics(), the sample
+ * with label=value (label NULL: the family's last sample); -1 if absent. */
+double efx_metric(struct engine_fixture *fx, const char *family, const char *label, const char *value);

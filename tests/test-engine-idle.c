@@ -122,6 +122,8 @@ static void test_kept_only_unconfined(void **state)
     assert_int_equal(d->kept.woken_milli, 1000);
     unsigned wakes = kept_wakes(d);
     assert_true(wakes > 0);
+    assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == 1.0);
+    assert_true(efx_metric(fx, "turbosched_idle_core_wakeups_per_second", NULL, NULL) == wakes);
 
     /* packed again: not read, the kept figures stay */
     assert_int_equal(engine_resume(fx->e, 0), 1);
@@ -148,6 +150,7 @@ static void test_vm_not_measured(void **state)
     }
     efx_start(fx);
     assert_false(fx->e->idle.on);
+    assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == -1);   /* no family */
     assert_non_null(strstr(efx_log(), "benefit: deep idle states not measured (no enabled idle state with an exit "
                                       "latency of 50 us or more (cpu0: POLL 0us, haltpoll idle 1us)): one woken idle "
                                       "core per jitter task assumed"));

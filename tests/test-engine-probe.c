@@ -116,6 +116,11 @@ static void test_probe_learns_and_applies(void **state)
     assert_string_equal(probe_field(fx, "rounds", buf, sizeof buf), "1");
     assert_non_null(strstr(probe_field(fx, "explain", buf, sizeof buf), "probed: isolate +10.0%"));
     assert_non_null(strstr(probe_field(fx, "last_change", buf, sizeof buf), "isolate after round 1"));
+    /* and in the metrics */
+    assert_true(efx_metric(fx, "turbosched_probe_rounds_total", "outcome", "completed") == 1);
+    assert_true(efx_metric(fx, "turbosched_probe_learned", "plan", "isolate") == 1);
+    assert_true(efx_metric(fx, "turbosched_probe_learned", "plan", "pack") == 0);
+    assert_true(efx_metric(fx, "turbosched_benefit_plan", "plan", "isolate") == 1);
     /* it holds while the load does */
     efx_tick_with(fx, load);
     set_mhz(fx, 3300);
