@@ -369,6 +369,17 @@ caps_are() {
     done
 }
 check caps-shipped-config - caps_are "$CAPS_SHIPPED"
+# Under the shipped unit (its system call filter, no RestrictRealtime=) the
+# daemon waits for process events at SCHED_FIFO: found there between its
+# other work (/proc/PID/stat field 41, 1 = SCHED_FIFO).
+fifo() {
+    local pid p
+    pid=$(systemctl show -P MainPID turboschedd.service)
+    p=$(awk '{ sub(/^.*\) /, ""); print $39 }' "/proc/$pid/stat" 2>/dev/null)
+    why="turboschedd (pid $pid) has scheduling policy ${p:-unknown}, want 1 (SCHED_FIFO)"
+    [ "$p" = 1 ]
+}
+check events-at-fifo - wait_until 20 fifo
 # Why the unit runs as root: systemd takes SetUnitProperties from uid 0 only
 # and asks polkit for anyone else (nothing is changed: no properties given).
 out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call org.freedesktop.systemd1 \
