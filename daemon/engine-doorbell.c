@@ -14,7 +14,9 @@
  * to every listener in one loop, and the main socket, subscribed last,
  * comes first in it; should the main socket still lack a rung exec (not
  * there yet, or lost in an overflow), it is handled from the doorbell and
- * skipped when the main socket brings it later. */
+ * skipped when the main socket brings it later. An exec the main socket
+ * brought before its ring was read (the main socket woke the loop first)
+ * is not handled again when the ring comes. */
 #include <errno.h>
 
 #include "engine.h"
@@ -41,6 +43,23 @@ static bool same_exec(const struct procmon_event *a, pid_t tid, uint64_t timesta
     return a->tid == tid && a->timestamp_ns == timestamp_ns;
 }
 
+/* Take ev's key out of keys (a ring of DOORBELL_EARLY_MAX); whether it was there. */
+static bool take_key(struct doorbell_key *keys, const struct procmon_event *ev)
+{
+    for (unsigned i = 0; i < DOORBELL_EARLY_MAX; i++)
+        if (keys[i].tid && keys[i].tid == ev->tid && keys[i].timestamp_ns == ev->timestamp_ns) {
+            keys[i] = (struct doorbell_key){0};
+            return true;
+        }
+    return false;
+}
+
+static void put_key(struct doorbell_key *keys, unsigned *next, const struct procmon_event *ev)
+{
+    keys[*next] = (struct doorbell_key){ev->tid, ev->timestamp_ns};
+    *next = (*next + 1) % DOORBELL_EARLY_MAX;
+}
+
 bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_event *ev)
 {
     if (ev->kind != PROCMON_EXEC)
@@ -50,14 +69,12 @@ bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_even
             d->rung_seen[i] = true;     /* handled now, in order */
             return false;
         }
-    for (unsigned i = 0; i < DOORBELL_EARLY_MAX; i++) {
-        struct doorbell_key *k = &d->early[i];
-        if (k->tid == ev->tid && k->timestamp_ns == ev->timestamp_ns && k->tid) {
-            *k = (struct doorbell_key){0};
-            d->skipped++;
-            return true;
-        }
+    if (take_key(d->early, ev)) {
+        d->skipped++;
+        return true;
     }
+    /* handled now, before the doorbell that rang for it is read */
+    put_key(d->handled, &d->handled_next, ev);
     return false;
 }
 
@@ -94,9 +111,12 @@ void engine_doorbell_settle(struct engine *e)
     for (unsigned i = 0; i < d->n_rung; i++) {
         if (d->rung_seen[i])
             continue;
+        if (take_key(d->handled, &d->rung[i])) {
+            d->already++;       /* the main socket had it before this ring */
+            continue;
+        }
         engine_on_event(e, &d->rung[i]);
-        d->early[d->early_next] = (struct doorbell_key){d->rung[i].tid, d->rung[i].timestamp_ns};
-        d->early_next = (d->early_next + 1) % DOORBELL_EARLY_MAX;
+        put_key(d->early, &d->early_next, &d->rung[i]);
         d->ahead++;
     }
     d->n_rung = 0;

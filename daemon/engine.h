@@ -93,7 +93,12 @@ struct engine_doorbell {
      * when the main socket brings them (a ring of the latest) */
     struct doorbell_key { pid_t tid; uint64_t timestamp_ns; } early[DOORBELL_EARLY_MAX];
     unsigned early_next;
-    uint64_t rings, ahead, skipped;
+    /* execs the main socket handled outside a ring (read before the
+     * doorbell that rang for them): a ring that brings them later is done
+     * already (a ring of the latest) */
+    struct doorbell_key handled[DOORBELL_EARLY_MAX];
+    unsigned handled_next;
+    uint64_t rings, ahead, skipped, already;
 };
 
 struct engine_events {

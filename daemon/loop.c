@@ -32,8 +32,9 @@ static bool rt_wanted(const struct loop *l) { return l->priority > 0 && !l->rt_f
 static void set_events_priority(struct loop *l, bool first)
 {
     for (unsigned i = 0; i < l->n_events; i++) {
-        int r = sd_event_source_set_priority(l->events[i],
-                                             first ? SD_EVENT_PRIORITY_IMPORTANT : SD_EVENT_PRIORITY_NORMAL);
+        /* in the order given: the first one pending goes first */
+        int r = sd_event_source_set_priority(l->events[i], first ? SD_EVENT_PRIORITY_IMPORTANT + (int64_t)i
+                                                                 : SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
             log_warning_errno(r, "setting the proc connector's priority in the event loop: %m");
     }

@@ -29,7 +29,7 @@ struct loop {
 };
 
 /* events: the proc connector's sources (n of them, NULLs left out), already
- * in event. */
+ * in event; when several are pending, the first in this order goes first. */
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);
 /* A reload may change the priority; 0 turns realtime handling off. */
 void loop_set_priority(struct loop *l, unsigned priority);

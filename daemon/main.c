@@ -430,7 +430,8 @@ static int run(struct daemon *d)
     update_status(d);
     sd_notify(false, "READY=1");
     log_info("ready: %s", d->status);
-    sd_event_source *events[] = {d->events_source, d->doorbell_source};
+    /* the doorbell first: its ring reads the main socket too */
+    sd_event_source *events[] = {d->doorbell_source, d->events_source};
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
     r = loop_run(&d->loop);
     return r;

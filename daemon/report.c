@@ -484,10 +484,12 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
     if (d->procmon) {
         s = family(arr, "turbosched_exec_doorbell_total", "counter",
                    "The exec-only socket: wake-ups it rang, execs handled from it ahead of the main socket, "
-                   "and those the main socket then brought and were skipped");
+                   "those the main socket then brought and were skipped, and rung execs the main socket "
+                   "had handled already");
         sample(s, "what", "rung", (double)d->rings);
         sample(s, "what", "ahead", (double)d->ahead);
         sample(s, "what", "skipped", (double)d->skipped);
+        sample(s, "what", "already", (double)d->already);
     }
     s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
     sample(s, NULL, NULL, (double)e->events.wakeups);

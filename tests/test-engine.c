@@ -473,6 +473,22 @@ static void test_doorbell_execs_once(void **state)
     /* an exec of the same TID at another time is another exec */
     late.timestamp_ns++;
     assert_false(engine_doorbell_filter(d, &late));
+
+    /* the main socket handles an exec before the ring for it is read: the
+     * ring finds it done */
+    efx_add_task(fx, 1032, 1032, "jitterbug");
+    struct procmon_event first = {.kind = PROCMON_EXEC, .tid = 1032, .tgid = 1032, .timestamp_ns = now_ns()};
+    assert_int_equal(d->n_rung, 0);
+    assert_false(engine_doorbell_filter(d, &first));
+    engine_on_event(e, &first);
+    uint64_t placed = e->events.placement_latency.count;
+    d->rung[0] = first;
+    d->rung_seen[0] = false;
+    d->n_rung = 1;
+    engine_doorbell_settle(e);
+    assert_int_equal(d->already, 1);
+    assert_int_equal(d->ahead, 1);
+    assert_int_equal(e->events.placement_latency.count, placed);
 }
 
 /* Not a dry run: the engine changes masks through the sysops it was given,
