@@ -2,15 +2,17 @@
  * a CPU behind the very tasks it is to place (EEVDF gives weight, not
  * wake-up preemption: even nice -20 waited; docs/hacking.md). So with a
  * realtime priority configured the loop sleeps at SCHED_FIFO, where a proc
- * connector event wakes it ahead of them, and handles those events there.
- * Every other dispatch (the tick, control requests, reloads, signals, the
- * state file, D-Bus) runs at SCHED_OTHER with the configured nice value: no
- * local user gets work done at realtime priority by asking for it, and the
- * tick's walks of /proc do not hold a CPU against the machine's own tasks.
+ * connector event wakes it ahead of them, and handles those events there,
+ * with the timers that finish their work (main.c: the main socket heard
+ * again, the state file written). Every other dispatch (the tick, control
+ * requests, reloads, signals, D-Bus) runs at SCHED_OTHER with the
+ * configured nice value: no local user gets work done at realtime priority
+ * by asking for it, and the tick's walks of /proc do not hold a CPU against
+ * the machine's own tasks.
  *
  * sd-event dispatches one source per iteration, the pending one of highest
- * priority; the proc connector's sources are given the highest, so when one
- * is pending it is the one dispatched, and the loop knows the policy to run it
+ * priority; the event sources are given the highest, so when one is
+ * pending it is the one dispatched, and the loop knows the policy to run it
  * at before it does. SCHED_RESET_ON_FORK keeps the policy from anything the
  * daemon starts. */
 #include <errno.h>
@@ -91,20 +93,36 @@ void loop_set_priority(struct loop *l, unsigned priority)
         set_policy(l, false);
 }
 
+/* Take the event sources out of (false) or back into (true) this dispatch,
+ * as they were: the main socket may be left unheard for a while (main.c). */
+static void hold_events(struct loop *l, bool back, int *was)
+{
+    for (unsigned i = 0; i < l->n_events; i++) {
+        if (!back && sd_event_source_get_enabled(l->events[i], &was[i]) < 0)
+            was[i] = SD_EVENT_ON;
+        int r = sd_event_source_set_enabled(l->events[i], back ? was[i] : SD_EVENT_OFF);
+        if (r < 0)
+            log_warning_errno(r, "%s the proc connector in the event loop: %m", back ? "resuming" : "holding");
+    }
+}
+
 static int dispatch(struct loop *l)
 {
     uint64_t now = now_ns();
     bool pending = rt_wanted(l) && events_pending(l);
     bool rt = pending && loop_events_first(pending, l->events_since_ns, now);
-    /* The events' turn is over: this dispatch goes to the longest waiting
-     * source, which may be the events themselves, at normal priority. */
+    /* The events' turn is over: this dispatch goes to another pending
+     * source, at normal priority, with the events held out of it; with none
+     * pending it dispatches nothing, and the events go on at realtime
+     * priority with a new run. */
     bool yield = pending && !rt;
+    int was[LOOP_EVENT_SOURCES_MAX];
     if (yield)
-        set_events_priority(l, false);
+        hold_events(l, false, was);
     set_policy(l, rt);
     int r = sd_event_dispatch(l->event);
-    if (yield && rt_wanted(l))
-        set_events_priority(l, true);
+    if (yield)
+        hold_events(l, true, was);
     if (!rt)
         l->events_since_ns = 0;
     else if (!l->events_since_ns)

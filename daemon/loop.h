@@ -10,12 +10,13 @@
  * hold back the tick, control requests or signals for longer. */
 #define LOOP_EVENTS_FAIR_MS 10
 
-#define LOOP_EVENT_SOURCES_MAX 2
+#define LOOP_EVENT_SOURCES_MAX 4
 
 struct loop {
     sd_event *event;
-    /* the proc connector's sources (the main socket, the exec doorbell):
-     * the ones handled at realtime priority */
+    /* the proc connector's sources (the exec doorbell, the main socket) and
+     * the timers that finish their work (the main socket heard again, the
+     * state file written): the ones handled at realtime priority */
     sd_event_source *events[LOOP_EVENT_SOURCES_MAX];
     unsigned n_events;
     unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
