@@ -631,8 +631,6 @@ int64_t engine_state_due_ms(struct engine *e)
     return applier_changes_due_ms(e->applier, now);
 }
 
-int64_t engine_state_wait_ms(const struct engine *e) { return applier_changes_due_ms(e->applier, now_ms()); }
-
 static void reset_classes(struct engine *e)
 {
     size_t iter = 0;

@@ -76,7 +76,6 @@ struct engine_slice {
     struct pins pins;
 };
 
-/* Where events come from, and what happens when some are lost. */
 /* The exec doorbell (engine-doorbell.c): a second proc connector socket
  * that the kernel filters to exec events (6.6+). Waking on it alone, the
  * daemon reads every other event in order from the main socket when the
@@ -101,6 +100,7 @@ struct engine_doorbell {
     uint64_t rings, ahead, skipped, already;
 };
 
+/* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
     struct engine_doorbell doorbell;
@@ -279,7 +279,7 @@ int engine_start(struct engine *e);
 /* The proc connector's fd, -EBADF without one (params.events_from_caller). */
 int engine_procmon_fd(const struct engine *e);
 /* Drain the proc connector; rescans /proc after an overflow. Call
- * engine_state_wait_ms() after it: changes it made go to the state file. */
+ * engine_state_due_ms() after it: changes it made go to the state file. */
 int engine_on_events(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
@@ -293,7 +293,8 @@ int engine_on_doorbell(struct engine *e);
  * and remember them. */
 void engine_doorbell_settle(struct engine *e);
 /* For the main socket's dispatch: true when ev is an exec the doorbell
- * handled already (skip it); notes the execs of the current ring. */
+ * handled already (skip it); notes the execs of the current ring, and the
+ * ones handled outside a ring (for the ring that comes for them). */
 bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_event *ev);
 /* Open the doorbell where the kernel filters events; its absence is not
  * an error. */
@@ -305,9 +306,6 @@ int engine_events_lost(struct engine *e);
 /* Write the state file if a change waits and may be written now; returns
  * -1 when nothing waits, else the ms after which to call again. */
 int64_t engine_state_due_ms(struct engine *e);
-/* The same without writing: -1 when nothing waits, else the ms until the
- * file may be written (0: now). */
-int64_t engine_state_wait_ms(const struct engine *e);
 /* Sample load, plan, apply; called every tick_interval. */
 int engine_tick(struct engine *e);
 /* Parse, validate, swap, reclassify. A bad config keeps the old one; the

@@ -47,10 +47,10 @@ struct daemon {
     struct engine *engine;
     struct control_server *control;
     sd_event_source *tick_source;
-    sd_event_source *state_source;  /* one-shot: a change waiting for the state file */
+    sd_event_source *state_source;  /* one-shot: a change waiting for the state file (always there) */
     sd_event_source *events_source; /* the proc connector */
     sd_event_source *doorbell_source;   /* its exec-only socket, NULL without one */
-    sd_event_source *batch_source;  /* one-shot: the proc connector is heard again */
+    sd_event_source *batch_source;  /* one-shot: the proc connector is heard again (always there) */
     uint64_t events_woke_ns;        /* the last wake-up for the main socket */
     struct loop loop;
     char status[256];
@@ -169,42 +169,39 @@ static int reload(struct daemon *d, char *msg, size_t size)
     return r;
 }
 
+/* A one-shot timer source, armed again to fire usec from now. */
+static int arm_oneshot(sd_event_source *s, uint64_t usec)
+{
+    int r = sd_event_source_set_time_relative(s, usec);
+    return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
     engine_tick(d->engine);
     update_status(d);
     /* A time source fires once; arm it again. */
-    sd_event_source_set_time_relative(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
-    sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+    int r = arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    if (r < 0)
+        log_error_errno(r, "arming the tick timer: %m");
     return 0;
 }
 
-static void arm_state_timer(struct daemon *d, int64_t due);
-
-/* The timer: write the state file (or arm again for when it may be). */
-static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
+/* Write the state file if a change waits and may be written now, else arm
+ * its timer for when it may be (not the next tick). */
+static void write_state(struct daemon *d)
 {
-    struct daemon *d = userdata;
-    arm_state_timer(d, engine_state_due_ms(d->engine));
-    return 0;
-}
-
-/* A change waits for the state file: write it when allowed, from the
- * timer (a dispatch of its own, at the events' priority), not at the next
- * tick. due: engine_state_*_ms(). */
-static void arm_state_timer(struct daemon *d, int64_t due)
-{
-    if (due < 0)
-        return;
-    int r;
-    if (!d->state_source)
-        r = sd_event_add_time_relative(d->event, &d->state_source, CLOCK_MONOTONIC, (uint64_t)due * 1000, 1000,
-                                       on_state_due, d);
-    else if ((r = sd_event_source_set_time_relative(d->state_source, (uint64_t)due * 1000)) >= 0)
-        r = sd_event_source_set_enabled(d->state_source, SD_EVENT_ONESHOT);
+    int64_t due = engine_state_due_ms(d->engine);
+    int r = due > 0 ? arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
     if (r < 0)
         log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
+}
+
+static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    write_state(userdata);
+    return 0;
 }
 
 static int on_events_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
@@ -229,13 +226,8 @@ static void batch_events(struct daemon *d)
     if (!d->doorbell_source || now - last >= EVENTS_BATCH_MS * 1000000ull)
         return;
     int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_OFF);
-    if (r >= 0) {
-        if (!d->batch_source)
-            r = sd_event_add_time_relative(d->event, &d->batch_source, CLOCK_MONOTONIC, EVENTS_BATCH_MS * 1000, 1000,
-                                           on_events_batch_due, d);
-        else if ((r = sd_event_source_set_time_relative(d->batch_source, EVENTS_BATCH_MS * 1000)) >= 0)
-            r = sd_event_source_set_enabled(d->batch_source, SD_EVENT_ONESHOT);
-    }
+    if (r >= 0)
+        r = arm_oneshot(d->batch_source, EVENTS_BATCH_MS * 1000);
     if (r < 0) {
         log_warning_errno(r, "batching the proc connector's events: %m");
         (void)sd_event_source_set_enabled(d->events_source, SD_EVENT_ON);
@@ -243,7 +235,7 @@ static void batch_events(struct daemon *d)
 }
 
 /* The event timers, made now (off) so that the loop knows them from the
- * start. */
+ * start and they are there to arm. */
 static int add_event_timers(struct daemon *d)
 {
     int r = sd_event_add_time_relative(d->event, &d->batch_source, CLOCK_MONOTONIC, EVENTS_BATCH_MS * 1000, 1000,
@@ -263,7 +255,7 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
 {
     struct daemon *d = userdata;
     engine_on_events(d->engine);
-    arm_state_timer(d, engine_state_wait_ms(d->engine));
+    write_state(d);
     batch_events(d);
     return 0;
 }
@@ -272,7 +264,7 @@ static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userd
 {
     struct daemon *d = userdata;
     engine_on_doorbell(d->engine);
-    arm_state_timer(d, engine_state_wait_ms(d->engine));
+    write_state(d);
     return 0;
 }
 
@@ -294,8 +286,7 @@ static struct json_object *loop_json(const struct daemon *d)
 {
     const struct loop *l = &d->loop;
     struct json_object *o = json_object_new_object();
-    bool rt = l->priority > 0 && !l->rt_failed;
-    json_object_object_add(o, "realtime_priority", json_object_new_int64(rt ? l->priority : 0));
+    json_object_object_add(o, "realtime_priority", json_object_new_int64(loop_realtime(l) ? l->priority : 0));
     json_object_object_add(o, "realtime_refused", json_object_new_boolean(l->priority > 0 && l->rt_failed));
     json_object_object_add(o, "exec_socket", json_object_new_boolean(d->doorbell_source != NULL));
     json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
