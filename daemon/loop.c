@@ -29,8 +29,6 @@ bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t n
     return events_since_ns == 0 || now_ns - events_since_ns < (uint64_t)LOOP_EVENTS_FAIR_MS * 1000000;
 }
 
-static bool rt_wanted(const struct loop *l) { return l->priority > 0 && !l->rt_failed; }
-
 static void set_events_priority(struct loop *l, bool first)
 {
     for (unsigned i = 0; i < l->n_events; i++) {
@@ -109,7 +107,7 @@ static void hold_events(struct loop *l, bool back, int *was)
 static int dispatch(struct loop *l)
 {
     uint64_t now = now_ns();
-    bool pending = rt_wanted(l) && events_pending(l);
+    bool pending = loop_realtime(l) && events_pending(l);
     bool rt = pending && loop_events_first(pending, l->events_since_ns, now);
     /* The events' turn is over: this dispatch goes to another pending
      * source, at normal priority, with the events held out of it; with none
@@ -139,7 +137,7 @@ int loop_run(struct loop *l)
     int r = 0;
     while (sd_event_get_state(l->event) != SD_EVENT_FINISHED) {
         /* sleep where an event wakes the daemon ahead of the tasks it places */
-        set_policy(l, rt_wanted(l));
+        set_policy(l, loop_realtime(l));
         r = sd_event_prepare(l->event);
         if (r == 0) {
             /* Nothing was left pending by the last dispatch: no source

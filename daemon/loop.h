@@ -29,6 +29,10 @@ struct loop {
     uint64_t dispatched_rt, dispatched_normal;
 };
 
+/* Whether events are handled at realtime priority: configured, and not
+ * refused. */
+static inline bool loop_realtime(const struct loop *l) { return l->priority > 0 && !l->rt_failed; }
+
 /* events: the proc connector's sources (n of them, NULLs left out), already
  * in event; when several are pending, the first in this order goes first. */
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);

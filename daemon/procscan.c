@@ -43,13 +43,16 @@ static char *put_uint(char *p, unsigned v)
     return p;
 }
 
-/* "PID/task/TID/FILE" into out (at least TASK_REL_MAX bytes). */
+/* "PID/task/TID/FILE" into out (at least TASK_REL_MAX bytes), or
+ * "PID/FILE" for a leader when leader_short. */
 #define TASK_REL_MAX 64
-static void task_rel(char *out, pid_t pid, pid_t tid, const char *file)
+static void task_rel(char *out, pid_t pid, pid_t tid, const char *file, bool leader_short)
 {
     char *p = put_uint(out, (unsigned)pid);
-    memcpy(p, "/task/", 6);
-    p = put_uint(p + 6, (unsigned)tid);
+    if (!leader_short || pid != tid) {
+        memcpy(p, "/task/", 6);
+        p = put_uint(p + 6, (unsigned)tid);
+    }
     *p++ = '/';
     size_t n = strlen(file);
     memcpy(p, file, n + 1);
@@ -58,20 +61,16 @@ static void task_rel(char *out, pid_t pid, pid_t tid, const char *file)
 static int open_task_file(const char *root, pid_t pid, pid_t tid, const char *file)
 {
     char rel[TASK_REL_MAX + 6] = "/proc/";
-    task_rel(rel + 6, pid, tid, file);
     int fd;
     if (is_real_root(root) && real_proc_fd() >= 0) {
         /* A leader's own stat and status are its process's: PID/FILE walks
          * two path components and makes two proc inodes fewer, most of an
          * exec's cost of reading them. (Only the CPU times of PID/stat are
          * the whole process's, which the callers do not read.) */
-        if (pid == tid) {
-            char *p = put_uint(rel + 6, (unsigned)pid);
-            *p++ = '/';
-            memcpy(p, file, strlen(file) + 1);
-        }
+        task_rel(rel + 6, pid, tid, file, true);
         fd = openat(real_proc_fd(), rel + 6, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     } else {
+        task_rel(rel + 6, pid, tid, file, false);
         char path[PATH_MAX];
         int r = path_join(path, sizeof(path), root, rel);
         if (r < 0)

@@ -91,12 +91,17 @@ static bool may_use_fifo(void)
     return true;
 }
 
-static void test_events_at_fifo_rest_at_other(void **state)
+static void require_fifo(void)
 {
     if (!may_use_fifo()) {
         print_message("skipped: SCHED_FIFO is not allowed here (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
         skip();
     }
+}
+
+static void test_events_at_fifo_rest_at_other(void **state)
+{
+    require_fifo();
     struct run run = {.drain = true, .events_policy = -1, .timer_policy = -1};
     struct loop l;
     assert_int_equal(run_loop(&run, 1, 20000, &l), 42);
@@ -144,10 +149,7 @@ static int on_spaced(sd_event_source *s, int fd, uint32_t revents, void *userdat
  * waiting, not for time passed asleep). */
 static void test_spaced_events_all_at_fifo(void **state)
 {
-    if (!may_use_fifo()) {
-        print_message("skipped: SCHED_FIFO is not allowed here (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n");
-        skip();
-    }
+    require_fifo();
     sd_event *ev = NULL;
     sd_event_source *events = NULL;
     struct spaced sp = {.writes = 4, .left = 4};
