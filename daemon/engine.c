@@ -503,7 +503,7 @@ int engine_tick(struct engine *e)
 {
     uint64_t now = now_ms();
     e->counters.ticks++;
-    if (e->events.rescan_pending)
+    if (e->events.rescan_pending && !e->events.tick_at_rt)
         rescan(e);
     pins_repair(&e->slice.pins, e->ops);
     refresh_topology(e);

@@ -106,6 +106,7 @@ struct engine_events {
     struct engine_doorbell doorbell;
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
+    bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
     uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
     /* From an event's kernel timestamp to the return of the call that
@@ -301,7 +302,8 @@ bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_even
 void engine_doorbell_open(struct engine *e);
 /* Events were lost: rescan /proc now, or at the next tick when one ran
  * within the last tick interval or when events are handled at a realtime
- * priority (a walk of /proc is the tick's work, at normal priority). */
+ * priority (a walk of /proc is the work of a tick at normal priority:
+ * events.tick_at_rt holds it back). */
 int engine_events_lost(struct engine *e);
 /* Write the state file if a change waits and may be written now; returns
  * -1 when nothing waits, else the ms after which to call again. */

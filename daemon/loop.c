@@ -4,11 +4,13 @@
  * realtime priority configured the loop sleeps at SCHED_FIFO, where a proc
  * connector event wakes it ahead of them, and handles those events there,
  * with the timers that finish their work (main.c: the main socket heard
- * again, the state file written). Every other dispatch (the tick, control
- * requests, reloads, signals, D-Bus) runs at SCHED_OTHER with the
- * configured nice value: no local user gets work done at realtime priority
- * by asking for it, and the tick's walks of /proc do not hold a CPU against
- * the machine's own tasks.
+ * again, the state file written). While they keep coming the tick runs
+ * there too: they wait behind it, and at normal priority, on a CPU crowded
+ * with the tasks the daemon packed there, it took 100 ms and more. Every
+ * other dispatch (the tick on a quiet machine, control requests, reloads,
+ * signals, D-Bus) runs at SCHED_OTHER with the configured nice value: no
+ * local user gets work done at realtime priority by asking for it, and a
+ * walk of /proc after lost events (main.c) waits for a tick there.
  *
  * sd-event dispatches one source per iteration, the pending one of highest
  * priority; the event sources are given the highest, so when one is
@@ -27,6 +29,11 @@ bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t n
     if (!events_pending)
         return false;
     return events_since_ns == 0 || now_ns - events_since_ns < (uint64_t)LOOP_EVENTS_FAIR_MS * 1000000;
+}
+
+bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns)
+{
+    return last_events_ns && now_ns - last_events_ns < (uint64_t)LOOP_EVENTS_RECENT_MS * 1000000;
 }
 
 static void set_events_priority(struct loop *l, bool first)
@@ -91,6 +98,15 @@ void loop_set_priority(struct loop *l, unsigned priority)
         set_policy(l, false);
 }
 
+void loop_follow(struct loop *l, sd_event_source *s)
+{
+    l->follower = s;
+    /* first among the others: when it is pending, it is the one dispatched */
+    int r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_NORMAL - 1);
+    if (r < 0)
+        log_warning_errno(r, "setting the tick's priority in the event loop: %m");
+}
+
 /* Take the event sources out of (false) or back into (true) this dispatch,
  * as they were: the main socket may be left unheard for a while (main.c). */
 static void hold_events(struct loop *l, bool back, int *was)
@@ -114,10 +130,13 @@ static int dispatch(struct loop *l)
      * pending it dispatches nothing, and the events go on at realtime
      * priority with a new run. */
     bool yield = pending && !rt;
+    /* not the events: the follower, first among the rest, when it is pending */
+    bool follow = !rt && loop_realtime(l) && l->follower && sd_event_source_get_pending(l->follower) > 0 &&
+                  loop_follows_events(l->last_events_ns, now);
     int was[LOOP_EVENT_SOURCES_MAX];
     if (yield)
         hold_events(l, false, was);
-    set_policy(l, rt);
+    set_policy(l, rt || follow);
     int r = sd_event_dispatch(l->event);
     if (yield)
         hold_events(l, true, was);
@@ -126,9 +145,12 @@ static int dispatch(struct loop *l)
     else if (!l->events_since_ns)
         l->events_since_ns = now;
     if (rt)
+        l->last_events_ns = now_ns();
+    if (rt || follow)
         l->dispatched_rt++;
     else
         l->dispatched_normal++;
+    l->dispatched_followed += follow;
     return r;
 }
 

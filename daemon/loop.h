@@ -12,6 +12,10 @@
 
 #define LOOP_EVENT_SOURCES_MAX 4
 
+/* The tick runs at the events' priority while they keep coming: one
+ * dispatched within this long. */
+#define LOOP_EVENTS_RECENT_MS 10
+
 struct loop {
     sd_event *event;
     /* the proc connector's sources (the exec doorbell, the main socket) and
@@ -19,14 +23,19 @@ struct loop {
      * state file written): the ones handled at realtime priority */
     sd_event_source *events[LOOP_EVENT_SOURCES_MAX];
     unsigned n_events;
+    /* the tick: at realtime priority too while events keep coming, since
+     * they wait behind it (loop_follow) */
+    sd_event_source *follower;
     unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
     bool at_rt;                 /* the thread's policy now */
     bool rt_failed;             /* SCHED_FIFO was refused: said once, then not asked again */
     /* start of the event dispatches in a row while another source was left
      * pending; 0 when the last dispatch was another's or nothing was left */
     uint64_t events_since_ns;
-    /* dispatches by the priority they ran at (status, metrics) */
-    uint64_t dispatched_rt, dispatched_normal;
+    uint64_t last_events_ns;    /* end of the last event dispatch */
+    /* dispatches by the priority they ran at (status, metrics); the
+     * follower's at realtime priority among them */
+    uint64_t dispatched_rt, dispatched_normal, dispatched_followed;
 };
 
 /* Whether events are handled at realtime priority: configured, and not
@@ -36,6 +45,11 @@ static inline bool loop_realtime(const struct loop *l) { return l->priority > 0 
 /* events: the proc connector's sources (n of them, NULLs left out), already
  * in event; when several are pending, the first in this order goes first. */
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);
+/* s (the tick, in event already) runs at realtime priority while events
+ * keep coming (loop_follows_events), and goes before the other sources.
+ * At normal priority on a CPU crowded with the tasks the daemon packed
+ * there, a tick took 100 ms and more, with the events waiting behind it. */
+void loop_follow(struct loop *l, sd_event_source *s);
 /* A reload may change the priority; 0 turns realtime handling off. */
 void loop_set_priority(struct loop *l, unsigned priority);
 /* sd_event_loop(), with the policy switched around each dispatch. Returns
@@ -46,3 +60,6 @@ int loop_run(struct loop *l);
  * priority: one is pending, it is first in line and the other sources have
  * not waited too long (LOOP_EVENTS_FAIR_MS). Pure; for the loop and tests. */
 bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t now_ns);
+/* Whether the follower runs at realtime priority: an event dispatch ended
+ * less than LOOP_EVENTS_RECENT_MS ago (last_events_ns 0: none yet). Pure. */
+bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns);

@@ -179,6 +179,7 @@ static int arm_oneshot(sd_event_source *s, uint64_t usec)
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
+    d->engine->events.tick_at_rt = d->loop.at_rt;
     engine_tick(d->engine);
     update_status(d);
     /* A time source fires once; arm it again. */
@@ -446,6 +447,7 @@ static int run(struct daemon *d)
         return r;
     sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
+    loop_follow(&d->loop, d->tick_source);
     r = loop_run(&d->loop);
     return r;
 }

@@ -418,6 +418,13 @@ static void test_lost_events_rescan(void **state)
     assert_int_equal(engine_events_lost(e), 0);
     assert_true(e->events.rescan_pending);
     assert_int_equal(e->counters.rescans, 2);
+    /* a tick at realtime priority (events kept coming) leaves it to one at
+     * normal priority */
+    e->events.tick_at_rt = true;
+    efx_tick_with(fx, efx_no_load);
+    assert_true(e->events.rescan_pending);
+    assert_int_equal(e->counters.rescans, 2);
+    e->events.tick_at_rt = false;
     efx_tick_with(fx, efx_no_load);
     assert_int_equal(e->counters.rescans, 3);
     expect_class(e, 1021, CLASS_JITTER, SOURCE_RULE, 0);

@@ -15,6 +15,15 @@
 #include "loop.h"
 #include "util.h"
 
+static void test_follows_events(void **state)
+{
+    const uint64_t ms = 1000000;
+    assert_false(loop_follows_events(0, 100 * ms));        /* no event yet */
+    assert_true(loop_follows_events(100 * ms, 100 * ms));
+    assert_true(loop_follows_events(100 * ms, 100 * ms + LOOP_EVENTS_RECENT_MS * ms - 1));
+    assert_false(loop_follows_events(100 * ms, 100 * ms + LOOP_EVENTS_RECENT_MS * ms));
+}
+
 static void test_events_first(void **state)
 {
     const uint64_t ms = 1000000;
@@ -29,6 +38,8 @@ static void test_events_first(void **state)
 struct run {
     int efd;
     bool drain;                 /* read the eventfd in the callback (else it stays readable) */
+    bool quiet;                 /* the eventfd starts unreadable: no events at all */
+    bool timer_follows;         /* the timer is the loop's follower, as the tick is */
     unsigned events, events_at_other;
     int events_policy, timer_policy;
 };
@@ -62,17 +73,20 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struct loop *l)
 {
     sd_event *ev = NULL;
-    sd_event_source *events[2] = {NULL, NULL};
+    sd_event_source *events[2] = {NULL, NULL}, *timer = NULL;
     assert_int_equal(sd_event_new(&ev), 0);
-    run->efd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+    run->efd = eventfd(run->quiet ? 0 : 1, EFD_NONBLOCK | EFD_CLOEXEC);
     assert_true(run->efd >= 0);
     int efd2 = dup(run->efd);
     assert_true(efd2 >= 0);
     assert_int_equal(sd_event_add_io(ev, &events[0], run->efd, EPOLLIN, on_events, run), 0);
     assert_int_equal(sd_event_add_io(ev, &events[1], efd2, EPOLLIN, on_events, run), 0);
-    assert_int_equal(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, timer_us, 1, on_timer, run), 0);
+    assert_int_equal(sd_event_add_time_relative(ev, &timer, CLOCK_MONOTONIC, timer_us, 1, on_timer, run), 0);
     loop_init(l, ev, events, 2, priority);
+    if (run->timer_follows)
+        loop_follow(l, timer);
     int r = loop_run(l);
+    sd_event_source_unref(timer);
     sd_event_source_unref(events[0]);
     sd_event_source_unref(events[1]);
     sd_event_unref(ev);
@@ -212,10 +226,41 @@ static void test_events_do_not_starve_the_rest(void **state)
     assert_true(now_ns() - t0 < 5000000000ull);
 }
 
+/* The tick, as the loop's follower: at SCHED_FIFO while events keep coming
+ * (they would wait behind it), at SCHED_OTHER on a quiet loop. */
+static void test_follower_at_fifo_while_events_come(void **state)
+{
+    require_fifo();
+    struct run run = {.drain = false, .timer_follows = true, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    alarm(60);
+    assert_int_equal(run_loop(&run, 1, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);
+    alarm(0);
+    assert_true(run.events > 1);
+    assert_int_equal(run.timer_policy, SCHED_FIFO);
+    assert_int_equal(l.dispatched_followed, 1);
+    assert_int_equal(run.events_at_other, 0);
+    assert_int_equal(policy_now(), SCHED_OTHER);
+}
+
+static void test_follower_at_other_when_quiet(void **state)
+{
+    require_fifo();
+    struct run run = {.quiet = true, .timer_follows = true, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    assert_int_equal(run_loop(&run, 1, 1000, &l), 42);
+    assert_int_equal(run.events, 0);
+    assert_int_equal(run.timer_policy, SCHED_OTHER);
+    assert_int_equal(l.dispatched_followed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_first),
+        cmocka_unit_test(test_follows_events),
+        cmocka_unit_test(test_follower_at_fifo_while_events_come),
+        cmocka_unit_test(test_follower_at_other_when_quiet),
         cmocka_unit_test(test_events_at_fifo_rest_at_other),
         cmocka_unit_test(test_spaced_events_all_at_fifo),
         cmocka_unit_test(test_priority_zero),
