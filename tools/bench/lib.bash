@@ -24,8 +24,16 @@ bench_cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     [ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null || true
     wait 2>/dev/null || true
+    if mountpoint -q "$TMP/run"; then umount "$TMP/run" || true; fi
     rm -rf "$TMP"
 }
+# The state file on a tmpfs, as the shipped one is (/run under systemd): on
+# ext4 each write's rename starts writeback, and the loop waits for it.
+STATE_DIR=$TMP
+if [ "$(stat -f -c %T "$TMP")" != tmpfs ] && mkdir "$TMP/run" &&
+    mount -t tmpfs -o size=16m,mode=0700 turbosched-bench "$TMP/run" 2>/dev/null; then
+    STATE_DIR=$TMP/run
+fi
 trap bench_cleanup EXIT
 
 # bench_config EXTRA: a daemon config confined to $TMP; EXTRA (stdin) appended
@@ -33,7 +41,7 @@ bench_config() {
     cat > "$TMP/turbosched.conf" <<CONF
 [daemon]
 control_socket = $TMP/control
-state_file = $TMP/state
+state_file = $STATE_DIR/state
 log_level = info
 [classify]
 unit_optin = no

@@ -5,7 +5,9 @@
 # after its exec, whether it was placed: confined to CPU 0 (turboschedd, with
 # CPU 0 kept busy so that its plan packs jitter there; the plan is held by a
 # long min_change_interval so the storm's own load cannot undo it), or in a
-# cpuset group on CPU 0 (cgrulesengd).
+# cpuset group on CPU 0 (cgrulesengd: as Debian starts it, at nice 0, and
+# again at SCHED_FIFO 1 like the daemon's events, where it drops far fewer
+# events and so does the same work per task).
 #
 # Per rate (paced at RATES execs/s for SECS seconds each, and 0 = unpaced,
 # CHILDREN tasks as fast as the workers fork):
@@ -143,8 +145,25 @@ ovf=$(ctl --json status | sed -n 's/^ *"overflows": \([0-9]*\).*/\1/p' | head -1
 dnice=$(awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$DPID/stat")
 daemon_stop
 
-# --- cgrulesengd, every rate
-declare -A CGR
+# --- cgrulesengd, every rate: as Debian starts it (nice 0), then on the
+# daemon's footing (SCHED_FIFO 1, where it keeps up far better and so does
+# the work per task the daemon does)
+declare -A CGR CGRF
+# run_cgr ARRAY [WRAPPER...]: cgrulesengd under WRAPPER, every rate, into ARRAY
+run_cgr() {
+    local -n into=$1; shift
+    "$@" cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
+    CGPID=$!; PIDS+=("$CGPID")
+    listening() { [ "$(find "/proc/$CGPID/fd" -lname 'socket:*' 2>/dev/null | wc -l)" -ge 1 ]; }
+    wait_until 30 listening || { echo "storm.sh: cgrulesengd did not start" >&2; cat "$TMP/cgrulesengd.log" >&2; exit 1; }
+    for rate in $RUN_RATES; do
+        read -r r0 w0 < <(sched "$CGPID"); d0=$(netlink_drops "$CGPID")
+        storm "$rate" --cgroup /tsbench
+        read -r r1 w1 < <(sched "$CGPID"); d1=$(netlink_drops "$CGPID")
+        into[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)") $((d1 - d0)) $(per_k $((r1 - r0)) "$(kv placed)")"
+    done
+    kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
+}
 if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
     [ -e /etc/cgrules.conf ] && { RULES_BACKUP=$TMP/cgrules.conf.orig; cp -p /etc/cgrules.conf "$RULES_BACKUP"; }
     [ -e /etc/cgrules.conf ] || MADE+=(/etc/cgrules.conf)
@@ -154,17 +173,8 @@ if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
     echo "*:$NAME cpuset tsbench/" > /etc/cgrules.conf
     [ -e /etc/cgconfig.conf ] || { touch /etc/cgconfig.conf; MADE+=(/etc/cgconfig.conf); }
     [ -e /etc/cgconfig.d ] || { mkdir /etc/cgconfig.d; MADE+=(/etc/cgconfig.d); }
-    cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
-    CGPID=$!; PIDS+=("$CGPID")
-    listening() { [ "$(find "/proc/$CGPID/fd" -lname 'socket:*' 2>/dev/null | wc -l)" -ge 1 ]; }
-    wait_until 30 listening || { echo "storm.sh: cgrulesengd did not start" >&2; cat "$TMP/cgrulesengd.log" >&2; exit 1; }
-    for rate in $RUN_RATES; do
-        read -r r0 w0 < <(sched "$CGPID"); d0=$(netlink_drops "$CGPID")
-        storm "$rate" --cgroup /tsbench
-        read -r r1 w1 < <(sched "$CGPID"); d1=$(netlink_drops "$CGPID")
-        CGR[$rate]="$(kv execs_per_s) $(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)") $((d1 - d0)) $(per_k $((r1 - r0)) "$(kv placed)")"
-    done
-    kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
+    run_cgr CGR
+    run_cgr CGRF chrt -f 1
 fi
 
 echo "| rate asked | execs/s reached | placed ≤ 20 ms | p50 / p99 from the kernel's event | CPU per 1,000 tasks (per 1,000 placed) | waited for a CPU per 1,000 | drops | cgrulesengd: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | CPU ratio per task (per task placed) |"
@@ -186,6 +196,19 @@ for rate in $RATES; do
     echo "| $label | $x | $pl% | $p50 / $p99 µs ($cnt timed) | $cpu ms ($cpupl ms) | $wait ms | $drops | $cg | $ratio_s |"
 done
 echo
+echo "cgrulesengd on the daemon's footing (SCHED_FIFO 1), the same storms:"
+echo
+echo "| rate asked | cgrulesengd at SCHED_FIFO 1: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | turboschedd's CPU per task against it (per task placed) |"
+echo "|---|---|---|"
+for rate in $RUN_RATES; do
+    [ -n "${CGRF[$rate]:-}" ] || continue
+    read -r x pl p50 p99 cnt cpu wait drops cpupl <<< "${TS[$rate]}"
+    read -r cx cpl ccpu cdrops ccpupl <<< "${CGRF[$rate]}"
+    label=$rate; [ "$rate" -eq 0 ] && label="unpaced"
+    echo "| $label | $cx/s, $cpl%, $ccpu ms ($ccpupl ms), $cdrops | $(awk -v a="$cpu" -v b="$ccpu" -v ap="$cpupl" -v bp="$ccpupl" \
+        'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-"; if (bp > 0) printf " (%.2fx)", ap / bp }') |"
+done
+echo
 cat "$TMP/profile"
 echo
 echo "Paced rates for ${SECS} s each (CHILDREN = rate x ${SECS}), unpaced $N children; 2 workers, each task checks 20 ms after its exec;"
@@ -201,5 +224,10 @@ if [ -n "${TS[0]:-}" ]; then
         read -r cx cpl ccpu cdrops ccpupl <<< "${CGR[0]}"
         echo "storm_cgrulesengd_cpu_per_1000_ms=$ccpu"
         echo "storm_cgrulesengd_cpu_per_1000_placed_ms=$ccpupl"
+    fi
+    if [ -n "${CGRF[0]:-}" ]; then
+        read -r cx cpl ccpu cdrops ccpupl <<< "${CGRF[0]}"
+        echo "storm_cgrulesengd_fifo_placed_pct=$cpl"
+        echo "storm_cgrulesengd_fifo_cpu_per_1000_ms=$ccpu"
     fi
 fi
