@@ -131,7 +131,8 @@ static int dispatch(struct loop *l)
      * priority with a new run. */
     bool yield = pending && !rt;
     /* not the events: the follower, first among the rest, when it is pending */
-    bool follow = !rt && loop_realtime(l) && l->follower && sd_event_source_get_pending(l->follower) > 0 &&
+    bool follow = !rt && loop_realtime(l) && l->follower && !l->follower_held &&
+                  sd_event_source_get_pending(l->follower) > 0 &&
                   loop_follows_events(l->last_events_ns, now);
     int was[LOOP_EVENT_SOURCES_MAX];
     if (yield)

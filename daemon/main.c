@@ -176,11 +176,16 @@ static int arm_oneshot(sd_event_source *s, uint64_t usec)
     return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
+/* A walk of /proc after lost events is the work of a tick at normal
+ * priority: until it is done, the tick does not follow the events. */
+static void hold_tick_for_rescan(struct daemon *d) { d->loop.follower_held = d->engine->events.rescan_pending; }
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
     d->engine->events.tick_at_rt = d->loop.at_rt;
     engine_tick(d->engine);
+    hold_tick_for_rescan(d);
     update_status(d);
     /* A time source fires once; arm it again. */
     int r = arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
@@ -258,6 +263,7 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
     engine_on_events(d->engine);
     write_state(d);
     batch_events(d);
+    hold_tick_for_rescan(d);
     return 0;
 }
 
@@ -266,6 +272,7 @@ static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userd
     struct daemon *d = userdata;
     engine_on_doorbell(d->engine);
     write_state(d);
+    hold_tick_for_rescan(d);
     return 0;
 }
 

@@ -40,6 +40,7 @@ struct run {
     bool drain;                 /* read the eventfd in the callback (else it stays readable) */
     bool quiet;                 /* the eventfd starts unreadable: no events at all */
     bool timer_follows;         /* the timer is the loop's follower, as the tick is */
+    bool follower_held;         /* ... with work for normal priority */
     unsigned events, events_at_other;
     int events_policy, timer_policy;
 };
@@ -85,6 +86,7 @@ static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struc
     loop_init(l, ev, events, 2, priority);
     if (run->timer_follows)
         loop_follow(l, timer);
+    l->follower_held = run->follower_held;
     int r = loop_run(l);
     sd_event_source_unref(timer);
     sd_event_source_unref(events[0]);
@@ -243,6 +245,22 @@ static void test_follower_at_fifo_while_events_come(void **state)
     assert_int_equal(policy_now(), SCHED_OTHER);
 }
 
+/* Held (a walk of /proc waits for it): at SCHED_OTHER, events or not. */
+static void test_follower_held_at_other(void **state)
+{
+    require_fifo();
+    struct run run = {.drain = false, .timer_follows = true, .follower_held = true, .events_policy = -1,
+                      .timer_policy = -1};
+    struct loop l;
+    alarm(60);
+    assert_int_equal(run_loop(&run, 1, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);
+    alarm(0);
+    assert_true(run.events > 1);
+    assert_int_equal(run.timer_policy, SCHED_OTHER);
+    assert_int_equal(l.dispatched_followed, 0);
+    assert_int_equal(run.events_at_other, 0);
+}
+
 static void test_follower_at_other_when_quiet(void **state)
 {
     require_fifo();
@@ -261,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
         cmocka_unit_test(test_follower_at_other_when_quiet),
+        cmocka_unit_test(test_follower_held_at_other),
         cmocka_unit_test(test_events_at_fifo_rest_at_other),
         cmocka_unit_test(test_spaced_events_all_at_fifo),
         cmocka_unit_test(test_priority_zero),
