@@ -7,7 +7,8 @@
 # long min_change_interval so the storm's own load cannot undo it), or in a
 # cpuset group on CPU 0 (cgrulesengd: as Debian starts it, at nice 0, and
 # again at SCHED_FIFO 1 like the daemon's events, where it drops far fewer
-# events and so does the same work per task).
+# events and so does the same work per task), or by tools/bench-floor, the
+# least a placer can spend per exec (a floor for the daemon's CPU per task).
 #
 # Per rate (paced at RATES execs/s for SECS seconds each, and 0 = unpaced,
 # CHILDREN tasks as fast as the workers fork):
@@ -145,6 +146,25 @@ ovf=$(ctl --json status | sed -n 's/^ *"overflows": \([0-9]*\).*/\1/p' | head -1
 dnice=$(awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$DPID/stat")
 daemon_stop
 
+# --- the floor (tools/bench-floor.c): the exec-only socket, a stat read,
+# the mask and the slice, nothing else; every rate
+declare -A FLOOR
+FLOOR_WHY=
+"$BUILD/bench-floor" --comm "$NAME" --cpu 0 > "$TMP/floor.out" 2>&1 &
+FPID=$!; PIDS+=("$FPID")
+floor_ready() { kill -0 "$FPID" 2>/dev/null || return 2; grep -q '^ready=1' "$TMP/floor.out"; }
+if wait_until 30 floor_ready; then
+    for rate in $RUN_RATES; do
+        read -r r0 w0 < <(sched "$FPID")
+        storm "$rate"
+        read -r r1 w1 < <(sched "$FPID")
+        FLOOR[$rate]="$(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)")"
+    done
+    kill -TERM "$FPID"; wait "$FPID" 2>/dev/null || true
+else
+    FLOOR_WHY=$(tail -1 "$TMP/floor.out")
+fi
+
 # --- cgrulesengd, every rate: as Debian starts it (nice 0), then on the
 # daemon's footing (SCHED_FIFO 1, where it keeps up far better and so does
 # the work per task the daemon does)
@@ -196,17 +216,28 @@ for rate in $RATES; do
     echo "| $label | $x | $pl% | $p50 / $p99 µs ($cnt timed) | $cpu ms ($cpupl ms) | $wait ms | $drops | $cg | $ratio_s |"
 done
 echo
-echo "cgrulesengd on the daemon's footing (SCHED_FIFO 1), the same storms:"
+echo "The same storms placed by cgrulesengd on the daemon's footing (SCHED_FIFO 1), and by"
+echo "bench-floor, the least a placer can do per exec (the exec-only socket, a stat read, the mask"
+echo "and the slice; no fork or exit events, no table, no state file, no tick, nothing undone):"
 echo
-echo "| rate asked | cgrulesengd at SCHED_FIFO 1: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | turboschedd's CPU per task against it (per task placed) |"
-echo "|---|---|---|"
+echo "| rate asked | cgrulesengd at SCHED_FIFO 1: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | turboschedd's CPU per task against it (per task placed) | bench-floor: placed, CPU per 1,000 | turboschedd's CPU per task against it |"
+echo "|---|---|---|---|---|"
 for rate in $RUN_RATES; do
-    [ -n "${CGRF[$rate]:-}" ] || continue
     read -r x pl p50 p99 cnt cpu wait drops cpupl <<< "${TS[$rate]}"
-    read -r cx cpl ccpu cdrops ccpupl <<< "${CGRF[$rate]}"
+    cg="-"; cgr="-"; fl="${FLOOR_WHY:-not run}"; flr="-"
+    if [ -n "${CGRF[$rate]:-}" ]; then
+        read -r cx cpl ccpu cdrops ccpupl <<< "${CGRF[$rate]}"
+        cg="$cx/s, $cpl%, $ccpu ms ($ccpupl ms), $cdrops"
+        cgr=$(awk -v a="$cpu" -v b="$ccpu" -v ap="$cpupl" -v bp="$ccpupl" \
+            'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-"; if (bp > 0) printf " (%.2fx)", ap / bp }')
+    fi
+    if [ -n "${FLOOR[$rate]:-}" ]; then
+        read -r fpl fcpu <<< "${FLOOR[$rate]}"
+        fl="$fpl%, $fcpu ms"
+        flr=$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }')
+    fi
     label=$rate; [ "$rate" -eq 0 ] && label="unpaced"
-    echo "| $label | $cx/s, $cpl%, $ccpu ms ($ccpupl ms), $cdrops | $(awk -v a="$cpu" -v b="$ccpu" -v ap="$cpupl" -v bp="$ccpupl" \
-        'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-"; if (bp > 0) printf " (%.2fx)", ap / bp }') |"
+    echo "| $label | $cg | $cgr | $fl | $flr |"
 done
 echo
 cat "$TMP/profile"
@@ -224,6 +255,10 @@ if [ -n "${TS[0]:-}" ]; then
         read -r cx cpl ccpu cdrops ccpupl <<< "${CGR[0]}"
         echo "storm_cgrulesengd_cpu_per_1000_ms=$ccpu"
         echo "storm_cgrulesengd_cpu_per_1000_placed_ms=$ccpupl"
+    fi
+    if [ -n "${FLOOR[0]:-}" ]; then
+        read -r fpl fcpu <<< "${FLOOR[0]}"
+        echo "storm_floor_cpu_per_1000_ms=$fcpu"
     fi
     if [ -n "${CGRF[0]:-}" ]; then
         read -r cx cpl ccpu cdrops ccpupl <<< "${CGRF[0]}"
