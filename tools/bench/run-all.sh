@@ -57,6 +57,7 @@ storm_cpupl=$(kv storm_cpu_per_1000_placed_ms); storm_cgpl=$(kv storm_cgruleseng
 storm_ratiopl=$(ratio "$storm_cpupl" "$storm_cgpl")
 storm_cgf=$(kv storm_cgrulesengd_fifo_cpu_per_1000_ms); storm_cgf_pl=$(kv storm_cgrulesengd_fifo_placed_pct)
 storm_ratiof=$(ratio "$storm_cpu" "$storm_cgf")
+pin0=$(kv storm_pinned_cpu0_ratio_cgrulesengd); pin1=$(kv storm_pinned_cpu1_ratio_cgrulesengd)
 placed=$(kv placed_pct_turboschedd); p99=$(kv latency_p99_us); p99lo=$(kv latency_after_first_p99_us)
 recall=$(kv behaviour_jitter_recall_pct); precision=$(kv behaviour_jitter_precision_pct); int_as_jit=$(kv behaviour_intensive_as_jitter)
 g_p99=$(kv guard_70_slice_guard_p99_ratio); g_max=$(kv guard_70_slice_guard_max_ratio)
@@ -91,6 +92,8 @@ in the same run; the ratios mean more than the absolute numbers.
 | unpaced storm: CPU per 1,000 tasks vs cgrulesengd | ${storm_ratio}x (${storm_cpu:-?} vs ${storm_cg:-?} ms) | ≤ 0.5x | $(met "$storm_ratio" "<=" 0.5) |
 | unpaced storm: CPU per 1,000 tasks placed vs cgrulesengd (which drops events at this rate, and with them the work) | ${storm_ratiopl}x (${storm_cpupl:-?} vs ${storm_cgpl:-?} ms) | ≤ 0.5x | $(met "$storm_ratiopl" "<=" 0.5) |
 | unpaced storm: CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1, the daemon's footing (it placed ${storm_cgf_pl:-?}%) | ${storm_ratiof}x (${storm_cpu:-?} vs ${storm_cgf:-?} ms) | ≤ 0.5x | $(met "$storm_ratiof" "<=" 0.5) |
+| unpaced storm, both pinned to CPU 1 (where the storm execs): CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1 | ${pin1:-?}x | ≤ 0.5x | $(met "$pin1" "<=" 0.5) |
+| unpaced storm, both pinned to CPU 0 (where it is packed): CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1 | ${pin0:-?}x | ≤ 0.5x | $(met "$pin0" "<=" 0.5) |
 | fork+exec storm: CPU per event vs cgrulesengd | ${cpu_ratio}x (${ts_cpu:-?} vs ${cg_cpu:-?} ms / 1000 events) | ≤ 0.3x | $(met "$cpu_ratio" "<=" 0.3) |
 | instructions per event vs cgrulesengd (callgrind) | ${ir_ratio}x (${ts_ir:-?} vs ${cg_ir:-?}) | (stable figure) | |
 | exec → placement latency p99 (upper bound: from before execve) | ${p99:-?} µs | ≤ 1000 µs | $(met "$p99" "<=" 1000) |

@@ -197,6 +197,41 @@ if command -v cgrulesengd >/dev/null && [ -d /sys/fs/cgroup/cpuset ]; then
     run_cgr CGRF chrt -f 1
 fi
 
+# --- each placer pinned to one CPU, unpaced. Where a placer sits decides
+# much of its cost: on the CPU where the new tasks exec, each exec wakes it
+# there, preempting the task, and the task moves without the migration
+# thread; from another CPU each move wakes that thread and waits for it.
+# Unpinned, which CPU each placer settled on was luck (turboschedd: 45-49 ms
+# per 1,000 tasks when on CPU 1, 84-86 ms when on CPU 0).
+declare -A PIN
+# pin_cost KEY PID [STORM ARGS]: one unpaced storm, "placed% cpu" into PIN[KEY]
+pin_cost() {
+    local key=$1 pid=$2 r0 w0 r1 w1; shift 2
+    read -r r0 w0 < <(sched "$pid")
+    storm 0 "$@"
+    read -r r1 w1 < <(sched "$pid")
+    PIN[$key]="$(pct "$(kv placed)" "$(kv reported)") $(per_k $((r1 - r0)) "$(kv reported)")"
+}
+if [ -n "${TS[0]:-}" ]; then
+    for cpu in ${PIN_CPUS:-0 1}; do
+        daemon_start taskset -c "$cpu"
+        wait_until 30 plan_restricted && pin_cost "ts$cpu" "$DPID"
+        daemon_stop
+        if [ -z "$FLOOR_WHY" ]; then
+            taskset -c "$cpu" "$BUILD/bench-floor" --comm "$NAME" --cpu 0 > "$TMP/floor.out" 2>&1 &
+            FPID=$!; PIDS+=("$FPID")
+            wait_until 30 floor_ready && pin_cost "floor$cpu" "$FPID"
+            kill -TERM "$FPID"; wait "$FPID" 2>/dev/null || true
+        fi
+        if [ -n "${CGRF[0]:-}" ]; then
+            taskset -c "$cpu" chrt -f 1 cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
+            CGPID=$!; PIDS+=("$CGPID")
+            wait_until 30 listening && pin_cost "cgr$cpu" "$CGPID" --cgroup /tsbench
+            kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
+        fi
+    done
+fi
+
 echo "| rate asked | execs/s reached | placed ≤ 20 ms | p50 / p99 from the kernel's event | CPU per 1,000 tasks (per 1,000 placed) | waited for a CPU per 1,000 | drops | cgrulesengd: execs/s, placed, CPU per 1,000 (per 1,000 placed), drops | CPU ratio per task (per task placed) |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for rate in $RATES; do
@@ -240,10 +275,26 @@ for rate in $RUN_RATES; do
     echo "| $label | $cg | $cgr | $fl | $flr |"
 done
 echo
+echo "Unpaced, each placer pinned to one CPU in turn (CPU 0 is where the storm is packed):"
+echo
+echo "| placers on | turboschedd: placed, CPU per 1,000 | cgrulesengd at SCHED_FIFO 1 | bench-floor | turboschedd against cgrulesengd, against the floor |"
+echo "|---|---|---|---|---|"
+for cpu in ${PIN_CPUS:-0 1}; do
+    [ -n "${PIN[ts$cpu]:-}" ] || continue
+    read -r tpl tcpu <<< "${PIN[ts$cpu]}"
+    cg="-"; ccpu=; fl="-"; fcpu=
+    [ -n "${PIN[cgr$cpu]:-}" ] && { read -r cpl ccpu <<< "${PIN[cgr$cpu]}"; cg="$cpl%, $ccpu ms"; }
+    [ -n "${PIN[floor$cpu]:-}" ] && { read -r fpl fcpu <<< "${PIN[floor$cpu]}"; fl="$fpl%, $fcpu ms"; }
+    echo "| CPU $cpu | $tpl%, $tcpu ms | $cg | $fl | $(awk -v a="$tcpu" -v b="$ccpu" -v f="$fcpu" \
+        'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-"; printf ", "; if (f > 0) printf "%.2fx", a / f; else printf "-" }') |"
+    echo "storm_pinned_cpu${cpu}_ratio_cgrulesengd=$(awk -v a="$tcpu" -v b="$ccpu" 'BEGIN { if (b > 0) printf "%.2f", a / b }')" >> "$TMP/kv"
+done
+echo
 cat "$TMP/profile"
 echo
 echo "Paced rates for ${SECS} s each (CHILDREN = rate x ${SECS}), unpaced $N children; 2 workers, each task checks 20 ms after its exec;"
 echo "CPU 0 kept 60% busy; turboschedd at nice $dnice; overflows counted by the daemon: ${ovf:-0}."
+[ -e "$TMP/kv" ] && cat "$TMP/kv"
 if [ -n "${TS[0]:-}" ]; then
     read -r x pl p50 p99 cnt cpu wait drops cpupl <<< "${TS[0]}"
     echo "placed_pct_turboschedd=$pl"
