@@ -228,39 +228,29 @@ static void test_events_do_not_starve_the_rest(void **state)
     assert_true(now_ns() - t0 < 5000000000ull);
 }
 
-/* The tick, as the loop's follower: at SCHED_FIFO while events keep coming
- * (they would wait behind it), at SCHED_OTHER on a quiet loop. */
-static void test_follower_at_fifo_while_events_come(void **state)
+/* The tick, as the loop's follower, beside a stream of events that never
+ * stops: at SCHED_FIFO (the events would wait behind it), unless held (a
+ * walk of /proc waits for it at SCHED_OTHER). */
+static void follower_in_a_stream(bool held, int want_policy)
 {
     require_fifo();
-    struct run run = {.drain = false, .timer_follows = true, .events_policy = -1, .timer_policy = -1};
-    struct loop l;
-    alarm(60);
-    assert_int_equal(run_loop(&run, 1, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);
-    alarm(0);
-    assert_true(run.events > 1);
-    assert_int_equal(run.timer_policy, SCHED_FIFO);
-    assert_int_equal(l.dispatched_followed, 1);
-    assert_int_equal(run.events_at_other, 0);
-    assert_int_equal(policy_now(), SCHED_OTHER);
-}
-
-/* Held (a walk of /proc waits for it): at SCHED_OTHER, events or not. */
-static void test_follower_held_at_other(void **state)
-{
-    require_fifo();
-    struct run run = {.drain = false, .timer_follows = true, .follower_held = true, .events_policy = -1,
+    struct run run = {.drain = false, .timer_follows = true, .follower_held = held, .events_policy = -1,
                       .timer_policy = -1};
     struct loop l;
     alarm(60);
     assert_int_equal(run_loop(&run, 1, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);
     alarm(0);
     assert_true(run.events > 1);
-    assert_int_equal(run.timer_policy, SCHED_OTHER);
-    assert_int_equal(l.dispatched_followed, 0);
+    assert_int_equal(run.timer_policy, want_policy);
+    assert_int_equal(l.dispatched_followed, held ? 0 : 1);
     assert_int_equal(run.events_at_other, 0);
+    assert_int_equal(policy_now(), SCHED_OTHER);
 }
 
+static void test_follower_at_fifo_while_events_come(void **state) { follower_in_a_stream(false, SCHED_FIFO); }
+static void test_follower_held_at_other(void **state) { follower_in_a_stream(true, SCHED_OTHER); }
+
+/* On a quiet loop: at SCHED_OTHER. */
 static void test_follower_at_other_when_quiet(void **state)
 {
     require_fifo();
