@@ -571,6 +571,8 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
     uint64_t t0 = now_ns();
     if (ev->timestamp_ns)
         histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
+    if (ev->kind == PROCMON_EXEC)
+        seat_note_exec(&e->seat, ev->cpu);
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(root_of(e), e->tasks, ev, hooks_of(e));

@@ -15,6 +15,7 @@
 #include "histogram.h"
 #include "idle-meter.h"
 #include "procmon.h"
+#include "seat.h"
 #include "packer.h"
 #include "pidmap.h"
 #include "pins.h"
@@ -168,6 +169,7 @@ struct engine {
     struct classifier *classifier;
     struct applier *applier;
     struct sampler sampler;
+    struct seat seat;            /* where the daemon itself runs (main.c moves it at each tick) */
 
     /* plan */
     struct packer_state pstate;

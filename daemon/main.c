@@ -185,6 +185,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     struct daemon *d = userdata;
     d->engine->events.tick_at_rt = d->loop.at_rt;
     engine_tick(d->engine);
+    seat_tick(&d->engine->seat);
     hold_tick_for_rescan(d);
     update_status(d);
     /* A time source fires once; arm it again. */
@@ -453,6 +454,7 @@ static int run(struct daemon *d)
     if ((r = add_event_timers(d)) < 0)
         return r;
     sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
+    seat_init(&e->seat);
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
     loop_follow(&d->loop, d->tick_source);
     r = loop_run(&d->loop);

@@ -537,6 +537,9 @@ static void metrics_engine(struct json_object *arr, const struct engine *e)
     sample(s, NULL, NULL, (double)e->counters.rescans);
     s = family(arr, "turbosched_ticks_total", "counter", "Ticks: load sampled and the plan made again");
     sample(s, NULL, NULL, (double)e->counters.ticks);
+    s = family(arr, "turbosched_daemon_moves_total", "counter",
+               "Moves of the daemon itself to the CPU where most of a tick's execs were");
+    sample(s, NULL, NULL, (double)e->seat.moves);
     s = family(arr, "turbosched_plan_changes_total", "counter", "Changes of the jitter CPU mask");
     sample(s, NULL, NULL, (double)e->counters.plan_changes);
     s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");

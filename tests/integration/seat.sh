@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The daemon moves to the CPU where an exec storm runs (seat.c): started on
+# CPU 0, with a storm of execs on CPU 1 (a shell running true(1)) it moves there, counts the move, and
+# keeps its own mask (both CPUs).
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/storm-lib.bash"
+require_storm
+TRUE=$(type -P true) || skip "no true(1) to exec"
+config_none
+check "daemon starts" start_daemon || exit 1
+# processor: field 39 of /proc/PID/stat
+on_cpu() { [ "$(awk '{ sub(/^.*\) /, ""); print $37 }' "/proc/$DAEMON_PID/stat")" = "$1" ]; }
+moves() { metric turbosched_daemon_moves_total; }
+# Put it on CPU 0 the way it moves itself: its mask set there and straight back.
+to_cpu0() { taskset -p -c 0 "$DAEMON_PID" >/dev/null && taskset -p -c 0-1 "$DAEMON_PID" >/dev/null && on_cpu 0; }
+check "the daemon sits on CPU 0" wait_for 10 to_cpu0
+M0=$(moves)
+# a shell's fork and exec of true(1), about 1,500 a second here: far above
+# SEAT_MIN_EXECS_PER_S (200), for many ticks
+t0=$(now_us)
+taskset -c 1 bash -c "for ((i = 0; i < 6000; i++)); do '$TRUE'; done"
+echo "  6,000 execs on CPU 1 in $(( ($(now_us) - t0) / 1000 )) ms"
+check "it moved ($(moves) moves, $M0 before)" test "$(moves)" -gt "$M0"
+check "it sits on CPU 1, where the execs were" on_cpu 1
+check "its own mask is both CPUs still" affinity_is "$DAEMON_PID" 0-1
+check "daemon stops cleanly" stop_daemon
+check "no sanitizer report (leaks checked at exit)" sanitizer_clean "$TMP/daemon.log"
+finish
