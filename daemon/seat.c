@@ -21,21 +21,23 @@ void seat_init(struct seat *s)
 {
     memset(s, 0, sizeof *s);
     s->since_ms = now_ms();
-    if (sched_getaffinity(0, sizeof s->own, &s->own) == 0)
-        s->have_own = true;
-    else
-        log_debug_errno(errno, "reading the daemon's own CPU mask: %m; staying where the scheduler puts it");
 }
 
-int seat_choose(const struct seat *s, int current_cpu, uint64_t elapsed_ms)
+/* At least SEAT_MIN_EXECS_PER_S execs a second over elapsed_ms. */
+static bool storm(const struct seat *s, uint64_t elapsed_ms)
 {
-    if (!s->have_own || !elapsed_ms || (uint64_t)s->total * 1000 < (uint64_t)SEAT_MIN_EXECS_PER_S * elapsed_ms)
+    return elapsed_ms && (uint64_t)s->total * 1000 >= (uint64_t)SEAT_MIN_EXECS_PER_S * elapsed_ms;
+}
+
+int seat_choose(const struct seat *s, int current_cpu, uint64_t elapsed_ms, const cpu_set_t *own)
+{
+    if (!own || !storm(s, elapsed_ms))
         return -1;
     int best = -1;
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
         if (s->execs[cpu] && (best < 0 || s->execs[cpu] > s->execs[best]))
             best = cpu;
-    if (best < 0 || (uint64_t)s->execs[best] * 2 <= s->total || best == current_cpu || !CPU_ISSET(best, &s->own))
+    if (best < 0 || (uint64_t)s->execs[best] * 2 <= s->total || best == current_cpu || !CPU_ISSET(best, own))
         return -1;
     return best;
 }
@@ -43,7 +45,11 @@ int seat_choose(const struct seat *s, int current_cpu, uint64_t elapsed_ms)
 void seat_tick(struct seat *s)
 {
     uint64_t now = now_ms();
-    int to = seat_choose(s, sched_getcpu(), now - s->since_ms);
+    /* its mask as it is now (whoever set it), not as it was at start; read
+     * only under a storm */
+    cpu_set_t own;
+    bool known = storm(s, now - s->since_ms) && sched_getaffinity(0, sizeof own, &own) == 0;
+    int to = seat_choose(s, sched_getcpu(), now - s->since_ms, known ? &own : NULL);
     memset(s->execs, 0, sizeof s->execs);
     s->total = 0;
     s->since_ms = now;
@@ -56,7 +62,7 @@ void seat_tick(struct seat *s)
         log_debug_errno(errno, "moving to CPU %d, where the execs are: %m", to);
         return;
     }
-    if (sched_setaffinity(0, sizeof s->own, &s->own) < 0) {
+    if (sched_setaffinity(0, sizeof own, &own) < 0) {
         /* Stuck on one CPU would be worse than where it was: say so. */
         log_warning_errno(errno, "putting back the daemon's own CPU mask after moving to CPU %d: %m", to);
         return;

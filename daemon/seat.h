@@ -12,12 +12,10 @@ struct seat {
     uint32_t execs[CPU_SETSIZE];    /* this tick's execs, by the CPU each happened on */
     uint32_t total;
     uint64_t since_ms;              /* counting since (the last tick) */
-    cpu_set_t own;                  /* the daemon's own mask, put back right after a move */
-    bool have_own;
     uint64_t moves;
 };
 
-/* Remember the daemon's own mask; without it seat_tick does nothing. */
+/* Start counting. */
 void seat_init(struct seat *s);
 static inline void seat_note_exec(struct seat *s, uint32_t cpu)
 {
@@ -27,8 +25,10 @@ static inline void seat_note_exec(struct seat *s, uint32_t cpu)
     }
 }
 /* The CPU to move to: at least SEAT_MIN_EXECS_PER_S execs a second over
- * the elapsed_ms counted, more than half of them on one CPU in the
- * daemon's own mask that is not current_cpu; else -1. Pure. */
-int seat_choose(const struct seat *s, int current_cpu, uint64_t elapsed_ms);
-/* At each tick: move where seat_choose says, and start counting again. */
+ * the elapsed_ms counted, more than half of them on one CPU in own (the
+ * daemon's mask; NULL: not known, stay) that is not current_cpu; else -1.
+ * Pure. */
+int seat_choose(const struct seat *s, int current_cpu, uint64_t elapsed_ms, const cpu_set_t *own);
+/* At each tick: move where seat_choose says, with the mask the daemon has
+ * now put back right after, and start counting again. */
 void seat_tick(struct seat *s);

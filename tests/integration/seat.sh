@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The daemon moves to the CPU where an exec storm runs (seat.c): started on
 # CPU 0, with a storm of execs on CPU 1 (a shell running true(1)) it moves there, counts the move, and
-# keeps its own mask (both CPUs).
+# keeps its own mask (both CPUs); a mask set on it later is kept too.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/storm-lib.bash"
 require_storm
@@ -23,6 +23,13 @@ echo "  6,000 execs on CPU 1 in $(( ($(now_us) - t0) / 1000 )) ms"
 check "it moved ($(moves) moves, $M0 before)" test "$(moves)" -gt "$M0"
 check "it sits on CPU 1, where the execs were" on_cpu 1
 check "its own mask is both CPUs still" affinity_is "$DAEMON_PID" 0-1
+# A mask set on the daemon after its start is its own from then on: a storm
+# outside it neither draws the daemon out nor undoes the mask.
+taskset -p -c 1 "$DAEMON_PID" >/dev/null
+M1=$(moves)
+taskset -c 0 bash -c "for ((i = 0; i < 6000; i++)); do '$TRUE'; done"
+check "a mask set later stays (CPU 1 alone)" affinity_is "$DAEMON_PID" 1
+check "no move out of it ($(moves) moves, $M1 before)" test "$(moves)" -eq "$M1"
 check "daemon stops cleanly" stop_daemon
 check "no sanitizer report (leaks checked at exit)" sanitizer_clean "$TMP/daemon.log"
 finish
