@@ -98,9 +98,10 @@ void loop_set_priority(struct loop *l, unsigned priority)
         set_policy(l, false);
 }
 
-void loop_follow(struct loop *l, sd_event_source *s)
+void loop_follow(struct loop *l, sd_event_source *s, const bool *held)
 {
     l->follower = s;
+    l->follower_held = held;
     /* first among the others: when it is pending, it is the one dispatched */
     int r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_NORMAL - 1);
     if (r < 0)
@@ -131,7 +132,7 @@ static int dispatch(struct loop *l)
      * priority with a new run. */
     bool yield = pending && !rt;
     /* not the events: the follower, first among the rest, when it is pending */
-    bool follow = !rt && loop_realtime(l) && l->follower && !l->follower_held &&
+    bool follow = !rt && loop_realtime(l) && l->follower && !(l->follower_held && *l->follower_held) &&
                   sd_event_source_get_pending(l->follower) > 0 &&
                   loop_follows_events(l->last_events_ns, now);
     int was[LOOP_EVENT_SOURCES_MAX];

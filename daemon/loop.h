@@ -26,7 +26,7 @@ struct loop {
     /* the tick: at realtime priority too while events keep coming, since
      * they wait behind it (loop_follow) */
     sd_event_source *follower;
-    bool follower_held;         /* it has work for normal priority (a walk of /proc): not followed */
+    const bool *follower_held;  /* while true it has work for normal priority (a walk of /proc): not followed */
     unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
     bool at_rt;                 /* the thread's policy now */
     bool rt_failed;             /* SCHED_FIFO was refused: said once, then not asked again */
@@ -47,11 +47,11 @@ static inline bool loop_realtime(const struct loop *l) { return l->priority > 0 
  * in event; when several are pending, the first in this order goes first. */
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);
 /* s (the tick, in event already) runs at realtime priority while events
- * keep coming (loop_follows_events) and follower_held is false, and goes
- * before the other sources.
+ * keep coming (loop_follows_events) and *held (NULL: never) is false, and
+ * goes before the other sources.
  * At normal priority on a CPU crowded with the tasks the daemon packed
  * there, a tick took 100 ms and more, with the events waiting behind it. */
-void loop_follow(struct loop *l, sd_event_source *s);
+void loop_follow(struct loop *l, sd_event_source *s, const bool *held);
 /* A reload may change the priority; 0 turns realtime handling off. */
 void loop_set_priority(struct loop *l, unsigned priority);
 /* sd_event_loop(), with the policy switched around each dispatch. Returns

@@ -176,17 +176,12 @@ static int arm_oneshot(sd_event_source *s, uint64_t usec)
     return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
-/* A walk of /proc after lost events is the work of a tick at normal
- * priority: until it is done, the tick does not follow the events. */
-static void hold_tick_for_rescan(struct daemon *d) { d->loop.follower_held = d->engine->events.rescan_pending; }
-
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
     d->engine->events.tick_at_rt = d->loop.at_rt;
     engine_tick(d->engine);
     seat_tick(&d->engine->seat);
-    hold_tick_for_rescan(d);
     update_status(d);
     /* A time source fires once; arm it again. */
     int r = arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
@@ -264,7 +259,6 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
     engine_on_events(d->engine);
     write_state(d);
     batch_events(d);
-    hold_tick_for_rescan(d);
     return 0;
 }
 
@@ -273,7 +267,6 @@ static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userd
     struct daemon *d = userdata;
     engine_on_doorbell(d->engine);
     write_state(d);
-    hold_tick_for_rescan(d);
     return 0;
 }
 
@@ -456,7 +449,9 @@ static int run(struct daemon *d)
     sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
     seat_init(&e->seat);
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
-    loop_follow(&d->loop, d->tick_source);
+    /* A walk of /proc after lost events is the work of a tick at normal
+     * priority: until it is done, the tick does not follow the events. */
+    loop_follow(&d->loop, d->tick_source, &e->events.rescan_pending);
     r = loop_run(&d->loop);
     return r;
 }

@@ -85,8 +85,7 @@ static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struc
     assert_int_equal(sd_event_add_time_relative(ev, &timer, CLOCK_MONOTONIC, timer_us, 1, on_timer, run), 0);
     loop_init(l, ev, events, 2, priority);
     if (run->timer_follows)
-        loop_follow(l, timer);
-    l->follower_held = run->follower_held;
+        loop_follow(l, timer, &run->follower_held);
     int r = loop_run(l);
     sd_event_source_unref(timer);
     sd_event_source_unref(events[0]);
