@@ -150,10 +150,15 @@ daemon_stop
 # the mask and the slice, nothing else; every rate
 declare -A FLOOR
 FLOOR_WHY=
-"$BUILD/bench-floor" --comm "$NAME" --cpu 0 > "$TMP/floor.out" 2>&1 &
-FPID=$!; PIDS+=("$FPID")
-floor_ready() { kill -0 "$FPID" 2>/dev/null || return 2; grep -q '^ready=1' "$TMP/floor.out"; }
-if wait_until 30 floor_ready; then
+# start_floor [WRAPPER...]: bench-floor under WRAPPER as $FPID; fails when
+# it does not get ready (its last line says why)
+start_floor() {
+    "$@" "$BUILD/bench-floor" --comm "$NAME" --cpu 0 > "$TMP/floor.out" 2>&1 &
+    FPID=$!; PIDS+=("$FPID")
+    floor_ready() { kill -0 "$FPID" 2>/dev/null || return 2; grep -q '^ready=1' "$TMP/floor.out"; }
+    wait_until 30 floor_ready
+}
+if start_floor; then
     for rate in $RUN_RATES; do
         read -r r0 w0 < <(sched "$FPID")
         storm "$rate"
@@ -170,12 +175,16 @@ fi
 # the work per task the daemon does)
 declare -A CGR CGRF
 # run_cgr ARRAY [WRAPPER...]: cgrulesengd under WRAPPER, every rate, into ARRAY
-run_cgr() {
-    local -n into=$1; shift
+# start_cgr [WRAPPER...]: cgrulesengd under WRAPPER as $CGPID, listening
+start_cgr() {
     "$@" cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
     CGPID=$!; PIDS+=("$CGPID")
     listening() { [ "$(find "/proc/$CGPID/fd" -lname 'socket:*' 2>/dev/null | wc -l)" -ge 1 ]; }
     wait_until 30 listening || { echo "storm.sh: cgrulesengd did not start" >&2; cat "$TMP/cgrulesengd.log" >&2; exit 1; }
+}
+run_cgr() {
+    local -n into=$1; shift
+    start_cgr "$@"
     for rate in $RUN_RATES; do
         read -r r0 w0 < <(sched "$CGPID"); d0=$(netlink_drops "$CGPID")
         storm "$rate" --cgroup /tsbench
@@ -218,15 +227,12 @@ if [ -n "${TS[0]:-}" ]; then
         wait_until 30 plan_restricted && pin_cost "ts$cpu" "$DPID"
         daemon_stop
         if [ -z "$FLOOR_WHY" ]; then
-            taskset -c "$cpu" "$BUILD/bench-floor" --comm "$NAME" --cpu 0 > "$TMP/floor.out" 2>&1 &
-            FPID=$!; PIDS+=("$FPID")
-            wait_until 30 floor_ready && pin_cost "floor$cpu" "$FPID"
+            start_floor taskset -c "$cpu" && pin_cost "floor$cpu" "$FPID"
             kill -TERM "$FPID"; wait "$FPID" 2>/dev/null || true
         fi
         if [ -n "${CGRF[0]:-}" ]; then
-            taskset -c "$cpu" chrt -f 1 cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
-            CGPID=$!; PIDS+=("$CGPID")
-            wait_until 30 listening && pin_cost "cgr$cpu" "$CGPID" --cgroup /tsbench
+            start_cgr taskset -c "$cpu" chrt -f 1
+            pin_cost "cgr$cpu" "$CGPID" --cgroup /tsbench
             kill -TERM "$CGPID"; wait "$CGPID" 2>/dev/null || true
         fi
     done
