@@ -36,6 +36,15 @@ bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns)
     return last_events_ns && now_ns - last_events_ns < (uint64_t)LOOP_EVENTS_RECENT_MS * 1000000;
 }
 
+unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
+{
+    if (!last_ms)
+        return LOOP_MUTE_MIN_MS;
+    if (!rang)
+        return 0;
+    return last_ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * last_ms;
+}
+
 static void set_events_priority(struct loop *l, bool first)
 {
     for (unsigned i = 0; i < l->n_events; i++) {

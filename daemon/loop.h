@@ -65,3 +65,12 @@ bool loop_events_first(bool events_pending, uint64_t events_since_ns, uint64_t n
 /* Whether the follower runs at realtime priority: an event dispatch ended
  * less than LOOP_EVENTS_RECENT_MS ago (last_events_ns 0: none yet). Pure. */
 bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns);
+
+/* The main proc connector socket, left unheard while the exec-only socket
+ * rings (each ring reads it): a mute starts at LOOP_MUTE_MIN_MS and, while
+ * the exec socket rang during the last one, doubles up to LOOP_MUTE_MAX_MS.
+ * The next mute after one of last_ms (0 if none), or 0 when the socket is
+ * to be heard again (no ring during it). Pure. */
+#define LOOP_MUTE_MIN_MS 5
+#define LOOP_MUTE_MAX_MS 80
+unsigned loop_mute_next_ms(unsigned last_ms, bool rang);

@@ -24,6 +24,34 @@ static void test_follows_events(void **state)
     assert_false(loop_follows_events(100 * ms, 100 * ms + LOOP_EVENTS_RECENT_MS * ms));
 }
 
+/* The main socket stays unheard while the exec socket rings, each mute
+ * twice the last up to the most; the first mute without a ring ends it. */
+static void test_mute_grows_while_rung(void **state)
+{
+    unsigned ms = loop_mute_next_ms(0, false);
+    assert_int_equal(ms, LOOP_MUTE_MIN_MS);
+    assert_int_equal(loop_mute_next_ms(0, true), LOOP_MUTE_MIN_MS);
+    unsigned mutes = 1, total = ms;
+    while (ms < LOOP_MUTE_MAX_MS) {
+        unsigned next = loop_mute_next_ms(ms, true);
+        assert_true(next > ms && next <= 2 * ms);
+        ms = next;
+        total += ms;
+        mutes++;
+    }
+    assert_int_equal(ms, LOOP_MUTE_MAX_MS);
+    assert_int_equal(loop_mute_next_ms(ms, true), LOOP_MUTE_MAX_MS);     /* no further */
+    /* a storm of a second rings the timer about a dozen times, not 200 */
+    while (total < 1000) {
+        total += loop_mute_next_ms(ms, true);
+        mutes++;
+    }
+    assert_true(mutes <= 16);
+    /* heard again once a mute passes with no ring, at any length */
+    assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MIN_MS, false), 0);
+    assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MAX_MS, false), 0);
+}
+
 static void test_events_first(void **state)
 {
     const uint64_t ms = 1000000;
@@ -265,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_first),
+        cmocka_unit_test(test_mute_grows_while_rung),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
         cmocka_unit_test(test_follower_at_other_when_quiet),

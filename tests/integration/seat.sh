@@ -15,6 +15,8 @@ moves() { metric turbosched_daemon_moves_total; }
 to_cpu0() { taskset -p -c 0 "$DAEMON_PID" >/dev/null && taskset -p -c 0-1 "$DAEMON_PID" >/dev/null && on_cpu 0; }
 check "the daemon sits on CPU 0" wait_for 10 to_cpu0
 M0=$(moves)
+RUNG0=$(metric turbosched_exec_doorbell_total rung)
+WOKE0=$(metric turbosched_event_wakeups_total)
 # a shell's fork and exec of true(1), about 1,500 a second here: far above
 # SEAT_MIN_EXECS_PER_S (200), for many ticks
 t0=$(now_us)
@@ -23,6 +25,17 @@ echo "  6,000 execs on CPU 1 in $(( ($(now_us) - t0) / 1000 )) ms"
 check "it moved ($(moves) moves, $M0 before)" test "$(moves)" -gt "$M0"
 check "it sits on CPU 1, where the execs were" on_cpu 1
 check "its own mask is both CPUs still" affinity_is "$DAEMON_PID" 0-1
+# Each ring of the exec-only socket reads the main socket too: while the
+# rings go on, the storm's forks and exits wake the daemon no more (with
+# mutes of 5 ms alone they did, about once per five execs).
+if [ -n "$RUNG0" ]; then
+    rings=$(( $(metric turbosched_exec_doorbell_total rung) - RUNG0 ))
+    other=$(( $(metric turbosched_event_wakeups_total) - WOKE0 - rings ))
+    check "the storm's forks and exits woke the daemon $other times beside $rings rings (at most 1 in 20)" \
+        test "$other" -le $(( rings / 20 ))
+else
+    echo "(no exec-only socket: this kernel does not filter proc connector events)"
+fi
 # A mask set on the daemon after its start is its own from then on: a storm
 # outside it neither draws the daemon out nor undoes the mask.
 taskset -p -c 1 "$DAEMON_PID" >/dev/null
