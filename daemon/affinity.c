@@ -390,17 +390,32 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     }
 }
 
-int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
+bool applier_inheritance(const struct applier *a, pid_t parent_tid, struct applied_task *out)
 {
     const struct applied_task *p = tidmap_find(&a->tasks, parent_tid);
-    if (!p || tid == parent_tid)
+    if (p)
+        *out = *p;
+    return p != NULL;
+}
+
+int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid)
+{
+    struct applied_task parent;
+    if (!applier_inheritance(a, parent_tid, &parent))
+        return 0;
+    return applier_adopt_from(a, tid, pid, start_time, &parent);
+}
+
+int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time,
+                       const struct applied_task *p)
+{
+    if (tid == p->tid)
         return 0;
     const struct applied_task *e = tidmap_find(&a->tasks, tid);
     if (e) {
         if (e->start_time == start_time)
             return 0;
         forget(a, tid);
-        p = tidmap_find(&a->tasks, parent_tid);     /* the removal may have moved it */
     }
     cpu_set_t now;
     if (apply_get_full(a, tid, &now) < 0)
@@ -418,7 +433,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
         return -ENOMEM;
     mark_changed(a);
     log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, apply_fmt_set(&rec.set),
-              (int)parent_tid);
+              (int)p->tid);
     return 1;
 }
 

@@ -50,6 +50,13 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
  * (packing first would take the inherited mask for its original). Returns 1
  * if adopted, 0 if not, -ENOMEM. */
 int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, pid_t parent_tid);
+/* The same in two steps, for an adoption that waits: what a task created
+ * now inherits from parent_tid (a copy of its record; false if parent_tid
+ * is not ours), then, later, the adoption from that copy: the parent may
+ * have been restored in between, and its record is gone. */
+bool applier_inheritance(const struct applier *a, pid_t parent_tid, struct applied_task *out);
+int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time,
+                       const struct applied_task *parent);
 
 /* Restore tid's original mask if it is ours and its mask is still what we
  * set (same start time, too); forget it either way. 1 restored, 0 not ours

@@ -84,11 +84,11 @@ static void placed(struct engine *e)
     histogram_add(&e->events.placement_latency, now > e->events.event_ns ? now - e->events.event_ns : 0);
 }
 
-static void place_task(struct engine *e, struct task *t)
+void engine_place(struct engine *e, struct task *t)
 {
     int r;
-    if (engine_paused(e))
-        return;     /* paused: every task keeps its own placement (engine-pause.c) */
+    if (engine_paused(e) || (t->flags & TASK_F_ADOPT_DUE))
+        return;     /* paused: every task keeps its own placement (engine-pause.c); due: engine-adopt.c */
     if (uses_group(e, t) && narrowed_by_user(e, t)) {
         log_debug("tid %d (%s): mask narrower than the online CPUs, leaving it out of the cpuset group",
                   (int)t->tid, t->comm);
@@ -164,7 +164,7 @@ static int classify_and_place(struct engine *e, struct task *t, bool thread_only
     if (r > 0)
         log_debug("tid %d (%s): %s (%s)", (int)t->tid, t->comm, task_class_to_string(t->class),
                   class_source_to_string(t->source));
-    place_task(e, t);
+    engine_place(e, t);
     return 0;
 }
 
@@ -178,7 +178,8 @@ static int hook_task_new(struct task *t, void *userdata)
         parent = t->pid;
     else if (e->events.fork_parent_tid > 0)
         parent = e->events.fork_parent_tid;
-    if (parent > 0 && applier_find(e->applier, parent) && procscan_ensure_start(root_of(e), t) == 0)
+    if (parent > 0 && applier_find(e->applier, parent) && !engine_adopt_defer(e, t, parent) &&
+        procscan_ensure_start(root_of(e), t) == 0)
         applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
     return classify_and_place(e, t, false);
 }
@@ -187,6 +188,7 @@ static int hook_task_changed(struct task *t, enum procscan_change what, void *us
 {
     struct engine *e = userdata;
     if (what == PROCSCAN_EXEC) {
+        engine_adopt_at_exec(e, t);
         /* A new program: what the old one did says nothing of it. Observed
          * afresh (and read first), and asked again whether it is pinned. */
         sampler_watch_reset(&e->sampler, t);
@@ -243,7 +245,7 @@ static void behaviour_verdict(struct task *t, const struct behaviour_result *r, 
     log_debug("tid %d (%s): %s (%s): %.1f%% util, %.0f wake-ups/s, %.0f us per run", (int)t->tid, t->comm,
               task_class_to_string(t->class), class_source_to_string(t->source), r->util_pct, r->wakeups_per_s,
               r->run_per_wakeup_us);
-    place_task(e, t);
+    engine_place(e, t);
 }
 
 static void hook_task_gone(struct task *t, void *userdata)
@@ -392,7 +394,7 @@ static void apply_plan(struct engine *e)
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
         if (packs_per_thread(e, t))
-            place_task(e, t);
+            engine_place(e, t);
     /* Groups follow with one write each; the applier logs failures. */
     if (e->group.ready)
         applier_group_set_v1(e->applier, e->group.path, mask);
@@ -437,7 +439,7 @@ static void recheck_uclamp(struct engine *e, uint64_t now)
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
         if (classifier_recheck_uclamp(e->classifier, t) > 0)
-            place_task(e, t);
+            engine_place(e, t);
     e->last_uclamp_ms = now;
 }
 
@@ -505,6 +507,7 @@ int engine_tick(struct engine *e)
     e->counters.ticks++;
     if (e->events.rescan_pending && !e->events.tick_at_rt)
         rescan(e);
+    engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
     pins_repair(&e->slice.pins, e->ops);
     refresh_topology(e);
     if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
@@ -743,6 +746,7 @@ void engine_free(struct engine *e)
     if (!e)
         return;
     engine_stop(e);
+    engine_adopt_free(e);
     applier_free(e->applier);
     procmon_free(e->events.procmon);
     procmon_free(e->events.doorbell.procmon);
@@ -789,5 +793,5 @@ void engine_place_all(struct engine *e)
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
         if (t->class != CLASS_UNSET)
-            place_task(e, t);
+            engine_place(e, t);
 }

@@ -21,6 +21,7 @@
 #include "pins.h"
 #include "sampler.h"
 #include "slice.h"
+#include "state.h"
 #include "topology.h"
 
 struct task;
@@ -101,11 +102,25 @@ struct engine_doorbell {
     uint64_t rings, ahead, skipped, already;
 };
 
+/* New processes of a task whose mask we set, whose adoption waits
+ * (engine-adopt.c): each with its creator's record as it was at the fork. */
+struct engine_adopt_due {
+    pid_t tid;
+    uint64_t fork_ns;           /* the fork event's timestamp: which task of that TID */
+    struct applied_task parent;
+};
+struct engine_adopt {
+    struct engine_adopt_due *items;
+    size_t n, cap;
+    uint64_t at_exec, at_tick, at_restore;      /* adopted there */
+};
+
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
     struct engine_doorbell doorbell;
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
+    struct engine_adopt adopt;
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
@@ -287,6 +302,23 @@ int engine_on_events(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
 void engine_on_event(struct engine *e, const struct procmon_event *ev);
+/* Bring t's placement in line with its class and the plan (engine.c). */
+void engine_place(struct engine *e, struct task *t);
+/* engine-adopt.c. A process created by one whose mask we set inherited
+ * that mask. Recording it needs its start time, from its /proc/PID/stat,
+ * and reading that file waits while the process is inside an exec, which
+ * a new process usually is: on a CPU crowded with what was packed there
+ * it waited 100-250 ms, with every event behind it (a storm of 20,000
+ * tasks left 1-2% unplaced when its forking parent had been packed). So
+ * its adoption and placement wait: for its exec event (after which the
+ * file no longer waits), else for a tick once it is a tick old, and for
+ * any restore of everything. engine_adopt_defer: true if t waits. */
+bool engine_adopt_defer(struct engine *e, struct task *t, pid_t parent_tid);
+/* t's exec came, its start time read: adopt it now (before its placement). */
+void engine_adopt_at_exec(struct engine *e, struct task *t);
+/* Adopt and place the waiting tasks forked before older_than_ns (0: all). */
+void engine_adopt_due(struct engine *e, uint64_t older_than_ns);
+void engine_adopt_free(struct engine *e);
 /* The exec doorbell's fd, -EBADF without one. */
 int engine_doorbell_fd(const struct engine *e);
 /* An exec rang: read the main socket (engine_on_events), then handle

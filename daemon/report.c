@@ -491,6 +491,13 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
         sample(s, "what", "skipped", (double)d->skipped);
         sample(s, "what", "already", (double)d->already);
     }
+    const struct engine_adopt *ad = &e->events.adopt;
+    s = family(arr, "turbosched_adoptions_waited_total", "counter",
+               "New processes of a task whose mask the daemon set, recorded once their start time could be read "
+               "without waiting on an exec: at their exec, at a tick, or before a restore of everything");
+    sample(s, "at", "exec", (double)ad->at_exec);
+    sample(s, "at", "tick", (double)ad->at_tick);
+    sample(s, "at", "restore", (double)ad->at_restore);
     s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
     sample(s, NULL, NULL, (double)e->events.wakeups);
     s = family(arr, "turbosched_event_wakeups_seconds_total", "counter",

@@ -56,6 +56,9 @@ _Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures 
 /* A jitter task the load sampler has passed over once without reading:
  * its first read, which only sets a baseline, waits a tick (sampler.c). */
 #define TASK_F_FIRST_READ_DUE 0x800u
+/* A new process created by one whose mask we set: its adoption, and its
+ * placement, wait for its exec or a later tick (engine-adopt.c). */
+#define TASK_F_ADOPT_DUE 0x1000u
 
 struct task_table;
 

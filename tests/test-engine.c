@@ -500,6 +500,79 @@ static void test_doorbell_execs_once(void **state)
 
 /* Not a dry run: the engine changes masks through the sysops it was given,
  * and gives every one back. */
+/* A process forked by one we packed inherits its mask. Its adoption waits:
+ * its /proc/PID/stat, which gives the start time a record needs, stalls the
+ * reader while the process is inside an exec, as a new one usually is. At
+ * its exec it is adopted, then placed by its new class; with no exec, at
+ * the first tick after it is a tick old; at a stop, before the restore. */
+static void test_forked_child_adopted_later(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    const cpu_set_t packed = mask_of(fx, fx->jit_a);
+    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    struct procmon_event fork = {.kind = PROCMON_FORK, .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
+
+    /* Forked and in its exec: no stat to read yet (the tree lists none). */
+    fork.tid = fork.tgid = 1030;
+    fork.timestamp_ns = now_ns();
+    engine_on_event(e, &fork);
+    struct task *t = task_table_find(e->tasks, 1030);
+    assert_non_null(t);
+    assert_true(t->flags & TASK_F_ADOPT_DUE);
+    assert_null(applier_find(e->applier, 1030));
+    /* the exec: now an intensive program, with the mask the kernel copied */
+    efx_add_task(fx, 1030, 1030, "crunch");
+    *(cpu_set_t *)efx_fake_mask(fx, 1030) = packed;
+    unsigned sets = fx->fake.n_setaffinity;
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1030, .tgid = 1030,
+                                               .timestamp_ns = now_ns()});
+    expect_class(e, 1030, CLASS_INTENSIVE, SOURCE_RULE, 1);
+    cpu_set_t now = mask_of(fx, 1030);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));   /* its creator's original back */
+    assert_int_equal(fx->fake.n_setaffinity, sets + 1);
+    assert_null(applier_find(e->applier, 1030));
+    assert_int_equal(e->events.adopt.at_exec, 1);
+
+    /* Forked two seconds ago and no exec since: adopted at the next tick,
+     * and kept packed (a jitter task by its creator's name). */
+    efx_add_task(fx, 1031, 1031, "jitterbug");
+    *(cpu_set_t *)efx_fake_mask(fx, 1031) = packed;
+    fork.tid = fork.tgid = 1031;
+    fork.timestamp_ns = now_ns() - 2000000000ull;
+    engine_on_event(e, &fork);
+    assert_null(applier_find(e->applier, 1031));
+    /* forked just now: it waits past this tick */
+    efx_add_task(fx, 1032, 1032, "jitterbug");
+    *(cpu_set_t *)efx_fake_mask(fx, 1032) = packed;
+    fork.tid = fork.tgid = 1032;
+    fork.timestamp_ns = now_ns();
+    engine_on_event(e, &fork);
+    efx_tick_with(fx, efx_busy_load);
+    const struct applied_task *a = applier_find(e->applier, 1031);
+    assert_non_null(a);
+    assert_string_equal(efx_fmt(&a->original), efx_fmt(&fx->real_mask));
+    assert_false(task_table_find(e->tasks, 1031)->flags & TASK_F_ADOPT_DUE);
+    assert_int_equal(e->events.adopt.at_tick, 1);
+    assert_null(applier_find(e->applier, 1032));
+    assert_true(task_table_find(e->tasks, 1032)->flags & TASK_F_ADOPT_DUE);
+
+    /* A stop adopts what still waits, and gives every mask back. */
+    engine_stop(e);
+    assert_int_equal(e->events.adopt.at_restore, 1);
+    assert_true(efx_metric(fx, "turbosched_adoptions_waited_total", "at", "exec") == 1);
+    assert_true(efx_metric(fx, "turbosched_adoptions_waited_total", "at", "tick") == 1);
+    assert_true(efx_metric(fx, "turbosched_adoptions_waited_total", "at", "restore") == 1);
+    assert_int_equal(applier_count(e->applier), 0);
+    const pid_t children[] = {1031, 1032};
+    for (size_t i = 0; i < ELEMENTSOF(children); i++) {
+        now = mask_of(fx, children[i]);
+        assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    }
+}
+
 static void test_live_masks_through_sysops(void **state)
 {
     struct engine_fixture *fx = *state;
@@ -701,6 +774,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_doorbell_execs_once, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_forked_child_adopted_later, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_real_kernel, efx_setup_real, efx_teardown),
     };

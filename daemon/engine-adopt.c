@@ -1,0 +1,101 @@
+/* New processes of a task whose mask we set, adopted once their start time
+ * can be read without waiting (engine.h says why). */
+#include <stdlib.h>
+
+#include "apply.h"
+#include "engine.h"
+#include "procscan.h"
+#include "task.h"
+
+/* Beyond this many waiting, a new process is adopted at once, as before. */
+#define ADOPT_DUE_MAX 65536
+
+bool engine_adopt_defer(struct engine *e, struct task *t, pid_t parent_tid)
+{
+    struct engine_adopt *ad = &e->events.adopt;
+    /* A thread is not in an exec of its own; a start time already known
+     * needs no read. */
+    if (t->tid != t->pid || !t->start_pending)
+        return false;
+    struct applied_task parent;
+    if (!applier_inheritance(e->applier, parent_tid, &parent))
+        return false;
+    if (ad->n == ad->cap) {
+        size_t cap = ad->cap ? 2 * ad->cap : 64;
+        void *p = cap <= ADOPT_DUE_MAX ? reallocarray(ad->items, cap, sizeof *ad->items) : NULL;
+        if (!p)
+            return false;
+        ad->items = p;
+        ad->cap = cap;
+    }
+    ad->items[ad->n++] = (struct engine_adopt_due){.tid = t->tid, .fork_ns = t->start_time, .parent = parent};
+    t->flags |= TASK_F_ADOPT_DUE;
+    return true;
+}
+
+/* Whether it (a waiting entry) is t's and not an earlier task's of the same
+ * TID: until its start is read, t's start time is its fork's timestamp;
+ * after, t started at that fork, not after it. */
+static bool entry_is_for(const struct engine_adopt_due *it, const struct task *t)
+{
+    if (it->tid != t->tid || !(t->flags & TASK_F_ADOPT_DUE))
+        return false;
+    return t->start_pending ? t->start_time == it->fork_ns : procscan_started_by_fork(t->start_time, it->fork_ns);
+}
+
+static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)
+{
+    t->flags &= ~TASK_F_ADOPT_DUE;
+    it->tid = 0;        /* done: dropped at the next compaction */
+    (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &it->parent);
+}
+
+void engine_adopt_at_exec(struct engine *e, struct task *t)
+{
+    struct engine_adopt *ad = &e->events.adopt;
+    if (!(t->flags & TASK_F_ADOPT_DUE))
+        return;
+    /* the latest first: its fork was a moment ago */
+    for (size_t i = ad->n; i-- > 0;)
+        if (entry_is_for(&ad->items[i], t)) {
+            adopt(e, &ad->items[i], t);
+            ad->at_exec++;
+            return;
+        }
+    t->flags &= ~TASK_F_ADOPT_DUE;     /* no entry: placed as any task */
+}
+
+void engine_adopt_due(struct engine *e, uint64_t older_than_ns)
+{
+    struct engine_adopt *ad = &e->events.adopt;
+    size_t kept = 0;
+    for (size_t i = 0; i < ad->n; i++) {
+        struct engine_adopt_due *it = &ad->items[i];
+        if (!it->tid)
+            continue;
+        if (older_than_ns && it->fork_ns >= older_than_ns) {
+            ad->items[kept++] = *it;
+            continue;
+        }
+        struct task *t = task_table_find(e->tasks, it->tid);
+        if (!t || !entry_is_for(it, t))
+            continue;   /* gone (its exit event came), or the TID is another task's */
+        if (procscan_ensure_start(e->params.root, t) < 0) {
+            t->flags &= ~TASK_F_ADOPT_DUE;
+            continue;   /* gone: its exit event follows */
+        }
+        adopt(e, it, t);
+        if (older_than_ns)
+            ad->at_tick++;
+        else
+            ad->at_restore++;
+        engine_place(e, t);
+    }
+    ad->n = kept;
+}
+
+void engine_adopt_free(struct engine *e)
+{
+    free(e->events.adopt.items);
+    e->events.adopt = (struct engine_adopt){0};
+}
