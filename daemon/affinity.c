@@ -256,29 +256,50 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
 
 /* Set want on a task not ours yet. 1 set, 0 left alone (gone, TID reused,
  * refused). */
-static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t *current, const cpu_set_t *want)
+/* The start time was read when the task's event was handled, maybe long
+ * ago under a flood of events: the TID may name another task by now (a
+ * reused PID), which must not be touched. Checked last, right before the
+ * first change. */
+static bool still_the_task(struct applier *a, const struct task *t)
 {
-    /* The start time was read when the task's event was handled, maybe
-     * long ago under a flood of events: the TID may name another task
-     * by now (a reused PID), which must not be touched. Checked last,
-     * right before the call. */
-    if (!(t->flags & TASK_F_START_FRESH)) {   /* else read microseconds ago, for this very event */
-        uint64_t start_time;
-        int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
-        if (r < 0 || start_time != t->start_time) {
-            log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
-                      r < 0 ? "gone" : "reused");
-            return 0;
-        }
+    if (t->flags & TASK_F_START_FRESH)
+        return true;    /* read microseconds ago, for this very event */
+    uint64_t start_time;
+    int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
+    if (r < 0 || start_time != t->start_time) {
+        log_debug("pid %d (%s): %s before it was packed, leaving the TID alone", (int)t->tid, t->comm,
+                  r < 0 ? "gone" : "reused");
+        return false;
+    }
+    return true;
+}
+
+/* Confine a task not yet ours: the slice first (*slice: unless decided
+ * already), then the mask. Moved first, the task sits on the packed CPU's
+ * run queue, and setting its slice there took that queue's lock across
+ * CPUs: of 16 unpaced storms alternating with mask first, 13 spent less
+ * (median ratio 0.90). A mask the kernel refuses takes the slice back with
+ * it. 1 set, 0 not (gone, reused, refused). */
+static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t *current, const cpu_set_t *want,
+                        struct slice_saved *slice, bool *slice_done)
+{
+    if (!still_the_task(a, t))
+        return 0;
+    struct applied_task tmp = {.tid = t->tid};
+    memcpy(tmp.comm, t->comm, sizeof tmp.comm);
+    tmp.comm[sizeof tmp.comm - 1] = '\0';
+    if (!*slice_done) {
+        apply_slice_pack(a, &tmp);
+        *slice = tmp.slice;
+        *slice_done = true;
     }
     int r = set_mask(a, t->tid, t->comm, current, want);
-    if (errno_is_gone(r))
-        return 0;
-    if (r < 0) {
+    if (r < 0 && !errno_is_gone(r)) {
+        tmp.slice = *slice;
+        apply_slice_undo(a, t->tid, &tmp);
         refused(a, t->tid, t->start_time, t->comm, r);
-        return 0;
     }
-    return 1;
+    return r < 0 ? 0 : 1;
 }
 
 /* After a damaged state file, a narrowed mask may be one a previous run set. */
@@ -293,7 +314,7 @@ static void note_untrusted(struct applier *a, const struct task *t, const cpu_se
 /* Remember a task we confined (or, in a dry run, would have), and give it
  * the jitter slice unless it carries ours already (inherited). */
 static int record_new(struct applier *a, const struct task *t, const cpu_set_t *original, const cpu_set_t *want,
-                      const cpu_set_t *current, bool changed, const struct slice_saved *inherited)
+                      const cpu_set_t *current, bool changed, const struct slice_saved *slice, bool slice_done)
 {
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
                                .original = *original, .set = *want};
@@ -304,12 +325,12 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
         if (!a->dry_run && changed)
             (void)a->ops->setaffinity(a->ops->userdata, t->tid, current);
-        return -ENOMEM;
+        return -ENOMEM;     /* the caller takes back a slice it gave */
     }
     mark_changed(a);
     struct applied_task *e = tidmap_find(&a->tasks, t->tid);
-    if (inherited->applied)
-        e->slice = *inherited;
+    if (slice_done)
+        e->slice = *slice;
     else
         apply_slice_pack(a, e);
     return changed;
@@ -349,14 +370,20 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
     /* want is a subset of the mask the kernel keeps (or the original an
      * inherited mask came from), so the kernel stores it as it is and
      * reads back exactly it afterwards. */
-    bool changed = !CPU_EQUAL(&want, &current);
-    if (changed && set_new_mask(a, t, &current, &want) == 0)
+    bool changed = !CPU_EQUAL(&want, &current), restricting = !CPU_EQUAL(&want, &original);
+    /* the slice comes with a restriction, unless inherited with the mask */
+    bool inherited_slice = slice.applied, slice_done = inherited_slice || !restricting;
+    if (changed && set_new_mask(a, t, &current, &want, &slice, &slice_done) == 0)
         return 0;
+    bool sliced_now = slice.applied && !inherited_slice;
     if (a->state_untrusted && !inherited && a->ops->online_cpus)
         note_untrusted(a, t, &original);
-    if (CPU_EQUAL(&want, &original))
+    if (!restricting)
         return changed;         /* nothing restricted: nothing to remember */
-    return record_new(a, t, &original, &want, &current, changed, &slice);
+    r = record_new(a, t, &original, &want, &current, changed, &slice, slice_done);
+    if (r == -ENOMEM && sliced_now)
+        (void)apply_slice_undo(a, t->tid, &(struct applied_task){.tid = t->tid, .slice = slice});
+    return r;
 }
 
 int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *plan)

@@ -33,6 +33,7 @@ struct fake_task {
     int set_err;                /* setaffinity fails with this (-EPERM...) */
     char cpuset[64];
     struct sysops_sched_attr attr;  /* runtime_ns: the slice, as sched_getattr reads it */
+    cpu_set_t mask_at_setattr;  /* its mask when its attributes were last set */
 };
 
 struct fake_group {
@@ -329,6 +330,7 @@ static int f_setattr(void *ud, pid_t tid, const struct sysops_sched_attr *attr)
     struct fake_task *t = rec_task(r, tid);
     if (!t)
         return -ESRCH;
+    t->mask_at_setattr = t->mask;
     t->attr = *attr;
     if (attr->runtime_ns == 0)
         t->attr.runtime_ns = FAKE_DEFAULT_SLICE;
@@ -1673,6 +1675,33 @@ static void test_slice_on_pack_restored_on_release(void **state)
     assert_int_equal(n_warnings, 0);
 }
 
+/* The slice is set while the task is still where it ran (its run queue's
+ * lock is the daemon's CPU's, not the packed one's), then the mask; a mask
+ * the kernel refuses takes the slice back. */
+static void test_slice_before_mask(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
+    applier_set_jitter_slice(f->a, &slice_yes, 300000);
+    cpu_set_t plan = set_of("0");
+    struct task t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_mask(&ft->mask, "0");
+    assert_mask(&ft->mask_at_setattr, "0-3");
+    assert_int_equal(ft->attr.runtime_ns, 300000);
+    assert_true(applier_find(f->a, 100)->slice.applied);
+
+    struct fake_task *refusing = add_task(&f->rec, 101, "0-3");
+    refusing->set_err = -EPERM;
+    struct task t2 = mk_task(&f->rec, 101, 101, "r");
+    assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
+    assert_mask(&refusing->mask, "0-3");
+    assert_int_equal(refusing->attr.runtime_ns, FAKE_DEFAULT_SLICE);   /* given, then taken back */
+    assert_int_equal(f->rec.n_setattr, 3);
+    assert_null(applier_find(f->a, 101));
+    assert_int_equal(applier_hands_off(f->a, 101), -EPERM);
+}
+
 static void test_slice_changed_after_us_left_alone(void **state)
 {
     struct fx *f = *state;
@@ -1855,6 +1884,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fresh_start_not_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_child_of_packed_parent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_on_pack_restored_on_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_before_mask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_changed_after_us_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_never_on_realtime, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_unsupported_masks_only, setup, teardown),
