@@ -1678,14 +1678,23 @@ static void test_slice_on_pack_restored_on_release(void **state)
 /* The slice is set while the task is still where it ran (its run queue's
  * lock is the daemon's CPU's, not the packed one's), then the mask; a mask
  * the kernel refuses takes the slice back. */
-static void test_slice_before_mask(void **state)
+/* Task 100 ("w", CPUs 0-3) packed onto CPU 0 with a slice of 300 us. */
+static struct fake_task *pack_with_slice(struct fx *f, struct task *t)
 {
-    struct fx *f = *state;
     struct fake_task *ft = add_task(&f->rec, 100, "0-3");
     applier_set_jitter_slice(f->a, &slice_yes, 300000);
     cpu_set_t plan = set_of("0");
-    struct task t = mk_task(&f->rec, 100, 100, "w");
-    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    *t = mk_task(&f->rec, 100, 100, "w");
+    assert_int_equal(applier_pack_task(f->a, t, &plan), 1);
+    return ft;
+}
+
+static void test_slice_before_mask(void **state)
+{
+    struct fx *f = *state;
+    struct task t;
+    struct fake_task *ft = pack_with_slice(f, &t);
+    cpu_set_t plan = set_of("0");
     assert_mask(&ft->mask, "0");
     assert_mask(&ft->mask_at_setattr, "0-3");
     assert_int_equal(ft->attr.runtime_ns, 300000);
@@ -1838,11 +1847,8 @@ static void test_slice_inherited(void **state)
 static void test_slice_dry_run(void **state)
 {
     struct fx *f = *state;
-    struct fake_task *ft = add_task(&f->rec, 100, "0-3");
-    applier_set_jitter_slice(f->a, &slice_yes, 300000);
-    cpu_set_t plan = set_of("0");
-    struct task t = mk_task(&f->rec, 100, 100, "w");
-    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    struct task t;
+    struct fake_task *ft = pack_with_slice(f, &t);
     assert_true(logged("would give pid 100 (w) a slice of 300 us"));
     assert_int_equal(f->rec.n_setattr, 0);
     assert_int_equal(ft->attr.runtime_ns, FAKE_DEFAULT_SLICE);
