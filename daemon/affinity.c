@@ -37,7 +37,7 @@ static void forget(struct applier *a, pid_t tid)
 {
     if (tidmap_find(&a->tasks, tid)) {
         tidmap_remove(&a->tasks, tid);
-        a->dirty = true;
+        mark_removed(a);
     }
 }
 
@@ -214,7 +214,7 @@ static int repack_known(struct applier *a, const struct task *t, struct applied_
         return k;
     }
     e->set = want;
-    mark_changed(a);
+    mark_task_changed(a, e->tid);
     return 1;
 }
 
@@ -327,7 +327,7 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
             (void)a->ops->setaffinity(a->ops->userdata, t->tid, current);
         return -ENOMEM;     /* the caller takes back a slice it gave */
     }
-    mark_changed(a);
+    mark_task_changed(a, t->tid);
     struct applied_task *e = tidmap_find(&a->tasks, t->tid);
     if (slice_done)
         e->slice = *slice;
@@ -458,7 +458,7 @@ int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_t
     rec.start_time = start_time;
     if (!tidmap_add(&a->tasks, &rec))
         return -ENOMEM;
-    mark_changed(a);
+    mark_task_changed(a, tid);
     log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, apply_fmt_set(&rec.set),
               (int)p->tid);
     return 1;

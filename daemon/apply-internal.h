@@ -35,6 +35,18 @@ struct applier {
     bool dirty;                 /* the state file is behind */
     bool unsaved;               /* ...on a change made, not only one undone */
     uint64_t written_ms;        /* when the file was last written (monotonic) */
+    /* Changes go to the file as blocks appended (state_append) while only
+     * tasks' records changed: state_fd is the file last written (-1: none),
+     * pending the TIDs whose records changed since, journal_lines what the
+     * blocks hold. A change a block cannot say (a group's, or a TID not
+     * noted for want of memory) needs the whole file at the next write:
+     * rewrite; a record removed waits for a whole write at the tick (a
+     * stale record harms no one): removed. */
+    int state_fd;
+    pid_t *pending;
+    size_t n_pending, cap_pending;
+    size_t journal_lines;
+    bool rewrite, removed;
     bool state_warned;
     /* the state file left by a previous run was damaged: a narrowed mask
      * may be one that run set, and is not taken for a task's own silently */
@@ -46,11 +58,20 @@ struct applier {
     uint64_t slice_ns;
 };
 
-/* A change the state file must learn of before a crash could strand it. */
+/* A change the state file must learn of before a crash could strand it:
+ * mark_changed for a group's, mark_task_changed for one task's record. */
 static inline void mark_changed(struct applier *a)
 {
     a->dirty = true;
     a->unsaved = true;
+    a->rewrite = true;
+}
+void mark_task_changed(struct applier *a, pid_t tid);
+/* A record gone: the file keeps it until it is written again whole. */
+static inline void mark_removed(struct applier *a)
+{
+    a->dirty = true;
+    a->removed = true;
 }
 
 static inline bool subset_of(const cpu_set_t *part, const cpu_set_t *whole)

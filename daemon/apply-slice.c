@@ -27,7 +27,7 @@ void apply_slice_pack(struct applier *a, struct applied_task *e)
     if (r == 0) {
         log_debug("pid %d (%s): slice %" PRIu64 " us -> %" PRIu64 " us", (int)e->tid, e->comm,
                   e->slice.orig.runtime_ns / 1000, e->slice.set_runtime_ns / 1000);
-        mark_changed(a);
+        mark_task_changed(a, e->tid);
     } else if (r == SLICE_SKIP_POLICY)
         log_debug("pid %d (%s): real-time, deadline or idle policy, its slice is left as it is", (int)e->tid, e->comm);
     else if (r == SLICE_SKIP_SHORTER)

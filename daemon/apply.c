@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "apply-internal.h"
 #include "log.h"
 
@@ -17,6 +19,7 @@ int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, 
         return -ENOMEM;
     a->ops = ops;
     a->dry_run = dry_run;
+    a->state_fd = -1;
     tidmap_init(&a->tasks, sizeof(struct applied_task));
     tidmap_init(&a->hands_off, sizeof(struct hands_off));
     if (state_file && !(a->state_file = strdup(state_file))) {
@@ -38,6 +41,9 @@ void applier_free(struct applier *a)
     free(a->groups);
     free(a->failed_group);
     free(a->state_file);
+    if (a->state_fd >= 0)
+        close(a->state_fd);
+    free(a->pending);
     free(a);
 }
 

@@ -20,7 +20,7 @@ void apply_member_drop(struct applier *a, struct applied_group *g, size_t i)
 {
     free(g->members[i].original_path);
     g->members[i] = g->members[--g->n_members];
-    a->dirty = true;
+    mark_removed(a);
 }
 
 struct applied_member *apply_member_find(struct applied_group *g, pid_t tid, size_t *idx)
@@ -89,7 +89,7 @@ void apply_group_drop(struct applier *a, struct applied_group *g)
     size_t i = (size_t)(g - a->groups);
     memmove(g, g + 1, (a->n_groups - i - 1) * sizeof *g);
     a->n_groups--;
-    a->dirty = true;
+    mark_removed(a);
 }
 
 /* Names go into the state file one per line and into paths. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apply-internal.h"
 #include "log.h"
@@ -19,11 +20,29 @@ static int boot_id_get(struct applier *a)
     return r;
 }
 
-int applier_flush_state(struct applier *a)
+void mark_task_changed(struct applier *a, pid_t tid)
 {
-    if (!a->state_file || a->dry_run || !a->dirty)
-        return 0;
+    a->dirty = true;
+    a->unsaved = true;
+    if (a->n_pending && a->pending[a->n_pending - 1] == tid)
+        return;     /* the same record again (its mask, then its slice) */
+    if (a->n_pending == a->cap_pending) {
+        size_t cap = a->cap_pending ? 2 * a->cap_pending : 64;
+        pid_t *p = reallocarray(a->pending, cap, sizeof *p);
+        if (!p) {
+            a->rewrite = true;      /* the whole file, then */
+            return;
+        }
+        a->pending = p;
+        a->cap_pending = cap;
+    }
+    a->pending[a->n_pending++] = tid;
+}
+
+static int write_whole(struct applier *a)
+{
     int r = boot_id_get(a);
+    int fd = -1;
     if (r >= 0) {
         struct state s = {
             .tasks = (struct applied_task *)a->tasks.items,
@@ -32,8 +51,59 @@ int applier_flush_state(struct applier *a)
             .n_groups = a->n_groups,
         };
         snprintf(s.boot_id, sizeof s.boot_id, "%s", a->boot_id);
-        r = state_write(a->state_file, &s);
+        r = state_write(a->state_file, &s, &fd);
     }
+    if (r < 0)
+        return r;
+    if (a->state_fd >= 0)
+        close(a->state_fd);
+    a->state_fd = fd;
+    a->journal_lines = 0;
+    a->rewrite = a->removed = false;
+    a->dirty = false;
+    return 0;
+}
+
+/* The records changed since the file was written, as one block after it:
+ * while they are few beside the file (else it is written whole again). */
+#define JOURNAL_MIN_LINES 1024
+static bool can_append(const struct applier *a)
+{
+    size_t limit = a->tasks.n > JOURNAL_MIN_LINES / 2 ? 2 * a->tasks.n : JOURNAL_MIN_LINES;
+    return a->state_fd >= 0 && a->journal_lines + a->n_pending <= limit;
+}
+
+static int append_changes(struct applier *a)
+{
+    _cleanup_free_ const struct applied_task **recs = calloc(a->n_pending, sizeof *recs);
+    if (!recs)
+        return -ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_pending; i++) {
+        const struct applied_task *t = tidmap_find(&a->tasks, a->pending[i]);
+        if (t)
+            recs[n++] = t;      /* a record gone since: removed is set */
+    }
+    int r = n ? state_append(a->state_fd, recs, n) : 0;
+    if (r < 0) {
+        close(a->state_fd);     /* the file may hold part of it: written whole next */
+        a->state_fd = -1;
+        a->rewrite = true;
+        return r;
+    }
+    a->journal_lines += n;
+    a->dirty = a->removed;
+    return 0;
+}
+
+/* Write what changed: a block appended when that says it all (early, the
+ * removals may wait for the tick), else the whole file. */
+static int flush(struct applier *a, bool early)
+{
+    if (!a->state_file || a->dry_run || !a->dirty)
+        return 0;
+    bool append = a->unsaved && !a->rewrite && can_append(a) && (early || !a->removed);
+    int r = append ? append_changes(a) : write_whole(a);
     if (r < 0) {
         /* kept dirty: the next flush tries again */
         if (!a->state_warned)
@@ -45,10 +115,15 @@ int applier_flush_state(struct applier *a)
     if (a->state_warned)
         log_info("state file %s: written again", a->state_file);
     a->state_warned = false;
-    a->dirty = false;
     a->unsaved = false;
+    a->n_pending = 0;
     a->written_ms = now_ms();
     return 0;
+}
+
+int applier_flush_state(struct applier *a)
+{
+    return flush(a, false);
 }
 
 int64_t applier_changes_due_ms(const struct applier *a, uint64_t now)
@@ -61,7 +136,7 @@ int64_t applier_changes_due_ms(const struct applier *a, uint64_t now)
 
 int applier_flush_changes(struct applier *a, uint64_t now)
 {
-    return applier_changes_due_ms(a, now) == 0 ? applier_flush_state(a) : 0;
+    return applier_changes_due_ms(a, now) == 0 ? flush(a, true) : 0;
 }
 
 /* Give tid the original mask of a change a previous run made, if its mask is

@@ -92,9 +92,21 @@ static int mkdir_parent(const char *path)
     return 0;
 }
 
+static int write_all(int fd, const char *text, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n > 0)
+            off += (size_t)n;
+    }
+    return 0;
+}
+
 /* The file's text is built in memory and written with one write(): the
  * daemon writes it after every batch of events that changed something. */
-static int write_file_atomically(const char *path, const char *text, size_t len)
+static int write_file_atomically(const char *path, const char *text, size_t len, int *keep_fd)
 {
     _cleanup_free_ char *tmp = NULL;
     if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
@@ -110,27 +122,38 @@ static int write_file_atomically(const char *path, const char *text, size_t len)
     }
     if (fd < 0)
         return -errno;
-    int r = 0;
-    for (size_t off = 0; off < len && r == 0;) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n < 0 && errno != EINTR)
-            r = -errno;
-        else if (n > 0)
-            off += (size_t)n;
-    }
+    int r = write_all(fd, text, len);
     /* No fsync: the file guards against a crash of the daemon, not of the
      * machine, and after a reboot its boot id no longer matches anyway. */
-    if (close(fd) < 0 && r == 0)
-        r = -errno;
     if (r == 0 && rename(tmp, path) < 0)
         r = -errno;
     if (r < 0)
         unlink(tmp);
+    if (r == 0 && keep_fd) {
+        *keep_fd = fd;      /* at the end of the file: blocks go after it */
+        return 0;
+    }
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
     return r;
 }
 
-int state_write(const char *path, const struct state *s)
+/* a and b: CPULIST_MAX bytes each */
+static void w_task(struct writer *w, const struct applied_task *t, char *a, char *b)
 {
+    char comm[sizeof t->comm];
+    sanitize(comm, t->comm, sizeof comm);
+    char token[96];
+    bool sliced = t->slice.applied && slice_saved_to_string(&t->slice, token, sizeof token) > 0;
+    w_line(w, "task %d %d %" PRIu64 " %s %s %s%s%s%s\n", (int)t->tid, (int)t->pid, t->start_time,
+           format_cpulist(&t->original, a, CPULIST_MAX), format_cpulist(&t->set, b, CPULIST_MAX),
+           sliced ? "slice=" : "", sliced ? token : "", sliced ? " " : "", comm);
+}
+
+int state_write(const char *path, const struct state *s, int *keep_fd)
+{
+    if (keep_fd)
+        *keep_fd = -1;
     if (s->n_tasks == 0 && s->n_groups == 0) {
         if (unlink(path) < 0 && errno != ENOENT)
             return -errno;
@@ -150,16 +173,8 @@ int state_write(const char *path, const struct state *s)
     struct writer w = {.f = f, .hash = FNV_INIT};
     w_line(&w, "%s %d\n", STATE_MAGIC, STATE_VERSION);
     w_line(&w, "boot %s\n", s->boot_id);
-    for (size_t i = 0; i < s->n_tasks; i++) {
-        const struct applied_task *t = &s->tasks[i];
-        char comm[sizeof t->comm];
-        sanitize(comm, t->comm, sizeof comm);
-        char token[96];
-        bool sliced = t->slice.applied && slice_saved_to_string(&t->slice, token, sizeof token) > 0;
-        w_line(&w, "task %d %d %" PRIu64 " %s %s %s%s%s%s\n", (int)t->tid, (int)t->pid, t->start_time,
-               format_cpulist(&t->original, a, CPULIST_MAX), format_cpulist(&t->set, b, CPULIST_MAX),
-               sliced ? "slice=" : "", sliced ? token : "", sliced ? " " : "", comm);
-    }
+    for (size_t i = 0; i < s->n_tasks; i++)
+        w_task(&w, &s->tasks[i], a, b);
     for (size_t i = 0; i < s->n_groups; i++) {
         const struct applied_group *g = &s->groups[i];
         if (g->kind == GROUP_CPUSET_V1) {
@@ -182,7 +197,29 @@ int state_write(const char *path, const struct state *s)
         r = -ENOMEM;
     if (r < 0)
         return r;
-    return write_file_atomically(path, text, len);
+    return write_file_atomically(path, text, len, keep_fd);
+}
+
+int state_append(int fd, const struct applied_task *const *tasks, size_t n)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -ENOMEM;
+    _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
+    if (!a || !b) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    struct writer w = {.f = f, .hash = FNV_INIT};
+    for (size_t i = 0; i < n; i++)
+        w_task(&w, tasks[i], a, b);
+    fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
+    int r = w.failed || ferror(f) ? -ENOMEM : 0;
+    if (fclose(f) != 0 && r == 0)
+        r = -ENOMEM;
+    return r < 0 ? r : write_all(fd, text, len);
 }
 
 /* --- reading ---------------------------------------------------------------------- */
@@ -442,16 +479,20 @@ struct read_status {
     unsigned lines;         /* lines before the end line, the header included */
     unsigned bad_line;      /* the first entry that did not parse, 0 if none */
     bool ended;             /* a valid end line was read */
-    bool trailing;          /* something follows the end line */
 };
+
+static bool parse_end(const char *line, unsigned *lines, uint64_t *hash)
+{
+    char extra;
+    return sscanf(line, "end %u %" SCNx64 "%c", lines, hash, &extra) == 3 && extra == '\n';
+}
 
 /* The end line names the number of lines before it and their FNV-1a hash. */
 static int check_end_line(const char *path, const char *line, const struct read_status *rs, uint64_t hash)
 {
     unsigned want_lines;
     uint64_t want_hash;
-    char extra;
-    if (sscanf(line, "end %u %" SCNx64 "%c", &want_lines, &want_hash, &extra) != 3 || extra != '\n') {
+    if (!parse_end(line, &want_lines, &want_hash)) {
         log_warning("state file %s: corrupted (bad end line), ignoring it", path);
         return -EBADMSG;
     }
@@ -470,7 +511,7 @@ static int check_header(const char *path, const char *line)
         log_warning("state file %s: not a turbosched state file, ignoring it", path);
         return -EBADMSG;
     }
-    if (version != STATE_VERSION) {
+    if (version != STATE_VERSION && version != 1) {     /* 1: the same, never with blocks */
         log_warning("state file %s: format version %u, this daemon reads %d, ignoring it", path, version,
                     STATE_VERSION);
         return -EPROTONOSUPPORT;
@@ -490,17 +531,13 @@ static int read_lines(FILE *f, const char *path, struct state *s, struct read_st
     ssize_t n;
 
     while ((n = getline(&line, &cap, f)) > 0) {
-        if (rs->ended) {
-            rs->trailing = true;
-            break;
-        }
         bool complete = line[n - 1] == '\n';
         if (strncmp(line, "end ", 4) == 0 && complete) {
             int r = check_end_line(path, line, rs, hash);
             if (r < 0)
                 return r;
             rs->ended = true;
-            continue;
+            break;      /* the blocks after it: read_blocks */
         }
         hash = fnv1a(hash, line, (size_t)n);
         rs->lines++;
@@ -527,6 +564,84 @@ static int read_lines(FILE *f, const char *path, struct state *s, struct read_st
     return 0;
 }
 
+/* After the snapshot, the blocks state_append wrote: task lines, each
+ * block closed by its own end line. A block cut off (the daemon died in its
+ * write) or damaged ends the reading, with what came before kept. A task
+ * line of a block replaces the earlier one of its TID (dedupe_tasks). */
+static int read_blocks(FILE *f, const char *path, struct state *s, unsigned *blocks)
+{
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0, first = s->n_tasks;
+    uint64_t hash = FNV_INIT;
+    unsigned lines = 0, want_lines;
+    uint64_t want_hash;
+    ssize_t n;
+    const char *why = NULL;
+    while (!why && (n = getline(&line, &cap, f)) > 0) {
+        bool complete = line[n - 1] == '\n';
+        if (complete && strncmp(line, "end ", 4) == 0) {
+            if (!parse_end(line, &want_lines, &want_hash) || want_lines != lines || want_hash != hash) {
+                why = "damaged";
+                break;
+            }
+            (*blocks)++;
+            first = s->n_tasks;
+            hash = FNV_INIT;
+            lines = 0;
+            continue;
+        }
+        hash = fnv1a(hash, line, (size_t)n);
+        lines++;
+        if (!complete)
+            break;
+        line[n - 1] = '\0';
+        int r = strncmp(line, "task ", 5) == 0 ? parse_entry(line, s) : -EBADMSG;
+        if (r == -ENOMEM)
+            return log_error_errno(r, "state file %s: out of memory reading it", path);
+        if (r < 0)
+            why = "damaged";
+    }
+    if (ferror(f))
+        return log_warning_errno(-errno ?: -EIO, "state file %s: read error: %m, ignoring it", path);
+    if (lines || why) {
+        log_notice("state file %s: its last change (%u line%s) %s, left out", path, lines, lines == 1 ? "" : "s",
+                   why ? why : "cut off by the end of the file");
+        s->n_tasks = first;
+    }
+    return 0;
+}
+
+static int cmp_tid_then_later(const void *x, const void *y, void *userdata)
+{
+    const struct applied_task *t = userdata;
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    if (t[i].tid != t[j].tid)
+        return t[i].tid < t[j].tid ? -1 : 1;
+    return i > j ? -1 : i < j;      /* the later line first */
+}
+
+/* Keep each TID's last task line, in file order. */
+static int dedupe_tasks(struct state *s)
+{
+    if (s->n_tasks < 2)
+        return 0;
+    _cleanup_free_ size_t *idx = calloc(s->n_tasks, sizeof *idx);
+    _cleanup_free_ bool *keep = calloc(s->n_tasks, sizeof *keep);
+    if (!idx || !keep)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_tasks; i++)
+        idx[i] = i;
+    qsort_r(idx, s->n_tasks, sizeof *idx, cmp_tid_then_later, s->tasks);
+    for (size_t k = 0; k < s->n_tasks; k++)
+        keep[idx[k]] = k == 0 || s->tasks[idx[k]].tid != s->tasks[idx[k - 1]].tid;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_tasks; i++)
+        if (keep[i])
+            s->tasks[kept++] = s->tasks[i];
+    s->n_tasks = kept;
+    return 0;
+}
+
 int state_read(const char *path, const char *boot_id, struct state *ret)
 {
     int open_err = 0;
@@ -543,9 +658,8 @@ int state_read(const char *path, const char *boot_id, struct state *ret)
         log_warning("state file %s: empty, ignoring it", path);
         return -EBADMSG;
     }
-    if (!rs.ended || rs.trailing) {
-        log_warning("state file %s: %s, ignoring it", path, rs.trailing ? "corrupted (data after the end line)"
-                                                                         : "truncated (no end line)");
+    if (!rs.ended) {
+        log_warning("state file %s: truncated (no end line), ignoring it", path);
         return -EBADMSG;
     }
     if (rs.bad_line) {
@@ -560,6 +674,12 @@ int state_read(const char *path, const char *boot_id, struct state *ret)
         log_notice("state file %s: written during another boot (%s), ignoring it", path, s.boot_id);
         return -ESTALE;
     }
+    unsigned blocks = 0;
+    r = read_blocks(f, path, &s, &blocks);
+    if (r >= 0 && blocks)
+        r = dedupe_tasks(&s);
+    if (r < 0)
+        return r;
     *ret = s;
     s = (struct state){0};  /* *ret owns the members now */
     return 0;

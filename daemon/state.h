@@ -1,13 +1,15 @@
 /* What the applier changed, and the state file in /run that lets a daemon
  * restarted after a crash undo it. The file is text:
  *
- *   turbosched-state 1
+ *   turbosched-state 2
  *   boot <boot id>
  *   task <tid> <pid> <start_time> <original cpulist> <set cpulist> [slice=<attrs>] <comm>
  *   cpuset <group path>
  *   member <tid> <pid> <start_time> <original cpuset path>     (of the cpuset above)
  *   unit <cpulist we set> <original cpulist, or "all"> <unit name>
  *   end <number of lines before this one> <FNV-1a 64 of those lines, hex>
+ *   then blocks (version 2): task lines and an end line of their own,
+ *   each a change appended after the file was written (state_append)
  *
  * slice=<attrs> (slice_saved_to_string) is there when we shortened the
  * thread's slice; files written before it existed have none. A comm (at most
@@ -24,7 +26,7 @@
 
 #include "slice.h"
 
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 
 /* A thread whose affinity we set. */
 struct applied_task {
@@ -76,8 +78,15 @@ struct state {
 };
 
 /* Write atomically (temporary file in the same directory, then rename). An
- * empty state removes the file instead. Creates the parent directory. */
-int state_write(const char *path, const struct state *s);
+ * empty state removes the file instead. Creates the parent directory.
+ * keep_fd (NULL: none): the written file's fd, open at its end, for
+ * state_append; -1 when no file was left. */
+int state_write(const char *path, const struct state *s, int *keep_fd);
+/* Append a block: the task lines of tasks[0..n) and an end line for them
+ * alone, in one write. A reader takes a block's task line over an earlier
+ * one of the same TID, and leaves out a block cut off or damaged (and any
+ * after it). So a change costs its own lines, not the whole file again. */
+int state_append(int fd, const struct applied_task *const *tasks, size_t n);
 
 /* Read and validate. Returns 0 and fills *ret; -ENOENT when there is no file;
  * for a file that must be ignored, logs a message naming the file and the

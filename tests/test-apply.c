@@ -1205,10 +1205,40 @@ static void test_flush_changes_only_for_changes(void **state)
     state_free(&s);
     assert_int_equal(applier_flush_changes(f->a, now + (uint64_t)due), 0);
     assert_int_equal(applier_changes_due_ms(f->a, now + (uint64_t)due), -1);
+    /* appended: 412's line after the file; 411's stale one stays till the tick */
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
-    assert_int_equal(s.n_tasks, 2);                         /* 410 and 412; 411 dropped too */
+    assert_int_equal(s.n_tasks, 3);
+    state_free(&s);
+    char text[4096];
+    assert_true(read_file(f->state_file, text, sizeof text) > 0);
+    assert_non_null(strstr(strstr(text, "\nend ") + 1, "task 412 "));
+    assert_int_equal(applier_flush_state(f->a), 0);         /* the tick: written whole */
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 2);                         /* 410 and 412 */
     assert_int_equal(s.tasks[0].tid + s.tasks[1].tid, 410 + 412);
     state_free(&s);
+    assert_true(read_file(f->state_file, text, sizeof text) > 0);
+    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend "));    /* one end line */
+}
+
+/* A change a block cannot say (a group's) is written whole at once, not
+ * left for the tick as a removal is. */
+static void test_group_change_written_whole(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    add_task(&f->rec, 420, "0-1");
+    struct task t = mk_task(&f->rec, 420, 420, "a");
+    assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, now_ms()), 0);
+    f->rec.units[f->rec.n_units++] = (struct fake_unit){.name = "turbosched-jitter.slice"};
+    assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, now_ms() + 1000), 0);
+    char text[4096];
+    assert_true(read_file(f->state_file, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "\nunit 0 all turbosched-jitter.slice\n"));
+    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend "));    /* one end line: written whole */
+    assert_int_equal(applier_restore_all(f->a), 2);
 }
 
 static void test_recover_after_crash(void **state)
@@ -1616,7 +1646,7 @@ static void test_recover_ignores_bad_file(void **state)
     struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
                                .original = set_of("0-3"), .set = set_of("1"), .comm = "w"};
     struct state other = {.boot_id = "99999999-2222-3333-4444-555555555555", .tasks = &rec, .n_tasks = 1};
-    assert_int_equal(state_write(f->state_file, &other), 0);
+    assert_int_equal(state_write(f->state_file, &other, NULL), 0);
     assert_int_equal(applier_recover(f->a), 0);
     assert_int_equal(f->rec.n_set, sets);
     assert_mask(&ft->mask, "1");
@@ -1878,6 +1908,7 @@ int main(void)
         cmocka_unit_test(test_bus_messages),
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_changes_only_for_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_change_written_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),

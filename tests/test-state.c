@@ -89,7 +89,7 @@ static int teardown(void **state)
 static void test_round_trip(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
 
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
@@ -123,7 +123,7 @@ static void test_round_trip(void **state)
     /* a unit with a real original survives too */
     f->groups[1].original_all = false;
     f->groups[1].original = set_of("4-7");
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
     assert_false(r.groups[1].original_all);
     assert_true(CPU_EQUAL(&r.groups[1].original, &f->groups[1].original));
@@ -138,10 +138,10 @@ static void test_round_trip(void **state)
 static void test_empty_state_removes_file(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     assert_int_equal(access(f->path, F_OK), 0);
     struct state empty = {.boot_id = BOOT};
-    assert_int_equal(state_write(f->path, &empty), 0);
+    assert_int_equal(state_write(f->path, &empty, NULL), 0);
     assert_int_equal(access(f->path, F_OK), -1);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), -ENOENT);
@@ -163,10 +163,79 @@ static void store(const char *path, const char *buf, size_t n)
     fclose(fp);
 }
 
+static const struct applied_task *task_of(const struct state *s, pid_t tid)
+{
+    const struct applied_task *found = NULL;
+    for (size_t i = 0; i < s->n_tasks; i++)
+        if (s->tasks[i].tid == tid) {
+            assert_null(found);     /* one record per TID */
+            found = &s->tasks[i];
+        }
+    assert_non_null(found);
+    return found;
+}
+
+/* Changes appended as blocks after the file: a block's task line replaces
+ * the earlier one of its TID; a block cut off or damaged is left out with
+ * every block after it. */
+static void test_appended_blocks(void **state)
+{
+    struct fx *f = *state;
+    int fd;
+    assert_int_equal(state_write(f->path, &f->s, &fd), 0);
+    assert_true(fd >= 0);
+    struct applied_task moved = f->tasks[1], added = {.tid = 77, .pid = 77, .start_time = 5,
+                                                      .original = set_of("0-3"), .set = set_of("1"), .comm = "new"};
+    moved.set = set_of("3");
+    const struct applied_task *block1[] = {&added}, *block2[] = {&moved};
+    assert_int_equal(state_append(fd, block1, 1), 0);
+    assert_int_equal(state_append(fd, block2, 1), 0);
+    static char good[65536];
+    size_t n = load(f->path, good, sizeof good);
+
+    struct state r;
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, 4);
+    assert_true(CPU_EQUAL(&task_of(&r, moved.tid)->set, &moved.set));    /* as the later block has it */
+    assert_string_equal(task_of(&r, 77)->comm, "new");
+    assert_non_null(task_of(&r, 4242));
+    assert_non_null(task_of(&r, 8));
+    assert_int_equal(r.n_groups, 2);
+    state_free(&r);
+
+    /* the last block cut off in its write: the first still counts */
+    store(f->path, good, n - 3);
+    logbuf[0] = '\0';
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, 4);
+    assert_true(CPU_EQUAL(&task_of(&r, moved.tid)->set, &f->tasks[1].set));
+    state_free(&r);
+    assert_non_null(strstr(logbuf, "left out"));
+
+    /* a damaged block ends the reading: neither it nor the next counts */
+    char *first_block = strstr(good, "\ntask 77 ") + 1;
+    first_block[strlen("task 77 77 ")] = '6';           /* start time 5 -> 6: its checksum fails */
+    store(f->path, good, n);
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, 3);
+    assert_true(CPU_EQUAL(&task_of(&r, moved.tid)->set, &f->tasks[1].set));
+    state_free(&r);
+
+    /* only task lines go in a block */
+    first_block[strlen("task 77 77 ")] = '5';
+    memcpy(first_block, "unit", 4);
+    store(f->path, good, n);
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, 3);
+    assert_int_equal(r.n_groups, 2);
+    state_free(&r);
+    close(fd);
+}
+
 static void test_truncated(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     static char full[65536];
     size_t n = load(f->path, full, sizeof full);
 
@@ -196,7 +265,7 @@ static void test_truncated(void **state)
 static void test_corrupted(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     static char full[65536], copy[65536];
     size_t n = load(f->path, full, sizeof full);
     struct state r;
@@ -222,13 +291,16 @@ static void test_corrupted(void **state)
     assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     assert_non_null(strstr(logbuf, "corrupted (checksum mismatch)"));
 
-    /* garbage after the end line */
+    /* a block after the end line with no end of its own (a write cut
+     * off): left out, the rest read */
     memcpy(copy, full, n);
     memcpy(copy + n, "task 1 1 1 0 0 x\n", 17);
     store(f->path, copy, n + 17);
     logbuf[0] = '\0';
-    assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
-    assert_non_null(strstr(logbuf, "data after the end line"));
+    assert_int_equal(state_read(f->path, BOOT, &r), 0);
+    assert_int_equal(r.n_tasks, f->s.n_tasks);
+    state_free(&r);
+    assert_non_null(strstr(logbuf, "its last change (1 line) cut off by the end of the file, left out"));
 
     /* not ours at all */
     store(f->path, "hello\n", 6);
@@ -243,7 +315,7 @@ static void test_unreadable_line_with_valid_checksum(void **state)
     /* a well-formed file (right checksum) with a record we cannot read is
      * refused as a whole: nothing is restored from half a file */
     f->tasks[0].original = (cpu_set_t){0};          /* written as an empty field */
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
@@ -255,7 +327,7 @@ static void test_slice_token(void **state)
 {
     struct fx *f = *state;
     /* without any slice: the line is the one older daemons wrote */
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     char text[8192];
     assert_true(read_file(f->path, text, sizeof text) > 0);
     assert_null(strstr(text, "slice="));
@@ -271,7 +343,7 @@ static void test_slice_token(void **state)
         .orig_default = false, .set_runtime_ns = 300000};
     /* a comm that looks like the token's start is still a comm */
     strcpy(f->tasks[2].comm, "slice=a b");
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     assert_true(read_file(f->path, text, sizeof text) > 0);
     assert_non_null(strstr(text, " 0-3,8-11 1 slice=p=3,n=-5,f=0x1,r=2000000,d=0,s=300000 kworker helper\n"));
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
@@ -290,7 +362,7 @@ static void test_slice_token(void **state)
 
     /* a token we could not have written makes the file corrupted */
     f->tasks[0].slice.orig.policy = 1;          /* SCHED_FIFO: never touched */
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
 }
@@ -298,7 +370,7 @@ static void test_slice_token(void **state)
 static void test_other_boot(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     struct state r;
     assert_int_equal(state_read(f->path, "ffffffff-2222-3333-4444-555555555555", &r), -ESTALE);
     char want[256];
@@ -309,15 +381,15 @@ static void test_other_boot(void **state)
 static void test_other_version(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     static char full[65536];
     size_t n = load(f->path, full, sizeof full);
-    full[strlen("turbosched-state ")] = '2';
+    full[strlen("turbosched-state ")] = '3';
     store(f->path, full, n);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), -EPROTONOSUPPORT);
     char want[256];
-    snprintf(want, sizeof want, "state file %s: format version 2, this daemon reads 1, ignoring it", f->path);
+    snprintf(want, sizeof want, "state file %s: format version 3, this daemon reads 2, ignoring it", f->path);
     assert_non_null(strstr(logbuf, want));
 }
 
@@ -331,7 +403,7 @@ static void test_many_tasks(void **state)
         tasks[i] = (struct applied_task){.tid = i + 1, .pid = i + 1, .start_time = (uint64_t)i * 3,
                                          .original = set_of("0-63"), .set = set_of("0,32"), .comm = "w"};
     struct state s = {.boot_id = BOOT, .tasks = tasks, .n_tasks = N};
-    assert_int_equal(state_write(f->path, &s), 0);
+    assert_int_equal(state_write(f->path, &s, NULL), 0);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
     assert_int_equal(r.n_tasks, N);
@@ -346,7 +418,7 @@ static void test_many_tasks(void **state)
 static void test_symlink_refused(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     char target[160];
     snprintf(target, sizeof target, "%s/target", f->dir);
     assert_int_equal(rename(f->path, target), 0);
@@ -361,7 +433,7 @@ static void test_symlink_refused(void **state)
     assert_non_null(strstr(logbuf, "is a symbolic link, refusing it"));
     /* Writing replaces the link itself (rename), never the file behind it. */
     f->s.n_tasks = 1;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     struct stat lst;
     assert_int_equal(lstat(f->path, &lst), 0);
     assert_true(S_ISREG(lst.st_mode));
@@ -376,7 +448,7 @@ static void test_symlink_refused(void **state)
 static void test_owner_and_mode(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(state_write(f->path, &f->s), 0);
+    assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
     state_free(&r);
@@ -435,21 +507,21 @@ static void test_paths_and_unit_names(void **state)
     struct state r;
     for (size_t i = 0; i < ELEMENTSOF(bad_groups); i++) {
         f->groups[0].name = (char *)bad_groups[i];
-        assert_int_equal(state_write(f->path, &f->s), 0);
+        assert_int_equal(state_write(f->path, &f->s, NULL), 0);
         print_message("cpuset %s\n", bad_groups[i]);
         assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     }
     f->groups[0].name = "/turbosched";
     for (size_t i = 0; i < ELEMENTSOF(bad_members); i++) {
         f->members[1].original_path = (char *)bad_members[i];
-        assert_int_equal(state_write(f->path, &f->s), 0);
+        assert_int_equal(state_write(f->path, &f->s, NULL), 0);
         print_message("member %s\n", bad_members[i]);
         assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     }
     f->members[1].original_path = "/";
     for (size_t i = 0; i < ELEMENTSOF(bad_units); i++) {
         f->groups[1].name = (char *)bad_units[i];
-        assert_int_equal(state_write(f->path, &f->s), 0);
+        assert_int_equal(state_write(f->path, &f->s, NULL), 0);
         print_message("unit %s\n", bad_units[i]);
         assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     }
@@ -457,7 +529,7 @@ static void test_paths_and_unit_names(void **state)
                                              "run-u12.scope", "foo\\x2dbar.service"};
     for (size_t i = 0; i < ELEMENTSOF(good_units); i++) {
         f->groups[1].name = (char *)good_units[i];
-        assert_int_equal(state_write(f->path, &f->s), 0);
+        assert_int_equal(state_write(f->path, &f->s, NULL), 0);
         assert_int_equal(state_read(f->path, BOOT, &r), 0);
         assert_string_equal(r.groups[1].name, good_units[i]);
         state_free(&r);
@@ -473,6 +545,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_state_removes_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_appended_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_line_with_valid_checksum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_boot, setup, teardown),
