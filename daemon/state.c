@@ -150,6 +150,65 @@ static void w_task(struct writer *w, const struct applied_task *t, char *a, char
            sliced ? "slice=" : "", sliced ? token : "", sliced ? " " : "", comm);
 }
 
+/* The lines of a whole file or of a block, into w; a and b: CPULIST_MAX
+ * bytes each for the cpulists. */
+typedef void (*fill_fn)(struct writer *w, const void *what, char *a, char *b);
+
+static void fill_file(struct writer *w, const void *what, char *a, char *b)
+{
+    const struct state *s = what;
+    w_line(w, "%s %d\n", STATE_MAGIC, STATE_VERSION);
+    w_line(w, "boot %s\n", s->boot_id);
+    for (size_t i = 0; i < s->n_tasks; i++)
+        w_task(w, &s->tasks[i], a, b);
+    for (size_t i = 0; i < s->n_groups; i++) {
+        const struct applied_group *g = &s->groups[i];
+        if (g->kind == GROUP_CPUSET_V1) {
+            w_line(w, "cpuset %s\n", g->name);
+            for (size_t j = 0; j < g->n_members; j++) {
+                const struct applied_member *m = &g->members[j];
+                w_line(w, "member %d %d %" PRIu64 " %s\n", (int)m->tid, (int)m->pid, m->start_time,
+                       m->original_path);
+            }
+        } else {
+            w_line(w, "unit %s %s %s\n", format_cpulist(&g->set, a, CPULIST_MAX),
+                   g->original_all ? "all" : format_cpulist(&g->original, b, CPULIST_MAX), g->name);
+        }
+    }
+}
+
+struct block {
+    const struct applied_task *const *tasks;
+    size_t n;
+};
+
+static void fill_block(struct writer *w, const void *what, char *a, char *b)
+{
+    const struct block *blk = what;
+    for (size_t i = 0; i < blk->n; i++)
+        w_task(w, blk->tasks[i], a, b);
+}
+
+/* fill's lines and their end line, built in memory (*text, *len). */
+static int build_text(fill_fn fill, const void *what, char **text, size_t *len)
+{
+    FILE *f = open_memstream(text, len);
+    if (!f)
+        return -ENOMEM;
+    _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
+    if (!a || !b) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    struct writer w = {.f = f, .hash = FNV_INIT};
+    fill(&w, what, a, b);
+    fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
+    int r = w.failed || ferror(f) ? -ENOMEM : 0;
+    if (fclose(f) != 0 && r == 0)
+        r = -ENOMEM;
+    return r;
+}
+
 int state_write(const char *path, const struct state *s, int *keep_fd)
 {
     if (keep_fd)
@@ -161,64 +220,15 @@ int state_write(const char *path, const struct state *s, int *keep_fd)
     }
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return -ENOMEM;
-    _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
-    if (!a || !b) {
-        fclose(f);
-        return -ENOMEM;
-    }
-
-    struct writer w = {.f = f, .hash = FNV_INIT};
-    w_line(&w, "%s %d\n", STATE_MAGIC, STATE_VERSION);
-    w_line(&w, "boot %s\n", s->boot_id);
-    for (size_t i = 0; i < s->n_tasks; i++)
-        w_task(&w, &s->tasks[i], a, b);
-    for (size_t i = 0; i < s->n_groups; i++) {
-        const struct applied_group *g = &s->groups[i];
-        if (g->kind == GROUP_CPUSET_V1) {
-            w_line(&w, "cpuset %s\n", g->name);
-            for (size_t j = 0; j < g->n_members; j++) {
-                const struct applied_member *m = &g->members[j];
-                w_line(&w, "member %d %d %" PRIu64 " %s\n", (int)m->tid, (int)m->pid, m->start_time,
-                       m->original_path);
-            }
-        } else {
-            w_line(&w, "unit %s %s %s\n", format_cpulist(&g->set, a, CPULIST_MAX),
-                   g->original_all ? "all" : format_cpulist(&g->original, b, CPULIST_MAX), g->name);
-        }
-    }
-    fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
-    int r = 0;
-    if (w.failed || ferror(f))
-        r = -ENOMEM;
-    if (fclose(f) != 0 && r == 0)
-        r = -ENOMEM;
-    if (r < 0)
-        return r;
-    return write_file_atomically(path, text, len, keep_fd);
+    int r = build_text(fill_file, s, &text, &len);
+    return r < 0 ? r : write_file_atomically(path, text, len, keep_fd);
 }
 
 int state_append(int fd, const struct applied_task *const *tasks, size_t n)
 {
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return -ENOMEM;
-    _cleanup_free_ char *a = malloc(CPULIST_MAX), *b = malloc(CPULIST_MAX);
-    if (!a || !b) {
-        fclose(f);
-        return -ENOMEM;
-    }
-    struct writer w = {.f = f, .hash = FNV_INIT};
-    for (size_t i = 0; i < n; i++)
-        w_task(&w, tasks[i], a, b);
-    fprintf(f, "end %u %016" PRIx64 "\n", w.lines, w.hash);
-    int r = w.failed || ferror(f) ? -ENOMEM : 0;
-    if (fclose(f) != 0 && r == 0)
-        r = -ENOMEM;
+    int r = build_text(fill_block, &(struct block){tasks, n}, &text, &len);
     return r < 0 ? r : write_all(fd, text, len);
 }
 
