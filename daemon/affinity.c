@@ -254,8 +254,6 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
     return false;
 }
 
-/* Set want on a task not ours yet. 1 set, 0 left alone (gone, TID reused,
- * refused). */
 /* The start time was read when the task's event was handled, maybe long
  * ago under a flood of events: the TID may name another task by now (a
  * reused PID), which must not be touched. Checked last, right before the
@@ -274,32 +272,18 @@ static bool still_the_task(struct applier *a, const struct task *t)
     return true;
 }
 
-/* Confine a task not yet ours: the slice first (*slice: unless decided
- * already), then the mask. Moved first, the task sits on the packed CPU's
- * run queue, and setting its slice there took that queue's lock across
- * CPUs: of 16 unpaced storms alternating with mask first, 13 spent less
- * (median ratio 0.90). A mask the kernel refuses takes the slice back with
- * it. 1 set, 0 not (gone, reused, refused). */
-static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t *current, const cpu_set_t *want,
-                        struct slice_saved *slice, bool *slice_done)
+/* Set want on a task not ours yet. 1 set, 0 gone, -errno refused (left
+ * alone from now on). */
+static int set_new_mask(struct applier *a, const struct task *t, const cpu_set_t *current, const cpu_set_t *want)
 {
-    if (!still_the_task(a, t))
-        return 0;
-    struct applied_task tmp = {.tid = t->tid};
-    memcpy(tmp.comm, t->comm, sizeof tmp.comm);
-    tmp.comm[sizeof tmp.comm - 1] = '\0';
-    if (!*slice_done) {
-        apply_slice_pack(a, &tmp);
-        *slice = tmp.slice;
-        *slice_done = true;
-    }
     int r = set_mask(a, t->tid, t->comm, current, want);
-    if (r < 0 && !errno_is_gone(r)) {
-        tmp.slice = *slice;
-        apply_slice_undo(a, t->tid, &tmp);
+    if (errno_is_gone(r))
+        return 0;
+    if (r < 0) {
         refused(a, t->tid, t->start_time, t->comm, r);
+        return r;
     }
-    return r < 0 ? 0 : 1;
+    return 1;
 }
 
 /* After a damaged state file, a narrowed mask may be one a previous run set. */
@@ -311,13 +295,13 @@ static void note_untrusted(struct applier *a, const struct task *t, const cpu_se
                    "as the task's own", (int)t->tid, t->comm, apply_fmt_set(original));
 }
 
-/* Remember a task we confined (or, in a dry run, would have), and give it
- * the jitter slice unless it carries ours already (inherited). */
+/* Remember a task we confined (or, in a dry run, would have), with the
+ * jitter slice it was given or inherited. */
 static int record_new(struct applier *a, const struct task *t, const cpu_set_t *original, const cpu_set_t *want,
-                      const cpu_set_t *current, bool changed, const struct slice_saved *slice, bool slice_done)
+                      const cpu_set_t *current, bool changed, const struct slice_saved *slice)
 {
     struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
-                               .original = *original, .set = *want};
+                               .original = *original, .set = *want, .slice = *slice};
     memcpy(rec.comm, t->comm, sizeof rec.comm);
     rec.comm[sizeof rec.comm - 1] = '\0';
     if (!tidmap_add(&a->tasks, &rec)) {
@@ -328,11 +312,6 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
         return -ENOMEM;     /* the caller takes back a slice it gave */
     }
     mark_task_changed(a, t->tid);
-    struct applied_task *e = tidmap_find(&a->tasks, t->tid);
-    if (slice_done)
-        e->slice = *slice;
-    else
-        apply_slice_pack(a, e);
     return changed;
 }
 
@@ -371,18 +350,35 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
      * inherited mask came from), so the kernel stores it as it is and
      * reads back exactly it afterwards. */
     bool changed = !CPU_EQUAL(&want, &current), restricting = !CPU_EQUAL(&want, &original);
-    /* the slice comes with a restriction, unless inherited with the mask */
-    bool inherited_slice = slice.applied, slice_done = inherited_slice || !restricting;
-    if (changed && set_new_mask(a, t, &current, &want, &slice, &slice_done) == 0)
+    if (changed && !still_the_task(a, t))
         return 0;
-    bool sliced_now = slice.applied && !inherited_slice;
+    /* The slice comes with a restriction (unless inherited with the mask),
+     * and before the mask: moved first, the task sits on the packed CPU's
+     * run queue, and setting its slice there took that queue's lock across
+     * CPUs (of 16 unpaced storms alternating with mask first, 13 spent
+     * less, median ratio 0.90). A mask refused, or a record that cannot be
+     * kept, takes the slice back. */
+    struct applied_task holder = {.tid = t->tid};
+    memcpy(holder.comm, t->comm, sizeof holder.comm);
+    holder.comm[sizeof holder.comm - 1] = '\0';
+    bool sliced_now = false;
+    if (restricting && !slice.applied) {
+        apply_slice_pack(a, &holder);
+        slice = holder.slice;
+        sliced_now = slice.applied;
+    }
+    if (changed && (r = set_new_mask(a, t, &current, &want)) <= 0) {
+        if (r < 0 && sliced_now)
+            (void)apply_slice_undo(a, t->tid, &holder);
+        return 0;
+    }
     if (a->state_untrusted && !inherited && a->ops->online_cpus)
         note_untrusted(a, t, &original);
     if (!restricting)
         return changed;         /* nothing restricted: nothing to remember */
-    r = record_new(a, t, &original, &want, &current, changed, &slice, slice_done);
+    r = record_new(a, t, &original, &want, &current, changed, &slice);
     if (r == -ENOMEM && sliced_now)
-        (void)apply_slice_undo(a, t->tid, &(struct applied_task){.tid = t->tid, .slice = slice});
+        (void)apply_slice_undo(a, t->tid, &holder);
     return r;
 }
 
