@@ -105,7 +105,8 @@ static int write_all(int fd, const char *text, size_t len)
 }
 
 /* The file's text is built in memory and written with one write(): the
- * daemon writes it after every batch of events that changed something. */
+ * daemon writes it whole at a tick after records went away, at once after
+ * a change a block cannot say, and when its blocks have grown long. */
 static int write_file_atomically(const char *path, const char *text, size_t len, int *keep_fd)
 {
     _cleanup_free_ char *tmp = NULL;
@@ -587,7 +588,7 @@ static int read_blocks(FILE *f, const char *path, struct state *s, unsigned *blo
     uint64_t want_hash;
     ssize_t n;
     const char *why = NULL;
-    while (!why && (n = getline(&line, &cap, f)) > 0) {
+    while ((n = getline(&line, &cap, f)) > 0) {
         bool complete = line[n - 1] == '\n';
         if (complete && strncmp(line, "end ", 4) == 0) {
             if (!parse_end(line, &want_lines, &want_hash) || want_lines != lines || want_hash != hash) {
@@ -608,8 +609,10 @@ static int read_blocks(FILE *f, const char *path, struct state *s, unsigned *blo
         int r = strncmp(line, "task ", 5) == 0 ? parse_entry(line, s) : -EBADMSG;
         if (r == -ENOMEM)
             return log_error_errno(r, "state file %s: out of memory reading it", path);
-        if (r < 0)
+        if (r < 0) {
             why = "damaged";
+            break;
+        }
     }
     if (ferror(f))
         return log_warning_errno(-errno ?: -EIO, "state file %s: read error: %m, ignoring it", path);

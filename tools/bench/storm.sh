@@ -174,7 +174,6 @@ fi
 # daemon's footing (SCHED_FIFO 1, where it keeps up far better and so does
 # the work per task the daemon does)
 declare -A CGR CGRF
-# run_cgr ARRAY [WRAPPER...]: cgrulesengd under WRAPPER, every rate, into ARRAY
 # start_cgr [WRAPPER...]: cgrulesengd under WRAPPER as $CGPID, listening
 start_cgr() {
     "$@" cgrulesengd -n -Q >"$TMP/cgrulesengd.log" 2>&1 &
@@ -182,6 +181,7 @@ start_cgr() {
     listening() { [ "$(find "/proc/$CGPID/fd" -lname 'socket:*' 2>/dev/null | wc -l)" -ge 1 ]; }
     wait_until 30 listening || { echo "storm.sh: cgrulesengd did not start" >&2; cat "$TMP/cgrulesengd.log" >&2; exit 1; }
 }
+# run_cgr ARRAY [WRAPPER...]: cgrulesengd under WRAPPER, every rate, into ARRAY
 run_cgr() {
     local -n into=$1; shift
     start_cgr "$@"
