@@ -243,7 +243,8 @@ static void render_probe_line(FILE *f, struct json_object *p)
 }
 
 /* "Deep idle:     1.30 idle cores kept awake by free jitter, 35 wake-ups/s (cpuidle, deep from 50 us ...)"
- * or "Deep idle:     not measured: ..." */
+ * or "Deep idle:     not measured: ...", then, where isolation was measured,
+ * "               0.08 idle cores awake with the jitter isolated (a trial), 326 wake-ups/s" */
 static void render_deep_idle_line(FILE *f, struct json_object *d)
 {
     if (!d || !json_object_is_type(d, json_type_object))
@@ -257,6 +258,10 @@ static void render_deep_idle_line(FILE *f, struct json_object *d)
         fprintf(f, "Deep idle:     no tick with the jitter free measured yet (%s)\n", what ? what : "-");
     else
         fprintf(f, "Deep idle:     not measured: %s\n", what ? what : "-");
+    struct json_object *iso = get(d, "isolated");
+    if (iso && boolean(iso, "measured") > 0 && num(iso, "woken_milli", &woken))
+        fprintf(f, "               %.2f idle cores awake with the jitter isolated%s, %s wake-ups/s\n",
+                (double)woken / 1000, boolean(iso, "trial") > 0 ? " (a trial)" : "", str(iso, "wakes_per_s"));
 }
 
 static void render_plan_line(FILE *f, struct json_object *plan)

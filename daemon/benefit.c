@@ -286,22 +286,44 @@ static double woken_share(const struct benefit_snapshot *snap, const struct tall
     return MIN_D(1, none_woken(snap, t) / n_woken);
 }
 
+static uint64_t iso_sig(unsigned n_busy, unsigned n_tasks, unsigned k)
+{
+    unsigned bits = 0;
+    for (; n_tasks; n_tasks >>= 1)
+        bits++;
+    return (uint64_t) n_busy << 32 | (uint64_t) bits << 16 | k;
+}
+
+/* Isolation on k cores measured under the load it would be used in now. */
+static bool iso_known(const struct benefit_snapshot *snap, const struct tally *t, unsigned k)
+{
+    return snap->iso_measured && k && snap->iso_sig == iso_sig(t->n_busy, snap->n_jitter_tasks, k);
+}
+
 /* Wake-ups per second of idle cores out of the deep states: none's as
  * measured, on the cores its jitter woke; packing wakes no idle core; an
  * isolated core holding m tasks is woken by one only when none of the
  * other m - 1 holds it awake (each a share w of the time, independently),
- * so isolation wakes cores less often than one core per task does. */
+ * so isolation wakes cores less often than one core per task does; tasks
+ * that wake it together (`together`) wake it as one task does. Isolation
+ * measured: as measured. */
 static double deep_wakes(const struct benefit_snapshot *snap, const struct tally *t, enum benefit_plan p,
-                         unsigned n_isolate)
+                         unsigned n_isolate, bool together)
 {
     unsigned n_jit = snap->n_jitter_tasks, n_woken = n_jit < t->n_idle ? n_jit : t->n_idle;
-    if (!snap->none_wakes_measured || !snap->reeval_us || !n_woken)
+    if (!snap->reeval_us)
+        return 0;
+    if (p == BENEFIT_ISOLATE && iso_known(snap, t, n_isolate))
+        return snap->iso_wakes_per_s;
+    if (!snap->none_wakes_measured || !n_woken)
         return 0;
     if (p == BENEFIT_NONE)
         return snap->none_wakes_per_s;
     if (p != BENEFIT_ISOLATE || !n_isolate)
         return 0;
     double per_task = snap->none_wakes_per_s / (double) n_woken, others = (double) n_jit / n_isolate - 1;
+    if (together)
+        return n_isolate * per_task;
     return n_jit * per_task * pow(1 - woken_share(snap, t), others > 0 ? others : 0);
 }
 
@@ -319,7 +341,9 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
     e->candidate = per_core > 0 && k * per_core >= t->work * 1000.0 && t->n_busy > 0;
     e->n_isolate = k;
     e->active_mean = t->n_busy + k;
-    if (snap->none_woken_measured) {
+    if (iso_known(snap, t, k)) {
+        e->active_mean = t->n_busy + snap->iso_woken_milli / 1000.0;
+    } else if (snap->none_woken_measured) {
         /* each task keeps its core active a share w of the time when alone
          * on it; k cores sharing the tasks are active when any is */
         double w = woken_share(snap, t);
@@ -328,39 +352,94 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
     e->jitter_cost = 0;
 }
 
+/* The busy cores' frequency and the intensive throughput of an estimate
+ * whose active cores, wake-ups and cost are set. */
+static void estimate_throughput(const struct benefit_snapshot *snap, const struct tally *t,
+                                struct benefit_estimate *e)
+{
+    const struct freq_response *fr = snap->freq;
+    e->active_cores = (unsigned) lround(e->active_mean);
+    /* after each wake-up the limit stays one core lower until the next
+     * re-evaluation, half an interval on average; wake-ups closer than
+     * that share one lag (Poisson: the share of time with at least one) */
+    e->lag_share = 1 - exp(-e->deep_wakes_per_s * snap->reeval_us / 2e6);
+    double mhz = 0;
+    if (fr && fr->n_cores) {
+        mhz = freq_response_mhz_at(fr, e->active_mean);
+        mhz -= e->lag_share * (mhz - freq_response_mhz_at(fr, e->active_mean + 1));
+    }
+    e->busy_mhz = (unsigned) lround(mhz);
+    double f = fr ? mhz : 1;
+    e->throughput = f * t->busy_tput * (1 - e->jitter_cost);
+}
+
+static void tally_all(const struct benefit_snapshot *snap, struct tally *t)
+{
+    *t = (struct tally){0};
+    tally_cores(snap, t);
+    jitter_work(snap, t);
+}
+
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
 {
     memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
-    struct tally t = {0};
-    tally_cores(snap, &t);
-    jitter_work(snap, &t);
+    struct tally t;
+    tally_all(snap, &t);
     estimate_none(snap, &t, &est[BENEFIT_NONE]);
     estimate_pack(snap, &t, &est[BENEFIT_PACK]);
     estimate_isolate(snap, &t, &est[BENEFIT_ISOLATE]);
-
-    const struct freq_response *fr = snap->freq;
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
-        struct benefit_estimate *e = &est[p];
-        e->active_cores = (unsigned) lround(e->active_mean);
-        e->deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan) p, e->n_isolate);
-        /* after each wake-up the limit stays one core lower until the next
-         * re-evaluation, half an interval on average; wake-ups closer than
-         * that share one lag (Poisson: the share of time with at least one) */
-        e->lag_share = 1 - exp(-e->deep_wakes_per_s * snap->reeval_us / 2e6);
-        double mhz = 0;
-        if (fr && fr->n_cores) {
-            mhz = freq_response_mhz_at(fr, e->active_mean);
-            mhz -= e->lag_share * (mhz - freq_response_mhz_at(fr, e->active_mean + 1));
-        }
-        e->busy_mhz = (unsigned) lround(mhz);
-        double f = fr ? mhz : 1;
-        e->throughput = f * t.busy_tput * (1 - e->jitter_cost);
+        est[p].deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan) p, est[p].n_isolate, false);
+        estimate_throughput(snap, &t, &est[p]);
     }
+}
+
+uint64_t benefit_isolate_sig(const struct benefit_snapshot *snap, const struct benefit_estimate est[BENEFIT_N_PLANS])
+{
+    struct tally t;
+    tally_all(snap, &t);
+    return iso_sig(t.n_busy, snap->n_jitter_tasks, est[BENEFIT_ISOLATE].n_isolate);
+}
+
+/* Isolation not measured under this load, with idle cores woken out of the
+ * deep states unconfined: its estimate above takes its tasks to wake their
+ * core independently. If they wake it together instead, it would gain
+ * more. Returns the estimate with the tasks together, or 0 for no trial. */
+static double trial_throughput(const struct benefit_snapshot *snap, const struct benefit_estimate *iso)
+{
+    struct tally t;
+    tally_all(snap, &t);
+    if (!snap->iso_trial_ok || !iso->candidate || iso_known(snap, &t, iso->n_isolate) ||
+        !snap->none_wakes_measured || !snap->none_wakes_per_s || !snap->reeval_us)
+        return 0;
+    struct benefit_estimate e = *iso;
+    e.deep_wakes_per_s = deep_wakes(snap, &t, BENEFIT_ISOLATE, e.n_isolate, true);
+    estimate_throughput(snap, &t, &e);
+    return e.throughput;
 }
 
 static void fmt_ghz(char *b, size_t n, unsigned mhz)
 {
     snprintf(b, n, "%.2f GHz", mhz / 1000.0);
+}
+
+/* none: what the best alternative would have gained */
+static void explain_none(char *out, size_t n, const struct benefit_estimate *est)
+{
+    double base = est[BENEFIT_NONE].throughput;
+    enum benefit_plan alt = BENEFIT_NONE;
+    for (int p = 1; p < BENEFIT_N_PLANS; p++)
+        if (est[p].candidate && (alt == BENEFIT_NONE || est[p].throughput > est[alt].throughput))
+            alt = (enum benefit_plan) p;
+    char f0[32];
+    fmt_ghz(f0, sizeof f0, est[BENEFIT_NONE].busy_mhz);
+    if (alt == BENEFIT_NONE)
+        snprintf(out, n, "none: nothing to pack or isolate (%u active cores at %s)", est[BENEFIT_NONE].active_cores,
+                 f0);
+    else
+        snprintf(out, n, "none: %s would gain %+.1f%% est. (%u active cores at %s, jitter takes %.1f%%)",
+                 benefit_plan_name(alt), 100 * (est[alt].throughput / base - 1), est[alt].active_cores, f0,
+                 100 * est[alt].jitter_cost);
 }
 
 static void explain_plan(char *out, size_t n, enum benefit_plan p, const struct benefit_estimate *est, double gain)
@@ -369,13 +448,70 @@ static void explain_plan(char *out, size_t n, enum benefit_plan p, const struct 
     char f[32], f0[32];
     fmt_ghz(f, sizeof f, e->busy_mhz);
     fmt_ghz(f0, sizeof f0, z->busy_mhz);
-    if (p == BENEFIT_PACK)
+    if (p == BENEFIT_NONE)
+        explain_none(out, n, est);
+    else if (p == BENEFIT_PACK)
         snprintf(out, n, "pack: %+.1f%% est. (%u active cores at %s vs %s, jitter takes %.1f%%)", 100 * gain,
                  e->active_cores, f, f0, 100 * e->jitter_cost);
     else if (p == BENEFIT_ISOLATE)
         snprintf(out, n, "isolate on %u core%s: %+.1f%% est. (%u active cores at %s vs %s, jitter takes %.1f%%)",
                  e->n_isolate, e->n_isolate == 1 ? "" : "s", 100 * gain, e->active_cores, f, f0,
                  100 * e->jitter_cost);
+}
+
+/* A trial of isolation (trial_throughput() > 0 is the estimate with its
+ * tasks together): worth it where it would beat the choice with its tasks
+ * together, its worst (independent) is within the margin of the choice,
+ * and the two differ by more than a tenth of the margin (the deep
+ * wake-ups matter at all). */
+static bool choose_trial(enum benefit_plan chosen, double together, double margin, struct benefit_choice *out)
+{
+    const struct benefit_estimate *est = out->est, *iso = &est[BENEFIT_ISOLATE];
+    double base = est[BENEFIT_NONE].throughput;
+    double c = est[chosen].throughput;
+    if (!(together > c && together - iso->throughput > base * margin / 10 && iso->throughput >= c * (1 - margin)))
+        return false;
+    out->plan = BENEFIT_ISOLATE;
+    out->trial = true;
+    out->trial_from = chosen;
+    out->gain = iso->throughput / base - 1;
+    snprintf(out->explain, sizeof out->explain,
+             "isolate on %u core%s: a trial, %+.1f%% est. if its tasks wake the core%s together, "
+             "%+.1f%% if independently (%s %+.1f%%)",
+             iso->n_isolate, iso->n_isolate == 1 ? "" : "s", 100 * (together / base - 1),
+             iso->n_isolate == 1 ? "" : "s", 100 * out->gain, benefit_plan_name(chosen),
+             100 * (est[chosen].throughput / base - 1));
+    return true;
+}
+
+/* The trial's isolation is applied: until it is measured it goes on; then
+ * it is weighed against the plan it displaced, without the margin (the
+ * margin holds an applied plan against estimates, and this one was applied
+ * only to measure it). */
+static void choose_in_trial(const struct benefit_snapshot *snap, struct benefit_choice *out)
+{
+    const struct benefit_estimate *est = out->est, *iso = &est[BENEFIT_ISOLATE];
+    double base = est[BENEFIT_NONE].throughput;
+    enum benefit_plan from = snap->trial_from < BENEFIT_N_PLANS && est[snap->trial_from].candidate
+                                 ? snap->trial_from : BENEFIT_NONE;
+    struct tally t;
+    tally_all(snap, &t);
+    if (!iso_known(snap, &t, iso->n_isolate)) {
+        out->plan = BENEFIT_ISOLATE;
+        out->trial = true;
+        out->trial_from = from;
+        out->gain = iso->throughput / base - 1;
+        snprintf(out->explain, sizeof out->explain, "isolate on %u core%s: a trial, measuring",
+                 iso->n_isolate, iso->n_isolate == 1 ? "" : "s");
+        return;
+    }
+    out->plan = iso->throughput > est[from].throughput ? BENEFIT_ISOLATE : from;
+    out->gain = est[out->plan].throughput / base - 1;
+    snprintf(out->explain, sizeof out->explain, "%s: after a trial, isolation measured at %+.1f%% est. "
+             "(%u active cores at %.2f GHz, %.0f deep wake-ups/s) against %s's %+.1f%%",
+             benefit_plan_name(out->plan), 100 * (iso->throughput / base - 1), iso->active_cores,
+             iso->busy_mhz / 1000.0, iso->deep_wakes_per_s, benefit_plan_name(from),
+             100 * (est[from].throughput / base - 1));
 }
 
 int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan current, unsigned margin_bp,
@@ -400,6 +536,10 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         snprintf(out->explain, sizeof out->explain, "none: no busy cores to gain");
         return 0;
     }
+    if (snap->in_trial && current == BENEFIT_ISOLATE && est[BENEFIT_ISOLATE].candidate) {
+        choose_in_trial(snap, out);
+        return 0;
+    }
 
     /* The margin keeps a restriction against small gains elsewhere, not
      * one that no longer gains at all (its estimate sharpens as the
@@ -422,29 +562,16 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         else
             held = true;
     }
+    double together = chosen == BENEFIT_ISOLATE || current == BENEFIT_ISOLATE
+                          ? 0 : trial_throughput(snap, &est[BENEFIT_ISOLATE]);
+    if (together > 0 && choose_trial(chosen, together, margin, out))
+        return 0;
     out->plan = chosen;
     out->gain = est[chosen].throughput / base - 1;
 
     char *buf = out->explain;
     const size_t buf_len = sizeof out->explain;
-    if (chosen == BENEFIT_NONE) {
-        /* say what the best alternative would have gained */
-        enum benefit_plan alt = BENEFIT_NONE;
-        for (int p = 1; p < BENEFIT_N_PLANS; p++)
-            if (est[p].candidate && (alt == BENEFIT_NONE || est[p].throughput > est[alt].throughput))
-                alt = (enum benefit_plan) p;
-        char f0[32];
-        fmt_ghz(f0, sizeof f0, est[BENEFIT_NONE].busy_mhz);
-        if (alt == BENEFIT_NONE)
-            snprintf(buf, buf_len, "none: nothing to pack or isolate (%u active cores at %s)",
-                     est[BENEFIT_NONE].active_cores, f0);
-        else
-            snprintf(buf, buf_len, "none: %s would gain %+.1f%% est. (%u active cores at %s, jitter takes %.1f%%)",
-                     benefit_plan_name(alt), 100 * (est[alt].throughput / base - 1), est[alt].active_cores, f0,
-                     100 * est[alt].jitter_cost);
-    } else {
-        explain_plan(buf, buf_len, chosen, est, out->gain);
-    }
+    explain_plan(buf, buf_len, chosen, est, out->gain);
     size_t used = strlen(buf);
     if (held && used < buf_len)
         snprintf(buf + used, buf_len - used, "; %s %+.2f%% more is within the %.2f%% margin",

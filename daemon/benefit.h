@@ -24,6 +24,10 @@
 #define BENEFIT_EXPLAIN_MAX 192
 /* the margin a plan must beat the applied one by (basis points: 30 = 0.3%) */
 #define BENEFIT_MARGIN_BP_DEFAULT 30
+/* A trial of isolation (benefit_choice.trial) is not started again sooner
+ * than this after the last one started, whatever the load: each may cost
+ * up to the margin for as long as the caller holds a plan. */
+#define BENEFIT_TRIAL_AGAIN_MS 60000
 
 /* ---- frequency response ---- */
 
@@ -94,6 +98,26 @@ struct benefit_snapshot {
     bool none_wakes_measured;
     unsigned none_wakes_per_s;
     unsigned reeval_us;
+    /* The same two figures measured while the jitter was isolated, under
+     * the load benefit_isolate_sig() named when that isolation was chosen.
+     * Tasks that share a core need not wake it independently: a wake-up
+     * that falls into another task's awake time costs nothing, and tasks
+     * that sleep a period from their start drift into one another's awake
+     * time and stay there. How much, only a measurement says. Used while
+     * iso_sig is this snapshot's; otherwise the tasks are taken to wake
+     * their core independently. */
+    bool iso_measured;
+    uint64_t iso_sig;
+    unsigned iso_woken_milli;
+    unsigned iso_wakes_per_s;
+    /* The caller allows a trial of isolation (benefit_choice.trial) now:
+     * it has not tried one lately. */
+    bool iso_trial_ok;
+    /* The isolation applied is a trial, which displaced trial_from: the
+     * caller sets this from a choice with trial set until a choice without
+     * it has been applied. */
+    bool in_trial;
+    enum benefit_plan trial_from;
 };
 
 struct benefit_estimate {
@@ -110,6 +134,13 @@ struct benefit_estimate {
 
 struct benefit_choice {
     enum benefit_plan plan;       /* BENEFIT_UNKNOWN without a frequency response */
+    /* plan is BENEFIT_ISOLATE to measure it: idle cores' deep wake-ups are
+     * in play, isolation has not been measured under this load, and it
+     * would pay if its tasks woke their core together; trial_from is the
+     * plan it displaces (weighed against it, without the margin, once
+     * measured) */
+    bool trial;
+    enum benefit_plan trial_from;
     double gain;                  /* chosen over no restriction, estimated (0.061 = +6.1%) */
     struct benefit_estimate est[BENEFIT_N_PLANS];
     char explain[BENEFIT_EXPLAIN_MAX];
@@ -120,6 +151,10 @@ struct benefit_choice {
  * the costs. */
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS]);
 
+/* The load an isolation measurement holds for: the busy cores, the jitter
+ * tasks counted by powers of two, and the cores isolation would use. */
+uint64_t benefit_isolate_sig(const struct benefit_snapshot *snap, const struct benefit_estimate est[BENEFIT_N_PLANS]);
+
 /* BENEFIT_PACK's cores: busy, with a free thread, at the least intensive
  * load (where jitter costs least). A packer with its own choice of cores
  * (fewest that hold the jitter) may use a subset. */
@@ -127,7 +162,11 @@ bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core);
 
 /* Choose. A plan other than `current` wins only if its estimate beats
  * current's by more than margin_bp (basis points, 100 = 1%); with current
- * BENEFIT_UNKNOWN, against no restriction. Returns 0, -EINVAL on bad input. */
+ * BENEFIT_UNKNOWN, against no restriction. Where isolation would beat the
+ * choice by the margin if its tasks woke their core together, but not if
+ * they wake it independently, and snap->iso_trial_ok, isolation is chosen
+ * as a trial (out->trial) so that the caller measures it: the next choice
+ * weighs what was measured. Returns 0, -EINVAL on bad input. */
 int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan current, unsigned margin_bp,
                    struct benefit_choice *out);
 

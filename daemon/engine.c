@@ -470,7 +470,7 @@ static void plan(struct engine *e, uint64_t now)
         return;
     }
     engine_probe_planned(e);
-    engine_idle_planned(e);
+    engine_idle_planned(e, now);
     bool first = !e->planned;
     e->planned = true;
     if (e->plan->changed || first) {

@@ -40,11 +40,23 @@ void packer_benefit_snapshot(const struct packer_input *in, const struct packer_
         .freq = in->freq,
         .reeval_us = in->cfg->freq_reeval_us,
     };
-    if (in->idle && in->idle->measured) {
+    const struct packer_idle *idle = in->idle;
+    if (!idle)
+        return;
+    if (idle->none.measured) {
         snap->none_woken_measured = snap->none_wakes_measured = true;
-        snap->none_woken_milli = in->idle->woken_milli;
-        snap->none_wakes_per_s = in->idle->wakes_per_s;
+        snap->none_woken_milli = idle->none.woken_milli;
+        snap->none_wakes_per_s = idle->none.wakes_per_s;
     }
+    if (idle->iso.measured) {
+        snap->iso_measured = true;
+        snap->iso_sig = idle->iso_sig;
+        snap->iso_woken_milli = idle->iso.woken_milli;
+        snap->iso_wakes_per_s = idle->iso.wakes_per_s;
+    }
+    snap->iso_trial_ok = idle->trial_ok;
+    snap->in_trial = idle->in_trial;
+    snap->trial_from = idle->trial_from;
 }
 
 /* Mark `want` idle cores chosen and their threads into *mask: those of the
@@ -148,6 +160,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
 {
     out->benefit = BENEFIT_UNKNOWN;
     out->benefit_explain[0] = '\0';
+    out->benefit_trial = false;
     bool table = in->freq && in->freq->n_cores > 0;
     if (!table && !(in->probe && in->probe->state))
         return;
@@ -174,6 +187,9 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
     if (benefit_choose(&snap, applied_plan(st), BENEFIT_MARGIN_BP_DEFAULT, &ch) < 0)
         return;
     out->benefit = ch.plan;
+    out->benefit_trial = ch.trial;
+    out->benefit_trial_from = ch.trial_from;
+    out->benefit_iso_sig = benefit_isolate_sig(&snap, ch.est);
     snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ch.explain);
     apply_choice(in, st, out, ch.plan, ch.est);
 }

@@ -162,10 +162,21 @@ struct packer_input {
     /* Without a frequency table: the probe loop (benefit.h) and this
      * call's measurement, or NULL (no probing: the thresholds decide). */
     const struct packer_probe *probe;
-    /* Idle cores the jitter kept out of the deep idle states while it ran
-     * unconfined, and their wake-ups, as measured (idle-meter.h); NULL or
-     * not measured: the model counts one woken core per jitter task. */
-    const struct idle_kept *idle;
+    /* Idle cores the jitter kept out of the deep idle states, and their
+     * wake-ups, as measured (idle-meter.h), and the trial of isolation in
+     * progress; NULL or not measured: the model counts one woken core per
+     * jitter task, waking its core independently of the others. */
+    const struct packer_idle *idle;
+};
+
+/* The benefit model's measured inputs about idle cores (engine-idle.c). */
+struct packer_idle {
+    struct idle_kept none;         /* with the jitter unconfined */
+    struct idle_kept iso;          /* with the jitter isolated, under the load iso_sig */
+    uint64_t iso_sig;              /* benefit_isolate_sig() when that isolation was chosen */
+    bool trial_ok;                 /* no trial of isolation lately: one may start */
+    bool in_trial;                 /* the isolation applied is a trial, which displaced trial_from */
+    enum benefit_plan trial_from;
 };
 
 struct packer_core_info {
@@ -227,6 +238,12 @@ struct packer_plan {
      * probe's samples must be of the plan it names */
     bool benefit_probed;
     bool benefit_now;
+    /* the table's choice is a trial of isolation, displacing
+     * benefit_trial_from (benefit_choice.trial), and the load an
+     * isolation chosen now is measured under (benefit_isolate_sig) */
+    bool benefit_trial;
+    enum benefit_plan benefit_trial_from;
+    uint64_t benefit_iso_sig;
 };
 
 /* Zero-initialised state is valid too: no plan applied, no restriction. */

@@ -90,9 +90,16 @@ static struct json_object *deep_idle_json(const struct engine *e)
     const struct engine_idle *d = &e->idle;
     struct json_object *o = json_object_new_object();
     add_bool(o, "available", d->on);
-    add_bool(o, "measured", d->kept.measured);
-    json_object_object_add(o, "woken_milli", d->kept.measured ? json_object_new_int64(d->kept.woken_milli) : NULL);
-    json_object_object_add(o, "wakes_per_s", d->kept.measured ? json_object_new_int64(d->kept.wakes_per_s) : NULL);
+    const struct idle_kept *k = &d->fig.none, *iso = &d->fig.iso;
+    add_bool(o, "measured", k->measured);
+    json_object_object_add(o, "woken_milli", k->measured ? json_object_new_int64(k->woken_milli) : NULL);
+    json_object_object_add(o, "wakes_per_s", k->measured ? json_object_new_int64(k->wakes_per_s) : NULL);
+    struct json_object *i = json_object_new_object();
+    add_bool(i, "measured", iso->measured);
+    json_object_object_add(i, "woken_milli", iso->measured ? json_object_new_int64(iso->woken_milli) : NULL);
+    json_object_object_add(i, "wakes_per_s", iso->measured ? json_object_new_int64(iso->wakes_per_s) : NULL);
+    add_bool(i, "trial", d->fig.in_trial);
+    json_object_object_add(o, "isolated", i);
     add_str(o, "what", d->meter.what);
     return o;
 }
@@ -524,13 +531,18 @@ static void benefit_metrics(const struct engine *e, struct json_object *arr)
                    pr->learned_round && pr->learned == (enum benefit_plan)p);
     }
     const struct engine_idle *d = &e->idle;
-    if (d->kept.measured) {
+    if (d->fig.none.measured) {
         s = family(arr, "turbosched_idle_cores_woken_ratio", "gauge",
                    "Idle cores kept out of the deep idle states while the jitter ran free (cores)");
-        sample(s, NULL, NULL, d->kept.woken_milli / 1000.0);
+        sample(s, NULL, NULL, d->fig.none.woken_milli / 1000.0);
         s = family(arr, "turbosched_idle_core_wakeups_per_second", "gauge",
                    "Wake-ups of idle cores out of the deep idle states while the jitter ran free");
-        sample(s, NULL, NULL, d->kept.wakes_per_s);
+        sample(s, NULL, NULL, d->fig.none.wakes_per_s);
+    }
+    if (d->on) {
+        s = family(arr, "turbosched_benefit_isolation_trials_total", "counter",
+                   "Trials of isolation started to measure how often its tasks wake their core");
+        sample(s, NULL, NULL, d->trials);
     }
 }
 

@@ -391,6 +391,99 @@ static void test_wake_up_lag(void **state)
     assert_int_equal(x.ch.est[BENEFIT_NONE].busy_mhz, 3682);
 }
 
+/* Whether jitter tasks sharing an isolated core wake it independently or
+ * together, only a measurement says. Where that decides, isolation is
+ * tried, measured, and then weighed by what was measured. */
+static void test_isolation_trial(void **state)
+{
+    (void) state;
+    struct e5v2 x;
+    const struct benefit_estimate *iso = &x.ch.est[BENEFIT_ISOLATE];
+    /* N = 4 at 20 milli a task: independent, isolation's 1122 wake-ups a
+     * second give +0.1% est., inside the margin; together (one task's 322)
+     * +0.5%: a trial, displacing none */
+    e5v2_snapshot(&x, 4, 20);
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);          /* the caller allows none */
+    assert_false(x.ch.trial);
+    x.snap.iso_trial_ok = true;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_true(x.ch.trial);
+    assert_int_equal(x.ch.trial_from, BENEFIT_NONE);
+    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);    /* the estimate independent */
+    assert_string_equal(x.ch.explain, "isolate on 1 core: a trial, +0.5% est. if its tasks wake the core together, "
+                                      "+0.1% if independently (none +0.0%)");
+    uint64_t sig = benefit_isolate_sig(&x.snap, x.ch.est);
+
+    /* no trial where deep wake-ups are not counted, or there are none */
+    x.snap.reeval_us = 0;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_false(x.ch.trial);
+    x.snap.reeval_us = 500;
+    x.snap.none_wakes_per_s = 0;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_false(x.ch.trial);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    x.snap.none_wakes_per_s = 4 * 322;
+
+    /* applied, not measured yet: the trial goes on */
+    x.snap.in_trial = true;
+    x.snap.trial_from = BENEFIT_NONE;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_true(x.ch.trial);
+
+    /* measured with the tasks together: 0.08 of a core awake, 326
+     * wake-ups a second. Weighed by that: +0.7% est., kept, and chosen
+     * outright once the trial is over, from none too */
+    x.snap.iso_measured = true;
+    x.snap.iso_sig = sig;
+    x.snap.iso_woken_milli = 80;
+    x.snap.iso_wakes_per_s = 326;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_false(x.ch.trial);
+    assert_true(fabs(iso->active_mean - 4.08) < 1e-9);
+    assert_true(fabs(iso->deep_wakes_per_s - 326) < 1e-9);
+    assert_true(x.ch.gain > 0.006 && x.ch.gain < 0.008);
+    assert_non_null(strstr(x.ch.explain, "after a trial, isolation measured at +0.7% est."));
+    x.snap.in_trial = false;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_false(x.ch.trial);
+
+    /* measured about as independent (1100 a second): +0.1% est. After the
+     * trial it is weighed against the plan it displaced without the
+     * margin, and kept; chosen afresh from none it is inside the margin */
+    x.snap.iso_woken_milli = 168;
+    x.snap.iso_wakes_per_s = 1100;
+    x.snap.in_trial = true;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);
+    x.snap.in_trial = false;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_false(x.ch.trial);                             /* measured: no trial again */
+    /* measured worse than none: the trial gives way to none */
+    x.snap.iso_wakes_per_s = 1400;
+    x.snap.in_trial = true;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_false(x.ch.trial);
+
+    /* another load (a fifth busy core): that measurement is not for it */
+    e5v2_snapshot(&x, 5, 20);
+    x.snap.iso_measured = true;
+    x.snap.iso_sig = sig;
+    x.snap.iso_woken_milli = 80;
+    x.snap.iso_wakes_per_s = 326;
+    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    assert_true(benefit_isolate_sig(&x.snap, x.ch.est) != sig);
+    assert_true(iso->deep_wakes_per_s > 326);
+}
+
 /* A restriction is held against small gains elsewhere, not once it is
  * estimated to gain nothing over no restriction. */
 static void test_restriction_left_when_it_no_longer_pays(void **state)
@@ -876,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_measured_woken_cores),
         cmocka_unit_test(test_wake_up_lag),
         cmocka_unit_test(test_restriction_left_when_it_no_longer_pays),
+        cmocka_unit_test(test_isolation_trial),
         cmocka_unit_test(test_probe_learns),
         cmocka_unit_test(test_probe_noise),
         cmocka_unit_test(test_probe_close_plans_probed_again),

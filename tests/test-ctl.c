@@ -32,7 +32,11 @@ static const char status_json[] =
     "\"unit_optin\":false,\"tasks\":{\"tracked\":412,\"jitter\":23,\"intensive\":2,\"ignore\":387,\"packed\":23},"
     "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rescans\":1,"
     "\"placement_latency\":{\"count\":800,\"p50_us\":85,\"p99_us\":950,\"max_us\":12001,\"within_20ms\":796},"
-    "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\"},"
+    "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\","
+    "\"benefit\":{\"plan\":\"isolate\",\"estimate\":\"isolate on 1 core: a trial, measuring\","
+    "\"deep_idle\":{\"available\":true,\"measured\":true,\"woken_milli\":1300,\"wakes_per_s\":35,"
+    "\"isolated\":{\"measured\":true,\"woken_milli\":80,\"wakes_per_s\":326,\"trial\":true},"
+    "\"what\":\"cpuidle\"}}},"
     "\"last_reload\":{\"ok\":true,\"time_s\":1700000000,\"message\":\"12 rules\"},"
     "\"cpus\":[{\"cpu\":0,\"freq_khz\":null,\"idle\":[{\"name\":\"POLL\",\"usage\":12,\"time_us\":34},"
     "{\"name\":\"haltpoll\",\"usage\":123456,\"time_us\":98765432}]},"
@@ -49,7 +53,11 @@ static const char dump_json[] =
     "{\"tid\":123456,\"pid\":123400,\"comm\":\"\\u001b[2Jevil\",\"class\":\"intensive\",\"source\":\"uclamp\","
     "\"detail\":\"util_max 1024\",\"original_mask\":\"0-1\",\"current_mask\":\"0-1\"},"
     "{\"tid\":5,\"pid\":5,\"comm\":\"quiet\",\"class\":\"ignore\",\"source\":\"default\"}],"
-    "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\"},"
+    "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\","
+    "\"benefit\":{\"plan\":\"isolate\",\"estimate\":\"isolate on 1 core: a trial, measuring\","
+    "\"deep_idle\":{\"available\":true,\"measured\":true,\"woken_milli\":1300,\"wakes_per_s\":35,"
+    "\"isolated\":{\"measured\":true,\"woken_milli\":80,\"wakes_per_s\":326,\"trial\":true},"
+    "\"what\":\"cpuidle\"}}},"
     "\"cpus\":[{\"cpu\":0,\"freq_khz\":null,\"idle\":[]},{\"cpu\":1}]}";
 
 static const char explain_json[] =
@@ -336,6 +344,10 @@ static void test_status(void **state)
     assert_non_null(strstr(r.out, "Mode:          affinity\n"));
     assert_non_null(strstr(r.out, "412 tracked: 23 jitter, 2 intensive, 387 ignored; 23 packed"));
     assert_non_null(strstr(r.out, "Plan:          jitter tasks on CPUs 0: packed on core 0\n"));
+    assert_non_null(strstr(r.out, "Benefit:       isolate on 1 core: a trial, measuring\n"));
+    assert_non_null(strstr(r.out, "Deep idle:     1.30 idle cores kept awake by free jitter, 35 wake-ups/s (cpuidle)\n"
+                                  "               0.08 idle cores awake with the jitter isolated (a trial), "
+                                  "326 wake-ups/s\n"));
     assert_non_null(strstr(r.out, "Placement:     800 on events, p50 85 us, p99 950 us, max 12001 us; 99.5% within 20 ms\n"));
     assert_non_null(strstr(r.out, "Last reload:   ok at "));
     assert_null(strchr(r.out, '\033'));  /* a pipe gets no colour */

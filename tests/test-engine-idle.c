@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine-fixture.h"
 #include "engine.h"
@@ -66,7 +67,7 @@ static int64_t field_int(struct json_object *o, const char *key)
 
 static unsigned kept_wakes(const struct engine_idle *d)
 {
-    return d->kept.measured ? d->kept.wakes_per_s : 0;
+    return d->fig.none.measured ? d->fig.none.wakes_per_s : 0;
 }
 
 /* CPU 1 stays out of C6 all along (its residency never moves); the ticks
@@ -118,8 +119,8 @@ static void test_kept_only_unconfined(void **state)
     usage[1] += 10;
     put_c6(fx, time_us, usage);
     efx_tick_with(fx, load);
-    assert_true(d->kept.measured);
-    assert_int_equal(d->kept.woken_milli, 1000);
+    assert_true(d->fig.none.measured);
+    assert_int_equal(d->fig.none.woken_milli, 1000);
     unsigned wakes = kept_wakes(d);
     assert_true(wakes > 0);
     assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == 1.0);
@@ -138,6 +139,104 @@ static void test_kept_only_unconfined(void **state)
     json_object_put(st);
 }
 
+/* The plan as the packer would leave it: isolation on CPU 1 (or not),
+ * chosen under the load sig, a trial or not. */
+static void plan_isolated(struct engine *e, bool isolated, bool trial, enum benefit_plan benefit, uint64_t sig,
+                          uint64_t now)
+{
+    e->pstate.restricted = isolated;
+    e->pstate.reason = isolated ? PACKER_REASON_ISOLATED : PACKER_REASON_NONE;
+    e->plan->benefit = benefit;
+    e->plan->benefit_trial = trial;
+    e->plan->benefit_trial_from = BENEFIT_PACK;
+    e->plan->benefit_iso_sig = sig;
+    snprintf(e->plan->benefit_explain, sizeof e->plan->benefit_explain, "isolate on 1 core: a trial");
+    engine_idle_planned(e, now);
+}
+
+/* One more interval of CPU 1 out of C6, woken `wakes` times. */
+static const struct packer_idle *measure_after(struct engine_fixture *fx, uint64_t usage[2], unsigned wakes,
+                                               uint64_t now)
+{
+    static const uint64_t time_us[2] = {0, 0};
+    usage[1] += wakes;
+    put_c6(fx, time_us, usage);
+    nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);   /* an interval to measure over */
+    return engine_idle_measure(fx->e, now);
+}
+
+/* Isolation is measured while it is applied, and kept for the load it was
+ * chosen under; a trial of it is followed from the plan that starts it to
+ * the one that ends it, and not started again for a minute. */
+static void test_isolated_kept_and_trial(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    const struct engine_idle *d = &e->idle;
+    uint64_t time_us[2] = {0, 0}, usage[2] = {0, 0};
+    put_c6(fx, time_us, usage);
+    efx_start(fx);
+    for (int i = 0; i < 5 && !e->plan->restricted; i++)
+        efx_tick_with(fx, load);
+    assert_true(e->plan->restricted && e->pstate.reason != PACKER_REASON_ISOLATED);
+    const uint64_t t0 = 1000000;
+    assert_true(engine_idle_measure(e, t0)->trial_ok);
+
+    /* a trial starts: said, and followed */
+    efx_log_reset();
+    plan_isolated(e, true, true, BENEFIT_ISOLATE, 77, t0);
+    assert_true(d->fig.in_trial);
+    assert_int_equal(d->trials, 1);
+    assert_int_equal(d->fig.trial_from, BENEFIT_PACK);
+    assert_non_null(strstr(efx_log(), "benefit: isolate on 1 core: a trial"));
+    /* the first interval reads the base, the next is kept for load 77 */
+    const struct packer_idle *fig = measure_after(fx, usage, 0, t0 + 250);
+    assert_false(fig->iso.measured);
+    assert_false(fig->trial_ok);
+    fig = measure_after(fx, usage, 10, t0 + 500);
+    assert_true(fig->iso.measured);
+    assert_int_equal(fig->iso_sig, 77);
+    assert_int_equal(fig->iso.woken_milli, 1000);
+    assert_true(fig->iso.wakes_per_s > 0);
+    assert_false(fig->none.measured);            /* packed before: nothing for none */
+    struct json_object *st = report_status(e), *iso, *v;
+    assert_true(json_object_object_get_ex(deep_idle(st), "isolated", &iso));
+    assert_int_equal(field_int(iso, "woken_milli"), 1000);
+    assert_true(json_object_object_get_ex(iso, "trial", &v) && json_object_get_boolean(v));
+    json_object_put(st);
+
+    /* still the trial while the choice to leave it waits for the packer;
+     * a choice of isolation without it ends it */
+    plan_isolated(e, true, false, BENEFIT_PACK, 77, t0 + 500);
+    assert_true(d->fig.in_trial);
+    plan_isolated(e, true, false, BENEFIT_ISOLATE, 77, t0 + 750);
+    assert_false(d->fig.in_trial);
+
+    /* another load: what was kept is not for it, measured afresh (no
+     * wake-up now: not smoothed with the last figure) */
+    plan_isolated(e, true, false, BENEFIT_ISOLATE, 78, t0 + 1000);
+    fig = measure_after(fx, usage, 0, t0 + 1250);
+    assert_true(fig->iso.measured);
+    assert_int_equal(fig->iso_sig, 78);
+    assert_int_equal(fig->iso.wakes_per_s, 0);
+
+    /* a second trial, then packed: the trial is over, nothing is read,
+     * and a third may start only a minute after the second did */
+    plan_isolated(e, true, true, BENEFIT_ISOLATE, 78, t0 + 1250);
+    assert_true(d->fig.in_trial);
+    e->pstate.reason = PACKER_REASON_PACKED;
+    engine_idle_planned(e, t0 + 1500);
+    assert_false(d->fig.in_trial);
+    assert_int_equal(d->trial_at_ms, t0 + 1250);
+    assert_int_equal(d->trials, 2);
+    assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == 2);
+    fig = measure_after(fx, usage, 10, t0 + 61249);
+    assert_false(d->last.measured);
+    assert_false(fig->trial_ok);
+    assert_true(fig->iso.measured && fig->iso_sig == 78);   /* kept */
+    assert_true(engine_idle_measure(e, t0 + 61250)->trial_ok);
+}
+
 /* POLL and haltpoll only, as on the development VM. */
 static void test_vm_not_measured(void **state)
 {
@@ -151,6 +250,7 @@ static void test_vm_not_measured(void **state)
     efx_start(fx);
     assert_false(fx->e->idle.on);
     assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == -1);   /* no family */
+    assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == -1);
     assert_non_null(strstr(efx_log(), "benefit: deep idle states not measured (no enabled idle state with an exit "
                                       "latency of 50 us or more (cpu0: POLL 0us, haltpoll idle 1us)): one woken idle "
                                       "core per jitter task assumed"));
@@ -167,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kept_only_unconfined, efx_setup_2cpu, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_isolated_kept_and_trial, efx_setup_2cpu, efx_teardown),
         cmocka_unit_test_setup_teardown(test_vm_not_measured, efx_setup_2cpu, efx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

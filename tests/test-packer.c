@@ -1367,10 +1367,10 @@ static void test_benefit_measured_idle(void **state)
     config_build(&cfg);
     util_build(&f.t, "0=1000 4=1000", util);
     freq_build(&fr, true);
-    struct idle_kept kept = {0};
+    struct packer_idle idle = {0};
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
                                .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .cfg = &cfg,
-                               .n_jitter_tasks = 3, .freq = &fr, .idle = &kept };
+                               .n_jitter_tasks = 3, .freq = &fr, .idle = &idle };
 
     /* nothing kept yet: not measured, as without the input */
     packer_state_init(&st);
@@ -1381,7 +1381,7 @@ static void test_benefit_measured_idle(void **state)
     assert_false(snap.none_wakes_measured);
 
     /* measured: the jitter keeps no idle core out of the deep states */
-    kept = (struct idle_kept){.measured = true, .woken_milli = 0, .wakes_per_s = 120};
+    idle.none = (struct idle_kept){.measured = true, .woken_milli = 0, .wakes_per_s = 120};
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     packer_benefit_snapshot(&in, &plan, cores, &snap);
@@ -1399,10 +1399,49 @@ static void test_benefit_measured_idle(void **state)
     assert_int_equal(snap.reeval_us, 500);
 
     /* three idle cores kept awake, as assumed: packing pays again */
-    kept.woken_milli = 3000;
+    idle.none.woken_milli = 3000;
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.benefit, BENEFIT_PACK);
+
+    /* light jitter reaching the deep states between wake-ups: a trial of
+     * isolation where the caller allows one, with the load it is for */
+    in.jitter_load_milli = 100;
+    idle.none = (struct idle_kept){.measured = true, .woken_milli = 150, .wakes_per_s = 600};
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_NONE);
+    assert_false(plan.benefit_trial);
+    idle.trial_ok = true;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_ISOLATE);
+    assert_true(plan.benefit_trial);
+    assert_int_equal(plan.benefit_trial_from, BENEFIT_NONE);
+    assert_true(plan.wanted_restricted);
+    assert_int_equal(plan.wanted_reason, PACKER_REASON_ISOLATED);
+    assert_string_equal(mask_str(&plan.wanted_mask), "28-31");     /* the highest idle core */
+    assert_string_equal(plan.benefit_explain, "isolate on 1 core: a trial, +0.8% est. if its tasks wake the core "
+                                              "together, +0.2% if independently (none +0.0%)");
+    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    benefit_estimate_all(&snap, est);
+    uint64_t sig = benefit_isolate_sig(&snap, est);
+    assert_true(plan.benefit_iso_sig == sig);
+
+    /* measured under that load with the tasks independent after all: the
+     * trial gives way to none; the figures reach the model */
+    idle.iso = (struct idle_kept){.measured = true, .woken_milli = 150, .wakes_per_s = 700};
+    idle.iso_sig = sig;
+    idle.in_trial = true;
+    idle.trial_from = BENEFIT_NONE;
+    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    assert_true(snap.iso_measured && snap.iso_sig == sig && snap.in_trial && snap.iso_trial_ok);
+    assert_int_equal(snap.iso_woken_milli, 150);
+    assert_int_equal(snap.iso_wakes_per_s, 700);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_NONE);
+    assert_false(plan.benefit_trial);
 }
 
 static void test_reason_strings(void **state)

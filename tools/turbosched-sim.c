@@ -244,6 +244,13 @@ struct sim {
     bool core_was_deep[MAX_CORES];
     unsigned tick_core_wakes[MAX_CORES];   /* benefit-table: wake-ups out of deep states since the last tick */
     double none_wakes;            /* benefit-table: per second, of idle cores, with jitter unconfined */
+    bool iso_known;               /* benefit-table: the same two, measured with jitter isolated */
+    double iso_woken, iso_wakes;
+    uint64_t iso_sig;             /* the load they were measured under (benefit_isolate_sig) */
+    uint64_t iso_plan_sig;        /* the load the applied isolation was chosen under */
+    bool in_trial;                /* the applied isolation is a trial, which displaced trial_from */
+    enum benefit_plan trial_from;
+    double trial_at;              /* when isolation was last tried (us); < 0: never */
     unsigned deep_wakes;          /* cores woken out of the deep states while measuring */
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
@@ -847,6 +854,33 @@ static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct be
     }
 }
 
+/* What per-core residency in the deep idle states (cpuidle's stateN/time)
+ * would give over the last tick: the active cores beyond the busy ones; and
+ * their entries (stateN/usage): the idle cores' wake-ups. Kept for no
+ * restriction, or for the isolation applied (under the load it was chosen
+ * for), halfway towards each new tick's figure. */
+static void measure_idle(struct sim *s, const struct benefit_core *cores, double active, double tick_us,
+                         bool isolated)
+{
+    unsigned n_busy = 0, wakes = 0;
+    for (int c = 0; c < P.n_cores; c++) {
+        n_busy += cores[c].busy;
+        wakes += cores[c].busy ? 0 : s->tick_core_wakes[c];
+    }
+    double woken = MAX(0.0, active - n_busy), wakes_per_s = wakes / (tick_us / 1e6);
+    if (isolated) {
+        bool same = s->iso_known && s->iso_sig == s->iso_plan_sig;
+        s->iso_woken = same ? 0.5 * (s->iso_woken + woken) : woken;
+        s->iso_wakes = same ? 0.5 * (s->iso_wakes + wakes_per_s) : wakes_per_s;
+        s->iso_sig = s->iso_plan_sig;
+        s->iso_known = true;
+        return;
+    }
+    s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
+    s->none_wakes = s->none_woken_known ? 0.5 * (s->none_wakes + wakes_per_s) : wakes_per_s;
+    s->none_woken_known = true;
+}
+
 /* benefit-table: the model with the chip's frequency table; a changed plan
  * applies only after the packer's hold time of observation, and at most once
  * per min_change (the packer's settings), besides the model's own margin. */
@@ -860,30 +894,25 @@ static void benefit_table_tick(struct sim *s)
     struct benefit_choice ch;
 
     double active = s->tick_time > 0 ? s->tick_active_time / s->tick_time : 0, tick_us = s->tick_time;
-    bool unconfined = !s->restricted;
+    bool unconfined = !s->restricted, isolated = s->restricted && s->bplan_set && s->bplan == BENEFIT_ISOLATE;
     s->tick_active_time = s->tick_time = 0;
     if (daemon_observe(s, util, jit, &jload) < 0)
         return;
     benefit_snapshot_build(s, util, jit, jload, cores, &snap);
     snap.freq = &s->fr;
-    if (unconfined && active > 0) {
-        /* what per-core residency in the deep idle states (cpuidle's
-         * stateN/time) would give: the active cores beyond the busy ones;
-         * and their entries (stateN/usage): the idle cores' wake-ups */
-        unsigned n_busy = 0, wakes = 0;
-        for (int c = 0; c < P.n_cores; c++) {
-            n_busy += cores[c].busy;
-            wakes += cores[c].busy ? 0 : s->tick_core_wakes[c];
-        }
-        double woken = MAX(0.0, active - n_busy), wakes_per_s = wakes / (tick_us / 1e6);
-        s->none_woken = s->none_woken_known ? 0.5 * (s->none_woken + woken) : woken;
-        s->none_wakes = s->none_woken_known ? 0.5 * (s->none_wakes + wakes_per_s) : wakes_per_s;
-        s->none_woken_known = true;
-    }
+    if ((unconfined || isolated) && active > 0)
+        measure_idle(s, cores, active, tick_us, isolated);
     memset(s->tick_core_wakes, 0, sizeof(s->tick_core_wakes));
     snap.none_woken_measured = snap.none_wakes_measured = pass_none_woken && s->none_woken_known;
     snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
     snap.none_wakes_per_s = (unsigned) lround(s->none_wakes);
+    snap.iso_measured = pass_none_woken && s->iso_known;
+    snap.iso_sig = s->iso_sig;
+    snap.iso_woken_milli = (unsigned) lround(1000 * s->iso_woken);
+    snap.iso_wakes_per_s = (unsigned) lround(s->iso_wakes);
+    snap.iso_trial_ok = s->trial_at < 0 || s->now - s->trial_at >= BENEFIT_TRIAL_AGAIN_MS * 1000.0;
+    snap.in_trial = s->in_trial;
+    snap.trial_from = s->trial_from;
     snap.reeval_us = (unsigned) lround(P.wof_interval_us);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
@@ -903,6 +932,17 @@ static void benefit_table_tick(struct sim *s)
         plan = s->bplan;
     if (!s->bplan_set && !may_change)
         return;
+    if (plan == BENEFIT_ISOLATE) {
+        /* what the next tick measures is for this load */
+        s->iso_plan_sig = benefit_isolate_sig(&snap, ch.est);
+        if (ch.trial && !s->in_trial)
+            s->trial_at = s->now;
+        s->in_trial = ch.trial || (s->in_trial && ch.plan != BENEFIT_ISOLATE);
+        if (ch.trial)
+            s->trial_from = ch.trial_from;
+    } else {
+        s->in_trial = false;
+    }
     benefit_apply(s, plan, &snap, ch.est);
 }
 
@@ -1037,6 +1077,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     s->iso_k = iso_k;
     s->n_int = n;
     s->n_jit = n;
+    s->trial_at = -1;
     s->n_cpus = P.n_cores * SMT;
     s->rng = P.seed * 0x2545f4914f6cdd1dull + (uint64_t) n * 7919 + (uint64_t) iso_k * 104729;
     capacity_table_default(&s->cap);
