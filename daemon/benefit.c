@@ -485,10 +485,10 @@ static bool choose_trial(enum benefit_plan chosen, double together, double margi
 }
 
 /* The trial's isolation is applied: until it is measured it goes on; then
- * it is weighed against the plan it displaced, without the margin (the
- * margin holds an applied plan against estimates, and this one was applied
- * only to measure it). */
-static void choose_in_trial(const struct benefit_snapshot *snap, struct benefit_choice *out)
+ * it is weighed against the plan it displaced, which it must beat by half
+ * the margin (the margin holds one estimate against another; this one is
+ * measured, and was applied only to measure it). */
+static void choose_in_trial(const struct benefit_snapshot *snap, double margin, struct benefit_choice *out)
 {
     const struct benefit_estimate *est = out->est, *iso = &est[BENEFIT_ISOLATE];
     double base = est[BENEFIT_NONE].throughput;
@@ -505,7 +505,7 @@ static void choose_in_trial(const struct benefit_snapshot *snap, struct benefit_
                  iso->n_isolate, iso->n_isolate == 1 ? "" : "s");
         return;
     }
-    out->plan = iso->throughput > est[from].throughput ? BENEFIT_ISOLATE : from;
+    out->plan = iso->throughput > est[from].throughput * (1 + margin / 2) ? BENEFIT_ISOLATE : from;
     out->gain = est[out->plan].throughput / base - 1;
     snprintf(out->explain, sizeof out->explain, "%s: after a trial, isolation measured at %+.1f%% est. "
              "(%u active cores at %.2f GHz, %.0f deep wake-ups/s) against %s's %+.1f%%",
@@ -537,7 +537,7 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         return 0;
     }
     if (snap->in_trial && current == BENEFIT_ISOLATE && est[BENEFIT_ISOLATE].candidate) {
-        choose_in_trial(snap, out);
+        choose_in_trial(snap, margin_bp / 10000.0, out);
         return 0;
     }
 

@@ -453,23 +453,26 @@ static void test_isolation_trial(void **state)
     assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
     assert_false(x.ch.trial);
 
-    /* measured about as independent (1100 a second): +0.1% est. After the
-     * trial it is weighed against the plan it displaced without the
-     * margin, and kept; chosen afresh from none it is inside the margin */
+    /* measured at 900 wake-ups a second: +0.2% est. After the trial it is
+     * weighed against the plan it displaced with half the margin (what
+     * was measured is trusted more than an estimate), and kept; chosen
+     * afresh from none it is inside the margin */
     x.snap.iso_woken_milli = 168;
-    x.snap.iso_wakes_per_s = 1100;
+    x.snap.iso_wakes_per_s = 900;
     x.snap.in_trial = true;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
     assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
-    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);
+    assert_true(x.ch.gain > 0.0015 && x.ch.gain < 0.003);
     x.snap.in_trial = false;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
     assert_false(x.ch.trial);                             /* measured: no trial again */
-    /* measured worse than none: the trial gives way to none */
-    x.snap.iso_wakes_per_s = 1400;
+    /* about as independent (1100 a second, +0.1% est.): within half the
+     * margin, the trial gives way to the plan it displaced */
+    x.snap.iso_wakes_per_s = 1100;
     x.snap.in_trial = true;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    assert_true(iso->throughput > x.ch.est[BENEFIT_NONE].throughput);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
     assert_false(x.ch.trial);
 

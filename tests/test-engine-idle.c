@@ -205,36 +205,43 @@ static void test_isolated_kept_and_trial(void **state)
     assert_true(json_object_object_get_ex(iso, "trial", &v) && json_object_get_boolean(v));
     json_object_put(st);
 
-    /* still the trial while the choice to leave it waits for the packer;
-     * a choice of isolation without it ends it */
+    /* still the trial while the choice to leave it waits for the packer,
+     * and while a choice to stay comes before the plan could change
+     * anyway; one at or after that ends it */
+    e->cfg->min_change_ms = 2000;       /* the fixture's 0 would end it at once */
+    const uint64_t settled = t0 + 2000;
     plan_isolated(e, true, false, BENEFIT_PACK, 77, t0 + 500);
     assert_true(d->fig.in_trial);
     plan_isolated(e, true, false, BENEFIT_ISOLATE, 77, t0 + 750);
+    assert_true(d->fig.in_trial);
+    plan_isolated(e, true, false, BENEFIT_ISOLATE, 77, settled - 1);
+    assert_true(d->fig.in_trial);
+    plan_isolated(e, true, false, BENEFIT_ISOLATE, 77, settled);
     assert_false(d->fig.in_trial);
 
     /* another load: what was kept is not for it, measured afresh (no
      * wake-up now: not smoothed with the last figure) */
-    plan_isolated(e, true, false, BENEFIT_ISOLATE, 78, t0 + 1000);
-    fig = measure_after(fx, usage, 0, t0 + 1250);
+    plan_isolated(e, true, false, BENEFIT_ISOLATE, 78, settled + 250);
+    fig = measure_after(fx, usage, 0, settled + 500);
     assert_true(fig->iso.measured);
     assert_int_equal(fig->iso_sig, 78);
     assert_int_equal(fig->iso.wakes_per_s, 0);
 
     /* a second trial, then packed: the trial is over, nothing is read,
      * and a third may start only a minute after the second did */
-    plan_isolated(e, true, true, BENEFIT_ISOLATE, 78, t0 + 1250);
+    plan_isolated(e, true, true, BENEFIT_ISOLATE, 78, settled + 500);
     assert_true(d->fig.in_trial);
     e->pstate.reason = PACKER_REASON_PACKED;
-    engine_idle_planned(e, t0 + 1500);
+    engine_idle_planned(e, settled + 750);
     assert_false(d->fig.in_trial);
-    assert_int_equal(d->trial_at_ms, t0 + 1250);
+    assert_int_equal(d->trial_at_ms, settled + 500);
     assert_int_equal(d->trials, 2);
     assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == 2);
-    fig = measure_after(fx, usage, 10, t0 + 61249);
+    fig = measure_after(fx, usage, 10, settled + 500 + BENEFIT_TRIAL_AGAIN_MS - 1);
     assert_false(d->last.measured);
     assert_false(fig->trial_ok);
     assert_true(fig->iso.measured && fig->iso_sig == 78);   /* kept */
-    assert_true(engine_idle_measure(e, t0 + 61250)->trial_ok);
+    assert_true(engine_idle_measure(e, settled + 500 + BENEFIT_TRIAL_AGAIN_MS)->trial_ok);
 }
 
 /* POLL and haltpoll only, as on the development VM. */

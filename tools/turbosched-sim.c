@@ -937,7 +937,10 @@ static void benefit_table_tick(struct sim *s)
         s->iso_plan_sig = benefit_isolate_sig(&snap, ch.est);
         if (ch.trial && !s->in_trial)
             s->trial_at = s->now;
-        s->in_trial = ch.trial || (s->in_trial && ch.plan != BENEFIT_ISOLATE);
+        /* a trial ends with a choice of isolation made when the plan
+         * could change anyway (its estimates settle as the jitter's
+         * load follows the move) */
+        s->in_trial = ch.trial || (s->in_trial && (ch.plan != BENEFIT_ISOLATE || !may_change));
         if (ch.trial)
             s->trial_from = ch.trial_from;
     } else {
