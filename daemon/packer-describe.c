@@ -119,12 +119,39 @@ static void append_fallback_groups(const struct packer_input *in, const struct p
     }
 }
 
+/* Several packages weighed one by one (packer-benefit.c): what each got.
+ * The estimates behind it are in benefit_explain. */
+static void describe_weighed(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
+{
+    char cores[96], cpus[96];
+    bool first = true;
+    sappend(buf, size, "weighed per %s:", domain_kind(in->cfg->domain));
+    for (int i = 0; i < out->n_domains; i++) {
+        const struct packer_domain_info *d = &out->domains[i];
+        if (d->n_cores == 0)
+            continue;
+        sappend(buf, size, "%s %s %d ", first ? "" : ";", domain_kind(in->cfg->domain), d->id);
+        first = false;
+        if (!d->packed) {
+            sappend(buf, size, "unrestricted (%s)", packer_reason_describe(d->reason));
+            continue;
+        }
+        describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
+        sappend(buf, size, "%s core%s %s", d->reason == PACKER_REASON_ISOLATED ? "isolated on idle" : "packed on",
+                d->n_chosen > 1 ? "s" : "", cores);
+    }
+}
+
 /* The wanted plan in words, into buf. */
 static void describe_wanted(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size)
 {
     char a[32], b[32], c[32], cores[96], cpus[96];
 
     buf[0] = '\0';
+    if (out->benefit_per_domain && out->wanted_reason != PACKER_REASON_RUN_DELAY) {
+        describe_weighed(in, out, buf, size);
+        return;
+    }
     switch (out->wanted_reason) {
     case PACKER_REASON_IDLE_MACHINE: {
         unsigned permille = out->capacity_milli

@@ -338,7 +338,7 @@ static void reset_output(struct packer_plan *out)
     out->summary[0] = '\0';
     out->benefit = BENEFIT_UNKNOWN;
     out->benefit_explain[0] = '\0';
-    out->benefit_probed = out->benefit_now = out->benefit_trial = false;
+    out->benefit_probed = out->benefit_now = out->benefit_trial = out->benefit_per_domain = false;
     out->benefit_trial_from = BENEFIT_NONE;
     out->benefit_iso_sig = 0;
 }

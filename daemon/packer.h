@@ -70,6 +70,8 @@
 #define PACKER_MAX_CORES CPU_SETSIZE
 #define PACKER_MAX_DOMAINS 256
 #define PACKER_SUMMARY_MAX 256
+/* the benefit model's explanation: one per package where several are weighed */
+#define PACKER_BENEFIT_EXPLAIN_MAX (2 * BENEFIT_EXPLAIN_MAX)
 /* Default exit threshold for the busy state, as a share of busy_threshold. */
 #define PACKER_BUSY_EXIT_PERMILLE 800
 
@@ -232,7 +234,7 @@ struct packer_plan {
     /* the benefit model's choice for this call's wanted plan and the
      * estimate behind it; BENEFIT_UNKNOWN and "" without a frequency response */
     enum benefit_plan benefit;
-    char benefit_explain[BENEFIT_EXPLAIN_MAX];
+    char benefit_explain[PACKER_BENEFIT_EXPLAIN_MAX];
     /* this call stepped the probe loop (in->probe); its plan applies at
      * once, without the hysteresis, while it probes (benefit_now): each
      * probe's samples must be of the plan it names */
@@ -244,6 +246,9 @@ struct packer_plan {
     bool benefit_trial;
     enum benefit_plan benefit_trial_from;
     uint64_t benefit_iso_sig;
+    /* several packages, each weighed on its own: benefit is the plan of
+     * the one with the most busy cores, benefit_explain gives each */
+    bool benefit_per_domain;
 };
 
 /* Zero-initialised state is valid too: no plan applied, no restriction. */
@@ -264,7 +269,8 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
  * (reason isolated: the fewest idle cores that hold the jitter, those of the
  * applied isolation kept while they stay idle) when that is estimated best.
  * A plan other than the applied one must win by BENEFIT_MARGIN_BP_DEFAULT.
- * Only for a single domain; fills out->benefit and out->benefit_explain.
+ * For a single domain, or each package on its own (domain = package);
+ * fills out->benefit and out->benefit_explain.
  * packer_plan calls it. */
 void packer_weigh_benefit(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out);
 

@@ -1338,14 +1338,65 @@ static void test_benefit(void **state)
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_string_equal(mask_str(&plan.mask), "24-27");
 
-    /* two packages: one table for the chip is not a plan per domain */
-    topo_build(&f, &(struct topo_spec) X86_2S_SMT2);
-    util_build(&f.t, "0=1000 1=1000", util);
+    /* two packages, each weighed on its own with the table (each has
+     * its own frequency limit): package 0 as the first case above (one
+     * thread on cores 0 and 1: packing pays), package 1 as the second
+     * (cores 8 and 9 full: isolation on its last idle core) */
+    topo_build(&f, &(struct topo_spec) { .packages = 2, .cores_per_pkg = 8, .smt = 4 });
+    int jit[MAX_TEST_CPUS];
+    /* the jitter unconfined, on idle cores of its own package */
+    util_build(&f.t, "0=1000 4=1000 8=70 12=70 16=60 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
+                     "39=1000 40=70 44=70 48=60", util);
+    util_build(&f.t, "8=70 12=70 16=60 40=70 44=70 48=60", jit);
+    in.n_cpu_util = f.t.n_cpus;
+    in.cpu_jitter_milli = jit;
+    in.n_jitter_tasks = 6;
+    in.jitter_load_milli = 400;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_true(plan.restricted);
+    assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
+    assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
+    assert_string_equal(plan.summary, "weighed per package: package 0 packed on core 0; package 1 isolated on idle "
+                                      "core 15");
+    assert_int_equal(plan.benefit, BENEFIT_PACK);       /* the first of the two with most busy cores */
+    assert_non_null(strstr(plan.benefit_explain, "package 0: pack: +"));
+    assert_non_null(strstr(plan.benefit_explain, "; package 1: isolate on 1 core: +"));
+    /* the jitter where the plan put it: each package's plan is the one in
+     * effect there, kept */
+    util_build(&f.t, "0=1000 1=70 2=70 3=60 4=1000 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
+                     "39=1000 60=70 61=70 62=60", util);
+    util_build(&f.t, "1=70 2=70 3=60 60=70 61=70 62=60", jit);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
+    assert_false(plan.changed);
+
+    /* package 1's load gone: nothing to gain there, all its CPUs free */
+    util_build(&f.t, "0=1000 1=70 2=70 3=60 4=1000 60=70 61=70 62=60", util);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    assert_string_equal(mask_str(&plan.mask), "0-3,32-63");
+    assert_string_equal(plan.summary, "weighed per package: package 0 packed on core 0; package 1 unrestricted "
+                                      "(no busy core)");
+
+    /* the table is for a package: LLCs or nodes are not weighed, nor is
+     * one probed frequency for the machine */
+    cfg.domain = DOMAIN_LLC;
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
-    assert_non_null(strstr(plan.benefit_explain, "not weighed: 2 domains"));
+    assert_string_equal(plan.benefit_explain, "not weighed: 2 LLCs, and the frequency table is for a package");
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
+    cfg.domain = DOMAIN_PACKAGE;
+    struct probe_state ps;
+    probe_init(&ps, NULL);
+    struct packer_probe probe = { .state = &ps, .measurable = true, .busy_mhz = 3000 };
+    in.freq = NULL;
+    in.probe = &probe;
+    packer_state_init(&st);
+    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
+    assert_string_equal(plan.benefit_explain, "not weighed: 2 packages, and the probed frequency is for the machine");
 }
 
 /* The idle figures measured with the jitter unconfined reach the model's
