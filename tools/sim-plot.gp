@@ -16,8 +16,16 @@ set datafile separator ","
 set termoption noenhanced
 set key top right
 set grid
-set xrange [1:33]
-set xtics 2
+# N as far as the CSV goes (p9-22 runs to 44)
+stats csv using 2 skip 1 nooutput
+nmax = STATS_max
+set xrange [1:nmax + 1]
+xstep = nmax > 16 ? 2 : 1
+set xtics xstep
+# the published points are POWER9's: shown for the POWER9 shapes only
+pub = strstrt(chip, "p9") == 1 || strstrt(chip, "16 SMT4") == 1
+pubtitle = pub ? "published peaks (v2-v6, read from charts)" : ""
+if (!pub) set key bottom left
 set xzeroaxis lt -1
 
 # Published TurboSched gains read from the cover letters' ASCII charts
@@ -50,7 +58,7 @@ plot csv using 2:(pct("turbosched", 4)) skip 1 with linespoints lw 5 pt 7 ps 1.5
      csv using 2:(pct("benefit-probe", 4)) skip 1 with linespoints lw 2 dt 3 pt 12 title "benefit model, learnt by probes", \
      csv using 2:(pct("iso-best", 4)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
      csv using 2:(pct("cfs", 4)) skip 1 with lines lt -1 dt 2 title "CFS", \
-     $pub_ops using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"
+     $pub_ops using 1:(pub ? $2 : NaN) with points pt 6 ps 2 lc rgb "black" title pubtitle
 set xlabel "N"
 set ylabel "mean frequency vs CFS (%)"
 plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 5 pt 7 ps 1.5 title "TurboSched in-kernel rule", \
@@ -59,5 +67,5 @@ plot csv using 2:(pct("turbosched", 6)) skip 1 with linespoints lw 5 pt 7 ps 1.5
      csv using 2:(pct("benefit-probe", 6)) skip 1 with linespoints lw 2 dt 3 pt 12 title "benefit model, learnt by probes", \
      csv using 2:(pct("iso-best", 6)) skip 1 with linespoints lw 2 pt 9 title "static isolation (best of K=1,2)", \
      csv using 2:(pct("cfs", 6)) skip 1 with lines lt -1 dt 2 title "CFS", \
-     $pub_freq using 1:2 with points pt 6 ps 2 lc rgb "black" title "published peaks (v2-v6, read from charts)"
+     $pub_freq using 1:(pub ? $2 : NaN) with points pt 6 ps 2 lc rgb "black" title pubtitle
 unset multiplot
