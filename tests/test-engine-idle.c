@@ -4,8 +4,12 @@
  * engine measures every tick but keeps for the benefit model only what it
  * measured over ticks with the jitter unconfined (paused here: the
  * thresholds pack it otherwise), and says what it measures in the status
- * reply. Without a deep state (a virtual machine's POLL and haltpoll)
- * nothing is measured, and the daemon says so. */
+ * reply. It keeps what it measured with the jitter isolated too, for the
+ * load the isolation was chosen under, and follows a trial of isolation
+ * from the plan that starts it (through the packer and the applier, with a
+ * frequency table) to the one that keeps or leaves it. Without a deep
+ * state (a virtual machine's POLL and haltpoll) nothing is measured, and
+ * the daemon says so. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +248,129 @@ static void test_isolated_kept_and_trial(void **state)
     assert_true(engine_idle_measure(e, settled + 500 + BENEFIT_TRIAL_AGAIN_MS)->trial_ok);
 }
 
+/* A trial through the engine, packer and applier: [capacity] gives a
+ * steep table (4.0 GHz with one active core, 3.0 with two) and a 500 us
+ * re-evaluation; CPU 0 busy, CPU 1 in C6 but for 20 wake-ups a second,
+ * and three jitter threads using 0.2% of a CPU each. With one idle core,
+ * two of the three run beside the busy thread unconfined; on CPU 1 alone
+ * they would cost nothing, and would pay if they woke it together, but
+ * not if each woke it (three times the wake-ups): a trial. */
+struct trial_rig {
+    uint64_t time_us[2], usage[2], run_ns, last_ns;
+    double wakes;
+    unsigned tick;
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One tick: since the last, CPU 1 woken `rate` times a second, never
+ * counted out of C6 (its residency runs ahead of the clock), and each
+ * jitter thread 2 ms of CPU a second, whatever the pace of the ticks. */
+static void trial_tick(struct engine_fixture *fx, struct trial_rig *r, unsigned rate)
+{
+    const pid_t pids[] = {fx->jit_a, fx->jit_b, fx->jit_b}, tids[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread};
+    uint64_t now = mono_ns(), dt = r->last_ns ? now - r->last_ns : 30000000u;
+    r->last_ns = now;
+    r->wakes += (double)rate * (double)dt / 1e9;
+    r->usage[1] = (uint64_t)r->wakes;
+    r->time_us[1] += 1000000;
+    put_c6(fx, r->time_us, r->usage);
+    r->run_ns += dt / 500;
+    r->tick++;
+    for (int k = 0; k < 3; k++)
+        efx_set_schedstat(fx, pids[k], tids[k], r->run_ns, 0, r->tick);
+    efx_tick_with(fx, load);
+}
+
+static void expect_jitter_on(struct engine_fixture *fx, const char *cpus)
+{
+    const pid_t tids[] = {fx->jit_a, fx->jit_b, fx->jit_b_thread};
+    for (int k = 0; k < 3; k++)
+        assert_string_equal(efx_fmt(efx_fake_mask(fx, tids[k])), cpus);
+}
+
+/* Ticks (at most 10) until the plan's explanation holds `what`, or with
+ * what NULL until the trial is over. */
+static void tick_until(struct engine_fixture *fx, struct trial_rig *r, unsigned rate, const char *what)
+{
+    for (int i = 0; i < 10; i++) {
+        trial_tick(fx, r, rate);
+        if (what ? strstr(fx->e->plan->benefit_explain, what) != NULL : !fx->e->idle.fig.in_trial)
+            return;
+    }
+    const struct packer_idle *fig = &fx->e->idle.fig;
+    fail_msg("no \"%s\" after 10 ticks: %s (jitter load %u milli; CPU 1 with the jitter free: %u milli awake, "
+             "%u wake-ups/s)", what ? what : "trial over", fx->e->plan->benefit_explain,
+             fx->e->sampler.jitter_load_milli, fig->none.woken_milli, fig->none.wakes_per_s);
+}
+
+static void trial_start(struct engine_fixture *fx, struct trial_rig *r)
+{
+    struct engine *e = fx->e;
+    put_c6(fx, r->time_us, r->usage);
+    efx_write_config(fx, true, "[capacity]\nactive1 = 4000\nactive2 = 3000\nfrequency_reevaluation = 500us\n");
+    efx_start(fx);
+    assert_int_equal(engine_reload(e, NULL, 0), 0);
+    efx_log_reset();
+    tick_until(fx, r, 20, "a trial, ");
+    assert_true(e->plan->restricted);
+    assert_int_equal(e->plan->reason, PACKER_REASON_ISOLATED);
+    expect_jitter_on(fx, "1");
+    assert_true(e->idle.fig.in_trial);
+    assert_int_equal(e->idle.fig.trial_from, BENEFIT_NONE);
+    assert_non_null(strstr(efx_log(), "benefit: isolate on 1 core: a trial, "));
+    assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == 1);
+}
+
+/* Isolated, CPU 1 is woken a quarter as often as before: the threads wake
+ * it together. Measured, isolation is kept, and the trial is over. */
+static void test_trial_kept(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    struct trial_rig r = {0};
+    trial_start(fx, &r);
+    tick_until(fx, &r, 5, NULL);
+    assert_true(e->idle.fig.iso.measured);
+    if (e->plan->benefit != BENEFIT_ISOLATE)
+        fail_msg("%s (jitter load %u; isolated %u milli awake, %u wake-ups/s; free %u, %u)", e->plan->benefit_explain,
+                 e->sampler.jitter_load_milli, e->idle.fig.iso.woken_milli, e->idle.fig.iso.wakes_per_s,
+                 e->idle.fig.none.woken_milli, e->idle.fig.none.wakes_per_s);
+    assert_int_equal(e->plan->reason, PACKER_REASON_ISOLATED);
+    expect_jitter_on(fx, "1");
+    trial_tick(fx, &r, 5);
+    assert_false(e->idle.fig.in_trial);
+    assert_int_equal(e->plan->reason, PACKER_REASON_ISOLATED);
+    assert_non_null(strstr(e->plan->benefit_explain, "isolate on 1 core: +"));
+    expect_jitter_on(fx, "1");
+}
+
+/* Isolated, CPU 1 is woken 2,000 times a second: measured worse than no
+ * restriction, the trial gives way to it, and is not tried again. */
+static void test_trial_left(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    struct trial_rig r = {0};
+    trial_start(fx, &r);
+    tick_until(fx, &r, 2000, NULL);
+    assert_true(e->idle.fig.iso.measured);
+    assert_int_equal(e->plan->benefit, BENEFIT_NONE);
+    assert_false(e->plan->restricted);
+    expect_jitter_on(fx, "0-1");
+    for (int i = 0; i < 5; i++) {
+        trial_tick(fx, &r, 20);
+        assert_false(e->plan->restricted);
+        assert_false(e->idle.fig.in_trial);
+    }
+    assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == 1);
+}
+
 /* POLL and haltpoll only, as on the development VM. */
 static void test_vm_not_measured(void **state)
 {
@@ -275,6 +402,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kept_only_unconfined, efx_setup_2cpu, efx_teardown),
         cmocka_unit_test_setup_teardown(test_isolated_kept_and_trial, efx_setup_2cpu, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_trial_kept, efx_setup_2cpu, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_trial_left, efx_setup_2cpu, efx_teardown),
         cmocka_unit_test_setup_teardown(test_vm_not_measured, efx_setup_2cpu, efx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
