@@ -327,6 +327,21 @@ static void trial_start(struct engine_fixture *fx, struct trial_rig *r)
     assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == 1);
 }
 
+/* A trial from its start to its end, with CPU 1 woken `rate` times a
+ * second while isolated: measured, and the plan the trial ended in. */
+static void trial_run(struct engine_fixture *fx, struct trial_rig *r, unsigned rate, enum benefit_plan want)
+{
+    struct engine *e = fx->e;
+    const struct packer_idle *fig = &e->idle.fig;
+    trial_start(fx, r);
+    tick_until(fx, r, rate, NULL);
+    assert_true(fig->iso.measured);
+    if (e->plan->benefit != want)
+        fail_msg("%s (jitter load %u; isolated %u milli awake, %u wake-ups/s; free %u, %u)", e->plan->benefit_explain,
+                 e->sampler.jitter_load_milli, fig->iso.woken_milli, fig->iso.wakes_per_s, fig->none.woken_milli,
+                 fig->none.wakes_per_s);
+}
+
 /* Isolated, CPU 1 is woken a quarter as often as before: the threads wake
  * it together. Measured, isolation is kept, and the trial is over. */
 static void test_trial_kept(void **state)
@@ -334,13 +349,7 @@ static void test_trial_kept(void **state)
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
     struct trial_rig r = {0};
-    trial_start(fx, &r);
-    tick_until(fx, &r, 5, NULL);
-    assert_true(e->idle.fig.iso.measured);
-    if (e->plan->benefit != BENEFIT_ISOLATE)
-        fail_msg("%s (jitter load %u; isolated %u milli awake, %u wake-ups/s; free %u, %u)", e->plan->benefit_explain,
-                 e->sampler.jitter_load_milli, e->idle.fig.iso.woken_milli, e->idle.fig.iso.wakes_per_s,
-                 e->idle.fig.none.woken_milli, e->idle.fig.none.wakes_per_s);
+    trial_run(fx, &r, 5, BENEFIT_ISOLATE);
     assert_int_equal(e->plan->reason, PACKER_REASON_ISOLATED);
     expect_jitter_on(fx, "1");
     trial_tick(fx, &r, 5);
@@ -357,10 +366,7 @@ static void test_trial_left(void **state)
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
     struct trial_rig r = {0};
-    trial_start(fx, &r);
-    tick_until(fx, &r, 2000, NULL);
-    assert_true(e->idle.fig.iso.measured);
-    assert_int_equal(e->plan->benefit, BENEFIT_NONE);
+    trial_run(fx, &r, 2000, BENEFIT_NONE);
     assert_false(e->plan->restricted);
     expect_jitter_on(fx, "0-1");
     for (int i = 0; i < 5; i++) {
