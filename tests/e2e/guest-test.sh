@@ -37,13 +37,6 @@ RULE_TIMEOUT_S=90
 RESTORE_TIMEOUT_S=60
 
 say() { echo "$*"; echo "$*" >"$result_tty"; }
-# Wait until what was said has left the serial port: the poweroff or the
-# debug exit that follows the verdict cuts off what the UART still holds
-# (seen once: every check passed, and the host never read E2E-RESULT).
-drain_result_tty() {
-    perl -MPOSIX -e 'open(my $t, ">", $ARGV[0]) or exit 1; POSIX::tcdrain(fileno($t)) or exit 1' "$result_tty" ||
-        echo "could not wait for $result_tty to drain"
-}
 # step NAME: what the script is about to do, for a run that never reaches a verdict.
 step() { echo "$1" >/run/ts-e2e-step; say "STEP $1"; }
 pass() { passed=$((passed + 1)); say "PASS $1"; }
@@ -180,7 +173,6 @@ finish() {
     kill "$watchdog_pid" 2>/dev/null
     [ "$failed" -gt 0 ] && dump_journal
     say "E2E-RESULT: $passed passed, $failed failed"
-    drain_result_tty
     sync
     if [ "$failed" -gt 0 ]; then
         "$payload/ts-debug-exit" 1
@@ -197,7 +189,6 @@ script_start_s=$(uptime_s)
     ps -eo pid,ppid,stat,etimes,comm,args --sort=start_time 2>&1 | tail -30
     dump_journal
     say "E2E-RESULT: deadline reached at step '$(cat /run/ts-e2e-step 2>/dev/null)', failed"
-    drain_result_tty
     sync
     "$payload/ts-debug-exit" 1
 ) &
