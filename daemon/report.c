@@ -83,21 +83,24 @@ static const char *benefit_estimate(const struct engine *e)
     return e->planned && e->plan->benefit_explain[0] ? e->plan->benefit_explain : "not weighed this tick";
 }
 
-/* What the model weighs no restriction by: the idle cores the unconfined
- * jitter kept out of the deep idle states, as measured, or why not. */
+/* measured, woken_milli, wakes_per_s of a kept measurement (null when none) */
+static void add_kept(struct json_object *o, const struct idle_kept *k)
+{
+    add_bool(o, "measured", k->measured);
+    json_object_object_add(o, "woken_milli", k->measured ? json_object_new_int64(k->woken_milli) : NULL);
+    json_object_object_add(o, "wakes_per_s", k->measured ? json_object_new_int64(k->wakes_per_s) : NULL);
+}
+
+/* What the model weighs no restriction and isolation by: the idle cores
+ * the jitter kept out of the deep idle states, as measured, or why not. */
 static struct json_object *deep_idle_json(const struct engine *e)
 {
     const struct engine_idle *d = &e->idle;
     struct json_object *o = json_object_new_object();
     add_bool(o, "available", d->on);
-    const struct idle_kept *k = &d->fig.none, *iso = &d->fig.iso;
-    add_bool(o, "measured", k->measured);
-    json_object_object_add(o, "woken_milli", k->measured ? json_object_new_int64(k->woken_milli) : NULL);
-    json_object_object_add(o, "wakes_per_s", k->measured ? json_object_new_int64(k->wakes_per_s) : NULL);
+    add_kept(o, &d->fig.none);
     struct json_object *i = json_object_new_object();
-    add_bool(i, "measured", iso->measured);
-    json_object_object_add(i, "woken_milli", iso->measured ? json_object_new_int64(iso->woken_milli) : NULL);
-    json_object_object_add(i, "wakes_per_s", iso->measured ? json_object_new_int64(iso->wakes_per_s) : NULL);
+    add_kept(i, &d->fig.iso);
     add_bool(i, "trial", d->fig.in_trial);
     json_object_object_add(o, "isolated", i);
     add_str(o, "what", d->meter.what);
