@@ -340,8 +340,10 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
             k++;
     e->candidate = per_core > 0 && k * per_core >= t->work * 1000.0 && t->n_busy > 0;
     e->n_isolate = k;
+    e->load_sig = iso_sig(t->n_busy, snap->n_jitter_tasks, k);
+    e->measured = iso_known(snap, t, k);
     e->active_mean = t->n_busy + k;
-    if (iso_known(snap, t, k)) {
+    if (e->measured) {
         e->active_mean = t->n_busy + snap->iso_woken_milli / 1000.0;
     } else if (snap->none_woken_measured) {
         /* each task keeps its core active a share w of the time when alone
@@ -373,18 +375,28 @@ static void estimate_throughput(const struct benefit_snapshot *snap, const struc
     e->throughput = f * t->busy_tput * (1 - e->jitter_cost);
 }
 
-static void tally_all(const struct benefit_snapshot *snap, struct tally *t)
+/* Isolation not measured under this load, with idle cores woken out of the
+ * deep states unconfined: its estimate takes its tasks to wake their core
+ * independently. If they wake it together instead, it would gain more:
+ * that throughput, or 0 where nothing says how often they wake it. */
+static double isolate_together(const struct benefit_snapshot *snap, const struct tally *t,
+                               const struct benefit_estimate *iso)
 {
-    *t = (struct tally){0};
-    tally_cores(snap, t);
-    jitter_work(snap, t);
+    if (!iso->candidate || iso->measured || !snap->none_wakes_measured || !snap->none_wakes_per_s ||
+        !snap->reeval_us)
+        return 0;
+    struct benefit_estimate e = *iso;
+    e.deep_wakes_per_s = deep_wakes(snap, t, BENEFIT_ISOLATE, e.n_isolate, true);
+    estimate_throughput(snap, t, &e);
+    return e.throughput;
 }
 
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS])
 {
     memset(est, 0, sizeof(*est) * BENEFIT_N_PLANS);
-    struct tally t;
-    tally_all(snap, &t);
+    struct tally t = {0};
+    tally_cores(snap, &t);
+    jitter_work(snap, &t);
     estimate_none(snap, &t, &est[BENEFIT_NONE]);
     estimate_pack(snap, &t, &est[BENEFIT_PACK]);
     estimate_isolate(snap, &t, &est[BENEFIT_ISOLATE]);
@@ -392,30 +404,7 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
         est[p].deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan) p, est[p].n_isolate, false);
         estimate_throughput(snap, &t, &est[p]);
     }
-}
-
-uint64_t benefit_isolate_sig(const struct benefit_snapshot *snap, const struct benefit_estimate est[BENEFIT_N_PLANS])
-{
-    struct tally t;
-    tally_all(snap, &t);
-    return iso_sig(t.n_busy, snap->n_jitter_tasks, est[BENEFIT_ISOLATE].n_isolate);
-}
-
-/* Isolation not measured under this load, with idle cores woken out of the
- * deep states unconfined: its estimate above takes its tasks to wake their
- * core independently. If they wake it together instead, it would gain
- * more. Returns the estimate with the tasks together, or 0 for no trial. */
-static double trial_throughput(const struct benefit_snapshot *snap, const struct benefit_estimate *iso)
-{
-    struct tally t;
-    tally_all(snap, &t);
-    if (!snap->iso_trial_ok || !iso->candidate || iso_known(snap, &t, iso->n_isolate) ||
-        !snap->none_wakes_measured || !snap->none_wakes_per_s || !snap->reeval_us)
-        return 0;
-    struct benefit_estimate e = *iso;
-    e.deep_wakes_per_s = deep_wakes(snap, &t, BENEFIT_ISOLATE, e.n_isolate, true);
-    estimate_throughput(snap, &t, &e);
-    return e.throughput;
+    est[BENEFIT_ISOLATE].together = isolate_together(snap, &t, &est[BENEFIT_ISOLATE]);
 }
 
 static void fmt_ghz(char *b, size_t n, unsigned mhz)
@@ -459,8 +448,8 @@ static void explain_plan(char *out, size_t n, enum benefit_plan p, const struct 
                  100 * e->jitter_cost);
 }
 
-/* A trial of isolation (trial_throughput() > 0 is the estimate with its
- * tasks together): worth it where it would beat the choice with its tasks
+/* A trial of isolation (together > 0: the estimate with its tasks
+ * together, benefit_estimate.together): worth it where it would beat the choice with its tasks
  * together, its worst (independent) is within the margin of the choice,
  * and the two differ by more than a tenth of the margin (the deep
  * wake-ups matter at all). */
@@ -494,9 +483,7 @@ static void choose_in_trial(const struct benefit_snapshot *snap, double margin, 
     double base = est[BENEFIT_NONE].throughput;
     enum benefit_plan from = snap->trial_from < BENEFIT_N_PLANS && est[snap->trial_from].candidate
                                  ? snap->trial_from : BENEFIT_NONE;
-    struct tally t;
-    tally_all(snap, &t);
-    if (!iso_known(snap, &t, iso->n_isolate)) {
+    if (!iso->measured) {
         out->plan = BENEFIT_ISOLATE;
         out->trial = true;
         out->trial_from = from;
@@ -562,8 +549,8 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
         else
             held = true;
     }
-    double together = chosen == BENEFIT_ISOLATE || current == BENEFIT_ISOLATE
-                          ? 0 : trial_throughput(snap, &est[BENEFIT_ISOLATE]);
+    double together = chosen == BENEFIT_ISOLATE || current == BENEFIT_ISOLATE || !snap->iso_trial_ok
+                          ? 0 : est[BENEFIT_ISOLATE].together;
     if (together > 0 && choose_trial(chosen, together, margin, out))
         return 0;
     out->plan = chosen;

@@ -99,7 +99,7 @@ struct benefit_snapshot {
     unsigned none_wakes_per_s;
     unsigned reeval_us;
     /* The same two figures measured while the jitter was isolated, under
-     * the load benefit_isolate_sig() named when that isolation was chosen.
+     * the load the isolation estimate named (load_sig) when it was chosen.
      * Tasks that share a core need not wake it independently: a wake-up
      * that falls into another task's awake time costs nothing, and tasks
      * that sleep a period from their start drift into one another's awake
@@ -130,6 +130,15 @@ struct benefit_estimate {
     unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
     double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */
     double throughput;            /* busy_mhz x capacity x (1 - cost); relative units */
+    /* BENEFIT_ISOLATE: the load it is estimated for (the busy cores, the
+     * jitter tasks counted by powers of two, the cores it uses), which a
+     * measurement of it is kept under (benefit_snapshot.iso_sig); whether
+     * the estimate is from such a measurement; and, where it is not and
+     * idle cores' deep wake-ups are counted, the throughput if its tasks
+     * woke their core together (0 otherwise), which a trial would find */
+    uint64_t load_sig;
+    bool measured;
+    double together;
 };
 
 struct benefit_choice {
@@ -150,10 +159,6 @@ struct benefit_choice {
  * (busy_mhz 0, throughput from the cost alone, at 1 MHz): the probe loop uses
  * the costs. */
 void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_estimate est[BENEFIT_N_PLANS]);
-
-/* The load an isolation measurement holds for: the busy cores, the jitter
- * tasks counted by powers of two, and the cores isolation would use. */
-uint64_t benefit_isolate_sig(const struct benefit_snapshot *snap, const struct benefit_estimate est[BENEFIT_N_PLANS]);
 
 /* BENEFIT_PACK's cores: busy, with a free thread, at the least intensive
  * load (where jitter costs least). A packer with its own choice of cores

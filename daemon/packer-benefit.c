@@ -15,31 +15,58 @@ static enum benefit_plan applied_plan(const struct packer_state *st)
     return st->reason == PACKER_REASON_ISOLATED ? BENEFIT_ISOLATE : BENEFIT_PACK;
 }
 
-/* What the packer measured, in the model's terms: a core's intensive load is
- * its utilisation without the jitter share, and busy is the packer's own
- * verdict (with its hysteresis). */
-void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
-                             struct benefit_core *cores, struct benefit_snapshot *snap)
+/* What the packer measured, in the model's terms, for domain dom (-1: the
+ * whole machine): a core's intensive load is its utilisation without the
+ * jitter share, and busy is the packer's own verdict (with its
+ * hysteresis). A domain gets its share of the jitter load and tasks by the
+ * jitter charged to its cores (by its cores where none is charged
+ * anywhere; one task at least where it has jitter): the frequency table is
+ * taken for each package alone, as vendors give it. */
+static void snapshot_of(const struct packer_input *in, const struct packer_plan *out, int dom,
+                        struct benefit_core *cores, struct benefit_snapshot *snap)
 {
-    unsigned on_busy = 0;
+    unsigned n = 0, on_busy = 0;
+    uint64_t jit = 0, jit_all = 0;
     for (int i = 0; i < out->n_cores; i++) {
         const struct packer_core_info *ci = &out->cores[i];
-        cores[i] = (struct benefit_core){
+        jit_all += ci->jitter_milli;
+        if (dom >= 0 && ci->domain != dom)
+            continue;
+        cores[n++] = (struct benefit_core){
             .threads = ci->known ? ci->n_online : 0, .intensive_milli = ci->util_milli, .busy = ci->busy};
+        jit += ci->jitter_milli;
         if (ci->busy)
             on_busy += ci->jitter_milli;
     }
+    if (dom < 0) {
+        jit = jit_all = 1;          /* all of it */
+    } else if (!jit_all) {
+        jit = n;
+        jit_all = (uint64_t)out->n_cores;
+    }
+    unsigned tasks = (unsigned)((in->n_jitter_tasks * jit + jit_all / 2) / jit_all);
+    if (jit && !tasks && in->n_jitter_tasks)
+        tasks = 1;
     *snap = (struct benefit_snapshot){
-        .n_cores = (unsigned)out->n_cores,
+        .n_cores = n,
         .cores = cores,
         .cap = in->cap,
-        .jitter_milli = in->jitter_load_milli,
+        .jitter_milli = (unsigned)((in->jitter_load_milli * jit + jit_all / 2) / jit_all),
         .jitter_on_busy_milli = on_busy,
-        .n_jitter_tasks = in->n_jitter_tasks,
+        .n_jitter_tasks = tasks,
         .headroom_milli = in->cfg->headroom_milli,
         .freq = in->freq,
         .reeval_us = in->cfg->freq_reeval_us,
     };
+}
+
+/* The whole machine's snapshot, with the idle cores' measurements (which
+ * are the machine's, not a domain's: a domain weighed alone is left
+ * without them, so nothing is tried there). */
+void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
+                             struct benefit_core *cores, struct benefit_snapshot *snap)
+{
+    snapshot_of(in, out, -1, cores, snap);
     const struct packer_idle *idle = in->idle;
     if (!idle)
         return;
@@ -184,49 +211,6 @@ static enum benefit_plan domain_applied_plan(const struct packer_input *in, cons
     return busy_in ? BENEFIT_PACK : BENEFIT_ISOLATE;
 }
 
-/* Domain dom in the model's terms: its cores, and its share of the jitter
- * load and tasks by the jitter charged to its cores (by its cores where
- * none is charged anywhere; one task at least where it has jitter). The
- * frequency table is taken for each package alone, as vendors give it.
- * The idle cores' measurements are the machine's, not a domain's: left
- * out, so nothing is tried. */
-static void domain_snapshot(const struct packer_input *in, const struct packer_plan *out, int dom,
-                            struct benefit_core *cores, struct benefit_snapshot *snap)
-{
-    unsigned n = 0, on_busy = 0;
-    uint64_t jit = 0, jit_all = 0;
-    for (int i = 0; i < out->n_cores; i++) {
-        const struct packer_core_info *ci = &out->cores[i];
-        jit_all += ci->jitter_milli;
-        if (ci->domain != dom)
-            continue;
-        cores[n++] = (struct benefit_core){
-            .threads = ci->known ? ci->n_online : 0, .intensive_milli = ci->util_milli, .busy = ci->busy};
-        jit += ci->jitter_milli;
-        if (ci->busy)
-            on_busy += ci->jitter_milli;
-    }
-    if (!jit_all) {
-        jit = n;
-        jit_all = (uint64_t)out->n_cores;
-    }
-    unsigned tasks = (unsigned)((in->n_jitter_tasks * jit + jit_all / 2) / jit_all);
-    if (jit && !tasks && in->n_jitter_tasks)
-        tasks = 1;
-    unsigned load = (unsigned)((in->jitter_load_milli * jit + jit_all / 2) / jit_all);
-    *snap = (struct benefit_snapshot){
-        .n_cores = n,
-        .cores = cores,
-        .cap = in->cap,
-        .jitter_milli = load,
-        .jitter_on_busy_milli = on_busy < load ? on_busy : load,
-        .n_jitter_tasks = tasks,
-        .headroom_milli = in->cfg->headroom_milli,
-        .freq = in->freq,
-        .reeval_us = in->cfg->freq_reeval_us,
-    };
-}
-
 /* Domain dom's part of the mask under plan p: isolation on the idle cores
  * the model asks for (if there are that many), packing as the packer
  * planned it (if it packed there), else all its CPUs. Returns the plan
@@ -281,7 +265,7 @@ static void weigh_domains(const struct packer_input *in, const struct packer_sta
         struct benefit_choice ch;
         if (d->n_cores == 0)
             continue;
-        domain_snapshot(in, out, dom, cores, &snap);
+        snapshot_of(in, out, dom, cores, &snap);
         if (benefit_choose(&snap, domain_applied_plan(in, st, out, dom), BENEFIT_MARGIN_BP_DEFAULT, &ch) < 0)
             continue;
         enum benefit_plan p = apply_domain(in, st, out, dom, ch.plan, ch.est[BENEFIT_ISOLATE].n_isolate, &mask);
@@ -345,7 +329,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
     out->benefit = ch.plan;
     out->benefit_trial = ch.trial;
     out->benefit_trial_from = ch.trial_from;
-    out->benefit_iso_sig = benefit_isolate_sig(&snap, ch.est);
+    out->benefit_iso_sig = ch.est[BENEFIT_ISOLATE].load_sig;
     snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ch.explain);
     apply_choice(in, st, out, ch.plan, ch.est);
 }

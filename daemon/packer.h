@@ -175,7 +175,7 @@ struct packer_input {
 struct packer_idle {
     struct idle_kept none;         /* with the jitter unconfined */
     struct idle_kept iso;          /* with the jitter isolated, under the load iso_sig */
-    uint64_t iso_sig;              /* benefit_isolate_sig() when that isolation was chosen */
+    uint64_t iso_sig;              /* the isolation estimate's load_sig when it was chosen */
     bool trial_ok;                 /* no trial of isolation lately: one may start */
     bool in_trial;                 /* the isolation applied is a trial, which displaced trial_from */
     enum benefit_plan trial_from;
@@ -242,7 +242,7 @@ struct packer_plan {
     bool benefit_now;
     /* the table's choice is a trial of isolation, displacing
      * benefit_trial_from (benefit_choice.trial), and the load an
-     * isolation chosen now is measured under (benefit_isolate_sig) */
+     * isolation chosen now is measured under (benefit_estimate.load_sig) */
     bool benefit_trial;
     enum benefit_plan benefit_trial_from;
     uint64_t benefit_iso_sig;

@@ -414,7 +414,7 @@ static void test_isolation_trial(void **state)
     assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);    /* the estimate independent */
     assert_string_equal(x.ch.explain, "isolate on 1 core: a trial, +0.5% est. if its tasks wake the core together, "
                                       "+0.1% if independently (none +0.0%)");
-    uint64_t sig = benefit_isolate_sig(&x.snap, x.ch.est);
+    uint64_t sig = x.ch.est[BENEFIT_ISOLATE].load_sig;
 
     /* no trial where deep wake-ups are not counted, or there are none */
     x.snap.reeval_us = 0;
@@ -483,7 +483,7 @@ static void test_isolation_trial(void **state)
     x.snap.iso_woken_milli = 80;
     x.snap.iso_wakes_per_s = 326;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_true(benefit_isolate_sig(&x.snap, x.ch.est) != sig);
+    assert_true(x.ch.est[BENEFIT_ISOLATE].load_sig != sig);
     assert_true(iso->deep_wakes_per_s > 326);
 }
 

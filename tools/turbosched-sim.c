@@ -246,7 +246,7 @@ struct sim {
     double none_wakes;            /* benefit-table: per second, of idle cores, with jitter unconfined */
     bool iso_known;               /* benefit-table: the same two, measured with jitter isolated */
     double iso_woken, iso_wakes;
-    uint64_t iso_sig;             /* the load they were measured under (benefit_isolate_sig) */
+    uint64_t iso_sig;             /* the load they were measured under (the isolation estimate's load_sig) */
     uint64_t iso_plan_sig;        /* the load the applied isolation was chosen under */
     bool in_trial;                /* the applied isolation is a trial, which displaced trial_from */
     enum benefit_plan trial_from;
@@ -934,7 +934,7 @@ static void benefit_table_tick(struct sim *s)
         return;
     if (plan == BENEFIT_ISOLATE) {
         /* what the next tick measures is for this load */
-        s->iso_plan_sig = benefit_isolate_sig(&snap, ch.est);
+        s->iso_plan_sig = ch.est[BENEFIT_ISOLATE].load_sig;
         if (ch.trial && !s->in_trial)
             s->trial_at = s->now;
         /* a trial ends with a choice of isolation made when the plan
