@@ -565,3 +565,8 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
                  benefit_plan_name(best), 100 * (est[best].throughput / est[ref].throughput - 1), 100 * margin);
     return 0;
 }
+
+bool benefit_trial_goes_on(bool in_trial, bool trial, enum benefit_plan chosen, bool may_change)
+{
+    return trial || (in_trial && (chosen != BENEFIT_ISOLATE || !may_change));
+}

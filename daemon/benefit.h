@@ -175,6 +175,14 @@ bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core);
 int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan current, unsigned margin_bp,
                    struct benefit_choice *out);
 
+/* With isolation applied, after a choice (trial: a trial, chosen: its
+ * plan): whether the trial in effect (in_trial) goes on. It ends once
+ * isolation is chosen without a trial when the plan could change anyway
+ * (may_change: the caller's hold after the trial began has passed), by
+ * when the estimates have settled after the move; until then, and while a
+ * choice to leave waits for the caller, it goes on. */
+bool benefit_trial_goes_on(bool in_trial, bool trial, enum benefit_plan chosen, bool may_change);
+
 /* ---- the probe loop ---- */
 
 /* Learns which plan pays from measured busy-core frequency. The caller, every

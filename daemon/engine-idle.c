@@ -89,12 +89,9 @@ void engine_idle_planned(struct engine *e, uint64_t now)
         d->trials++;
         log_info("benefit: %s", pl->benefit_explain);
     }
-    /* A trial ends once isolation is chosen without it when the plan
-     * could change anyway (the packer's min_change after the trial
-     * began): by then the estimates have settled after the move. Until
-     * then, and while the choice to leave waits for the packer, it goes on. */
+    /* the packer may change the plan min_change after the trial began */
     bool may_change = now >= d->trial_at_ms + e->cfg->min_change_ms;
-    d->fig.in_trial = pl->benefit_trial || (d->fig.in_trial && (pl->benefit != BENEFIT_ISOLATE || !may_change));
+    d->fig.in_trial = benefit_trial_goes_on(d->fig.in_trial, pl->benefit_trial, pl->benefit, may_change);
     if (pl->benefit_trial)
         d->fig.trial_from = pl->benefit_trial_from;
 }

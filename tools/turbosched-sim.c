@@ -937,10 +937,7 @@ static void benefit_table_tick(struct sim *s)
         s->iso_plan_sig = ch.est[BENEFIT_ISOLATE].load_sig;
         if (ch.trial && !s->in_trial)
             s->trial_at = s->now;
-        /* a trial ends with a choice of isolation made when the plan
-         * could change anyway (its estimates settle as the jitter's
-         * load follows the move) */
-        s->in_trial = ch.trial || (s->in_trial && (ch.plan != BENEFIT_ISOLATE || !may_change));
+        s->in_trial = benefit_trial_goes_on(s->in_trial, ch.trial, ch.plan, may_change);
         if (ch.trial)
             s->trial_from = ch.trial_from;
     } else {
