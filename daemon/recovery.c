@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apply-internal.h"
@@ -64,13 +65,22 @@ static int write_whole(struct applier *a)
     return 0;
 }
 
+/* Whether the file written last is still the one at the path: deleted or
+ * replaced since (by hand, or a package's cleanup), a block appended to it
+ * would be written where no recovery reads it. */
+static bool still_linked(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
 /* The records changed since the file was written, as one block after it:
  * while they are few beside the file (else it is written whole again). */
 #define JOURNAL_MIN_LINES 1024
 static bool can_append(const struct applier *a)
 {
     size_t limit = a->tasks.n > JOURNAL_MIN_LINES / 2 ? 2 * a->tasks.n : JOURNAL_MIN_LINES;
-    return a->state_fd >= 0 && a->journal_lines + a->n_pending <= limit;
+    return a->state_fd >= 0 && a->journal_lines + a->n_pending <= limit && still_linked(a->state_fd);
 }
 
 static int append_changes(struct applier *a)

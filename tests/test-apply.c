@@ -1241,6 +1241,28 @@ static void test_group_change_written_whole(void **state)
     assert_int_equal(applier_restore_all(f->a), 2);
 }
 
+/* A state file deleted under the daemon is written whole again at the next
+ * early write, not appended to the deleted one. */
+static void test_deleted_file_written_again(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    add_task(&f->rec, 430, "0-1");
+    add_task(&f->rec, 431, "0-1");
+    struct task a = mk_task(&f->rec, 430, 430, "a"), b = mk_task(&f->rec, 431, 431, "b");
+    assert_int_equal(applier_pack_task(f->a, &a, &plan), 1);
+    uint64_t t0 = now_ms();
+    assert_int_equal(applier_flush_changes(f->a, t0), 0);
+    assert_int_equal(unlink(f->state_file), 0);
+    assert_int_equal(applier_pack_task(f->a, &b, &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, t0 + 1000), 0);
+    struct state s;
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 2);                         /* 430 too: written whole */
+    state_free(&s);
+    assert_int_equal(applier_restore_all(f->a), 2);
+}
+
 static void test_recover_after_crash(void **state)
 {
     struct fx *f = *state;
@@ -1909,6 +1931,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_changes_only_for_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_change_written_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_file_written_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),
