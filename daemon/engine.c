@@ -288,16 +288,18 @@ static int rescan(struct engine *e)
     classifier_batch_begin(e->classifier);
     int r = procscan_reconcile(root_of(e), e->tasks, hooks_of(e), &st);
     classifier_batch_end(e->classifier);
-    e->events.rescan_pending = false;
+    /* A walk failed or left threads unread (out of fds, memory): again at each tick. */
+    bool failed = (r < 0 && r != -ENOSPC) || st.unread;
+    e->events.rescan_pending = failed;
     e->events.last_rescan_ms = now_ms();
     e->counters.rescans++;
     e->counters.table_full += st.failed;
-    log_debug("rescan: %u live, %u added, %u removed, %u reused, %" PRIu64 " us",
-              st.seen, st.added, st.removed, st.reused, st.duration_us);
     if (r == -ENOSPC)
         table_full(e);
-    else if (r < 0)
-        log_warning_errno(r, "rescan of /proc: %m");
+    else if (failed != e->events.rescan_failed)
+        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s", !failed ? "succeeded again" : r < 0 ?
+                 "the walk failed; tried again at each tick" : "threads left unread; tried again at each tick");
+    e->events.rescan_failed = failed;
     return r == -ENOSPC ? 0 : r;
 }
 

@@ -122,6 +122,7 @@ struct engine_events {
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     struct engine_adopt adopt;
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
+    bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
     uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */

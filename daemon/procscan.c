@@ -286,6 +286,38 @@ static bool parse_pid_name(const char *s, pid_t *ret)
     return true;
 }
 
+/* The threads of PID (its task directory open as fd, which this closes):
+ * fn for each; how many, or an error (fn's in *fn_err too). A process gone
+ * while it is read has no more threads. */
+static int walk_threads(int fd, pid_t pid, procscan_fn fn, void *userdata, int *fn_err)
+{
+    DIR *tasks = fdopendir(fd);
+    if (!tasks) {
+        int r = -errno;
+        close(fd);
+        return r;
+    }
+    int visited = 0, r = 0;
+    struct dirent *te;
+    for (errno = 0; (te = readdir(tasks)); errno = 0) {
+        pid_t tid;
+        if (!parse_pid_name(te->d_name, &tid))
+            continue;
+        visited++;
+        if ((r = fn(pid, tid, userdata)) < 0) {
+            *fn_err = r;
+            break;
+        }
+    }
+    if (r >= 0 && errno && !errno_is_gone(errno))
+        r = -errno;
+    closedir(tasks);
+    return r < 0 ? r : visited;
+}
+
+/* Every thread of ROOT/proc. Only a process that exited since it was listed
+ * is passed over: any other failure (out of file descriptors, of memory)
+ * fails the walk, whose callers take "not seen" for "gone". */
 int procscan_all(const char *root, procscan_fn fn, void *userdata)
 {
     char path[PATH_MAX];
@@ -298,39 +330,28 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata)
         log_error_errno(r, "%s: opening: %m", path);
         return r;
     }
-    int visited = 0;
+    int visited = 0, fn_err = 0;
     struct dirent *de;
-    while ((de = readdir(proc))) {
+    for (errno = 0; (de = readdir(proc)); errno = 0) {
         pid_t pid;
         if (!parse_pid_name(de->d_name, &pid))
             continue;
         char rel[64];
         snprintf(rel, sizeof(rel), "%d/task", (int)pid);
         int fd = openat(dirfd(proc), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        r = fd < 0 ? -errno : walk_threads(fd, pid, fn, userdata, &fn_err);
+        if (r < 0 && !fn_err && errno_is_gone(r))
             continue;   /* exited since readdir */
-        DIR *tasks = fdopendir(fd);
-        if (!tasks) {
-            close(fd);
-            continue;
-        }
-        struct dirent *te;
-        while ((te = readdir(tasks))) {
-            pid_t tid;
-            if (!parse_pid_name(te->d_name, &tid))
-                continue;
-            visited++;
-            r = fn(pid, tid, userdata);
-            if (r < 0) {
-                closedir(tasks);
-                closedir(proc);
-                return r;
-            }
-        }
-        closedir(tasks);
+        if (r < 0)
+            break;
+        visited += r;
     }
+    if (r >= 0 && errno)
+        r = -errno;
+    if (r < 0 && !fn_err)
+        log_warning_errno(r, "%s: walking it: %m; the walk is left unfinished", path);
     closedir(proc);
-    return visited;
+    return r < 0 ? r : visited;
 }
 
 /* Add a freshly read task and tell the daemon. */
@@ -419,8 +440,16 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     struct task fresh = { 0 };
 
     int r = procscan_read_stat(c->root, pid, tid, &fresh);
-    if (r < 0)
-        return 0;   /* gone since readdir, a zombie, or unreadable: not live */
+    if (r < 0 && (errno_is_gone(r) || r == -EBADMSG))
+        return 0;   /* gone since readdir, a zombie, or no stat to read: not live */
+    if (r < 0) {
+        /* Out of file descriptors or memory: live, but not read this time.
+         * A task we know stays as it is. */
+        if (t)
+            t->seen_gen = c->st->generation;
+        c->st->unread++;
+        return 0;
+    }
     c->st->seen++;
     /* A task never looked at since its fork event has no start time to
      * compare: events were lost, so its exit and a reuse of the TID may have
@@ -504,9 +533,9 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
     }
     st.duration_us = (now_ns() - start_ns) / 1000;
     log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed (%u left for later), %u removed, "
-              "%u failed, %" PRIu64 " us",
+              "%u failed, %u unread, %" PRIu64 " us",
               st.generation, st.seen, st.added, st.reused, st.renamed, st.renames_deferred, st.removed, st.failed,
-              st.duration_us);
+              st.unread, st.duration_us);
     if (out)
         *out = st;
     return c.first_error;

@@ -55,7 +55,8 @@ int procscan_parse_status_uid(const char *buf, uid_t *euid);
 
 /* Walk ROOT/proc/[0-9]*\/task/[0-9]* calling fn(pid, tid). A negative return from
  * fn stops the walk and is returned. Processes that vanish mid-walk are
- * skipped. Returns the number of threads visited. */
+ * skipped; any other failure to list them (out of fds or memory) stops the
+ * walk with its -errno. Returns the number of threads visited. */
 typedef int (*procscan_fn)(pid_t pid, pid_t tid, void *userdata);
 int procscan_all(const char *root, procscan_fn fn, void *userdata);
 
@@ -95,6 +96,7 @@ struct procscan_stats {
     unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
     unsigned renames_deferred;  /* renamed, beyond its user's budget: left for the next rescan */
     unsigned failed;        /* could not be added (table full, unreadable) */
+    unsigned unread;        /* live, but their stat could not be read (out of fds or memory): kept as they were */
     uint64_t duration_us;
 };
 

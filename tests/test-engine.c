@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apply.h"
@@ -439,6 +440,39 @@ static void test_lost_events_rescan(void **state)
     expect_class(e, 1022, CLASS_JITTER, SOURCE_RULE, 0);
 }
 
+/* A rescan that leaves a thread unread (out of fds, say) keeps it and is
+ * tried again at each tick until it reads everything. */
+static void test_rescan_retried(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    char rel[64], path[PATH_MAX], stat[1024];
+    snprintf(rel, sizeof rel, "proc/%d/task/%d/stat", (int)fx->crunch, (int)fx->crunch);
+    snprintf(path, sizeof path, "%s/%s", fx->root, rel);
+    assert_true(read_file(path, stat, sizeof stat) > 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);     /* read(2) says EISDIR */
+
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(e->counters.rescans, 2);
+    expect_log("rescan of /proc: threads left unread");
+    assert_true(e->events.rescan_pending);
+    assert_non_null(task_table_find(e->tasks, fx->crunch));
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(e->counters.rescans, 3);
+    assert_true(e->events.rescan_pending);
+
+    assert_int_equal(rmdir(path), 0);
+    efx_put(fx, rel, stat);
+    efx_tick_with(fx, efx_no_load);
+    assert_int_equal(e->counters.rescans, 4);
+    assert_false(e->events.rescan_pending);
+    expect_log("rescan of /proc: succeeded again");
+    expect_class(e, fx->crunch, CLASS_INTENSIVE, SOURCE_RULE, 1);
+}
+
 /* The exec doorbell: an exec the main socket had when the doorbell rang is
  * handled there, in order; one it lacked is handled from the doorbell, and
  * skipped once when the main socket brings it after all. */
@@ -773,6 +807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events_fed_directly, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_doorbell_execs_once, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_rescan_retried, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_adopted_later, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -364,6 +363,46 @@ static void test_reconcile(void **state)
     /* a failed walk removes nothing */
     assert_true(procscan_reconcile(TS_FIXTURES "/no-such-tree", tt, &h, &st) < 0);
     assert_int_equal(task_table_count(tt), 2);
+    task_table_free(tt);
+}
+
+/* A thread whose stat cannot be read for a reason other than its exit is
+ * kept as it was; a process whose threads cannot be listed fails the walk,
+ * which then removes nothing. */
+static void test_reconcile_unreadable(void **state)
+{
+    struct tree *tr = *state;
+    LAZY_SETUP(tr);
+    mk_task(tr, 100, 101, "worker", 'S', 1001, 1000, true);
+    mk_task(tr, 300, 300, "other", 'S', 3000, 1000, true);
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(task_table_count(tt), 3);
+    assert_int_equal(st.unread, 0);
+
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc/100/task/101/stat", tr->root);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);         /* read(2) says EISDIR */
+    rec = (struct rec){ .tt = tt };
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.unread, 1);
+    assert_int_equal(st.removed, 0);
+    assert_int_equal(rec.n_gone, 0);
+    assert_non_null(task_table_find(tt, 101));
+    rmdir(path);
+
+    rm_task(tr, 100, 101);                          /* gone for real: removed */
+    snprintf(path, sizeof path, "%s/proc/300/task", tr->root);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    write_text(path, "not a directory\n");         /* openat(O_DIRECTORY) says ENOTDIR */
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), -ENOTDIR);
+    assert_int_equal(task_table_count(tt), 3);      /* nothing removed, 101 neither */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.removed, 2);                /* 101 and 300 */
     task_table_free(tt);
 }
 
@@ -956,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_parse_stat),
         cmocka_unit_test(test_walk),
         cmocka_unit_test_setup_teardown(test_reconcile, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_unreadable, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
