@@ -24,6 +24,7 @@ struct classifier {
     void *uclamp_userdata;
     struct units *units;
     bool units_tried;
+    sd_event *event;            /* the loop a bus made later is attached to (classifier_attach_event) */
     unsigned keys;              /* what procinfo_read must fill */
     classifier_behaviour_fn behaviour_get;   /* NULL: no behaviour verdicts */
     void *behaviour_userdata;
@@ -99,6 +100,9 @@ static void connect_units(struct classifier *c)
     if (r < 0)
         log_info_errno(r, "unit opt-in: systemd is not on the system bus (%m): X-TurboSched= is not read; "
                           "turbosched-jitter.slice still applies");
+    else if (c->event && (r = units_attach_event(c->units, c->event)) < 0)
+        log_warning_errno(r, "unit opt-in: attaching the system bus to the event loop: %m; "
+                             "X-TurboSched= is read, but not again after a daemon-reload");
 }
 
 int classifier_new(const struct config *cfg, const char *proc_root, struct classifier **ret)
@@ -199,7 +203,11 @@ void classifier_free(struct classifier *c)
     free(c);
 }
 
-int classifier_attach_event(struct classifier *c, sd_event *e) { return units_attach_event(c->units, e); }
+int classifier_attach_event(struct classifier *c, sd_event *e)
+{
+    c->event = e;
+    return units_attach_event(c->units, e);
+}
 
 void classifier_set_config(struct classifier *c, const struct config *cfg)
 {

@@ -164,7 +164,9 @@ static int reload(struct daemon *d, char *msg, size_t size)
         loop_set_priority(&d->loop, d->engine->cfg->realtime_priority);
     }
     /* The tick period may have changed. */
-    sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    int t = sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    if (t < 0)
+        log_warning_errno(t, "rearming the tick: %m; the new tick_interval applies from the next tick");
     d->status[0] = '\0';
     sd_notify(false, "READY=1");
     update_status(d);
@@ -410,25 +412,29 @@ static int run(struct daemon *d)
     sigset_t mask;
     int r = 0;
 
+    static const int handled_signals[] = {SIGTERM, SIGINT, SIGHUP};
     sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
+    for (size_t i = 0; i < ELEMENTSOF(handled_signals); i++)
+        sigaddset(&mask, handled_signals[i]);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (r = sd_event_default(&d->event)) < 0) {
         r = r < 0 ? r : -errno;
         log_error_errno(r, "setting up the event loop: %m");
         return r;
     }
-    sd_event_add_signal(d->event, NULL, SIGTERM, on_signal, d);
-    sd_event_add_signal(d->event, NULL, SIGINT, on_signal, d);
-    sd_event_add_signal(d->event, NULL, SIGHUP, on_signal, d);
+    /* Unhandled, a stop would end in SIGKILL, with nothing restored. */
+    for (size_t i = 0; i < ELEMENTSOF(handled_signals); i++)
+        if ((r = sd_event_add_signal(d->event, NULL, handled_signals[i], on_signal, d)) < 0)
+            return log_error_errno(r, "handling %s: %m", strsignal(handled_signals[i]));
     /* Sends WATCHDOG=1 at half of WatchdogSec= when the unit sets it. */
-    sd_event_set_watchdog(d->event, true);
+    if ((r = sd_event_set_watchdog(d->event, true)) < 0)
+        return log_error_errno(r, "the service manager's watchdog: %m");
 
     if (e->cfg->state_file && (r = lock_instance(e->cfg->state_file)) < 0)
         return r;
     /* systemd's Reloading signal flushes the unit property cache. */
-    classifier_attach_event(e->classifier, d->event);
+    if ((r = classifier_attach_event(e->classifier, d->event)) < 0)
+        log_warning_errno(r, "unit opt-in: attaching the system bus to the event loop: %m; "
+                             "X-TurboSched= is read, but not again after a daemon-reload");
     set_own_nice(e->cfg->nice);
     if ((r = engine_start(e)) < 0)
         return r;
