@@ -307,8 +307,10 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
     if (!tidmap_add(&a->tasks, &rec)) {
         /* we could not remember it, so we must not leave it changed */
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
-        if (!a->dry_run && changed)
-            (void)a->ops->setaffinity(a->ops->userdata, t->tid, current);
+        int r = !a->dry_run && changed ? a->ops->setaffinity(a->ops->userdata, t->tid, current) : 0;
+        if (r < 0 && !errno_is_gone(r))
+            log_error_errno(r, "pid %d (%s): restoring its affinity: %m; left on %s, unrecorded", (int)t->tid,
+                            t->comm, apply_fmt_set(want));
         return -ENOMEM;     /* the caller takes back a slice it gave */
     }
     mark_task_changed(a, t->tid);
@@ -441,8 +443,13 @@ int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_t
         forget(a, tid);
     }
     cpu_set_t now;
-    if (apply_get_full(a, tid, &now) < 0)
+    int r = apply_get_full(a, tid, &now);
+    if (r < 0) {
+        if (!errno_is_gone(r))
+            log_warning_errno(r, "pid %d: reading the mask it inherited from %d: %m; not adopted, so not restored "
+                                 "with it", (int)tid, (int)p->tid);
         return 0;
+    }
     /* the kernel copied the parent's mask at fork; anything else is not ours */
     if (!apply_mask_matches(a, &now, expected_mask(a, p)))
         return 0;
@@ -452,8 +459,11 @@ int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_t
     rec.tid = tid;
     rec.pid = pid;
     rec.start_time = start_time;
-    if (!tidmap_add(&a->tasks, &rec))
+    if (!tidmap_add(&a->tasks, &rec)) {
+        log_err("pid %d (%s): out of memory recording the affinity it inherited, restoring it", (int)tid, rec.comm);
+        (void)restore_entry(a, &rec);   /* it logs a failure */
         return -ENOMEM;
+    }
     mark_task_changed(a, tid);
     log_debug("pid %d (%s): inherited affinity %s from %d, adopted", (int)tid, rec.comm, apply_fmt_set(&rec.set),
               (int)p->tid);

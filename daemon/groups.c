@@ -168,8 +168,9 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         }
         g = group_add(a, GROUP_CPUSET_V1, group);
         if (!g) {
-            if (!a->dry_run)
-                (void)a->ops->cpuset_delete(a->ops->userdata, group);
+            int d = a->dry_run ? 0 : a->ops->cpuset_delete(a->ops->userdata, group);
+            if (d < 0 && d != -ENOENT)
+                log_error_errno(d, "cpuset group %s: removing it: %m, it is left behind", group);
             return -ENOMEM;
         }
         g->set = want;
@@ -280,8 +281,13 @@ int apply_cpuset_undo(struct applier *a, const struct applied_group *g, bool app
         uint64_t start_time;
         if (a->ops->task_start_time(a->ops->userdata, m->tid, &start_time) < 0 || start_time != m->start_time)
             continue;
-        if (a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path) < 0)
+        int r = a->ops->cpuset_task_path(a->ops->userdata, m->tid, path, sizeof path);
+        if (r < 0) {
+            if (!errno_is_gone(r))
+                log_warning_errno(r, "pid %d: reading its cpuset: %m; it goes to the parent of %s", (int)m->tid,
+                                  g->name);
             continue;
+        }
         if (strcmp(path, applied ? g->name : m->original_path) != 0) {
             log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)m->tid, path);
             continue;
@@ -290,7 +296,7 @@ int apply_cpuset_undo(struct applier *a, const struct applied_group *g, bool app
             log_info("would move pid %d back from cpuset %s to %s", (int)m->tid, g->name, m->original_path);
             continue;
         }
-        int r = a->ops->cpuset_attach(a->ops->userdata, m->original_path, m->tid);
+        r = a->ops->cpuset_attach(a->ops->userdata, m->original_path, m->tid);
         if (r < 0 && !errno_is_gone(r))
             log_warning("pid %d: moving it back to cpuset %s: %s, it goes to the parent of %s", (int)m->tid,
                         m->original_path, strerror(-r), g->name);
@@ -318,9 +324,14 @@ int applier_group_detach_v1(struct applier *a, const char *group, pid_t tid)
     char path[4096];
     uint64_t start_time;
     int r = 0;
-    if (a->ops->task_start_time(a->ops->userdata, tid, &start_time) < 0 || start_time != m->start_time ||
-        a->ops->cpuset_task_path(a->ops->userdata, tid, path, sizeof path) < 0)
+    if (a->ops->task_start_time(a->ops->userdata, tid, &start_time) < 0 || start_time != m->start_time)
         goto drop;   /* gone, or another task under a reused TID */
+    if ((r = a->ops->cpuset_task_path(a->ops->userdata, tid, path, sizeof path)) < 0) {
+        if (!errno_is_gone(r))
+            log_warning_errno(r, "pid %d: reading its cpuset: %m; left in %s", (int)tid, g->name);
+        r = 0;
+        goto drop;
+    }
     if (strcmp(path, g->name) != 0 && !a->dry_run) {
         log_info("pid %d: moved to cpuset %s by someone else, leaving it there", (int)tid, path);
         goto drop;

@@ -366,6 +366,13 @@ static int recover_salvage(struct applier *a)
     return r < 0 ? r : restored;
 }
 
+/* Once read: left there, a bad file would be read again at the next start. */
+static void remove_state_file(struct applier *a)
+{
+    if (!a->dry_run && unlink(a->state_file) < 0 && errno != ENOENT)
+        log_warning_errno(-errno, "state file %s: removing it: %m", a->state_file);
+}
+
 int applier_recover(struct applier *a)
 {
     if (!a->state_file)
@@ -384,14 +391,12 @@ int applier_recover(struct applier *a)
          * boot confined would otherwise be packed again with their confined
          * mask taken for their own, for good. */
         r = recover_salvage(a);
-        if (!a->dry_run)
-            (void)unlink(a->state_file);
+        remove_state_file(a);
         return r;
     }
     if (r < 0) {
         /* state_read said why; a bad file would only confuse the next start */
-        if (!a->dry_run)
-            (void)unlink(a->state_file);
+        remove_state_file(a);
         return r == -ENOMEM ? r : 0;
     }
 
@@ -401,11 +406,11 @@ int applier_recover(struct applier *a)
     for (size_t i = 0; i < s.n_tasks; i++)
         restored += recover_task(a, &s.tasks[i]);
     r = recover_offspring(a, &s);
-    if (r < 0) {
-        state_free(&s);
-        return r;
-    }
-    restored += r;
+    if (r < 0)      /* the groups are still undone and the file removed */
+        log_error_errno(r, "state file %s: following the new processes and threads of its tasks: %m; those "
+                           "started while no daemon ran may keep the masks they inherited", a->state_file);
+    else
+        restored += r;
     for (size_t i = 0; i < s.n_groups; i++) {
         int k = s.groups[i].kind == GROUP_CPUSET_V1 ? apply_cpuset_undo(a, &s.groups[i], true) : apply_unit_undo(a, &s.groups[i]);
         restored += k > 0;
@@ -413,8 +418,7 @@ int applier_recover(struct applier *a)
     log_info("state file %s: undid %d of %zu changes left by a previous run", a->state_file, restored,
              s.n_tasks + s.n_groups);
     state_free(&s);
-    if (!a->dry_run && unlink(a->state_file) < 0 && errno != ENOENT)
-        log_warning("state file %s: removing it: %m", a->state_file);
+    remove_state_file(a);
     return restored;
 }
 
