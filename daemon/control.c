@@ -94,7 +94,9 @@ static void client_touch(struct control_client *c)
     if (sd_event_now(c->server->event, CLOCK_MONOTONIC, &now) < 0)
         return;
     c->last_active_usec = now;
-    sd_event_source_set_time(c->timer, now + (uint64_t)c->server->idle_timeout_ms * 1000u);
+    int r = sd_event_source_set_time(c->timer, now + (uint64_t)c->server->idle_timeout_ms * 1000u);
+    if (r < 0)
+        log_debug_errno(r, "control: client pid %d: moving its idle deadline: %m", (int)c->peer.pid);
 }
 
 static bool client_has_frame(const struct control_client *c)
@@ -565,8 +567,27 @@ static int client_new(struct control_server *s, int fd)
 static int on_retry_accept(sd_event_source *src, uint64_t usec, void *userdata)
 {
     struct control_server *s = userdata;
-    sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
+    int r = sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
+    if (r < 0)
+        log_error_errno(r, "control: listening again: %m; no new connection is taken");
     return 0;
+}
+
+/* Leave the listener off for ACCEPT_RETRY_MS. On a failure it stays on. */
+static int pause_accept(struct control_server *s)
+{
+    uint64_t now;
+    int r = sd_event_now(s->event, CLOCK_MONOTONIC, &now);
+    uint64_t when = now + ACCEPT_RETRY_MS * 1000u;
+    if (r >= 0 && s->retry_timer)
+        r = sd_event_source_set_time(s->retry_timer, when);
+    else if (r >= 0)
+        r = sd_event_add_time(s->event, &s->retry_timer, CLOCK_MONOTONIC, when, 0, on_retry_accept, s);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(s->retry_timer, SD_EVENT_ONESHOT);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(s->listen_source, SD_EVENT_OFF);
+    return r;
 }
 
 static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -583,18 +604,9 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
                 /* The listening socket stays readable: pause it instead of
                  * spinning until descriptors are free again. */
                 log_warning("control: accept: %m, pausing new connections for %d ms", ACCEPT_RETRY_MS);
-                sd_event_source_set_enabled(s->listen_source, SD_EVENT_OFF);
-                uint64_t now;
-                if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) >= 0) {
-                    uint64_t when = now + ACCEPT_RETRY_MS * 1000u;
-                    if (s->retry_timer) {
-                        sd_event_source_set_time(s->retry_timer, when);
-                        sd_event_source_set_enabled(s->retry_timer, SD_EVENT_ONESHOT);
-                    } else if (sd_event_add_time(s->event, &s->retry_timer, CLOCK_MONOTONIC, when, 0,
-                                                 on_retry_accept, s) < 0) {
-                        sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
-                    }
-                }
+                int r = pause_accept(s);
+                if (r < 0)
+                    log_warning_errno(r, "control: pausing the listener: %m; it stays on");
                 return 0;
             }
             log_warning("control: accept: %m");

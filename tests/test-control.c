@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -40,7 +41,7 @@ struct fixture {
     unsigned handler_delay_us;  /* what each request costs the daemon */
 };
 
-static unsigned n_warnings, n_limit_logs;
+static unsigned n_warnings, n_limit_logs, n_pause_logs;
 
 static void sink(int level, const char *msg, void *userdata)
 {
@@ -48,6 +49,8 @@ static void sink(int level, const char *msg, void *userdata)
         n_warnings++;
     if (strstr(msg, "refusing new ones"))
         n_limit_logs++;
+    if (strstr(msg, "pausing new connections"))
+        n_pause_logs++;
 }
 
 static int fake_handler(void *userdata, const char *method, struct json_object *params,
@@ -102,7 +105,7 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
     log_set_sink(sink, NULL);
-    n_warnings = n_limit_logs = 0;
+    n_warnings = n_limit_logs = n_pause_logs = 0;
     assert_int_equal(fx_start(fx, NULL, 0), 0);
     *state = fx;
     return 0;
@@ -1112,6 +1115,33 @@ static void test_unread_replies_bounded(void **state)
     assert_int_equal(run_child(fx, pid), 0);
 }
 
+/* Out of file descriptors, the listener pauses instead of spinning on a
+ * readable socket, and takes the waiting client once they are free. */
+static void test_accept_paused_out_of_fds(void **state)
+{
+    struct fixture *fx = *state;
+    int c = client_connect(fx->path);
+    assert_true(c >= 0);
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int lowest = dup(0);                    /* the lowest free descriptor */
+    assert_true(lowest >= 0);
+    close(lowest);
+    low = (struct rlimit){.rlim_cur = (rlim_t)lowest, .rlim_max = old.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (!n_pause_logs && now_ms() < deadline)
+        pump(fx);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_equal(n_pause_logs, 1);
+    assert_int_equal(control_server_n_clients(fx->s), 0);
+    while (control_server_n_clients(fx->s) == 0 && now_ms() < deadline)
+        pump(fx);
+    assert_int_equal(control_server_n_clients(fx->s), 1);
+    assert_int_equal(n_pause_logs, 1);
+    close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1132,6 +1162,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unread_replies_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_paused_out_of_fds, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
