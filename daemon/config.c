@@ -383,7 +383,7 @@ static int load_dropins(struct config *c, const char *dir)
     size_t n = 0;
     int r = 0;
     struct dirent *de;
-    while ((de = readdir(d))) {
+    for (errno = 0; (de = readdir(d)); errno = 0) {
         size_t len = strlen(de->d_name);
         if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".conf") != 0)
             continue;
@@ -397,6 +397,8 @@ static int load_dropins(struct config *c, const char *dir)
         }
         names[n++] = s;
     }
+    if (r == 0 && errno)
+        r = log_error_errno(-errno, "%s: listing the drop-ins: %m", dir);
     closedir(d);
     if (r == 0) {
         if (n > 0)
@@ -412,7 +414,7 @@ static int load_dropins(struct config *c, const char *dir)
             if (q < 0)
                 r = -EINVAL;
         }
-    } else
+    } else if (r == -ENOMEM)
         log_err("%s: out of memory reading drop-ins", dir);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
