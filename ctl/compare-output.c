@@ -261,8 +261,9 @@ int write_plot(const char *csv, unsigned n_cpus)
                    "title 'CPU %u packed'",
                 c ? ", " : "", csv, c, c, csv, c, c);
     fputc('\n', f);
-    if (fclose(f) != 0)
-        return -errno;
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed)
+        return failed ? -EIO : -errno;
     pid_t pid = fork();
     if (pid < 0)
         return -errno;

@@ -501,7 +501,10 @@ static int report(const struct opts *o, struct run *run, int ret)
         } else if (in_path("gnuplot") && (r = write_plot(o->csv, sum[0].n_cpus)) < 0)
             fprintf(stderr, "turbosched-ctl: gnuplot failed (%s); the CSV is written\n", strerror(-r));
     }
-    fflush(stdout);
+    if ((fflush(stdout) != 0 || ferror(stdout)) && ret == EXIT_OK) {
+        fprintf(stderr, "turbosched-ctl: writing the report failed\n");
+        ret = EXIT_DAEMON_ERROR;
+    }
     return ret;
 }
 

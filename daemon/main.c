@@ -84,6 +84,16 @@ static void help(void)
            "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
 }
 
+/* What a print option wrote reached standard output (a full disk, a closed
+ * pipe): EXIT_OK, or EXIT_RUNTIME, said on stderr. */
+static int stdout_written(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EXIT_OK;
+    fprintf(stderr, "turboschedd: writing to standard output: %s\n", strerror(errno ? errno : EIO));
+    return EXIT_RUNTIME;
+}
+
 /* --turbo-table: what the CPU publishes, as lines for turbosched.conf */
 static int print_turbo_table(void)
 {
@@ -97,7 +107,7 @@ static int print_turbo_table(void)
            "# with N active cores. Check it against the CPU's specification.\n"
            "[capacity]\n", what);
     config_print_freq(stdout, &fr);
-    return EXIT_OK;
+    return stdout_written();
 }
 
 static int print_topology(const char *root, const struct config *cfg)
@@ -107,7 +117,7 @@ static int print_topology(const char *root, const struct config *cfg)
         return EXIT_RUNTIME;   /* topology_read named the file */
     topology_print(stdout, t, &cfg->capacity);
     topology_free(t);
-    return EXIT_OK;
+    return stdout_written();
 }
 
 static void update_status(struct daemon *d)
@@ -600,7 +610,7 @@ int main(int argc, char **argv)
     if (o.check) {
         config_print(stdout, cfg);
         config_destroy(cfg);
-        return EXIT_OK;
+        return stdout_written();
     }
     if (o.topo) {
         r = print_topology(o.sysfs_root, cfg);

@@ -25,6 +25,9 @@ check "good config: prints its rules in order" \
     bash -c "printf '%s\n' \"\$1\" | grep -n '^\[rule ' | tr '\n' ' ' | grep -q 'agents.*builds'" _ "$out"
 check "good config: prints the globs as understood" bash -c "printf '%s\n' \"\$1\" | grep -q '^comm = telegraf collectd\*'" _ "$out"
 check "good config: prints the settings" bash -c "printf '%s\n' \"\$1\" | grep -q '^tick_interval = 500ms'" _ "$out"
+"$DAEMON" --check-config --config "$TMP/good/turbosched.conf" > /dev/full 2> "$TMP/full.err"; rc=$?
+check "good config written to a full disk: exit 1" test "$rc" -eq 1
+check "good config written to a full disk: says why" grep -q "writing to standard output" "$TMP/full.err"
 
 long=$(printf 'x%.0s' $(seq 300))
 cat > "$TMP/bad/turbosched.conf" <<CONF
