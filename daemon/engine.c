@@ -422,9 +422,8 @@ static void refresh_topology(struct engine *e)
         return;
     }
     char was[256], now_s[256];
-    cpulist_format(&e->topo->online, was, sizeof was);
-    cpulist_format(&t->online, now_s, sizeof now_s);
-    log_notice("online CPUs changed: %s -> %s", was, now_s);
+    log_notice("online CPUs changed: %s -> %s", format_cpulist(&e->topo->online, was, sizeof was),
+               format_cpulist(&t->online, now_s, sizeof now_s));
     topology_free(e->topo);
     e->topo = t;
     engine_delay_reset(&e->delay, e->cfg);   /* it counts cores by their index */
@@ -769,7 +768,7 @@ void engine_status_line(const struct engine *e, char *buf, size_t size)
     char cpus[128] = "";
     const cpu_set_t *mask = engine_plan_mask(e);
     if (mask)
-        cpulist_format(mask, cpus, sizeof cpus);
+        format_cpulist(mask, cpus, sizeof cpus);
     snprintf(buf, size, "%u tasks, %u jitter, %u packed %s%s; uclamp %s%s",
              task_table_count(e->tasks), e->n_by_class[CLASS_JITTER], e->n_packed,
              mask ? "on CPUs " : "(no restriction", mask ? cpus : ")",
