@@ -340,8 +340,10 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata)
         snprintf(rel, sizeof(rel), "%d/task", (int)pid);
         int fd = openat(dirfd(proc), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = fd < 0 ? -errno : walk_threads(fd, pid, fn, userdata, &fn_err);
-        if (r < 0 && !fn_err && errno_is_gone(r))
-            continue;   /* exited since readdir */
+        if (r < 0 && !fn_err && errno_is_gone(r)) {
+            r = 0;      /* exited since readdir: not the walk's failure */
+            continue;
+        }
         if (r < 0)
             break;
         visited += r;

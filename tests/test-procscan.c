@@ -406,6 +406,25 @@ static void test_reconcile_unreadable(void **state)
     task_table_free(tt);
 }
 
+/* A process that exits between the listing of /proc and the opening of its
+ * task directory is passed over wherever it falls in the listing, the last
+ * entry included: the walk succeeds. */
+static void test_walk_last_gone(void **state)
+{
+    struct tree *tr = *state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc", tr->root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/proc/500", tr->root);
+    assert_int_equal(mkdir(path, 0755), 0);         /* listed, its task/ gone */
+    struct collected c = { 0 };
+    assert_int_equal(procscan_all(tr->root, collect, &c), 0);
+    mk_task(tr, 100, 100, "worker", 'S', 1001, 1000, true);
+    c = (struct collected){ 0 };
+    assert_int_equal(procscan_all(tr->root, collect, &c), 1);
+    assert_true(has(&c, 100, 100));
+}
+
 static void test_reconcile_bound(void **state)
 {
     struct tree *tr = *state;
@@ -996,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_walk),
         cmocka_unit_test_setup_teardown(test_reconcile, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_unreadable, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_walk_last_gone, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
