@@ -288,17 +288,20 @@ static int rescan(struct engine *e)
     classifier_batch_begin(e->classifier);
     int r = procscan_reconcile(root_of(e), e->tasks, hooks_of(e), &st);
     classifier_batch_end(e->classifier);
-    /* A walk failed or left threads unread (out of fds, memory): again at each tick. */
+    /* Failed or left threads unread: again at each tick (at start, only for want of fds or memory). */
     bool failed = (r < 0 && r != -ENOSPC) || st.unread;
+    bool first = e->counters.rescans++ == 0;
     e->events.rescan_pending = failed;
     e->events.last_rescan_ms = now_ms();
-    e->counters.rescans++;
     e->counters.table_full += st.failed;
     if (r == -ENOSPC)
         table_full(e);
+    else if (first && r < 0 && !errno_is_transient(r))
+        return log_error_errno(r, "walking /proc: %m");
     else if (failed != e->events.rescan_failed)
-        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s", !failed ? "succeeded again" : r < 0 ?
-                 "the walk failed; tried again at each tick" : "threads left unread; tried again at each tick");
+        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s%s%s", !failed ? "succeeded again" : r < 0 ?
+                 "the walk failed: " : "threads left unread", r < 0 ? strerror(-r) : "",
+                 failed ? "; tried again at each tick" : "");
     e->events.rescan_failed = failed;
     return r == -ENOSPC ? 0 : r;
 }
@@ -563,7 +566,7 @@ int engine_start(struct engine *e)
     /* Subscribe first, then scan: a task born in between is seen twice,
      * which the table tolerates, rather than not at all. */
     r = rescan(e);
-    if (r < 0)
+    if (r < 0 && !errno_is_transient(r))
         return r;
     log_info("tracking %u threads", task_table_count(e->tasks));
     engine_tick(e);

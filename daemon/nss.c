@@ -86,7 +86,10 @@ static int user_fn(char *buf, size_t size, void *userdata)
             q->result = 0;
         }
     }
-    return r;
+    /* No such user is 0 and no entry. glibc passes on the errno of a
+     * service that is unavailable (libnss_sss says ENOENT when its socket
+     * is missing): a failure to ask again about, not an answer. */
+    return r == ENOENT || r == ESRCH ? EAGAIN : r;
 }
 
 int nss_user_name(uid_t uid, char *buf, size_t size)

@@ -17,5 +17,5 @@ int nss_call_growing(int (*fn)(char *buf, size_t size, void *userdata), void *us
 /* A group's gid by name; -ENOENT if there is none. */
 int nss_group_gid(const char *name, gid_t *ret);
 /* A user's name by uid, into buf; -ENOENT if there is none, -ENAMETOOLONG if
- * it does not fit in size. */
+ * it does not fit in size, -EAGAIN if a service could not answer. */
 int nss_user_name(uid_t uid, char *buf, size_t size);

@@ -192,14 +192,15 @@ void procinfo_user_name(uid_t uid, char *buf, size_t size)
         snprintf(buf, size, "%s", user_cache[slot].name);
         return;
     }
-    /* A lookup that fails (no such user, or an entry past NSS_BUFFER_MAX)
-     * shows the uid, as ps(1) does. Any other failure (a directory service
-     * down, out of memory) is not kept: the next lookup asks again. */
+    /* A lookup that fails (no such user, a name longer than the cache's, an
+     * entry past NSS_BUFFER_MAX) shows the uid, as ps(1) does. Any other
+     * failure (a directory service down, out of memory) is not kept: the
+     * next lookup asks again. */
     int r = nss_user_name(uid, user_cache[slot].name, sizeof user_cache[slot].name);
     if (r < 0)
         snprintf(user_cache[slot].name, sizeof user_cache[slot].name, "%lu", (unsigned long)uid);
     user_cache[slot].uid = uid;
-    user_cache[slot].valid = r >= 0 || r == -ENOENT || r == -ERANGE;
+    user_cache[slot].valid = r >= 0 || r == -ENOENT || r == -ENAMETOOLONG || r == -ERANGE;
     snprintf(buf, size, "%s", user_cache[slot].name);
 }
 

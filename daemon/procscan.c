@@ -288,7 +288,8 @@ static bool parse_pid_name(const char *s, pid_t *ret)
 
 /* The threads of PID (its task directory open as fd, which this closes):
  * fn for each; how many, or an error (fn's in *fn_err too). A process gone
- * while it is read has no more threads. */
+ * while it is read has no more threads; one whose listing fails otherwise
+ * returns the error after the threads it listed. */
 static int walk_threads(int fd, pid_t pid, procscan_fn fn, void *userdata, int *fn_err)
 {
     DIR *tasks = fdopendir(fd);
@@ -315,21 +316,20 @@ static int walk_threads(int fd, pid_t pid, procscan_fn fn, void *userdata, int *
     return r < 0 ? r : visited;
 }
 
-/* Every thread of ROOT/proc. Only a process that exited since it was listed
- * is passed over: any other failure (out of file descriptors, of memory)
- * fails the walk, whose callers take "not seen" for "gone". */
-int procscan_all(const char *root, procscan_fn fn, void *userdata)
+/* Every thread of ROOT/proc. A process that exited since it was listed is
+ * passed over, and so is one the daemon may not list: a failure the next
+ * walk would meet again. Running out of file descriptors or memory fails
+ * the walk, as it would leave live processes out: its callers take "not
+ * seen" for "gone". The caller reports a failure; it may repeat at each tick. */
+int procscan_all(const char *root, procscan_fn fn, void *userdata, unsigned *unlisted)
 {
     char path[PATH_MAX];
     int r = path_join(path, sizeof(path), root, "/proc");
     if (r < 0)
         return r;
     DIR *proc = opendir(path);
-    if (!proc) {
-        r = -errno;
-        log_error_errno(r, "%s: opening: %m", path);
-        return r;
-    }
+    if (!proc)
+        return -errno;
     int visited = 0, fn_err = 0;
     struct dirent *de;
     for (errno = 0; (de = readdir(proc)); errno = 0) {
@@ -340,8 +340,14 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata)
         snprintf(rel, sizeof(rel), "%d/task", (int)pid);
         int fd = openat(dirfd(proc), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = fd < 0 ? -errno : walk_threads(fd, pid, fn, userdata, &fn_err);
-        if (r < 0 && !fn_err && errno_is_gone(r)) {
-            r = 0;      /* exited since readdir: not the walk's failure */
+        if (r < 0 && !fn_err && !errno_is_transient(r)) {
+            /* exited since readdir, or not ours to list: not the walk's failure */
+            if (!errno_is_gone(r)) {
+                log_debug_errno(r, "%s/%d: listing its threads: %m; passed over", path, (int)pid);
+                if (unlisted)
+                    ++*unlisted;
+            }
+            r = 0;
             continue;
         }
         if (r < 0)
@@ -351,7 +357,7 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata)
     if (r >= 0 && errno)
         r = -errno;
     if (r < 0 && !fn_err)
-        log_warning_errno(r, "%s: walking it: %m; the walk is left unfinished", path);
+        log_debug_errno(r, "%s: walking it: %m; the walk is left unfinished", path);
     closedir(proc);
     return r < 0 ? r : visited;
 }
@@ -445,11 +451,14 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     if (r < 0 && (errno_is_gone(r) || r == -EBADMSG))
         return 0;   /* gone since readdir, a zombie, or no stat to read: not live */
     if (r < 0) {
-        /* Out of file descriptors or memory: live, but not read this time.
-         * A task we know stays as it is. */
+        /* Live, but not read: out of file descriptors or memory (read at a
+         * later walk), or not ours to read. A task we know stays as it is. */
         if (t)
             t->seen_gen = c->st->generation;
-        c->st->unread++;
+        if (errno_is_transient(r))
+            c->st->unread++;
+        else
+            c->st->denied++;
         return 0;
     }
     c->st->seen++;
@@ -494,6 +503,8 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     r = uid_of(c->root, pid, tid, c->h, &fresh.uid);
     if (r < 0) {
         c->st->seen--;
+        if (errno_is_transient(r))
+            c->st->unread++;    /* added at a later walk */
         return 0;
     }
     fresh.seen_gen = c->st->generation;
@@ -509,6 +520,17 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     return 0;
 }
 
+/* Whether a task not seen by a walk that passed over processes may still
+ * be live: not gone, and the same task if its start time can be read. */
+static bool still_there(const char *root, const struct task *t)
+{
+    struct task fresh;
+    int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
+    if (r < 0)
+        return !errno_is_gone(r) && r != -EBADMSG;
+    return t->start_pending || fresh.start_time == t->start_time;
+}
+
 int procscan_reconcile(const char *root, struct task_table *tt, const struct procscan_hooks *h,
                        struct procscan_stats *out)
 {
@@ -517,17 +539,23 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
     st.generation = task_table_new_generation(tt);
     struct reconcile_ctx c = { .root = root, .tt = tt, .h = h, .st = &st };
 
-    int r = procscan_all(root, reconcile_one, &c);
+    unsigned unlisted = 0;
+    int r = procscan_all(root, reconcile_one, &c, &unlisted);
     if (r < 0) {
         /* Without a full walk, "not seen" means nothing: remove nothing. */
         if (out)
             *out = st;
         return r;
     }
+    st.denied += unlisted;
     size_t iter = 0;
     struct task *t;
     while ((t = task_table_next(tt, &iter))) {
         if (t->seen_gen == st.generation)
+            continue;
+        /* A process passed over is not gone: its threads are, when reading
+         * them says so. */
+        if (unlisted && still_there(root, t))
             continue;
         log_debug("tid %d (pid %d, %s): gone", (int)t->tid, (int)t->pid, t->comm);
         drop(tt, t, h);
@@ -535,9 +563,9 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
     }
     st.duration_us = (now_ns() - start_ns) / 1000;
     log_debug("rescan %" PRIu32 ": %u threads live, %u added, %u reused, %u renamed (%u left for later), %u removed, "
-              "%u failed, %u unread, %" PRIu64 " us",
+              "%u failed, %u unread, %u denied, %" PRIu64 " us",
               st.generation, st.seen, st.added, st.reused, st.renamed, st.renames_deferred, st.removed, st.failed,
-              st.unread, st.duration_us);
+              st.unread, st.denied, st.duration_us);
     if (out)
         *out = st;
     return c.first_error;

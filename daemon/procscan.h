@@ -55,10 +55,12 @@ int procscan_parse_status_uid(const char *buf, uid_t *euid);
 
 /* Walk ROOT/proc/[0-9]*\/task/[0-9]* calling fn(pid, tid). A negative return from
  * fn stops the walk and is returned. Processes that vanish mid-walk are
- * skipped; any other failure to list them (out of fds or memory) stops the
- * walk with its -errno. Returns the number of threads visited. */
+ * skipped, and so are those the daemon may not list (hidepid, a security
+ * module), counted in *unlisted (may be NULL); running out of fds or memory
+ * (errno_is_transient) stops the walk with its -errno. Returns the number
+ * of threads visited. */
 typedef int (*procscan_fn)(pid_t pid, pid_t tid, void *userdata);
-int procscan_all(const char *root, procscan_fn fn, void *userdata);
+int procscan_all(const char *root, procscan_fn fn, void *userdata, unsigned *unlisted);
 
 /* What task_changed reports: an exec (a new program: exe, cmdline and the
  * rest of the process may differ), or a new comm or euid of one thread
@@ -96,7 +98,10 @@ struct procscan_stats {
     unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
     unsigned renames_deferred;  /* renamed, beyond its user's budget: left for the next rescan */
     unsigned failed;        /* could not be added (table full, unreadable) */
-    unsigned unread;        /* live, but their stat could not be read (out of fds or memory): kept as they were */
+    unsigned unread;        /* live, but their stat or status could not be read for now (out of fds or memory):
+                               kept as they were, the walk wants repeating */
+    unsigned denied;        /* live, but not ours to read (hidepid, a security module) or a process not ours
+                               to list: kept as they were, not tried again */
     uint64_t duration_us;
 };
 

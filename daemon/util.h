@@ -27,6 +27,13 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 
 /* An errno value for "the task is gone": normal, never an error. */
 static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return err == ESRCH || err == ENOENT; }
+/* An errno value for "not now": out of descriptors or memory, interrupted.
+ * Tried again later; any other failure is the same the next time. */
+static inline bool errno_is_transient(int err)
+{
+    err = err < 0 ? -err : err;
+    return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS || err == EAGAIN || err == EINTR;
+}
 
 /* Read a whole (small) file into buf, NUL-terminated, trailing newline kept.
  * Returns bytes read or -errno; -EFBIG if it does not fit. */

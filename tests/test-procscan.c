@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,8 +135,10 @@ static int stop_at_second(pid_t pid, pid_t tid, void *userdata)
 static void test_walk(void **state)
 {
     struct collected c = { 0 };
-    /* self, 123abc, stat and the task-less 400 and 101 are skipped */
-    assert_int_equal(procscan_all(SMALL, collect, &c), 6);
+    unsigned unlisted = 0;
+    /* self, 123abc, stat and the task-less (gone) 400 and 101 are skipped */
+    assert_int_equal(procscan_all(SMALL, collect, &c, &unlisted), 6);
+    assert_int_equal(unlisted, 0);
     assert_int_equal(c.n, 6);
     assert_true(has(&c, 1, 1));
     assert_true(has(&c, 100, 100));
@@ -144,9 +147,9 @@ static void test_walk(void **state)
     assert_true(has(&c, 200, 200));
     assert_true(has(&c, 300, 300));
     int calls = 0;
-    assert_int_equal(procscan_all(SMALL, stop_at_second, &calls), -ECANCELED);
+    assert_int_equal(procscan_all(SMALL, stop_at_second, &calls, NULL), -ECANCELED);
     assert_int_equal(calls, 2);
-    assert_true(errno_is_gone(procscan_all(TS_FIXTURES "/no-such-tree", collect, &c)));
+    assert_true(errno_is_gone(procscan_all(TS_FIXTURES "/no-such-tree", collect, &c, NULL)));
 }
 
 /* ---- a mutable tree for reconcile and events ---- */
@@ -366,9 +369,10 @@ static void test_reconcile(void **state)
     task_table_free(tt);
 }
 
-/* A thread whose stat cannot be read for a reason other than its exit is
- * kept as it was; a process whose threads cannot be listed fails the walk,
- * which then removes nothing. */
+/* A thread whose stat cannot be read for a reason other than its exit (here
+ * EISDIR; hidepid or a security module in life) is kept as it was, and so
+ * are the threads of a process whose threads cannot be listed: neither is
+ * tried again at each tick. Only a thread gone for real is removed. */
 static void test_reconcile_unreadable(void **state)
 {
     struct tree *tr = *state;
@@ -378,7 +382,7 @@ static void test_reconcile_unreadable(void **state)
     struct procscan_stats st;
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(task_table_count(tt), 3);
-    assert_int_equal(st.unread, 0);
+    assert_int_equal(st.unread + st.denied, 0);
 
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/proc/100/task/101/stat", tr->root);
@@ -386,7 +390,8 @@ static void test_reconcile_unreadable(void **state)
     assert_int_equal(mkdir(path, 0755), 0);         /* read(2) says EISDIR */
     rec = (struct rec){ .tt = tt };
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
-    assert_int_equal(st.unread, 1);
+    assert_int_equal(st.unread, 0);
+    assert_int_equal(st.denied, 1);
     assert_int_equal(st.removed, 0);
     assert_int_equal(rec.n_gone, 0);
     assert_non_null(task_table_find(tt, 101));
@@ -398,17 +403,22 @@ static void test_reconcile_unreadable(void **state)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     assert_int_equal(system(cmd), 0);
     write_text(path, "not a directory\n");         /* openat(O_DIRECTORY) says ENOTDIR */
-    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), -ENOTDIR);
-    assert_int_equal(task_table_count(tt), 3);      /* nothing removed, 101 neither */
-    assert_int_equal(unlink(path), 0);
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
-    assert_int_equal(st.removed, 2);                /* 101 and 300 */
+    assert_int_equal(st.denied, 1);
+    assert_int_equal(st.removed, 1);                /* 101; 300 is kept */
+    assert_non_null(task_table_find(tt, 300));
+    assert_null(task_table_find(tt, 101));
+    assert_int_equal(unlink(path), 0);              /* 300 gone: no task/ */
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.removed, 1);
+    assert_int_equal(st.denied, 0);
     task_table_free(tt);
 }
 
 /* A process that exits between the listing of /proc and the opening of its
  * task directory is passed over wherever it falls in the listing, the last
- * entry included: the walk succeeds. */
+ * entry included, and so is one whose threads may not be listed: the walk
+ * succeeds and counts the latter. */
 static void test_walk_last_gone(void **state)
 {
     struct tree *tr = *state;
@@ -418,11 +428,74 @@ static void test_walk_last_gone(void **state)
     snprintf(path, sizeof path, "%s/proc/500", tr->root);
     assert_int_equal(mkdir(path, 0755), 0);         /* listed, its task/ gone */
     struct collected c = { 0 };
-    assert_int_equal(procscan_all(tr->root, collect, &c), 0);
+    unsigned unlisted = 0;
+    assert_int_equal(procscan_all(tr->root, collect, &c, &unlisted), 0);
+    assert_int_equal(unlisted, 0);
     mk_task(tr, 100, 100, "worker", 'S', 1001, 1000, true);
+    snprintf(path, sizeof path, "%s/proc/600", tr->root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/proc/600/task", tr->root);
+    write_text(path, "not a directory\n");         /* openat(O_DIRECTORY) says ENOTDIR */
     c = (struct collected){ 0 };
-    assert_int_equal(procscan_all(tr->root, collect, &c), 1);
+    assert_int_equal(procscan_all(tr->root, collect, &c, &unlisted), 1);
     assert_true(has(&c, 100, 100));
+    assert_int_equal(unlisted, 1);
+}
+
+/* The lowest free descriptor, and a limit that lets exactly n more open. */
+static rlim_t fd_limit_for(int n)
+{
+    int fds[8], last = -1;
+    assert_true(n >= 0 && n < 8);
+    for (int i = 0; i < n; i++)
+        assert_true((fds[i] = last = dup(0)) >= 0);
+    if (n == 0) {
+        last = dup(0);
+        assert_true(last >= 0);
+        close(last);
+        return (rlim_t)last;
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    return (rlim_t)last + 1;
+}
+
+/* Reconcile with only n descriptors to spare; the limit is back on return. */
+static int reconcile_with_fds(struct tree *tr, struct task_table *tt, const struct procscan_hooks *h, int n,
+                              struct procscan_stats *st)
+{
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = (struct rlimit){.rlim_cur = fd_limit_for(n), .rlim_max = old.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int r = procscan_reconcile(tr->root, tt, h, st);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    return r;
+}
+
+/* Out of descriptors: a walk that cannot open /proc fails and removes
+ * nothing; one that cannot open a stat file keeps the tasks it knows and
+ * says the walk wants repeating (unread). */
+static void test_reconcile_out_of_fds(void **state)
+{
+    struct tree *tr = *state;
+    LAZY_SETUP(tr);
+    mk_task(tr, 100, 101, "worker", 'S', 1001, 1000, true);
+    struct procscan_stats st;
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(task_table_count(tt), 2);
+    rm_task(tr, 100, 101);
+
+    assert_int_equal(reconcile_with_fds(tr, tt, &h, 0, &st), -EMFILE);
+    assert_int_equal(task_table_count(tt), 2);      /* 101 not removed on a failed walk */
+    assert_int_equal(reconcile_with_fds(tr, tt, &h, 2, &st), 0);   /* /proc and 100/task: no stat */
+    assert_int_equal(st.unread, 1);
+    assert_int_equal(st.removed, 1);                /* 101: not listed, gone */
+    assert_non_null(task_table_find(tt, 100));
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
+    assert_int_equal(st.unread, 0);
+    assert_int_equal(st.seen, 1);
+    task_table_free(tt);
 }
 
 static void test_reconcile_bound(void **state)
@@ -1016,6 +1089,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_unreadable, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_walk_last_gone, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_out_of_fds, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
