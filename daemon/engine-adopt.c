@@ -12,15 +12,12 @@
  * the default tick, of packed creators whose children do not exec. */
 #define ADOPT_DUE_MAX 4096
 
-bool engine_adopt_defer(struct engine *e, struct task *t, pid_t parent_tid)
+bool engine_adopt_defer(struct engine *e, struct task *t, const struct applied_task *parent)
 {
     struct engine_adopt *ad = &e->events.adopt;
     /* A thread is not in an exec of its own; a start time already known
      * needs no read. */
     if (t->tid != t->pid || !t->start_pending)
-        return false;
-    struct applied_task parent;
-    if (!applier_inheritance(e->applier, parent_tid, &parent))
         return false;
     if (ad->n == ad->cap) {
         size_t cap = ad->cap ? 2 * ad->cap : 64;
@@ -30,7 +27,7 @@ bool engine_adopt_defer(struct engine *e, struct task *t, pid_t parent_tid)
         ad->items = p;
         ad->cap = cap;
     }
-    ad->items[ad->n++] = (struct engine_adopt_due){.tid = t->tid, .fork_ns = t->start_time, .parent = parent};
+    ad->items[ad->n++] = (struct engine_adopt_due){.tid = t->tid, .fork_ns = t->start_time, .parent = *parent};
     t->flags |= TASK_F_ADOPT_DUE;
     return true;
 }
@@ -43,6 +40,22 @@ static bool entry_is_for(const struct engine_adopt_due *it, const struct task *t
     if (it->tid != t->tid || !(t->flags & TASK_F_ADOPT_DUE))
         return false;
     return t->start_pending ? t->start_time == it->fork_ns : procscan_started_by_fork(t->start_time, it->fork_ns);
+}
+
+bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task *out)
+{
+    if (applier_inheritance(e->applier, parent_tid, out))
+        return true;
+    struct engine_adopt *ad = &e->events.adopt;
+    struct task *p = ad->n ? task_table_find(e->tasks, parent_tid) : NULL;
+    if (!p || !(p->flags & TASK_F_ADOPT_DUE))
+        return false;
+    for (size_t i = ad->n; i-- > 0;)
+        if (entry_is_for(&ad->items[i], p)) {
+            *out = ad->items[i].parent;
+            return true;
+        }
+    return false;
 }
 
 static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)

@@ -178,9 +178,10 @@ static int hook_task_new(struct task *t, void *userdata)
         parent = t->pid;
     else if (e->events.fork_parent_tid > 0)
         parent = e->events.fork_parent_tid;
-    if (parent > 0 && applier_find(e->applier, parent) && !engine_adopt_defer(e, t, parent) &&
+    struct applied_task from;
+    if (parent > 0 && engine_inheritance(e, parent, &from) && !engine_adopt_defer(e, t, &from) &&
         procscan_ensure_start(root_of(e), t) == 0)
-        applier_adopt_inherited(e->applier, t->tid, t->pid, t->start_time, parent);
+        (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &from);
     return classify_and_place(e, t, false);
 }
 

@@ -319,8 +319,13 @@ void engine_place(struct engine *e, struct task *t);
  * tasks left 1-2% unplaced when its forking parent had been packed). So
  * its adoption and placement wait: for its exec event (after which the
  * file no longer waits), else for a tick once it is a tick old, and for
- * any restore of everything. engine_adopt_defer: true if t waits. */
-bool engine_adopt_defer(struct engine *e, struct task *t, pid_t parent_tid);
+ * any restore of everything. engine_adopt_defer: true if t waits, with
+ * parent, the record it inherited. */
+bool engine_adopt_defer(struct engine *e, struct task *t, const struct applied_task *parent);
+/* What a task created now by parent_tid inherits (false: nothing of ours):
+ * its record, or, while it waits itself, the one it inherited. A process
+ * forked by a child that waits is confined by its grandparent's mask too. */
+bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task *out);
 /* t's exec came, its start time read: adopt it now (before its placement). */
 void engine_adopt_at_exec(struct engine *e, struct task *t);
 /* Adopt and place the waiting tasks forked before older_than_ns (0: all). */

@@ -622,6 +622,46 @@ static void test_forked_child_adopted_later(void **state)
     }
 }
 
+/* A process forked by a child that still waits for its adoption inherited
+ * the same narrowed mask, and so did a thread of that child: they wait with
+ * the grandparent's record, and a stop gives their masks back too. */
+static void test_grandchild_adopted(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    const cpu_set_t packed = mask_of(fx, fx->jit_a);
+    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    struct procmon_event fork = {.kind = PROCMON_FORK, .tid = 1040, .tgid = 1040, .timestamp_ns = now_ns(),
+                                 .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
+    engine_on_event(e, &fork);      /* the child, in its exec: no stat yet */
+    assert_true(task_table_find(e->tasks, 1040)->flags & TASK_F_ADOPT_DUE);
+
+    efx_add_task(fx, 1041, 1041, "renamed");    /* its child, by another name */
+    *(cpu_set_t *)efx_fake_mask(fx, 1041) = packed;
+    fork = (struct procmon_event){.kind = PROCMON_FORK, .tid = 1041, .tgid = 1041, .timestamp_ns = now_ns(),
+                                  .fork = {.parent_tid = 1040, .parent_tgid = 1040}};
+    engine_on_event(e, &fork);
+    assert_true(task_table_find(e->tasks, 1041)->flags & TASK_F_ADOPT_DUE);
+    efx_add_task(fx, 1040, 1042, "renamed");    /* a thread of the child */
+    *(cpu_set_t *)efx_fake_mask(fx, 1042) = packed;
+    fork = (struct procmon_event){.kind = PROCMON_FORK, .tid = 1042, .tgid = 1040, .timestamp_ns = now_ns(),
+                                  .fork = {.parent_tid = 1040, .parent_tgid = 1040}};
+    engine_on_event(e, &fork);      /* adopted, and not jitter: given back at once */
+    cpu_set_t now = mask_of(fx, 1042);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    assert_null(applier_find(e->applier, 1042));
+
+    engine_stop(e);
+    assert_int_equal(applier_count(e->applier), 0);
+    const pid_t tids[] = {1041, 1042};
+    for (size_t i = 0; i < ELEMENTSOF(tids); i++) {
+        now = mask_of(fx, tids[i]);
+        assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    }
+}
+
 static void test_live_masks_through_sysops(void **state)
 {
     struct engine_fixture *fx = *state;
@@ -825,6 +865,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rescan_retried, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_adopted_later, efx_setup_live, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_grandchild_adopted, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_real_kernel, efx_setup_real, efx_teardown),
     };
