@@ -56,8 +56,9 @@ void apply_set_hands_off(struct applier *a, pid_t tid, uint64_t start_time, int 
 /* Someone else set tid's mask after we did: it is theirs now. */
 static void someone_else(struct applier *a, const struct applied_task *t, const cpu_set_t *now)
 {
-    log_info("pid %d (%s): affinity changed to %s by someone else after we set %s, leaving it alone",
-             (int)t->tid, t->comm, apply_fmt_set(now), apply_fmt_set(&t->set));
+    log_ratelimited(&a->task_logs, LOG_INFO,
+                    "pid %d (%s): affinity changed to %s by someone else after we set %s, leaving it alone",
+                    (int)t->tid, t->comm, apply_fmt_set(now), apply_fmt_set(&t->set));
     apply_set_hands_off(a, t->tid, t->start_time, -EBUSY);
     /* the slice is still ours unless its attributes changed too */
     (void)apply_slice_undo(a, t->tid, t);
@@ -67,7 +68,8 @@ static void someone_else(struct applier *a, const struct applied_task *t, const 
 /* The kernel refused a change: log once (the task goes on the hands-off list). */
 static void refused(struct applier *a, pid_t tid, uint64_t start_time, const char *comm, int r)
 {
-    log_warning_errno(r, "pid %d (%s): sched_setaffinity: %m, leaving it alone", (int)tid, comm);
+    int level = log_ratelimit_level(&a->task_logs, LOG_WARNING);
+    log_errno_full(level, r, "pid %d (%s): sched_setaffinity: %m, leaving it alone", (int)tid, comm);
     apply_set_hands_off(a, tid, start_time, r);
 }
 

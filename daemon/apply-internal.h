@@ -4,6 +4,7 @@
  * recovery.c (the state file and crash recovery), apply-slice.c (the jitter
  * slice of packed threads). */
 #pragma once
+#include "log.h"
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,6 +53,8 @@ struct applier {
      * may be one that run set, and is not taken for a task's own silently */
     bool state_untrusted;
     unsigned untrusted_notes;
+    /* what tasks cause at will: a mask reset by its owner, a change refused */
+    struct log_ratelimit task_logs;
     char boot_id[40];
     /* The jitter slice packed threads get: 0 off, or unsupported. */
     struct slice_support slice_support;

@@ -19,6 +19,7 @@ int applier_new(const struct sysops *ops, const char *state_file, bool dry_run, 
     a->ops = ops;
     a->dry_run = dry_run;
     a->state_fd = -1;
+    a->task_logs = (struct log_ratelimit){.what = "messages about tasks that changed or refused a mask"};
     tidmap_init(&a->tasks, sizeof(struct applied_task));
     tidmap_init(&a->hands_off, sizeof(struct hands_off));
     if (state_file && !(a->state_file = strdup(state_file))) {

@@ -42,8 +42,9 @@ static struct control_client *least_active(const struct control_server *s, const
 
 static void evict(struct control_server *s, struct control_client *victim, uid_t for_uid)
 {
-    log_notice("control: client pid %d uid %u idle longest, closing it to make room for uid %u",
-               (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)for_uid);
+    log_ratelimited(&s->client_logs, LOG_NOTICE,
+                    "control: client pid %d uid %u idle longest, closing it to make room for uid %u",
+                    (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)for_uid);
     control_client_free(victim);
 }
 

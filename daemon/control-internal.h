@@ -2,6 +2,7 @@
  * and the few functions one module calls in another. Not for other daemon
  * modules, which see only control.h. */
 #pragma once
+#include "log.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,7 @@ struct control_server {
     unsigned max_clients, n_clients;
     unsigned long n_refused;
     bool limit_logged;
+    struct log_ratelimit client_logs;   /* what clients cause: refusals, drops */
     size_t max_request, max_output, max_output_total;
     unsigned idle_timeout_ms;
     uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */

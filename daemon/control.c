@@ -222,13 +222,15 @@ static int client_reply(struct control_client *c, struct json_object *params, co
     if (r < 0)
         return r;
     if (client_unsent(c) > c->server->max_output) {
-        log_warning("control: client pid %d uid %u: %zu reply bytes unread, over the %zu byte bound, dropping it",
-                    (int)c->peer.pid, (unsigned)c->peer.uid, client_unsent(c), c->server->max_output);
+        log_ratelimited(&c->server->client_logs, LOG_WARNING,
+                        "control: client pid %d uid %u: %zu reply bytes unread, over the %zu byte bound, dropping it",
+                        (int)c->peer.pid, (unsigned)c->peer.uid, client_unsent(c), c->server->max_output);
         return -ENOBUFS;
     }
     if (c->peer.uid != 0 && client_unsent(c) > 0 && server_unsent(c->server) > c->server->max_output_total) {
-        log_warning("control: client pid %d uid %u: replies unread by all clients over %zu bytes, dropping it",
-                    (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_output_total);
+        log_ratelimited(&c->server->client_logs, LOG_WARNING,
+                        "control: client pid %d uid %u: replies unread by all clients over %zu bytes, dropping it",
+                        (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_output_total);
         return -ENOBUFS;
     }
     return 0;
@@ -348,8 +350,9 @@ static void answer(struct control_client *c, const struct varlink_request *req, 
         if (!*reply)
             *error = TS_ERROR_INTERNAL;
     } else if (varlink_method_changes_state(req->method_id) && unpriv) {
-        log_notice("control: client pid %d uid %u: %s refused, only root may change the daemon's state",
-                   (int)c->peer.pid, (unsigned)c->peer.uid, req->method);
+        log_ratelimited(&c->server->client_logs, LOG_NOTICE,
+                        "control: client pid %d uid %u: %s refused, only root may change the daemon's state",
+                        (int)c->peer.pid, (unsigned)c->peer.uid, req->method);
         *error = TS_ERROR_PERMISSION_DENIED;
         *reply = json_object_new_object();
         json_object_object_add(*reply, "method", json_object_new_string(req->method));
@@ -400,8 +403,9 @@ static int client_process(struct control_client *c, unsigned *budget)
         if (r == 0)
             break;
         if (r == -EMSGSIZE) {
-            log_info("control: client pid %d uid %u: request over %zu bytes, closing the connection",
-                     (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_request);
+            log_ratelimited(&c->server->client_logs, LOG_INFO,
+                            "control: client pid %d uid %u: request over %zu bytes, closing the connection",
+                            (int)c->peer.pid, (unsigned)c->peer.uid, c->server->max_request);
             char max[32];
             snprintf(max, sizeof max, "%zu", c->server->max_request);
             c->close_after_flush = true;
@@ -509,9 +513,10 @@ static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata
 {
     struct control_client *c = userdata;
     if (client_unsent(c) > 0 || varlink_reader_pending(&c->in) > 0)
-        log_info("control: client pid %d uid %u: no progress for %u ms with %s pending, dropping it",
-                 (int)c->peer.pid, (unsigned)c->peer.uid, c->server->idle_timeout_ms,
-                 client_unsent(c) > 0 ? "a reply" : "a partial request");
+        log_ratelimited(&c->server->client_logs, LOG_INFO,
+                        "control: client pid %d uid %u: no progress for %u ms with %s pending, dropping it",
+                        (int)c->peer.pid, (unsigned)c->peer.uid, c->server->idle_timeout_ms,
+                        client_unsent(c) > 0 ? "a reply" : "a partial request");
     else
         log_debug("control: client pid %d: idle for %u ms, closing", (int)c->peer.pid, c->server->idle_timeout_ms);
     control_client_free(c);
@@ -648,6 +653,7 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
     s->fn = fn;
     s->userdata = userdata;
     s->max_clients = max_clients ? max_clients : CONTROL_MAX_CLIENTS_DEFAULT;
+    s->client_logs = (struct log_ratelimit){.what = "control: messages about clients"};
     s->max_request = CONTROL_MAX_REQUEST_DEFAULT;
     s->max_output = CONTROL_MAX_OUTPUT_DEFAULT;
     s->max_output_total = CONTROL_MAX_OUTPUT_TOTAL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int max_level = LOG_INFO;
@@ -134,4 +135,25 @@ int log_errno_internal(int level, int r, const char *fmt, ...)
     va_end(ap);
     errno = saved;
     return r;
+}
+
+int log_ratelimit_level(struct log_ratelimit *rl, int level)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);    /* cannot fail for CLOCK_MONOTONIC */
+    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;   /* never 0 */
+    uint64_t interval = rl->interval_ms ? rl->interval_ms : LOG_RATELIMIT_INTERVAL_MS;
+    if (!rl->begin_ms || now - rl->begin_ms >= interval) {
+        if (rl->lowered)
+            log_full(level, "%s: %u more in %llu s logged at debug level only", rl->what ? rl->what : "messages",
+                     rl->lowered, (unsigned long long)((now - rl->begin_ms) / 1000u));
+        rl->begin_ms = now;
+        rl->n = rl->lowered = 0;
+    }
+    if (rl->n < (rl->burst ? rl->burst : LOG_RATELIMIT_BURST)) {
+        rl->n++;
+        return level;
+    }
+    rl->lowered++;
+    return LOG_DEBUG;
 }

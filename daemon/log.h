@@ -2,6 +2,7 @@
 #pragma once
 #include <assert.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <syslog.h>
 
 /* Messages above this priority are dropped (LOG_DEBUG shows everything). */
@@ -60,3 +61,27 @@ static inline int log_errno_value(int r)
 #define log_notice_errno(r, ...)  log_errno_full(LOG_NOTICE, (r), __VA_ARGS__)
 #define log_info_errno(r, ...)    log_errno_full(LOG_INFO, (r), __VA_ARGS__)
 #define log_debug_errno(r, ...)   log_errno_full(LOG_DEBUG, (r), __VA_ARGS__)
+
+/* Messages a local user can cause at will (a refused request, a task that
+ * resets its own mask): the first burst of each interval at their level,
+ * the rest at LOG_DEBUG, so that a flood of them neither fills the journal
+ * nor makes journald's own rate limit drop the daemon's other messages. The
+ * first message after an interval that lowered some says how many (what
+ * names them). Zero-initialised fields take LOG_RATELIMIT_BURST and
+ * LOG_RATELIMIT_INTERVAL_MS. */
+#define LOG_RATELIMIT_BURST 20u
+#define LOG_RATELIMIT_INTERVAL_MS 60000u
+struct log_ratelimit {
+    const char *what;
+    unsigned burst;
+    uint64_t interval_ms;
+    uint64_t begin_ms;      /* of the current interval; 0: none yet */
+    unsigned n, lowered;
+};
+/* The level to log the next message at. */
+int log_ratelimit_level(struct log_ratelimit *rl, int level);
+#define log_ratelimited(rl, level, ...)                                                                      \
+    do {                                                                                                     \
+        int _rl_level = log_ratelimit_level((rl), (level));                                                  \
+        log_full(_rl_level, __VA_ARGS__);                                                                    \
+    } while (0)

@@ -576,6 +576,34 @@ static void test_someone_else_changed_not_restored(void **state)
     assert_null(applier_find(f->a, 121));
 }
 
+/* Tasks that reset the masks the daemon set, at their owner's will, do not
+ * fill the journal: the first LOG_RATELIMIT_BURST of those messages are
+ * logged at their level, the rest at debug only. */
+static void test_someone_else_logs_bounded(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    for (pid_t tid = 300; tid < 300 + 2 * (pid_t)LOG_RATELIMIT_BURST; tid++) {
+        add_task(&f->rec, tid, "0-3");
+        struct task t = mk_task(&f->rec, tid, tid, "w");
+        assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
+        rec_task(&f->rec, tid)->mask = set_of("1");
+        assert_int_equal(applier_restore_task(f->a, tid), 0);
+        assert_int_equal(applier_hands_off(f->a, tid), -EBUSY);
+    }
+    unsigned at_info = 0, at_debug = 0;
+    for (const char *line = logbuf; *line; line = strchr(line, '\n') + 1) {
+        const char *end = strchr(line, '\n');
+        const char *hit = strstr(line, "by someone else after we set");
+        if (hit && hit < end) {
+            at_info += strncmp(line, "<6>", 3) == 0;
+            at_debug += strncmp(line, "<7>", 3) == 0;
+        }
+    }
+    assert_int_equal(at_info, LOG_RATELIMIT_BURST);
+    assert_true(at_debug == 0 || at_debug == LOG_RATELIMIT_BURST);    /* as the test's level shows them */
+}
+
 static void test_verify_forgets_changed_tasks_bounded(void **state)
 {
     struct fx *f = *state;
@@ -1916,6 +1944,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_packed_task_narrowed_out_of_plan_restored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_exact_original, setup, teardown),
         cmocka_unit_test_setup_teardown(test_someone_else_changed_not_restored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_someone_else_logs_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify_forgets_changed_tasks_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_esrch_forgets_quietly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eperm_logged_once_left_alone, setup, teardown),

@@ -41,7 +41,7 @@ struct fixture {
     unsigned handler_delay_us;  /* what each request costs the daemon */
 };
 
-static unsigned n_warnings, n_limit_logs, n_pause_logs;
+static unsigned n_warnings, n_limit_logs, n_pause_logs, n_refusal_logs;
 
 static void sink(int level, const char *msg, void *userdata)
 {
@@ -51,6 +51,8 @@ static void sink(int level, const char *msg, void *userdata)
         n_limit_logs++;
     if (strstr(msg, "pausing new connections"))
         n_pause_logs++;
+    if (strstr(msg, "refused, only root may change") && level < LOG_DEBUG)
+        n_refusal_logs++;
 }
 
 static int fake_handler(void *userdata, const char *method, struct json_object *params,
@@ -105,7 +107,7 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
     log_set_sink(sink, NULL);
-    n_warnings = n_limit_logs = n_pause_logs = 0;
+    n_warnings = n_limit_logs = n_pause_logs = n_refusal_logs = 0;
     assert_int_equal(fx_start(fx, NULL, 0), 0);
     *state = fx;
     return 0;
@@ -894,6 +896,40 @@ static void test_peer_credentials(void **state)
     assert_int_equal(run_child(fx, pid), 0);
 }
 
+/* An unprivileged client that asks for a reload again and again is refused
+ * each time, but the journal hears of the first LOG_RATELIMIT_BURST only. */
+static void test_refusals_logged_bounded(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        strcpy(sa.sun_path, fx->path);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+            _exit(11);
+        for (unsigned i = 0; i < 3 * LOG_RATELIMIT_BURST; i++) {
+            char *err;
+            struct json_object *p;
+            if (child_call(fd, "{\"method\":\"io.turbosched.Reload\"}", &err, &p) < 0)
+                _exit(12);
+            if (!err || strcmp(err, TS_ERROR_PERMISSION_DENIED) != 0)
+                _exit(13);
+        }
+        _exit(0);
+    }
+    assert_int_equal(run_child(fx, pid), 0);
+    assert_int_equal(fx->reloads, 0);
+    assert_int_equal(n_refusal_logs, LOG_RATELIMIT_BURST);
+}
+
 static int child_connect(const char *path)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1158,6 +1194,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_never_reading_client_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_gone_with_reply_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals_logged_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),

@@ -127,12 +127,46 @@ static void test_errno_helper(void **state)
     log_set_sink(NULL, NULL);
 }
 
+/* A rate limit lets its burst through at the level asked and lowers the
+ * rest to debug; the first message of the next interval is logged, after
+ * one line that counts what was lowered. The interval's end is simulated by
+ * moving its start back. */
+static void test_ratelimit(void **state)
+{
+    struct captured c = {0};
+    log_set_sink(capture, &c);
+    int max = log_get_max_level();
+    log_set_max_level(LOG_INFO);
+    struct log_ratelimit rl = {.what = "refusals", .burst = 3};
+    for (int i = 0; i < 1000; i++)
+        log_ratelimited(&rl, LOG_NOTICE, "refused %d", i);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.msg, "refused 2");
+    assert_int_equal(rl.lowered, 997);
+
+    rl.begin_ms -= LOG_RATELIMIT_INTERVAL_MS;
+    log_ratelimited(&rl, LOG_NOTICE, "refused again");
+    assert_int_equal(c.n, 5);
+    assert_string_equal(c.msg, "refused again");
+    assert_int_equal(rl.lowered, 0);
+    log_set_max_level(LOG_DEBUG);   /* lowered, not lost: debug shows them */
+    log_ratelimited(&rl, LOG_NOTICE, "a");
+    log_ratelimited(&rl, LOG_NOTICE, "b");
+    log_ratelimited(&rl, LOG_NOTICE, "c");
+    assert_int_equal(c.n, 8);
+    assert_int_equal(c.level, LOG_DEBUG);
+
+    log_set_max_level(max);
+    log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_forged_priority_line),
         cmocka_unit_test(test_errno_helper),
+        cmocka_unit_test(test_ratelimit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
