@@ -36,6 +36,7 @@ struct classifier {
     /* What the process-wide inputs decided, per process, for comm and uid
      * changes (see struct proc_entry). */
     struct pidmap procs;        /* PID -> struct proc_entry * */
+    uint32_t procs_gen;         /* entries of an older one predate the last rescan */
 };
 
 /* Keys that belong to one thread and change without an exec: comm (comm
@@ -49,6 +50,7 @@ struct classifier {
  * plus a bit per rule plus the unit's name, and a 16-byte map entry, per
  * process. */
 struct proc_entry {
+    uint32_t gen;               /* the classifier's procs_gen when it was read */
     bool in_jitter_slice;
     char *optin_unit;           /* whose X-TurboSched= counts; NULL: none */
     uint8_t wide_ok[];          /* bit i: rule i's keys other than THREAD_KEYS match */
@@ -174,6 +176,7 @@ static void procs_remember(struct classifier *c, pid_t pid, const struct procinf
     struct proc_entry *e = calloc(1, sizeof *e + (cfg->n_rules + 7) / 8);
     if (!e)
         return;
+    e->gen = c->procs_gen;
     e->in_jitter_slice = pi->in_jitter_slice;
     const char *unit = unit_optin_active(c) ? optin_unit_of(pi) : NULL;
     if (unit && !(e->optin_unit = strdup(unit))) {
@@ -248,8 +251,11 @@ void classifier_batch_begin(struct classifier *c)
     c->batch = true;
     c->cache_valid = false;
     /* A rescan follows lost events, execs among them: what was remembered
-     * per process may be stale. (A reload has flushed already.) */
-    procs_flush(c);
+     * per process may be stale, and is read again at its next use. Kept,
+     * not flushed, as its leader is still there to end it: a thread whose
+     * entry was flushed read its whole process at each rename. (A reload
+     * has flushed already.) */
+    c->procs_gen++;
 }
 
 void classifier_task_gone(struct classifier *c, const struct task *t)
@@ -455,8 +461,13 @@ int classifier_classify(struct classifier *c, struct task *t)
     if (r < 0)
         return r;
     /* Kept for the leader only, whose exit (or the next flush) ends it: a
-     * thread that outlives its leader has no event to end an entry. */
-    if (leader && (c->keys & ~THREAD_KEYS))
+     * thread that outlives its leader has no event to end an entry. A
+     * thread refreshes one its leader has, read before the last rescan. */
+    const struct proc_entry *old = leader ? NULL : procs_find(c, pid);
+    bool refresh = old && old->gen != c->procs_gen;
+    if (refresh)
+        procs_remove(c, pid);
+    if ((leader || refresh) && (c->keys & ~THREAD_KEYS))
         procs_remember(c, pid, &pi);
     struct view v = view_of(&pi);
     struct decision d;
@@ -470,8 +481,9 @@ int classifier_classify_thread(struct classifier *c, struct task *t)
 {
     pid_t pid = t->pid > 0 ? t->pid : t->tid;
     const struct proc_entry *e = (c->keys & ~THREAD_KEYS) ? procs_find(c, pid) : NULL;
-    /* Nothing remembered (none needed, leader untracked, flushed): read. */
-    if (!e)
+    /* Nothing remembered (none needed, leader untracked, flushed), or read
+     * before the last rescan: read (and remember again). */
+    if (!e || e->gen != c->procs_gen)
         return classifier_classify(c, t);
     struct match_input in = {0};
     char comm[16], user[64];

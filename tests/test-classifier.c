@@ -720,13 +720,26 @@ static void test_thread_change_reads(void **state)
     /* only the empty table is left: 64 slots of a PID and a pointer */
     assert_int_equal(classifier_memory_bytes(fx.c), 64 * 2 * sizeof(void *));
 
-    /* a rescan forgets (events were lost, an exec among them maybe) */
+    /* a rescan makes what was remembered stale (events were lost, an exec
+     * among them maybe): read again at the next rename, once, whether the
+     * leader's or a thread's */
     assert_int_equal(classifier_classify(fx.c, &leader), 0);
     classifier_batch_begin(fx.c);
     classifier_batch_end(fx.c);
     opens_reset();
     assert_int_equal(classifier_classify_thread(fx.c, &leader), 0);
     assert_read_once();
+    opens_reset();
+    assert_int_equal(classifier_classify_thread(fx.c, &leader), 0);
+    assert_int_equal(opened_process_wide() + opened("comm"), 0);
+    classifier_batch_begin(fx.c);
+    classifier_batch_end(fx.c);
+    struct task renamed = task(100, 102, "nginx-cache");
+    opens_reset();
+    for (int i = 0; i < 3; i++)     /* a thread renaming itself again and again */
+        assert_true(classifier_classify_thread(fx.c, &renamed) >= 0);
+    assert_read_once();
+    assert_int_equal(renamed.class, CLASS_JITTER);
 }
 
 /* A reload may add rules on keys that were not read before: what was
