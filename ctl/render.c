@@ -287,7 +287,8 @@ static void render_plan_line(FILE *f, struct json_object *plan)
     }
 }
 
-/* "Event loop:    SCHED_FIFO 1, woken by execs alone; 9120 dispatches there, 310 at normal priority" */
+/* "Event loop:    SCHED_FIFO 1, woken by execs alone; 9120 dispatches there, 310 at normal priority"
+ * and, after a flood of events, " (events: 42 over the realtime budget)" */
 static void render_loop_line(FILE *f, struct json_object *l)
 {
     if (!l || !json_object_is_type(l, json_type_object))
@@ -295,9 +296,13 @@ static void render_loop_line(FILE *f, struct json_object *l)
     int64_t prio = 0;
     num(l, "realtime_priority", &prio);
     const char *woken = boolean(l, "exec_socket") > 0 ? "woken by execs alone" : "woken by every event";
+    int64_t over = 0;
+    num(l, "dispatched_over_budget", &over);
     if (prio > 0)
-        fprintf(f, "Event loop:    SCHED_FIFO %" PRId64 ", %s; %s dispatches there, %s at normal priority\n", prio,
-                woken, str(l, "dispatched_realtime"), str(l, "dispatched_normal"));
+        fprintf(f, "Event loop:    SCHED_FIFO %" PRId64 ", %s; %s dispatches there, %s at normal priority%s%s%s\n",
+                prio, woken, str(l, "dispatched_realtime"), str(l, "dispatched_normal"),
+                over > 0 ? " (events: " : "", over > 0 ? str(l, "dispatched_over_budget") : "",
+                over > 0 ? " over the realtime budget)" : "");
     else
         fprintf(f, "Event loop:    normal priority%s, %s\n",
                 boolean(l, "realtime_refused") > 0 ? " (SCHED_FIFO refused: see the log)" : "", woken);

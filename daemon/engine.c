@@ -510,6 +510,7 @@ int engine_tick(struct engine *e)
 {
     uint64_t now = now_ms();
     e->counters.ticks++;
+    engine_shed_renames(e, now);
     if (e->events.rescan_pending && !e->events.tick_at_rt)
         rescan(e);
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);

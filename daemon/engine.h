@@ -115,12 +115,36 @@ struct engine_adopt {
     uint64_t at_exec, at_tick, at_restore;      /* adopted there */
 };
 
+/* Renames are the one event any local user sends at will and at almost no
+ * cost: a thread calling prctl(PR_SET_NAME) in a loop sends hundreds of
+ * thousands a second, and receiving them took the daemon half a CPU. Above
+ * COMM_FLOOD_PER_S over a tick, the main socket stops hearing them (the
+ * kernel's event filter, 6.6+) for COMM_SHED_MIN_MS, twice as long each
+ * time the flood is still there when they are heard again, up to
+ * COMM_SHED_MAX_MS; then a rescan finds what was renamed meanwhile (within
+ * each user's rename budget). A quiet tick ends the doubling. */
+#define COMM_FLOOD_PER_S 5000u
+#define COMM_SHED_MIN_MS 1000u
+#define COMM_SHED_MAX_MS 16000u
+struct comm_shed {
+    uint64_t last_total, last_ms;       /* comm events counted at the last step */
+    uint64_t until_ms;                  /* while on: when they are heard again */
+    unsigned period_ms;                 /* of the last shed; 0: no flood going on */
+    bool on;                            /* comm events not heard now */
+    bool unsupported;                   /* the kernel cannot filter: never tried again */
+    uint64_t sheds;
+};
+/* Pure: one tick's step, from the socket's comm events so far: +1 stop
+ * hearing them, -1 hear them again, 0 nothing to do. */
+int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms);
+
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
     struct engine_doorbell doorbell;
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     struct engine_adopt adopt;
+    struct comm_shed shed;
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
@@ -326,6 +350,8 @@ bool engine_adopt_defer(struct engine *e, struct task *t, const struct applied_t
  * its record, or, while it waits itself, the one it inherited. A process
  * forked by a child that waits is confined by its grandparent's mask too. */
 bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task *out);
+/* engine-shed.c: comm_shed_step, done on the main socket (each tick). */
+void engine_shed_renames(struct engine *e, uint64_t now_ms);
 /* t's exec came, its start time read: adopt it now (before its placement). */
 void engine_adopt_at_exec(struct engine *e, struct task *t);
 /* Adopt and place the waiting tasks forked before older_than_ns (0: all). */

@@ -45,6 +45,26 @@ unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
     return last_ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * last_ms;
 }
 
+bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
+{
+    if (!b->at_ns || now_ns < b->at_ns) {
+        b->left_ns = (int64_t)b->burst_ns;
+    } else {
+        uint64_t add = (now_ns - b->at_ns) / 100 * b->share_pct;
+        b->left_ns = add >= b->burst_ns || b->left_ns + (int64_t)add > (int64_t)b->burst_ns
+                         ? (int64_t)b->burst_ns : b->left_ns + (int64_t)add;
+    }
+    b->at_ns = now_ns;
+    return b->left_ns > 0;
+}
+
+void loop_budget_spend(struct loop_budget *b, uint64_t spent_ns)
+{
+    /* one long dispatch may overdraw it; never by more than one burst */
+    uint64_t spent = MIN(spent_ns, 2 * b->burst_ns);
+    b->left_ns -= (int64_t)spent;
+}
+
 static void set_events_priority(struct loop *l, bool first)
 {
     for (unsigned i = 0; i < l->n_events; i++) {
@@ -85,7 +105,8 @@ static void set_policy(struct loop *l, bool rt)
 
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority)
 {
-    *l = (struct loop){.event = event};
+    *l = (struct loop){.event = event,
+                       .budget = {.share_pct = LOOP_RT_SHARE_PCT, .burst_ns = LOOP_RT_BURST_MS * 1000000ull}};
     for (unsigned i = 0; i < n; i++)
         if (events[i] && l->n_events < LOOP_EVENT_SOURCES_MAX)
             l->events[l->n_events++] = events[i];
@@ -133,15 +154,19 @@ static void hold_events(struct loop *l, bool back, int *was)
 static int dispatch(struct loop *l)
 {
     uint64_t now = now_ns();
+    bool budget = loop_budget_refill(&l->budget, now);
     bool pending = loop_realtime(l) && events_pending(l);
-    bool rt = pending && loop_events_first(pending, l->events_since_ns, now);
+    bool first = pending && loop_events_first(pending, l->events_since_ns, now);
+    /* the events go first; at realtime priority while the budget lasts */
+    bool rt = first && budget;
+    l->dispatched_over_budget += first && !budget;
     /* The events' turn is over: this dispatch goes to another pending
      * source, at normal priority, with the events held out of it; with none
      * pending it dispatches nothing, and the events go on at realtime
      * priority with a new run. */
-    bool yield = pending && !rt;
+    bool yield = pending && !first;
     /* not the events: the follower, first among the rest, when it is pending */
-    bool follow = !rt && loop_realtime(l) && l->follower && !(l->follower_held && *l->follower_held) &&
+    bool follow = !first && budget && loop_realtime(l) && l->follower && !(l->follower_held && *l->follower_held) &&
                   sd_event_source_get_pending(l->follower) > 0 &&
                   loop_follows_events(l->last_events_ns, now);
     int was[LOOP_EVENT_SOURCES_MAX];
@@ -151,12 +176,14 @@ static int dispatch(struct loop *l)
     int r = sd_event_dispatch(l->event);
     if (yield)
         hold_events(l, true, was);
-    if (!rt)
+    if (!first)
         l->events_since_ns = 0;
     else if (!l->events_since_ns)
         l->events_since_ns = now;
-    if (rt)
+    if (first)
         l->last_events_ns = now_ns();
+    if (rt || follow)
+        loop_budget_spend(&l->budget, now_ns() - now);
     if (rt || follow)
         l->dispatched_rt++;
     else
@@ -169,8 +196,9 @@ int loop_run(struct loop *l)
 {
     int r = 0;
     while (sd_event_get_state(l->event) != SD_EVENT_FINISHED) {
-        /* sleep where an event wakes the daemon ahead of the tasks it places */
-        set_policy(l, loop_realtime(l));
+        /* sleep where an event wakes the daemon ahead of the tasks it
+         * places, while the budget lasts */
+        set_policy(l, loop_realtime(l) && loop_budget_refill(&l->budget, now_ns()));
         r = sd_event_prepare(l->event);
         if (r == 0) {
             /* Nothing was left pending by the last dispatch: no source

@@ -16,6 +16,27 @@
  * dispatched within this long. */
 #define LOOP_EVENTS_RECENT_MS 10
 
+/* The time the daemon may spend at realtime priority: a budget that fills
+ * at share_pct of the time passing, up to burst_ns, and empties by what the
+ * realtime dispatches take. Empty, the events are handled at normal
+ * priority until it fills again: a flood of events that any local user can
+ * cause (a thread renaming itself in a loop) gets no more than that share
+ * of a CPU from the daemon ahead of every other task. An exec storm at this
+ * machine's full rate costs it under 10% (docs/benchmarks.md). */
+#define LOOP_RT_SHARE_PCT 25
+#define LOOP_RT_BURST_MS 50
+struct loop_budget {
+    unsigned share_pct;
+    uint64_t burst_ns;
+    int64_t left_ns;
+    uint64_t at_ns;             /* of the last refill; 0: never (full) */
+};
+/* Pure: fill the budget for the time since the last call; whether it has
+ * some left. */
+bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns);
+/* Pure: take what a realtime dispatch took. */
+void loop_budget_spend(struct loop_budget *b, uint64_t spent_ns);
+
 struct loop {
     sd_event *event;
     /* the proc connector's sources (the exec doorbell, the main socket) and
@@ -37,6 +58,8 @@ struct loop {
     /* dispatches by the priority they ran at (status, metrics); the
      * follower's at realtime priority among them */
     uint64_t dispatched_rt, dispatched_normal, dispatched_followed;
+    struct loop_budget budget;
+    uint64_t dispatched_over_budget;    /* events handled at normal priority for want of budget */
 };
 
 /* Whether events are handled at realtime priority: configured, and not

@@ -328,6 +328,7 @@ static struct json_object *loop_json(const struct daemon *d)
     json_object_object_add(o, "exec_socket", json_object_new_boolean(d->doorbell_source != NULL));
     json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
     json_object_object_add(o, "dispatched_normal", json_object_new_int64((int64_t)l->dispatched_normal));
+    json_object_object_add(o, "dispatched_over_budget", json_object_new_int64((int64_t)l->dispatched_over_budget));
     return o;
 }
 

@@ -421,6 +421,14 @@ int procmon_open_exec(uint64_t rcvbuf_bytes, struct procmon **ret)
     return procmon_open_events(rcvbuf_bytes, PROC_EVENT_EXEC, ret);
 }
 
+int procmon_hear_comm(struct procmon *pm, bool on)
+{
+    if (!pm->filtered)
+        return -EOPNOTSUPP;
+    uint32_t events = on ? TS_PROC_EVENTS_WANTED : TS_PROC_EVENTS_WANTED & ~(uint32_t)PROC_EVENT_COMM;
+    return send_mcast_op(pm, PROC_CN_MCAST_LISTEN, &events);
+}
+
 void procmon_free(struct procmon *pm)
 {
     if (!pm)

@@ -3,6 +3,7 @@
  * loses events; procmon_dispatch() then returns -ENOBUFS and the caller must
  * rescan /proc (procscan_reconcile). */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -62,6 +63,10 @@ int procmon_open(uint64_t rcvbuf_bytes, struct procmon **ret);
 /* The same for exec events only, where the kernel filters (6.6+):
  * -EOPNOTSUPP where it would not. */
 int procmon_open_exec(uint64_t rcvbuf_bytes, struct procmon **ret);
+/* Stop (false) or start again (true) receiving comm events on a socket
+ * opened by procmon_open, through the kernel's event filter (6.6+):
+ * -EOPNOTSUPP where the kernel does not filter. */
+int procmon_hear_comm(struct procmon *pm, bool on);
 /* Sends PROC_CN_MCAST_IGNORE and closes. NULL is fine. */
 void procmon_free(struct procmon *pm);
 int procmon_fd(const struct procmon *pm);

@@ -189,6 +189,8 @@ struct json_object *report_status(const struct engine *e)
     add_int(ev, "malformed", (int64_t)pc->malformed);
     json_object_object_add(o, "events", ev);
     add_int(o, "overflows", (int64_t)pc->overflows);
+    add_int(o, "rename_floods", (int64_t)e->events.shed.sheds);
+    add_bool(o, "renames_unheard", e->events.shed.on);
     add_int(o, "rescans", (int64_t)e->counters.rescans);
     json_object_object_add(o, "placement_latency", latency_json(&e->events.placement_latency));
     json_object_object_add(o, "plan", plan_json(e));
@@ -479,6 +481,9 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
         s = family(arr, "turbosched_netlink_overflows_total", "counter",
                    "Proc connector receive buffer overflows (events lost, /proc rescanned)");
         sample(s, NULL, NULL, (double)pc->overflows);
+        s = family(arr, "turbosched_rename_floods_total", "counter",
+                   "Times renames were left unheard for a while, coming faster than the daemon reads them usefully");
+        sample(s, NULL, NULL, (double)e->events.shed.sheds);
     }
     histogram_family(arr, "turbosched_placement_latency_seconds",
                      "From the kernel's event to the call that placed its task, per placement made for an event",

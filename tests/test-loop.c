@@ -52,6 +52,35 @@ static void test_mute_grows_while_rung(void **state)
     assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MAX_MS, false), 0);
 }
 
+/* The realtime budget: full at first, emptied by what is spent (one long
+ * dispatch overdraws it by at most a burst), filled again at the share of
+ * the time passing, never beyond the burst. */
+static void test_budget(void **state)
+{
+    const uint64_t ms = 1000000;
+    struct loop_budget b = {.share_pct = 25, .burst_ns = 50 * ms};
+    assert_true(loop_budget_refill(&b, 1000 * ms));
+    assert_int_equal(b.left_ns, 50 * ms);
+    loop_budget_spend(&b, 50 * ms);
+    assert_false(loop_budget_refill(&b, 1000 * ms));
+    assert_true(loop_budget_refill(&b, 1004 * ms));        /* 1 ms back for 4 ms passed */
+    assert_int_equal(b.left_ns, 1 * ms);
+    loop_budget_spend(&b, 10 * 1000 * ms);                 /* a dispatch of 10 s */
+    assert_int_equal(b.left_ns, 1 * ms - 100 * ms);
+    assert_false(loop_budget_refill(&b, 1200 * ms));       /* 50 ms back: still short */
+    assert_true(loop_budget_refill(&b, 1600 * ms));
+    assert_true(loop_budget_refill(&b, 100000 * ms));
+    assert_int_equal(b.left_ns, 50 * ms);                  /* never beyond the burst */
+    /* a flood that keeps it busy for a second gets about its share */
+    uint64_t now = 200000 * ms, rt = 0;
+    for (uint64_t end = now + 1000 * ms; now < end; now += ms)
+        if (loop_budget_refill(&b, now)) {
+            loop_budget_spend(&b, ms);
+            rt += ms;
+        }
+    assert_true(rt >= 250 * ms && rt <= 300 * ms + 1 * ms);
+}
+
 static void test_events_first(void **state)
 {
     const uint64_t ms = 1000000;
@@ -69,6 +98,7 @@ struct run {
     bool quiet;                 /* the eventfd starts unreadable: no events at all */
     bool timer_follows;         /* the timer is the loop's follower, as the tick is */
     bool follower_held;         /* ... with work for normal priority */
+    unsigned rt_burst_ms;       /* the realtime budget's burst; 0: one that never runs out here */
     unsigned events, events_at_other;
     int events_policy, timer_policy;
 };
@@ -112,6 +142,7 @@ static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struc
     assert_int_equal(sd_event_add_io(ev, &events[1], efd2, EPOLLIN, on_events, run), 0);
     assert_int_equal(sd_event_add_time_relative(ev, &timer, CLOCK_MONOTONIC, timer_us, 1, on_timer, run), 0);
     loop_init(l, ev, events, 2, priority);
+    l->budget.burst_ns = (run->rt_burst_ms ? run->rt_burst_ms : 3600000ull) * 1000000ull;
     if (run->timer_follows)
         loop_follow(l, timer, &run->follower_held);
     int r = loop_run(l);
@@ -255,6 +286,23 @@ static void test_events_do_not_starve_the_rest(void **state)
     assert_true(now_ns() - t0 < 5000000000ull);
 }
 
+/* Events that never stop spend the realtime budget: then they are handled
+ * at normal priority, and at realtime priority again as it fills. */
+static void test_flood_over_budget(void **state)
+{
+    require_fifo();
+    struct run run = {.drain = false, .rt_burst_ms = 2, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    alarm(60);
+    assert_int_equal(run_loop(&run, 1, 100000, &l), 42);
+    alarm(0);
+    assert_true(l.dispatched_rt > 0);
+    assert_true(l.dispatched_over_budget > 0);
+    assert_true(run.events_at_other > 0);
+    assert_true(run.events > run.events_at_other);
+    assert_int_equal(policy_now(), SCHED_OTHER);
+}
+
 /* The tick, as the loop's follower, beside a stream of events that never
  * stops: at SCHED_FIFO (the events would wait behind it), unless held (a
  * walk of /proc waits for it at SCHED_OTHER). */
@@ -293,6 +341,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_first),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_flood_over_budget),
         cmocka_unit_test(test_mute_grows_while_rung),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
