@@ -492,7 +492,12 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
 {
     struct json_object *threads = array(reply, "threads");
     size_t n = threads ? json_object_array_length(threads) : 0;
-    fprintf(f, "Process %s: %zu thread%s\n", str(reply, "pid"), n, n == 1 ? "" : "s");
+    int64_t total = (int64_t)n;
+    num(reply, "threads_total", &total);
+    if (total > (int64_t)n)
+        fprintf(f, "Process %s: %" PRId64 " threads, the first %zu explained\n", str(reply, "pid"), total, n);
+    else
+        fprintf(f, "Process %s: %zu thread%s\n", str(reply, "pid"), n, n == 1 ? "" : "s");
     _cleanup_free_ bool *done = calloc(n + 1, sizeof *done);
     if (!done)
         return -ENOMEM;

@@ -20,13 +20,15 @@
  * sent waits for a later loop iteration, behind every other event source
  * (netlink, the timer, the watchdog, other clients). Without it a client
  * that pipelines thousands of requests held the loop until systemd's
- * watchdog killed the daemon. A Dump costs the whole budget. */
+ * watchdog killed the daemon. A Dump or an Explain costs the whole budget. */
 #define DISPATCH_BUDGET 8u
 #define COST_DUMP DISPATCH_BUDGET
-/* Dumps for unprivileged callers, all of them together: a burst, then a
- * steady rate. Root is not limited. */
+/* Dumps and Explains for unprivileged callers, all of them together: a
+ * burst, then a steady rate. Root is not limited. */
 #define UNPRIV_DUMP_BURST 8u
 #define UNPRIV_DUMP_PER_S 4u
+/* Replies beyond this give glibc's freed heap back to the system. */
+#define CONTROL_TRIM_AFTER_BYTES (1u << 20)
 /* Unsent reply bytes of all clients together, over which an unprivileged
  * client's Dump is refused before it is built (and an unprivileged client
  * whose reply pushes the total over is dropped). */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -282,27 +283,30 @@ static int reply_bad_request(struct control_client *c, struct varlink_request *r
     return reply_error(c, err->name ? err->name : TS_ERROR_INTERNAL, "reason", err->reason);
 }
 
-/* An unprivileged Dump waits when the unread replies are many or the rate
- * is spent. Checked before the reply is built, with the last Dump's length
- * for this one's: it may be megabytes. Returns whether it was refused, with
- * *reply and *error set. */
-static bool refuse_dump(struct control_client *c, struct json_object **reply, const char **error)
+/* An unprivileged Dump or Explain (whose cost grows with the tasks it
+ * covers: every task, every thread of a process) waits when the unread
+ * replies are many or the rate is spent; the two share one rate. Checked
+ * before the reply is built, with the last Dump's length for a Dump's: it
+ * may be megabytes. Returns whether it was refused, with *reply and *error
+ * set. */
+static bool refuse_costly(struct control_client *c, const char *method, size_t expect, struct json_object **reply,
+                          const char **error)
 {
     struct control_server *s = c->server;
-    if (server_unsent(s) + s->last_dump_len > s->max_output_total) {
-        log_debug("control: client pid %d uid %u: Dump refused, %zu reply bytes unread", (int)c->peer.pid,
-                  (unsigned)c->peer.uid, server_unsent(s));
+    if (server_unsent(s) + expect > s->max_output_total) {
+        log_debug("control: client pid %d uid %u: %s refused, %zu reply bytes unread", (int)c->peer.pid,
+                  (unsigned)c->peer.uid, method, server_unsent(s));
         *error = TS_ERROR_BUSY;
         *reply = json_object_new_object();
         json_object_object_add(*reply, "reason", json_object_new_string("too many unread replies"));
         return true;
     }
     if (!take_dump_token(s)) {
-        log_debug("control: client pid %d uid %u: Dump refused, over %u per second for unprivileged callers",
-                  (int)c->peer.pid, (unsigned)c->peer.uid, UNPRIV_DUMP_PER_S);
+        log_debug("control: client pid %d uid %u: %s refused, over %u per second for unprivileged callers",
+                  (int)c->peer.pid, (unsigned)c->peer.uid, method, UNPRIV_DUMP_PER_S);
         *error = TS_ERROR_BUSY;
         *reply = json_object_new_object();
-        json_object_object_add(*reply, "reason", json_object_new_string("unprivileged Dump rate exceeded"));
+        json_object_object_add(*reply, "reason", json_object_new_string("unprivileged Dump and Explain rate exceeded"));
         json_object_object_add(*reply, "retry_after_ms", json_object_new_int64(1000 / UNPRIV_DUMP_PER_S));
         return true;
     }
@@ -339,7 +343,10 @@ static void answer(struct control_client *c, const struct varlink_request *req, 
                    const char **error)
 {
     bool unpriv = c->peer.uid != 0;
-    if (req->method_id == VARLINK_METHOD_DUMP && unpriv && refuse_dump(c, reply, error))
+    if (unpriv && req->method_id == VARLINK_METHOD_DUMP &&
+        refuse_costly(c, "Dump", c->server->last_dump_len, reply, error))
+        return;
+    if (unpriv && req->method_id == VARLINK_METHOD_EXPLAIN && refuse_costly(c, "Explain", 0, reply, error))
         return;
     if (req->method_id == VARLINK_METHOD_UNKNOWN) {
         *error = VARLINK_ERROR_METHOD_NOT_FOUND;
@@ -372,7 +379,7 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         *cost += 1;
         return reply_bad_request(c, &req, &err, r);
     }
-    *cost += req.method_id == VARLINK_METHOD_DUMP ? COST_DUMP : 1;
+    *cost += req.method_id == VARLINK_METHOD_DUMP || req.method_id == VARLINK_METHOD_EXPLAIN ? COST_DUMP : 1;
     if (req.oneway && !varlink_method_changes_state(req.method_id)) {
         /* A query whose answer nobody wants: nothing to do. Running it
          * anyway let a flood of one-way Dumps keep the loop busy. */
@@ -388,6 +395,10 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
     if (dump && !oneway)
         c->server->last_dump_len = c->server->last_reply_len;
     json_object_put(reply);
+    /* A reply of megabytes (a Dump of many tasks) leaves glibc's heap that
+     * much larger after it is freed: give it back. */
+    if (c->server->last_reply_len > CONTROL_TRIM_AFTER_BYTES)
+        malloc_trim(0);
     return r;
 }
 

@@ -333,10 +333,10 @@ static void run_delay_explain(const struct engine *e, const struct task *t, char
 int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
 {
     struct json_object *threads = json_object_new_array();
-    size_t iter = 0;
+    size_t iter = 0, total = 0;
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter))) {
-        if (t->pid != pid)
+        if (t->pid != pid || total++ >= REPORT_EXPLAIN_THREADS_MAX)
             continue;
         struct json_object *o = task_json(e, t);
         char buf[512];
@@ -354,6 +354,7 @@ int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
     }
     struct json_object *o = json_object_new_object();
     add_int(o, "pid", pid);
+    add_int(o, "threads_total", (int64_t)total);
     json_object_object_add(o, "threads", threads);
     *ret = o;
     return 0;

@@ -1042,11 +1042,10 @@ static void test_slot_exhaustion_by_user(void **state)
     assert_int_equal(run_child(fx, hog), 0);
 }
 
-/* Dumps from an unprivileged user: a burst, then io.turbosched.Busy, and the
- * connection stays usable. Root is not limited. */
-static void test_unprivileged_dump_rate(void **state)
+/* Dumps or Explains (req) from an unprivileged user: a burst, then
+ * io.turbosched.Busy, and the connection stays usable. Root is not limited. */
+static void unprivileged_rate(struct fixture *fx, const char *req)
 {
-    struct fixture *fx = *state;
     if (geteuid() != 0)
         skip();  /* needs root to become another user */
     control_server_free(fx->s);
@@ -1063,7 +1062,7 @@ static void test_unprivileged_dump_rate(void **state)
         for (int i = 0; i < 30; i++) {
             struct json_object *q;
             char *e2;
-            if (child_call(fd, "{\"method\":\"io.turbosched.Dump\"}", &e2, &q) < 0)
+            if (child_call(fd, req, &e2, &q) < 0)
                 _exit(12);
             if (!e2)
                 ok++;
@@ -1085,12 +1084,23 @@ static void test_unprivileged_dump_rate(void **state)
     int fd = client_connect(fx->path);
     for (int i = 0; i < 30; i++) {
         char *err;
-        struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Dump\"}", &err);
+        struct json_object *p = call(fx, fd, req, &err);
         assert_non_null(p);
         assert_null(err);
         json_object_put(p);
     }
     close(fd);
+}
+
+static void test_unprivileged_dump_rate(void **state)
+{
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}");
+}
+
+static void test_unprivileged_explain_rate(void **state)
+{
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42}}");
+
 }
 
 /* Unprivileged clients that ask for large Dumps and never read them: the
@@ -1198,6 +1208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprivileged_explain_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unread_replies_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accept_paused_out_of_fds, setup, teardown),
     };

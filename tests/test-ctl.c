@@ -61,7 +61,7 @@ static const char dump_json[] =
     "\"cpus\":[{\"cpu\":0,\"freq_khz\":null,\"idle\":[]},{\"cpu\":1}]}";
 
 static const char explain_json[] =
-    "{\"pid\":42,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":\"rule\","
+    "{\"pid\":42,\"threads_total\":300,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":\"rule\","
     "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
     "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43},"
     "{\"tid\":44,\"comm\":\"chronyd-w\",\"class\":\"jitter\",\"source\":\"rule\","
@@ -437,7 +437,7 @@ static void test_explain(void **state)
     struct fixture *fx = *state;
     struct run r = RUN(fx, "explain", "42", "--socket", fx->path);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "Process 42: 3 threads"));
+    assert_non_null(strstr(r.out, "Process 42: 300 threads, the first 3 explained\n"));
     /* Threads with the same explanation share one block. */
     assert_non_null(strstr(r.out, "\n  threads 42 (chronyd), 44 (chronyd-w): jitter\n"));
     assert_null(strstr(r.out, "thread 44"));

@@ -16,6 +16,7 @@
 #include "engine-fixture.h"
 #include "engine.h"
 #include "report.h"
+#include "task.h"
 #include "util.h"
 
 static struct json_object *get(struct json_object *o, const char *key)
@@ -164,6 +165,7 @@ static void test_explain(void **state)
     struct json_object *o = NULL;
     assert_int_equal(report_explain(fx->e, fx->jit_b, &o), 0);
     assert_int_equal(get_int(o, "pid"), fx->jit_b);
+    assert_int_equal(get_int(o, "threads_total"), 2);
     struct json_object *threads = get(o, "threads");
     assert_int_equal(json_object_array_length(threads), 2);
     for (size_t i = 0; i < 2; i++) {
@@ -180,6 +182,14 @@ static void test_explain(void **state)
     o = NULL;
     assert_int_equal(report_explain(fx->e, 999999999, &o), -ESRCH);
     assert_null(o);
+
+    /* a process of many threads: the first REPORT_EXPLAIN_THREADS_MAX explained, all counted */
+    for (pid_t tid = 5000; tid < 5000 + REPORT_EXPLAIN_THREADS_MAX + 44; tid++)
+        assert_int_equal(task_table_add(fx->e->tasks, &(struct task){.tid = tid, .pid = 5000, .rule = -1}, NULL), 0);
+    assert_int_equal(report_explain(fx->e, 5000, &o), 0);
+    assert_int_equal(json_object_array_length(get(o, "threads")), REPORT_EXPLAIN_THREADS_MAX);
+    assert_int_equal(get_int(o, "threads_total"), REPORT_EXPLAIN_THREADS_MAX + 44);
+    json_object_put(o);
 }
 
 static bool ends_with(const char *s, const char *suffix)
