@@ -11,6 +11,9 @@
  * is adopted at once, as before. 4,096 a tick is 16,000 forks a second, at
  * the default tick, of packed creators whose children do not exec. */
 #define ADOPT_DUE_MAX 4096
+/* How far up a process found without its fork event looks for a creator
+ * whose mask it may carry (a child, a grandchild, ... of a packed task). */
+#define ADOPT_ANCESTORS_MAX 4
 
 bool engine_adopt_defer(struct engine *e, struct task *t, const struct applied_task *parent)
 {
@@ -56,6 +59,24 @@ bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task 
             return true;
         }
     return false;
+}
+
+pid_t engine_recorded_ancestor(struct engine *e, pid_t tid)
+{
+    if (!applier_count(e->applier) || !e->ops->parent_of)
+        return 0;
+    struct applied_task rec;
+    pid_t p = tid;
+    for (int i = 0; i < ADOPT_ANCESTORS_MAX; i++) {
+        pid_t pp;
+        /* init and kthreadd: what they start is not ours */
+        if (e->ops->parent_of(e->ops->userdata, p, &pp) < 0 || pp <= 2 || pp == p)
+            return 0;
+        if (engine_inheritance(e, pp, &rec))
+            return pp;
+        p = pp;
+    }
+    return 0;
 }
 
 static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)

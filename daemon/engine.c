@@ -178,6 +178,8 @@ static int hook_task_new(struct task *t, void *userdata)
         parent = t->pid;
     else if (e->events.fork_parent_tid > 0)
         parent = e->events.fork_parent_tid;
+    else
+        parent = engine_recorded_ancestor(e, t->tid);
     struct applied_task from;
     if (parent > 0 && engine_inheritance(e, parent, &from) && !engine_adopt_defer(e, t, &from) &&
         procscan_ensure_start(root_of(e), t) == 0)

@@ -200,6 +200,15 @@ static int f_task_start_time(void *ud, pid_t tid, uint64_t *ret)
     return 0;
 }
 
+static int f_parent_of(void *ud, pid_t tid, pid_t *ret)
+{
+    struct efx_fake_task *t = fake_find(ud, tid);
+    if (!t)
+        return -ESRCH;
+    *ret = t->ppid;
+    return 0;
+}
+
 static int f_boot_id(void *ud, char *buf, size_t size)
 {
     snprintf(buf, size, "efx00000-0000-0000-0000-000000000000");
@@ -247,6 +256,7 @@ static struct sysops fake_ops(struct efx_fake *f)
         .getaffinity = f_getaffinity,
         .setaffinity = f_setaffinity,
         .task_start_time = f_task_start_time,
+        .parent_of = f_parent_of,
         .boot_id = f_boot_id,
         .online_cpus = f_online_cpus,
         .threads_of = f_threads_of,
@@ -283,8 +293,16 @@ void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *c
     /* Started a few seconds after boot (ticks): before any fork event the
      * tests stamp with the time now, however recently the machine booted
      * (a fork event older than the start is a reused TID's). */
-    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .start_time = 100 + (uint64_t)tid, .mask = fx->real_mask};
+    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .ppid = 1, .start_time = 100 + (uint64_t)tid,
+                                .mask = fx->real_mask};
     write_task(fx, pid, tid, comm, t->start_time);
+}
+
+void efx_set_parent(struct engine_fixture *fx, pid_t tid, pid_t ppid)
+{
+    struct efx_fake_task *t = fake_find(&fx->fake, tid);
+    assert_non_null(t);
+    t->ppid = ppid;
 }
 
 void efx_remove_task(struct engine_fixture *fx, pid_t pid, pid_t tid)

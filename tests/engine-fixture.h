@@ -24,6 +24,7 @@
 /* The fake sysops: a made-up task's mask and start time. */
 struct efx_fake_task {
     pid_t pid, tid;
+    pid_t ppid;                 /* 1 unless efx_set_parent says otherwise */
     uint64_t start_time;
     cpu_set_t mask;
 };
@@ -78,6 +79,8 @@ void efx_start(struct engine_fixture *fx);
 /* A made-up task (efx_setup only): listed in the fixture's /proc and known
  * to the fake with the mask real_mask. Remove takes it out of both. */
 void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *comm);
+/* The parent process the fake sysops report for tid (parent_of). */
+void efx_set_parent(struct engine_fixture *fx, pid_t tid, pid_t ppid);
 void efx_remove_task(struct engine_fixture *fx, pid_t pid, pid_t tid);
 /* A real task (efx_setup_real) forked now and listed in the tree under
  * comm, while its real comm is still its parent's; it is killed at

@@ -696,6 +696,40 @@ static void test_grandchild_adopted(void **state)
     }
 }
 
+/* Processes found by a rescan, their fork events lost: a child and a
+ * grandchild of a packed task carry its mask, and are given its original
+ * back (they are not jitter); a process whose creator is not ours keeps the
+ * mask it has, even one like the plan. */
+static void test_rescan_finds_descendants(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    const cpu_set_t packed = mask_of(fx, fx->jit_a);
+    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    const pid_t child = 1060, grandchild = 1061, stranger = 1062;
+    efx_add_task(fx, child, child, "renamed");
+    efx_set_parent(fx, child, fx->jit_a);
+    efx_add_task(fx, grandchild, grandchild, "renamed");
+    efx_set_parent(fx, grandchild, child);
+    efx_add_task(fx, stranger, stranger, "renamed");
+    const pid_t all[] = {child, grandchild, stranger};
+    for (size_t i = 0; i < ELEMENTSOF(all); i++)
+        *(cpu_set_t *)efx_fake_mask(fx, all[i]) = packed;
+
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_busy_load);
+    assert_non_null(task_table_find(e->tasks, grandchild));
+    cpu_set_t now = mask_of(fx, child);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    now = mask_of(fx, grandchild);
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
+    now = mask_of(fx, stranger);
+    assert_string_equal(efx_fmt(&now), EFX_BUSY_PLAN);
+    assert_null(applier_find(e->applier, stranger));
+}
+
 static void test_live_masks_through_sysops(void **state)
 {
     struct engine_fixture *fx = *state;
@@ -901,6 +935,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_adopted_later, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_grandchild_adopted, efx_setup_live, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_rescan_finds_descendants, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_real_kernel, efx_setup_real, efx_teardown),
     };
