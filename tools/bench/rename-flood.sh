@@ -50,4 +50,8 @@ for r in $(seq "$ROUNDS"); do
     daemon_stop
     printf '| %d | %s | %s | %s | %d ms | %s | %s |\n' "$r" "$base" "$with" "$(ratio "$with" "$base")" \
         $(( (c1 - c0) / 1000000 )) "$sent" $((e1 - e0))
+    echo "$(ratio "$with" "$base") $(( (c1 - c0) / 1000000 ))" >> "$TMP/rows"
 done
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "rename_work_ratio_median=$(cut -d' ' -f1 "$TMP/rows" | median)"
+echo "rename_daemon_cpu_ms_median=$(cut -d' ' -f2 "$TMP/rows" | median)"
