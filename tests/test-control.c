@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "control.h"
+#include "fd-limit.h"
 #include "log.h"
 #include "util.h"
 #include "varlink.h"
@@ -846,15 +847,21 @@ static void drop_to_nobody(void)
         _exit(10);
 }
 
+/* The socket readable by group 65534 (nobody's), as control_group makes it. */
+static void serve_nobody(struct fixture *fx)
+{
+    control_server_free(fx->s);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+}
+
 static void test_peer_credentials(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
         skip();  /* needs root to become another user */
     /* Group-readable socket: nobody (in group 65534) may connect and read. */
-    control_server_free(fx->s);
-    assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    serve_nobody(fx);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -896,6 +903,16 @@ static void test_peer_credentials(void **state)
     assert_int_equal(run_child(fx, pid), 0);
 }
 
+static int child_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return -1;
+    return fd;
+}
+
 /* An unprivileged client that asks for a reload again and again is refused
  * each time, but the journal hears of the first LOG_RATELIMIT_BURST only. */
 static void test_refusals_logged_bounded(void **state)
@@ -903,17 +920,13 @@ static void test_refusals_logged_bounded(void **state)
     struct fixture *fx = *state;
     if (geteuid() != 0)
         skip();  /* needs root to become another user */
-    control_server_free(fx->s);
-    assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    serve_nobody(fx);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         drop_to_nobody();
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        strcpy(sa.sun_path, fx->path);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        int fd = child_connect(fx->path);
+        if (fd < 0)
             _exit(11);
         for (unsigned i = 0; i < 3 * LOG_RATELIMIT_BURST; i++) {
             char *err;
@@ -928,16 +941,6 @@ static void test_refusals_logged_bounded(void **state)
     assert_int_equal(run_child(fx, pid), 0);
     assert_int_equal(fx->reloads, 0);
     assert_int_equal(n_refusal_logs, LOG_RATELIMIT_BURST);
-}
-
-static int child_connect(const char *path)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    strcpy(sa.sun_path, path);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-        return -1;
-    return fd;
 }
 
 /* An unprivileged user opens 100 connections and keeps each alive with a
@@ -1048,9 +1051,7 @@ static void unprivileged_rate(struct fixture *fx, const char *req)
 {
     if (geteuid() != 0)
         skip();  /* needs root to become another user */
-    control_server_free(fx->s);
-    assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    serve_nobody(fx);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -1168,13 +1169,8 @@ static void test_accept_paused_out_of_fds(void **state)
     struct fixture *fx = *state;
     int c = client_connect(fx->path);
     assert_true(c >= 0);
-    struct rlimit old, low;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-    int lowest = dup(0);                    /* the lowest free descriptor */
-    assert_true(lowest >= 0);
-    close(lowest);
-    low = (struct rlimit){.rlim_cur = (rlim_t)lowest, .rlim_max = old.rlim_max};
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    struct rlimit old;
+    assert_int_equal(fd_limit_lower(0, &old), 0);
     uint64_t deadline = now_ms() + TIMEOUT_MS;
     while (!n_pause_logs && now_ms() < deadline)
         pump(fx);

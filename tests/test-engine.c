@@ -20,6 +20,7 @@
 #include "apply.h"
 #include "engine-fixture.h"
 #include "engine.h"
+#include "fd-limit.h"
 #include "packer.h"
 #include "procmon.h"
 #include "task.h"
@@ -499,14 +500,9 @@ static void test_rescan_retried(void **state)
     assert_int_equal(rmdir(path), 0);
     efx_put(fx, rel, stat);
 
-    struct rlimit old, low;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-    int lowest = dup(0);                        /* the lowest free descriptor */
-    assert_true(lowest >= 0);
-    close(lowest);
-    low = (struct rlimit){.rlim_cur = (rlim_t)lowest, .rlim_max = old.rlim_max};
+    struct rlimit old;
     assert_int_equal(engine_events_lost(e), 0);
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    assert_int_equal(fd_limit_lower(0, &old), 0);
     int r = engine_tick(e);                     /* /proc cannot be opened */
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
     assert_int_equal(r, 0);
@@ -583,6 +579,16 @@ static void test_doorbell_execs_once(void **state)
 
 /* Not a dry run: the engine changes masks through the sysops it was given,
  * and gives every one back. */
+/* Started and packed: the mask jitter tasks have now (the plan's). */
+static cpu_set_t start_packed(struct engine_fixture *fx)
+{
+    efx_start(fx);
+    pack(fx);
+    cpu_set_t packed = mask_of(fx, fx->jit_a);
+    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    return packed;
+}
+
 /* A process forked by one we packed inherits its mask. Its adoption waits:
  * its /proc/PID/stat, which gives the start time a record needs, stalls the
  * reader while the process is inside an exec, as a new one usually is. At
@@ -592,10 +598,7 @@ static void test_forked_child_adopted_later(void **state)
 {
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
-    efx_start(fx);
-    pack(fx);
-    const cpu_set_t packed = mask_of(fx, fx->jit_a);
-    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    const cpu_set_t packed = start_packed(fx);
     struct procmon_event fork = {.kind = PROCMON_FORK, .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
 
     /* Forked and in its exec: no stat to read yet (the tree lists none). */
@@ -663,10 +666,7 @@ static void test_grandchild_adopted(void **state)
 {
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
-    efx_start(fx);
-    pack(fx);
-    const cpu_set_t packed = mask_of(fx, fx->jit_a);
-    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    const cpu_set_t packed = start_packed(fx);
     struct procmon_event fork = {.kind = PROCMON_FORK, .tid = 1040, .tgid = 1040, .timestamp_ns = now_ns(),
                                  .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
     engine_on_event(e, &fork);      /* the child, in its exec: no stat yet */
@@ -704,10 +704,7 @@ static void test_rescan_finds_descendants(void **state)
 {
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
-    efx_start(fx);
-    pack(fx);
-    const cpu_set_t packed = mask_of(fx, fx->jit_a);
-    assert_string_equal(efx_fmt(&packed), EFX_BUSY_PLAN);
+    const cpu_set_t packed = start_packed(fx);
     const pid_t child = 1060, grandchild = 1061, stranger = 1062;
     efx_add_task(fx, child, child, "renamed");
     efx_set_parent(fx, child, fx->jit_a);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-limit.h"
 #include "procscan.h"
 #include "util.h"
 
@@ -442,32 +443,12 @@ static void test_walk_last_gone(void **state)
     assert_int_equal(unlisted, 1);
 }
 
-/* The lowest free descriptor, and a limit that lets exactly n more open. */
-static rlim_t fd_limit_for(int n)
-{
-    int fds[8], last = -1;
-    assert_true(n >= 0 && n < 8);
-    for (int i = 0; i < n; i++)
-        assert_true((fds[i] = last = dup(0)) >= 0);
-    if (n == 0) {
-        last = dup(0);
-        assert_true(last >= 0);
-        close(last);
-        return (rlim_t)last;
-    }
-    for (int i = 0; i < n; i++)
-        close(fds[i]);
-    return (rlim_t)last + 1;
-}
-
 /* Reconcile with only n descriptors to spare; the limit is back on return. */
 static int reconcile_with_fds(struct tree *tr, struct task_table *tt, const struct procscan_hooks *h, int n,
                               struct procscan_stats *st)
 {
-    struct rlimit old, low;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-    low = (struct rlimit){.rlim_cur = fd_limit_for(n), .rlim_max = old.rlim_max};
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    struct rlimit old;
+    assert_int_equal(fd_limit_lower(n, &old), 0);
     int r = procscan_reconcile(tr->root, tt, h, st);
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
     return r;
