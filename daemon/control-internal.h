@@ -27,6 +27,10 @@
  * burst, then a steady rate. Root is not limited. */
 #define UNPRIV_DUMP_BURST 8u
 #define UNPRIV_DUMP_PER_S 4u
+/* Pure: take a token of the unprivileged Dump and Explain bucket (in
+ * thousandths of a token, refilled at UNPRIV_DUMP_PER_S up to
+ * UNPRIV_DUMP_BURST) at now_usec; false when there is none. */
+bool control_bucket_take(uint64_t *tokens_milli, uint64_t *refill_usec, uint64_t now_usec);
 /* Replies beyond this give glibc's freed heap back to the system. */
 #define CONTROL_TRIM_AFTER_BYTES (1u << 20)
 /* Unsent reply bytes of all clients together, over which an unprivileged

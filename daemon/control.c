@@ -138,22 +138,33 @@ static size_t server_unsent(const struct control_server *s)
     return total;
 }
 
-/* One token per unprivileged Dump; 0 when there is none. */
+bool control_bucket_take(uint64_t *tokens_milli, uint64_t *refill_usec, uint64_t now_usec)
+{
+    const uint64_t full = (uint64_t)UNPRIV_DUMP_BURST * 1000u;
+    if (*refill_usec == 0 || now_usec < *refill_usec) {
+        *tokens_milli = full;
+        *refill_usec = now_usec;
+    } else {
+        /* whole thousandths of a token only: the time of the rest is
+         * credited at the next call, so that requests closer together
+         * than a thousandth's refill do not keep the bucket empty */
+        uint64_t milli = (now_usec - *refill_usec) * UNPRIV_DUMP_PER_S / 1000u;
+        *tokens_milli = MIN(full, *tokens_milli + milli);
+        *refill_usec = *tokens_milli == full ? now_usec : *refill_usec + milli * 1000u / UNPRIV_DUMP_PER_S;
+    }
+    if (*tokens_milli < 1000u)
+        return false;
+    *tokens_milli -= 1000u;
+    return true;
+}
+
+/* One token per unprivileged Dump or Explain; false when there is none. */
 static bool take_dump_token(struct control_server *s)
 {
     uint64_t now;
     if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) < 0)
         return true;
-    if (s->dump_refill_usec == 0)
-        s->dump_tokens_milli = UNPRIV_DUMP_BURST * 1000u;
-    else if (now > s->dump_refill_usec)
-        s->dump_tokens_milli = MIN((uint64_t)UNPRIV_DUMP_BURST * 1000u,
-                                   s->dump_tokens_milli + (now - s->dump_refill_usec) * UNPRIV_DUMP_PER_S / 1000u);
-    s->dump_refill_usec = now;
-    if (s->dump_tokens_milli < 1000u)
-        return false;
-    s->dump_tokens_milli -= 1000u;
-    return true;
+    return control_bucket_take(&s->dump_tokens_milli, &s->dump_refill_usec, now);
 }
 
 static int client_queue(struct control_client *c, const char *data, size_t len)
@@ -374,6 +385,7 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
 {
     struct varlink_request req;
     struct varlink_error err = {0};
+    c->server->last_reply_len = 0;      /* this frame's reply, if it gets one */
     int r = varlink_request_decode(msg, len, &req, &err);
     if (r < 0) {
         *cost += 1;

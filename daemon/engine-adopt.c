@@ -6,6 +6,7 @@
 #include "engine.h"
 #include "procscan.h"
 #include "task.h"
+#include "util.h"
 
 /* Beyond this many waiting (320 bytes each: 1.25 MiB), a new process
  * is adopted at once, as before. 4,096 a tick is 16,000 forks a second, at
@@ -116,7 +117,12 @@ void engine_adopt_due(struct engine *e, uint64_t older_than_ns)
         struct task *t = task_table_find(e->tasks, it->tid);
         if (!t || !entry_is_for(it, t))
             continue;   /* gone (its exit event came), or the TID is another task's */
-        if (procscan_ensure_start(e->params.root, t) < 0) {
+        int r = procscan_ensure_start(e->params.root, t);
+        if (r < 0 && errno_is_transient(r) && older_than_ns) {
+            ad->items[kept++] = *it;    /* out of fds or memory: at a later tick */
+            continue;
+        }
+        if (r < 0) {
             t->flags &= ~TASK_F_ADOPT_DUE;
             continue;   /* gone: its exit event follows */
         }

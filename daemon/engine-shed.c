@@ -8,20 +8,25 @@
 
 int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
 {
-    uint64_t n = comm_total - s->last_total, ms = now_ms - s->last_ms;
-    bool first = s->last_ms == 0;
-    s->last_total = comm_total;
-    s->last_ms = now_ms;
     if (s->on) {
+        s->last_total = comm_total;
+        s->last_ms = now_ms;
         if (now_ms < s->until_ms)
             return 0;
         s->on = false;
         return -1;
     }
-    if (first || ms == 0 || s->unsupported)
+    uint64_t n = comm_total - s->last_total, ms = now_ms - s->last_ms;
+    if (s->last_ms && ms < COMM_FLOOD_WINDOW_MS)
+        return 0;   /* too short to tell (a reload's tick right after one): counted with the next */
+    bool first = s->last_ms == 0;
+    s->last_total = comm_total;
+    s->last_ms = now_ms;
+    if (first || s->unsupported)
         return 0;
     if (n * 1000 <= (uint64_t)COMM_FLOOD_PER_S * ms) {
-        s->period_ms = 0;
+        if (s->period_ms && now_ms - s->until_ms >= COMM_SHED_MAX_MS)
+            s->period_ms = 0;
         return 0;
     }
     s->period_ms = s->period_ms ? MIN(2 * s->period_ms, COMM_SHED_MAX_MS) : COMM_SHED_MIN_MS;
@@ -49,21 +54,22 @@ void engine_shed_renames(struct engine *e, uint64_t now_ms)
             log_info("renames: over %u a second, but this kernel cannot leave them out (its event filter is 6.6+): "
                      "every one is read", COMM_FLOOD_PER_S);
         else
-            log_warning_errno(r, "renames: over %u a second; leaving them out: %m; every one is read",
-                              COMM_FLOOD_PER_S);
+            log_errno_full(log_ratelimit_level(&e->events.logs, LOG_WARNING), r,
+                           "renames: over %u a second; leaving them out: %m; every one is read", COMM_FLOOD_PER_S);
         return;
     }
     if (r < 0) {
         /* not heard again: the next tick tries */
         s->on = true;
-        log_warning_errno(r, "renames: hearing them again: %m; tried again at the next tick");
+        log_errno_full(log_ratelimit_level(&e->events.logs, LOG_WARNING), r,
+                       "renames: hearing them again: %m; tried again at the next tick");
         return;
     }
     if (step > 0) {
-        log_full(s->period_ms == COMM_SHED_MIN_MS ? LOG_NOTICE : LOG_DEBUG,
-                 "renames: %" PRIu64 " since the last tick, over %u a second (a thread renaming itself in a loop?): "
-                 "not heard for %u ms, then a rescan finds what was renamed", s->last_total - before,
-                 COMM_FLOOD_PER_S, s->period_ms);
+        log_ratelimited(&e->events.logs, s->period_ms == COMM_SHED_MIN_MS ? LOG_NOTICE : LOG_DEBUG,
+                        "renames: %" PRIu64 " since the last tick, over %u a second (a thread renaming itself in a "
+                        "loop?): not heard for %u ms, then a rescan finds what was renamed", s->last_total - before,
+                        COMM_FLOOD_PER_S, s->period_ms);
         return;
     }
     /* Heard again: whatever was renamed meanwhile is found by a rescan. */

@@ -14,6 +14,7 @@
 #include "freq-meter.h"
 #include "histogram.h"
 #include "idle-meter.h"
+#include "log.h"
 #include "procmon.h"
 #include "seat.h"
 #include "packer.h"
@@ -118,12 +119,14 @@ struct engine_adopt {
 /* Renames are the one event any local user sends at will and at almost no
  * cost: a thread calling prctl(PR_SET_NAME) in a loop sends hundreds of
  * thousands a second, and receiving them took the daemon half a CPU. Above
- * COMM_FLOOD_PER_S over a tick, the main socket stops hearing them (the
- * kernel's event filter, 6.6+) for COMM_SHED_MIN_MS, twice as long each
- * time the flood is still there when they are heard again, up to
+ * COMM_FLOOD_PER_S over a tick (at least COMM_FLOOD_WINDOW_MS), the main
+ * socket stops hearing them (the kernel's event filter, 6.6+) for
+ * COMM_SHED_MIN_MS, twice as long each time a flood comes again, up to
  * COMM_SHED_MAX_MS; then a rescan finds what was renamed meanwhile (within
- * each user's rename budget). A quiet tick ends the doubling. */
+ * each user's rename budget). Only COMM_SHED_MAX_MS without a flood ends
+ * the doubling: a flood of a tick at a time gets the longest shed too. */
 #define COMM_FLOOD_PER_S 5000u
+#define COMM_FLOOD_WINDOW_MS 100u
 #define COMM_SHED_MIN_MS 1000u
 #define COMM_SHED_MAX_MS 16000u
 struct comm_shed {
@@ -138,6 +141,11 @@ struct comm_shed {
  * hearing them, -1 hear them again, 0 nothing to do. */
 int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms);
 
+/* A rescan that put renames off (procscan's per-user budget) is followed by
+ * another this many ticks later: they are found then, not at the next
+ * overflow, and a rename flood costs a walk per second, not per tick. */
+#define RESCAN_RENAMES_TICKS 4u
+
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
@@ -145,6 +153,8 @@ struct engine_events {
     pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
     struct engine_adopt adopt;
     struct comm_shed shed;
+    struct log_ratelimit logs;   /* what a flood of events says: overflows, renames unheard */
+    uint64_t rescan_renames_at;  /* tick at which renames a rescan put off are looked at again; 0: none */
     bool rescan_pending;         /* events were lost: rescan, at most once a tick */
     bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
@@ -330,6 +340,10 @@ int engine_procmon_fd(const struct engine *e);
 /* Drain the proc connector; rescans /proc after an overflow. Call
  * engine_state_due_ms() after it: changes it made go to the state file. */
 int engine_on_events(struct engine *e);
+/* engine-events.c: walk /proc for what lost events hid (procscan_reconcile),
+ * with the hooks every change of the table goes through (engine.c). */
+int engine_rescan(struct engine *e);
+const struct procscan_hooks *engine_hooks(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
 void engine_on_event(struct engine *e, const struct procmon_event *ev);

@@ -49,12 +49,14 @@ bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
 {
     if (!b->at_ns || now_ns < b->at_ns) {
         b->left_ns = (int64_t)b->burst_ns;
+        b->at_ns = now_ns;
     } else {
-        uint64_t add = (now_ns - b->at_ns) / 100 * b->share_pct;
+        /* whole hundreds of ns only, the rest credited at the next call */
+        uint64_t hundreds = (now_ns - b->at_ns) / 100, add = hundreds * b->share_pct;
         b->left_ns = add >= b->burst_ns || b->left_ns + (int64_t)add > (int64_t)b->burst_ns
                          ? (int64_t)b->burst_ns : b->left_ns + (int64_t)add;
+        b->at_ns += hundreds * 100;
     }
-    b->at_ns = now_ns;
     return b->left_ns > 0;
 }
 

@@ -528,7 +528,8 @@ static bool still_there(const char *root, const struct task *t)
     int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
     if (r < 0)
         return !errno_is_gone(r) && r != -EBADMSG;
-    return t->start_pending || fresh.start_time == t->start_time;
+    return t->start_pending ? procscan_started_by_fork(fresh.start_time, t->start_time)
+                            : fresh.start_time == t->start_time;
 }
 
 int procscan_reconcile(const char *root, struct task_table *tt, const struct procscan_hooks *h,

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "control-internal.h"
 #include "control.h"
 #include "fd-limit.h"
 #include "log.h"
@@ -1093,6 +1094,25 @@ static void unprivileged_rate(struct fixture *fx, const char *req)
     close(fd);
 }
 
+/* The unprivileged bucket: its burst, then its rate, however close together
+ * the requests come (a refill rounded down at each request kept it empty). */
+static void test_bucket_rate(void **state)
+{
+    uint64_t tokens = 0, refill = 0, now = 1000000;
+    unsigned granted = 0;
+    for (uint64_t end = now + 20 * 1000000ull; now < end; now += 200)   /* every 200 µs for 20 s */
+        granted += control_bucket_take(&tokens, &refill, now);
+    unsigned want = UNPRIV_DUMP_BURST + 20 * UNPRIV_DUMP_PER_S;
+    if (granted + 1 < want || granted > want)
+        fail_msg("granted %u, want %u", granted, want);
+    /* a quiet minute fills it to the burst, no further */
+    now += 60 * 1000000ull;
+    granted = 0;
+    for (int i = 0; i < 100; i++)
+        granted += control_bucket_take(&tokens, &refill, now);
+    assert_int_equal(granted, UNPRIV_DUMP_BURST);
+}
+
 static void test_unprivileged_dump_rate(void **state)
 {
     unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}");
@@ -1203,6 +1223,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusals_logged_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
+        cmocka_unit_test(test_bucket_rate),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_explain_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unread_replies_bounded, setup, teardown),

@@ -23,6 +23,7 @@
 #include "fd-limit.h"
 #include "packer.h"
 #include "procmon.h"
+#include "procscan.h"
 #include "task.h"
 #include "util.h"
 
@@ -443,8 +444,9 @@ static void test_lost_events_rescan(void **state)
 }
 
 /* Renames: a tick with more than COMM_FLOOD_PER_S leaves them unheard for
- * COMM_SHED_MIN_MS, twice as long each time the flood is still there, up to
- * COMM_SHED_MAX_MS; a quiet tick ends the doubling. */
+ * COMM_SHED_MIN_MS, twice as long each time a flood comes again, up to
+ * COMM_SHED_MAX_MS; only that long without a flood ends the doubling, and a
+ * window shorter than COMM_FLOOD_WINDOW_MS is not judged alone. */
 static void test_comm_shed_step(void **state)
 {
     struct comm_shed s = {0};
@@ -452,8 +454,17 @@ static void test_comm_shed_step(void **state)
     assert_int_equal(comm_shed_step(&s, total, now), 0);           /* the first: nothing to compare */
     now += 250, total += COMM_FLOOD_PER_S / 4;                     /* at the bound: not a flood */
     assert_int_equal(comm_shed_step(&s, total, now), 0);
-    unsigned period = COMM_SHED_MIN_MS;
+    now += 2, total += 2000;                                        /* a reload's tick 2 ms on: not judged */
+    assert_int_equal(comm_shed_step(&s, total, now), 0);
+    now += 248;                                                     /* ...but counted with the next */
+    assert_int_equal(comm_shed_step(&s, total, now), 1);
+    assert_int_equal(s.period_ms, COMM_SHED_MIN_MS);
+    now += COMM_SHED_MIN_MS;
+    assert_int_equal(comm_shed_step(&s, total, now), -1);
+    unsigned period = 2 * COMM_SHED_MIN_MS;
     for (int round = 0; round < 8; round++) {
+        now += 250, total += 10;                                    /* a quiet tick: the doubling goes on */
+        assert_int_equal(comm_shed_step(&s, total, now), 0);
         now += 250, total += COMM_FLOOD_PER_S;                     /* 4x the bound */
         assert_int_equal(comm_shed_step(&s, total, now), 1);
         assert_true(s.on);
@@ -465,15 +476,60 @@ static void test_comm_shed_step(void **state)
         assert_false(s.on);
         period = period * 2 > COMM_SHED_MAX_MS ? COMM_SHED_MAX_MS : period * 2;
     }
-    assert_int_equal(s.sheds, 8);
-    now += 250, total += 10;                                        /* quiet */
+    assert_int_equal(s.sheds, 9);
+    now += COMM_SHED_MAX_MS, total += 10;                          /* that long without a flood */
     assert_int_equal(comm_shed_step(&s, total, now), 0);
+    assert_int_equal(s.period_ms, 0);
     now += 250, total += COMM_FLOOD_PER_S;
     assert_int_equal(comm_shed_step(&s, total, now), 1);
     assert_int_equal(s.period_ms, COMM_SHED_MIN_MS);
     struct comm_shed u = {.unsupported = true};
     assert_int_equal(comm_shed_step(&u, 0, 1000), 0);
     assert_int_equal(comm_shed_step(&u, 1000000, 1250), 0);
+}
+
+/* Threads 7000.. of process 7000 in the tree, all named comm. */
+static void put_threads(struct engine_fixture *fx, unsigned n, const char *comm)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char rel[64], text[256];
+        pid_t tid = 7000 + (pid_t)i;
+        snprintf(rel, sizeof rel, "proc/7000/task/%d/stat", (int)tid);
+        snprintf(text, sizeof text, "%d (%s) S 1 7000 7000 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 1 1\n", (int)tid, comm,
+                 5000 + (int)tid);
+        efx_put(fx, rel, text);
+    }
+}
+
+/* Renames a rescan puts off (over one user's budget) are found by another
+ * rescan RESCAN_RENAMES_TICKS ticks later, not left to the next overflow. */
+static void test_deferred_renames_rescanned(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    const unsigned n = PROCSCAN_RENAMES_PER_USER + 2;
+    put_threads(fx, n, "w-old");
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_no_load);
+    assert_non_null(task_table_find(e->tasks, 7000 + (pid_t)n - 1));
+    assert_int_equal(e->events.rescan_renames_at, 0);
+
+    put_threads(fx, n, "w-new");
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_no_load);
+    uint64_t rescans = e->counters.rescans;
+    unsigned old = 0;
+    for (unsigned i = 0; i < n; i++)
+        old += strcmp(task_table_find(e->tasks, 7000 + (pid_t)i)->comm, "w-old") == 0;
+    assert_int_equal(old, 2);
+    assert_true(e->events.rescan_renames_at > 0);
+    for (unsigned i = 0; i < RESCAN_RENAMES_TICKS; i++)
+        efx_tick_with(fx, efx_no_load);
+    assert_int_equal(e->counters.rescans, rescans + 1);
+    for (unsigned i = 0; i < n; i++)
+        assert_string_equal(task_table_find(e->tasks, 7000 + (pid_t)i)->comm, "w-new");
+    assert_int_equal(e->events.rescan_renames_at, 0);
 }
 
 /* A rescan that finds a thread it may not read (EISDIR here; hidepid or a
@@ -694,6 +750,35 @@ static void test_grandchild_adopted(void **state)
         now = mask_of(fx, tids[i]);
         assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
     }
+}
+
+/* A waiting adoption whose start time cannot be read for want of file
+ * descriptors waits on to a later tick, rather than being dropped with the
+ * task left on the narrowed mask unrecorded. (Forked by a jitter task, and
+ * named as it until it execs, it is jitter itself.) */
+static void test_adoption_waits_out_of_fds(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    const cpu_set_t packed = start_packed(fx);
+    efx_add_task(fx, 1070, 1070, "renamed");
+    *(cpu_set_t *)efx_fake_mask(fx, 1070) = packed;
+    struct procmon_event fork = {.kind = PROCMON_FORK, .tid = 1070, .tgid = 1070,
+                                 .timestamp_ns = now_ns() - 2000000000ull,
+                                 .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
+    engine_on_event(e, &fork);
+    assert_true(task_table_find(e->tasks, 1070)->flags & TASK_F_ADOPT_DUE);
+    struct rlimit old;
+    assert_int_equal(fd_limit_lower(0, &old), 0);
+    engine_adopt_due(e, now_ns() - 1000000000ull);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_true(task_table_find(e->tasks, 1070)->flags & TASK_F_ADOPT_DUE);
+    assert_int_equal(e->events.adopt.n, 1);
+    engine_adopt_due(e, now_ns() - 1000000000ull);      /* adopted: its creator's original recorded */
+    assert_false(task_table_find(e->tasks, 1070)->flags & TASK_F_ADOPT_DUE);
+    const struct applied_task *a = applier_find(e->applier, 1070);
+    assert_non_null(a);
+    assert_string_equal(efx_fmt(&a->original), efx_fmt(&fx->real_mask));
 }
 
 /* Processes found by a rescan, their fork events lost: a child and a
@@ -928,11 +1013,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_doorbell_execs_once, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
         cmocka_unit_test(test_comm_shed_step),
+        cmocka_unit_test_setup_teardown(test_deferred_renames_rescanned, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_rescan_retried, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_live_masks_through_sysops, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_adopted_later, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_grandchild_adopted, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_rescan_finds_descendants, efx_setup_live, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_adoption_waits_out_of_fds, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_run_delay_guard, efx_setup_live, efx_teardown),
         cmocka_unit_test_setup_teardown(test_real_kernel, efx_setup_real, efx_teardown),
     };

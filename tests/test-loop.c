@@ -71,6 +71,13 @@ static void test_budget(void **state)
     assert_true(loop_budget_refill(&b, 1600 * ms));
     assert_true(loop_budget_refill(&b, 100000 * ms));
     assert_int_equal(b.left_ns, 50 * ms);                  /* never beyond the burst */
+    /* calls closer together than 100 ns lose nothing to rounding */
+    loop_budget_spend(&b, 50 * ms);
+    assert_int_equal(b.left_ns, 0);
+    uint64_t t = b.at_ns;
+    for (int i = 1; i <= 80; i++)
+        loop_budget_refill(&b, t + 50 * (uint64_t)i);
+    assert_int_equal(b.left_ns, 1000);                      /* a quarter of 4,000 ns */
     /* a flood that keeps it busy for a second gets about its share */
     uint64_t now = 200000 * ms, rt = 0;
     for (uint64_t end = now + 1000 * ms; now < end; now += ms)

@@ -1,0 +1,104 @@
+/* Process events as they come, and the walk of /proc when some were lost. */
+#include <string.h>
+
+#include "classifier.h"
+#include "engine.h"
+#include "log.h"
+#include "procmon.h"
+#include "procscan.h"
+#include "seat.h"
+#include "util.h"
+
+static void table_full(struct engine *e)
+{
+    e->counters.table_full++;
+    if (e->table_full_logged)
+        return;
+    log_warning("task table full (max_tasks = %u): new threads are not tracked until some exit",
+                task_table_max(e->tasks));
+    e->table_full_logged = true;
+}
+
+int engine_rescan(struct engine *e)
+{
+    struct procscan_stats st;
+    classifier_batch_begin(e->classifier);
+    int r = procscan_reconcile(e->params.root, e->tasks, engine_hooks(e), &st);
+    classifier_batch_end(e->classifier);
+    /* Failed or left threads unread: again at each tick (at start, only for want of fds or memory). */
+    bool failed = (r < 0 && r != -ENOSPC) || st.unread;
+    bool first = e->counters.rescans++ == 0;
+    e->events.rescan_pending = failed;
+    e->events.last_rescan_ms = now_ms();
+    e->counters.table_full += st.failed;
+    /* Renames put off by the per-user budget: looked at again a few ticks on. */
+    e->events.rescan_renames_at = st.renames_deferred ? e->counters.ticks + RESCAN_RENAMES_TICKS : 0;
+    if (r == -ENOSPC)
+        table_full(e);
+    else if (first && r < 0 && !errno_is_transient(r))
+        return log_error_errno(r, "walking /proc: %m");
+    else if (failed != e->events.rescan_failed)
+        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s%s%s", !failed ? "succeeded again" : r < 0 ?
+                 "the walk failed: " : "threads left unread", r < 0 ? strerror(-r) : "",
+                 failed ? "; tried again at each tick" : "");
+    e->events.rescan_failed = failed;
+    return r == -ENOSPC ? 0 : r;
+}
+
+void engine_on_event(struct engine *e, const struct procmon_event *ev)
+{
+    uint64_t t0 = now_ns();
+    if (ev->timestamp_ns)
+        histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
+    if (ev->kind == PROCMON_EXEC)
+        seat_note_exec(&e->seat, ev->cpu);
+    e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
+    e->events.event_ns = ev->timestamp_ns;
+    int r = procscan_handle_event(e->params.root, e->tasks, ev, engine_hooks(e));
+    e->events.fork_parent_tid = 0;
+    e->events.event_ns = 0;
+    if ((unsigned)ev->kind < PROCMON_KINDS)
+        e->events.handled_ns[ev->kind] += now_ns() - t0;
+    if (r == -ENOSPC)
+        table_full(e);
+    else if (r < 0)
+        log_debug_errno(r, "tid %d: %s event: %m", (int)ev->tid, procmon_kind_to_string(ev->kind));
+}
+
+static int on_event(const struct procmon_event *ev, void *userdata)
+{
+    struct engine *e = userdata;
+    if (!engine_doorbell_filter(&e->events.doorbell, ev))
+        engine_on_event(e, ev);
+    return 0;
+}
+
+int engine_events_lost(struct engine *e)
+{
+    /* Under a sustained storm the socket overflows again and again: a full
+     * walk of /proc each time would be the daemon's whole work, so rescan
+     * at most once a tick (the tick does the pending one). Events handled
+     * at a realtime priority leave it to the tick, at normal priority. */
+    if (!e->events.rescan_pending)
+        log_ratelimited(&e->events.logs, LOG_INFO, "proc connector overflowed, events lost: rescanning /proc");
+    if (!e->cfg->realtime_priority && now_ms() - e->events.last_rescan_ms >= e->cfg->tick_ms)
+        return engine_rescan(e);
+    e->events.rescan_pending = true;
+    return 0;
+}
+
+int engine_on_events(struct engine *e)
+{
+    if (!e->events.procmon)
+        return 0;
+    uint64_t t0 = now_ns();
+    int r = procmon_dispatch(e->events.procmon, on_event, e);
+    e->events.wakeups++;
+    e->events.wakeups_ns += now_ns() - t0;
+    if (r == -ENOBUFS)
+        return engine_events_lost(e);
+    if (r < 0 && r != -EAGAIN && r != -EINTR)
+        return log_warning_errno(r, "reading the proc connector: %m");
+    return 0;
+}
+
