@@ -66,6 +66,13 @@ kill "$PHASE"; wait "$PHASE" 2>/dev/null
 # measured set grows around it.
 spawn BUSY taskset -c 0-1 "$LOAD" -d 90 -p 100 -n "${NAME}cpu"
 for i in 4 5 6; do spawn p taskset -c 0-1 "$LOAD" -d 1 -p 10 -n "${NAME}l$i"; light+=("$p"); done
+# Until taskset runs, the new process has the harness's CPU 0 (inherited
+# at the fork): on a loaded machine that took long enough for the check
+# below to see it and fail. Confined by the daemon before this, it would
+# not get both CPUs, and this fails instead.
+busy_named() { local c; { read -r c < "/proc/$BUSY/comm"; } 2>/dev/null && [[ $c == "${NAME}cpu"* ]]; }
+check "CPU-bound program started (its name set, after taskset)" wait_for 30 busy_named
+check "... on both CPUs" affinity_is "$BUSY" "$ALL"
 check "CPU-bound program never confined (three windows)" never_on0 "$BUSY" 6
 check "CPU-bound program classified intensive by behaviour" \
     bash -c "'$CTL' --socket '$TMP/control' --json explain $BUSY | tr -d ' \n' | grep -q '\"class\":\"intensive\",\"source\":\"behaviour\"'"
