@@ -345,8 +345,12 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     fprintf(f, "Tasks:         %s tracked: %s jitter, %s intensive, %s ignored; %s packed\n", str(tasks, "tracked"),
             str(tasks, "jitter"), str(tasks, "intensive"), str(tasks, "ignore"), str(tasks, "packed"));
     struct json_object *ev = get(reply, "events");
-    fprintf(f, "Events:        fork %s, exec %s, comm %s, exit %s, uid %s, other %s\n", str(ev, "fork"),
-            str(ev, "exec"), str(ev, "comm"), str(ev, "exit"), str(ev, "uid"), str(ev, "other"));
+    int64_t floods = 0;
+    num(reply, "rename_floods", &floods);
+    fprintf(f, "Events:        fork %s, exec %s, comm %s, exit %s, uid %s, other %s%s%s%s\n", str(ev, "fork"),
+            str(ev, "exec"), str(ev, "comm"), str(ev, "exit"), str(ev, "uid"), str(ev, "other"),
+            floods > 0 ? "; renames left unheard " : "", floods > 0 ? str(reply, "rename_floods") : "",
+            floods > 0 ? (boolean(reply, "renames_unheard") > 0 ? " times (now too)" : " times") : "");
     int64_t overflows = 0;
     bool have_overflows = num(reply, "overflows", &overflows);
     const char *warn = o->color && overflows > 0 ? table_color_on(TABLE_YELLOW) : "";

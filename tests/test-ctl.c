@@ -30,7 +30,7 @@
 static const char status_json[] =
     "{\"version\":\"0.1.0\",\"uptime_s\":3725,\"mode\":\"affinity\",\"dry_run\":false,\"uclamp_supported\":false,"
     "\"unit_optin\":false,\"tasks\":{\"tracked\":412,\"jitter\":23,\"intensive\":2,\"ignore\":387,\"packed\":23},"
-    "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rescans\":1,"
+    "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rename_floods\":3,\"renames_unheard\":true,\"rescans\":1,"
     "\"placement_latency\":{\"count\":800,\"p50_us\":85,\"p99_us\":950,\"max_us\":12001,\"within_20ms\":796},"
     "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\","
     "\"benefit\":{\"plan\":\"isolate\",\"estimate\":\"isolate on 1 core: a trial, measuring\","
@@ -343,6 +343,8 @@ static void test_status(void **state)
     assert_non_null(strstr(r.out, "turboschedd 0.1.0, up 1h 2min\n"));
     assert_non_null(strstr(r.out, "Mode:          affinity\n"));
     assert_non_null(strstr(r.out, "412 tracked: 23 jitter, 2 intensive, 387 ignored; 23 packed"));
+    assert_non_null(strstr(r.out, "Events:        fork 1, exec 1, comm 1, exit 1, uid 0, other 0; "
+                                  "renames left unheard 3 times (now too)\n"));
     assert_non_null(strstr(r.out, "Plan:          jitter tasks on CPUs 0: packed on core 0\n"));
     assert_non_null(strstr(r.out, "Benefit:       isolate on 1 core: a trial, measuring\n"));
     assert_non_null(strstr(r.out, "Deep idle:     1.30 idle cores kept awake by free jitter, 35 wake-ups/s (cpuidle)\n"
