@@ -62,22 +62,21 @@ bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task 
     return false;
 }
 
-pid_t engine_recorded_ancestor(struct engine *e, pid_t tid)
+bool engine_ancestor_inheritance(struct engine *e, pid_t tid, struct applied_task *out)
 {
     if (!applier_count(e->applier) || !e->ops->parent_of)
-        return 0;
-    struct applied_task rec;
+        return false;
     pid_t p = tid;
     for (int i = 0; i < ADOPT_ANCESTORS_MAX; i++) {
         pid_t pp;
         /* init and kthreadd: what they start is not ours */
         if (e->ops->parent_of(e->ops->userdata, p, &pp) < 0 || pp <= 2 || pp == p)
-            return 0;
-        if (engine_inheritance(e, pp, &rec))
-            return pp;
+            return false;
+        if (engine_inheritance(e, pp, out))
+            return true;
         p = pp;
     }
-    return 0;
+    return false;
 }
 
 static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)

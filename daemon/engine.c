@@ -173,16 +173,10 @@ static int hook_task_new(struct task *t, void *userdata)
     struct engine *e = userdata;
     /* A new task inherits its creator's mask: if that is one we set, record
      * the new task with the creator's original so it is restored like it. */
-    pid_t parent = 0;
-    if (t->tid != t->pid)
-        parent = t->pid;
-    else if (e->events.fork_parent_tid > 0)
-        parent = e->events.fork_parent_tid;
-    else
-        parent = engine_recorded_ancestor(e, t->tid);
+    pid_t parent = t->tid != t->pid ? t->pid : e->events.fork_parent_tid;
     struct applied_task from;
-    if (parent > 0 && engine_inheritance(e, parent, &from) && !engine_adopt_defer(e, t, &from) &&
-        procscan_ensure_start(root_of(e), t) == 0)
+    bool inherits = parent > 0 ? engine_inheritance(e, parent, &from) : engine_ancestor_inheritance(e, t->tid, &from);
+    if (inherits && !engine_adopt_defer(e, t, &from) && procscan_ensure_start(root_of(e), t) == 0)
         (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &from);
     return classify_and_place(e, t, false);
 }

@@ -365,10 +365,10 @@ bool engine_adopt_defer(struct engine *e, struct task *t, const struct applied_t
  * forked by a child that waits is confined by its grandparent's mask too. */
 bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task *out);
 /* For a process found without its fork event (lost, and found by a rescan):
- * its nearest ancestor, a few generations up, that a record can be
- * inherited from (engine_inheritance); 0 for none. Reads nothing while no
- * task is packed. */
-pid_t engine_recorded_ancestor(struct engine *e, pid_t tid);
+ * what it inherits (engine_inheritance) from its nearest ancestor, a few
+ * generations up, that has a record; false for none. Reads nothing while
+ * no task is packed. */
+bool engine_ancestor_inheritance(struct engine *e, pid_t tid, struct applied_task *out);
 /* engine-shed.c: comm_shed_step, done on the main socket (each tick). */
 void engine_shed_renames(struct engine *e, uint64_t now_ms);
 /* t's exec came, its start time read: adopt it now (before its placement). */
