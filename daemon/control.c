@@ -354,10 +354,9 @@ static void answer(struct control_client *c, const struct varlink_request *req, 
                    const char **error)
 {
     bool unpriv = c->peer.uid != 0;
-    if (unpriv && req->method_id == VARLINK_METHOD_DUMP &&
-        refuse_costly(c, "Dump", c->server->last_dump_len, reply, error))
-        return;
-    if (unpriv && req->method_id == VARLINK_METHOD_EXPLAIN && refuse_costly(c, "Explain", 0, reply, error))
+    bool dump = req->method_id == VARLINK_METHOD_DUMP;
+    if (unpriv && (dump || req->method_id == VARLINK_METHOD_EXPLAIN) &&
+        refuse_costly(c, req->method, dump ? c->server->last_dump_len : 0, reply, error))
         return;
     if (req->method_id == VARLINK_METHOD_UNKNOWN) {
         *error = VARLINK_ERROR_METHOD_NOT_FOUND;

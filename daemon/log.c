@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util.h"
 
 static int max_level = LOG_INFO;
 static log_sink_fn sink;
@@ -139,9 +140,7 @@ int log_errno_internal(int level, int r, const char *fmt, ...)
 
 int log_ratelimit_level(struct log_ratelimit *rl, int level)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);    /* cannot fail for CLOCK_MONOTONIC */
-    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + 1;   /* never 0 */
+    uint64_t now = now_ms() + 1;    /* never 0: begin_ms 0 is "none yet" */
     uint64_t interval = rl->interval_ms ? rl->interval_ms : LOG_RATELIMIT_INTERVAL_MS;
     if (!rl->begin_ms || now - rl->begin_ms >= interval) {
         if (rl->lowered)

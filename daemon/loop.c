@@ -184,12 +184,12 @@ static int dispatch(struct loop *l)
         l->events_since_ns = now;
     if (first)
         l->last_events_ns = now_ns();
-    if (rt || follow)
+    if (rt || follow) {
         loop_budget_spend(&l->budget, now_ns() - now);
-    if (rt || follow)
         l->dispatched_rt++;
-    else
+    } else {
         l->dispatched_normal++;
+    }
     l->dispatched_followed += follow;
     return r;
 }
