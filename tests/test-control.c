@@ -848,6 +848,16 @@ static void drop_to_nobody(void)
         _exit(10);
 }
 
+static int child_connect(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return -1;
+    return fd;
+}
+
 /* The socket readable by group 65534 (nobody's), as control_group makes it. */
 static void serve_nobody(struct fixture *fx)
 {
@@ -867,10 +877,8 @@ static void test_peer_credentials(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         drop_to_nobody();
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        strcpy(sa.sun_path, fx->path);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        int fd = child_connect(fx->path);
+        if (fd < 0)
             _exit(11);
         char *err;
         struct json_object *p;
@@ -896,23 +904,11 @@ static void test_peer_credentials(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         drop_to_nobody();
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        strcpy(sa.sun_path, fx->path);
-        _exit(connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno == EACCES ? 0 : 16);
+        _exit(child_connect(fx->path) < 0 && errno == EACCES ? 0 : 16);
     }
     assert_int_equal(run_child(fx, pid), 0);
 }
 
-static int child_connect(const char *path)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    strcpy(sa.sun_path, path);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-        return -1;
-    return fd;
-}
 
 /* An unprivileged client that asks for a reload again and again is refused
  * each time, but the journal hears of the first LOG_RATELIMIT_BURST only. */
