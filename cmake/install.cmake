@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installation rules and the Debian package (cpack -G DEB from the build dir).
 #
 # The daemon reads /etc/turbosched whatever the install prefix, like any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One blocking Varlink call to the daemon's control socket. */
 #pragma once
 

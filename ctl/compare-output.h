@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The compare report: text, JSON, CSV and a gnuplot plot of what
  * turbosched-ctl compare measured. */
 #pragma once

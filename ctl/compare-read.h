@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl compare: the readers of /proc and /sys. Each takes the
  * root directory the trees live under ("/" on a real system; tests pass
  * fixture trees). Counters only: the caller takes differences. */

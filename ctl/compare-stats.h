@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl compare, the pure part: which mode each block runs in,
  * the spread of a measure across blocks, and the one-line verdict. Plain
  * structs in, plain structs and text out; no I/O. */

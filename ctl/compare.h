@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl compare: alternate paused and packed blocks on this
  * machine, with its own workload, and report what packing changed. */
 #pragma once

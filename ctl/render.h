@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Turns the daemon's replies into text: status screen, tables, Prometheus
  * text exposition. Missing fields print as "-", unknown frequencies as "n/a". */
 #pragma once

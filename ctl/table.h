@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Aligned text tables for turbosched-ctl. Cells are copied; control
  * characters are replaced so task names cannot drive the terminal. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl: ask turboschedd what it is doing, over its control socket. */
 #include <errno.h>
 #include <inttypes.h>

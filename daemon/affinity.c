@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-thread affinity: confine a thread to plan ∩ its original mask,
  * remember what we set, and restore exactly that. See apply.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the applier's modules share and nothing else sees: the applier
  * itself and a few helpers. The modules: apply.c (life cycle, restore all),
  * affinity.c (per-thread affinity), groups.c (cpuset and unit groups),

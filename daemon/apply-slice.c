@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The jitter slice of packed threads (issue 16): a packed thread shares its
  * CPU with busy work, and a shorter EEVDF slice lets it preempt that work
  * when it wakes. Given with the narrowed mask, taken back with it. See

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The applier's life cycle and the one operation that spans its parts:
  * restore everything. See apply.h; the parts are in affinity.c, groups.c and
  * recovery.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The applier: the only module that changes the system. It sets per-thread
  * affinity (plan intersected with the thread's original mask) and group CPU
  * sets (a cgroup v1 cpuset the daemon owns, or a systemd unit's AllowedCPUs=),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Classification by observed behaviour: from a thread's schedstat samples
  * (run ns, run-queue wait ns, timeslices), is it light and bursty (jitter),
  * busy all the time (intensive), or neither?

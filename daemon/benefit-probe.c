@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The probe loop (benefit.h): learns from measured busy-core frequency
  * which plan pays, where no frequency table says. Pure: no I/O, no
  * syscalls. */

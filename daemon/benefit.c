@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The benefit model: the frequency response and the plans weighed by it
  * (the probe loop is in benefit-probe.c). Pure: no I/O, no syscalls. */
 #include "benefit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The benefit model: which placement of jitter pays, estimated from the
  * chip's frequency response (frequency by number of active cores) and from
  * the cycles jitter takes from the cores it shares.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The classifier: slice and unit opt-in, then rules, then uclamp, then the
  * default. The decision itself (decide) reads only what procinfo gathered,
  * or what was remembered of it for the task's process. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Decides a task's class. Precedence, first that applies wins:
  *   1. turbosched-jitter.slice (cgroup path) → jitter       [unit_optin]
  *   2. X-TurboSched= of the task's unit                     [unit_optin, systemd]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by config.c (lines, sections, files, print), config-settings.c (the
  * keys of the settings sections, one parser per value type) and
  * config-rules.c ([rule NAME] sections). Not for other modules. */

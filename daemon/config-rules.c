@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* [rule NAME] sections: their names, match keys with their globs, class and
  * cgroup_mode, the checks once a file is read, and their printed form. */
 #include <ctype.h>

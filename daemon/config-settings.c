@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The keys of [daemon], [capacity], [packing] and [classify]: a table with
  * one parser per value type (systemd's config tables are the model), and the
  * same keys printed back in config-file syntax. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Configuration: inih does the key = value splitting; we feed it lines
  * ourselves so that every message carries file:line, over-long lines are
  * reported instead of split, and syntax errors inih only counts get said. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's configuration: parsed from an INI file (inih) and its drop-ins
  * into a new struct, validated, and only then swapped in. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Admission of control clients: slots kept for root, a bound per user, and
  * eviction of the unprivileged client idle longest when that is fair. */
 #include <json-c/json.h>

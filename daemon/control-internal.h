@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the control server's modules share: the server and client structs
  * and the few functions one module calls in another. Not for other daemon
  * modules, which see only control.h. */

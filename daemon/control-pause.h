@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's Pause and Resume, and the pause state as status and
  * metrics show it. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control server's listening socket: directory, stale socket, mode and
  * group, bind and listen. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Control socket server: Varlink over a unix stream socket in the daemon's
  * sd-event loop. Knows nothing of daemon state: it frames, decodes, checks
  * permissions and hands each request to the daemon's handler. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-CPU frequency and idle-state statistics through libcpupower, for
  * `status`/`dump` and for benchmarks that count wake-ups of idle CPUs.
  * libcpupower reads fixed /sys paths, so there is no root parameter. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The run-delay guard: how long packed jitter waits on a run queue per
  * wake-up, and what the plan should do about it. Pure: the caller reads
  * /proc/TID/schedstat, passes the text or the numbers in, and applies the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* New processes of a task whose mask we set, adopted once their start time
  * can be read without waiting (engine.h says why). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The run-delay guard wired to the plan. The sampler reads every jitter
  * thread's schedstat each tick (round robin beyond SAMPLER_TASKS_PER_TICK);
  * while jitter is packed, the run-queue wait and timeslice counts it found

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The exec doorbell. Handling process events at a realtime priority, the
  * daemon woke for every event of a fork storm: fork, exec and exit of each
  * task, about one wake-up each at a cost (the switch, the loop's own calls)

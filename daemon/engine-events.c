@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Process events as they come, and the walk of /proc when some were lost. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The frequency table the benefit model weighs plans by: the
  * configuration's [capacity] active<N> keys, else the CPU's own turbo
  * ratios (turbo-ratio.h), read at start and at each reload. Without one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Idle cores kept out of the deep idle states, measured (idle-meter.h):
  * each tick that follows a plan leaving the jitter unconfined, or isolating
  * it on idle cores, the engine reads cpuidle's counters, measures the cores

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pause and resume: an administrator who suspects the daemon, or a
  * comparison of paused and packed blocks, gets every task's own mask and
  * CPU set back while tracking and classification go on. The engine

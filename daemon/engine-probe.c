@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pack only when it pays, without a frequency table: the probe loop
  * (benefit.h) learns which plan pays from the busy cores' measured
  * frequency (freq-meter.h). Every tick the engine measures the mean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Renames not heard during a flood of them (engine.h says why). */
 #include <inttypes.h>
 

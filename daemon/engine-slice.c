@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's turbosched-jitter.slice, and the CPU pins of every other
  * task around the cpuset controller toggles that setting its AllowedCPUs=
  * may cause (see pins.h). */

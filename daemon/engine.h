@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's state and what it does on each input: a proc connector event,
  * a tick, a reload, a stop. It orchestrates: procscan tracks tasks, the
  * classifier decides their class, the sampler measures load, the packer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The busy cores' measured frequency (see freq-meter.h). */
 #include "freq-meter.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The busy cores' frequency, measured: the mean frequency of some CPUs
  * between two samples, which the benefit probe loop (benefit.h) learns from
  * where no frequency table is known. Sources, in this order:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Groups: a cgroup v1 cpuset the daemon owns and systemd units'
  * AllowedCPUs=, with the members moved and the originals to restore. See
  * apply.h. */

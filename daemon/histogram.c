@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "histogram.h"
 
 const uint64_t histogram_bounds_ns[HISTOGRAM_N_BOUNDS] = {

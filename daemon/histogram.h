@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A latency histogram with fixed bounds, as Prometheus exposes one: counts
  * per bucket (each bucket holds what is at most its bound and above the
  * previous one; the last holds everything above the highest bound), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Idle cores kept out of the deep idle states, measured (see idle-meter.h). */
 #include "idle-meter.h"
 

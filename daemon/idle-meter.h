@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How much the jitter keeps idle cores out of the deep idle states, measured
  * from cpuidle's counters (<root>/sys/devices/system/cpu/cpuN/cpuidle/stateK):
  * the benefit model's none_woken and none_wakes inputs (benefit.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Load measurement: per-CPU utilisation from /proc/stat deltas, per-task CPU
  * time, and EWMA smoothing. The parsers and the smoother are pure; the readers
  * take a root directory so tests can point them at fixture trees. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging to stderr with syslog priority prefixes, which journald parses. */
 #pragma once
 #include <assert.h>

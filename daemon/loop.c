@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The event loop. Under a fork storm at normal priority the daemon waits for
  * a CPU behind the very tasks it is to place (EEVDF gives weight, not
  * wake-up preemption: even nice -20 waited; docs/hacking.md). So with a

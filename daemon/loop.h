@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's event loop (sd-event), with process events handled at a
  * realtime priority and everything else at normal priority. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turboschedd: wiring only. Options, config, event loop, signals, shutdown. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* User and group lookups whose buffer grows: getgrnam_r and getpwuid_r fail
  * with ERANGE when an entry does not fit (a group of thousands of members),
  * and a daemon that treats that as fatal restarts in a loop. */

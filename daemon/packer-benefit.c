@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pack only when it pays: the packer's wanted plan weighed by the benefit
  * model (benefit.h) against no restriction and against isolating jitter on
  * idle cores. See packer.h (packer_weigh_benefit). Pure like the packer. */

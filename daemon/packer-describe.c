@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The packer's plan in words: the one-line summary that explain, status and
  * the log show. Pure like the packer: it only reads the plan and formats. */
 #include <errno.h>

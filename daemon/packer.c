@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The packing policy. See packer.h for the rules; this file only says why
  * where the code is not obvious. No I/O; the plan in words is
  * packer-describe.c. */

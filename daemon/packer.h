@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The packing policy: which cores are busy, how much spare capacity they have,
  * and the CPU mask that jitter tasks are confined to, with the reasons behind
  * it and the hysteresis that keeps the mask from flapping. Pure: plain structs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The PID/TID map: see pidmap.h. */
 #include "pidmap.h"
 

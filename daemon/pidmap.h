@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One map keyed by PID or TID, for every table of tasks or processes: open
  * addressing with linear probing and backward-shift deletion (no tombstones,
  * so lookups of absent keys stay short after many exits). Values are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Keeping other tasks' CPU pins across a cpuset controller toggle.
  *
  * On cgroup v2 with kernels before 6.2 (Debian 12's 6.1), systemd enabling or

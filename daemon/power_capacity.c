@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "power_capacity.h"
 
 void capacity_table_default(struct capacity_table *t)

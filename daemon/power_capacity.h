@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Core capacity from its number of online SMT threads, in milli-units of one
  * thread's capacity (1000 = one thread). Pure: no I/O. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* After start-up the daemon keeps only the capabilities its configuration
  * needs, also when it runs outside systemd (which would otherwise bound them). */
 #pragma once

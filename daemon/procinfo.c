@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reads a task's match inputs from <root>/proc. */
 #include "procinfo.h"
 

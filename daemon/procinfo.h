@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The match inputs of a task, read from <root>/proc/PID. Only the keys asked
  * for are read. A task that exited yields -ESRCH or -ENOENT, quietly. */
 #pragma once

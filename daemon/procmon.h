@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Process events from the kernel's proc connector (netlink, libnl-3):
  * fork/exec/comm/exit/uid for every thread on the machine. A socket overflow
  * loses events; procmon_dispatch() then returns -ENOBUFS and the caller must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading tasks from /proc (or a fixture tree in its place): one task, a full
  * walk, reconciling the task table with what is live, and applying proc
  * connector events to the table.

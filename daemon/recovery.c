@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The state file (what we changed, written so a crash strands nothing)
  * and recovery from the file a crashed daemon left. See apply.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's replies, built from the engine's state as json-c
  * objects in the schemas turbosched-ctl renders. */
 #pragma once

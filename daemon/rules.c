@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rule matcher. Pure: no I/O. */
 #include "rules.h"
 

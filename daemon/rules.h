@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rule matcher: which [rule NAME] section, if any, a task matches. Pure:
  * plain structs in, an index out; no I/O. */
 #pragma once

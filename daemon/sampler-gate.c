@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-process gates (sampler.h, struct sampler_gate): one read of
  * /proc/PID/stat tells whether any thread of a process ran, so that its
  * sleeping threads need not be read one by one. */

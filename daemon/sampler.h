@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The load sampler: what the packer needs to know about load, measured once
  * a tick. Per CPU: utilisation from /proc/stat deltas, smoothed. Per jitter
  * task: CPU time from its schedstat, smoothed, and charged to the CPU it last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* struct sched_attr as sched_getattr(2)/sched_setattr(2) take it. Our own
  * copy: <linux/sched/types.h> clashes with <sched.h>. */
 #pragma once

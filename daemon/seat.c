@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the daemon itself runs. Placing a task that is running on another
  * CPU costs the daemon a sleep: sched_setaffinity wakes that CPU's
  * migration thread and waits until it has moved the task. On the CPU where

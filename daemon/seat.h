@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the daemon itself runs under an exec storm. */
 #pragma once
 #include <sched.h>

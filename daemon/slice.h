@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* EEVDF custom slices for packed jitter: a thread with a shorter slice than
  * the task running on its CPU preempts it when it wakes (Linux 6.12 and
  * later, sched_setattr(2) with sched_runtime on a SCHED_OTHER or SCHED_BATCH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the applier changed, and the state file in /run that lets a daemon
  * restarted after a crash undo it. The file is text:
  *

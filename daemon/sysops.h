@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The thin syscall layer under the applier: every call that changes (or reads
  * back) what the applier changes goes through one of these function pointers,
  * so unit tests swap in a recorder and integration tests check the real effect.

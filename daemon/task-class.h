@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the daemon does with a thread (its class), and what decided it. Used
  * by the configuration, the classifier, the task table and the reports. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Task table: tasks live in fixed-size chunks (addresses never move, so a
  * struct task * stays valid until that task is removed) and a pidmap index
  * maps TID -> slot.

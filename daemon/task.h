@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The task table: every thread on the machine, keyed by TID, guarded against
  * TID reuse by the start time from /proc/TID/stat. */
 #pragma once

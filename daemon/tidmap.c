@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Dense TID-keyed records: see tidmap.h. */
 #include "tidmap.h"
 

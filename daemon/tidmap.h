@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Records keyed by TID in a dense array (cheap iteration, a contiguous array
  * the state file is written from, a cursor that survives between calls)
  * indexed by a pidmap of array positions. Records start with their pid_t tid.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The machine's layout as text, for turboschedd --show-topology and the
  * tests: per package its cores, threads online and offline, capacity, LLC
  * and node, then the totals. */

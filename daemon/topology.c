@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The machine's layout, read from sysfs under a root directory.
  *
  * Why sysfs and not libcpupower: libcpupower exports get_cpu_topology(), but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The machine as the daemon sees it: packages, cores, SMT threads (online or
  * not), LLC groups and NUMA nodes, read from a sysfs tree under a given root
  * so tests can use fixture trees of real machines. */

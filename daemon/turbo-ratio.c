@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The turbo ratio table of Intel CPUs (see turbo-ratio.h). */
 #include "turbo-ratio.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The chip's frequency by number of active cores, as x86 Intel CPUs publish
  * it in MSR_TURBO_RATIO_LIMIT (0x1AD), read through the msr driver
  * (/dev/cpu/N/msr, root with CAP_SYS_RAWIO). It fills the benefit model's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* uclamp util_max through the raw sched_getattr syscall. */
 #include "uclamp.h"
 

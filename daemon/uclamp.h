@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A task's uclamp util_max, read with sched_getattr(2). */
 #pragma once
 #include <stdbool.h>

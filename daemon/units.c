@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-service opt-in: X-TurboSched= in a unit's files, found over sd-bus. */
 #include "units.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-service opt-in through X-TurboSched= in a unit's [Service] section
  * (unit file or drop-ins). Unit file and drop-in paths come from systemd over
  * sd-bus; results are cached per unit until systemd reloads or we do. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Varlink wire format: NUL-terminated JSON objects on a stream socket.
  * Pure: framing, request/reply encoding and decoding, the io.turbosched
  * method table. No I/O; shared by the control server and turbosched-ctl. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for the configuration parser. Besides not crashing, a
  * config that parses must print (config_print) to text that parses again to
  * the same printed form. tests/test-fuzz-replay.c runs the corpus through

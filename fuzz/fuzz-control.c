@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for the control socket's request decoder: framing,
  * JSON, method and parameter validation, exactly as the server runs them. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for the proc connector decoder. The input is one
  * datagram: it is decoded as a whole (as procmon_dispatch's callback sees a
  * message), then walked as a sequence of netlink messages, each decoded one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replays a fuzz corpus through a libFuzzer target's entry point in an
  * ordinary build (gcc, ASan/UBSan in the dev preset), so every input that
  * once mattered keeps being run by the test suite. A crash or an abort()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make fuzz`: builds the libFuzzer targets (the `fuzz` preset, clang) and
 # runs each for FUZZ_SECONDS (default 600) from its seed corpus, one after
 # the other. New inputs go to a scratch corpus (build/fuzz/corpus/NAME), not

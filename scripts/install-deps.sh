@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install what turbosched needs to build and test on Debian 12.
 # Idempotent and quiet: prints nothing and touches nothing when all is present.
 set -eu

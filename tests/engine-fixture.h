@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A whole engine against a fixture root, shared by test-engine and
  * test-report: the x86-smt2-2s topology (siblings N and N+8, two packages),
  * a /proc/stat whose counters the test advances between ticks, and a /proc

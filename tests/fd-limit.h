@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Running out of file descriptors on purpose: RLIMIT_NOFILE lowered so that
  * exactly n more can be opened. The caller puts *old back with
  * setrlimit(RLIMIT_NOFILE, old) before it asserts anything. */

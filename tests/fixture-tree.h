@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A file of a fixture tree that a test builds in a temporary directory
  * (cpufreq, cpuidle and msr files): include after cmocka.h. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The applier against a recorder: a fake kernel of a few tasks, cpuset
  * groups and systemd units that counts every call. */
 #include <setjmp.h>

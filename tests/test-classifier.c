@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The classifier against a fixture /proc, an injected uclamp reader and an
  * injected unit lookup: precedence slice > unit > rule > uclamp > default,
  * uclamp without kernel support never making jitter, the unit cache and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl compare: the block schedule, the spread across blocks with
  * warm-ups discarded, the verdict's wording, and the readers of /proc and
  * /sys against fixture trees with and without cpuidle, cpufreq and RAPL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The config parser: every value of every key, every error message exactly
  * (with file:line, all of them, not only the first), drop-in order and
  * overrides, and config_print round trips. */

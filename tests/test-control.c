@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket server through real unix sockets: the server runs in
  * this process's sd-event loop, which the test pumps while it plays the
  * clients (non-blocking sockets), so no threads and no sleeps. */

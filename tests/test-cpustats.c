@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CPU frequency and idle statistics: libcpupower reads the live /sys, so
  * the readers are checked against the same files read directly, and the JSON
  * builder against hand-made values (including the n/a path). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl end to end: the real binary talks to a control server run
  * by this test with canned replies; the rendered text, exit codes and the
  * Prometheus exposition (parsed back) are checked. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The run-delay guard on recorded sequences: schedstat readings of packed
  * jitter threads one tick apart, the delay across threads, and the guard's
  * decisions (hold, spill, shrink, fallback) over time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Idle cores kept out of the deep idle states, wired through the engine
  * (engine-idle.c): on one chip of two single-thread cores (vm-2cpu) with
  * cpuidle files in the fixture's tree, CPU 0 busy and CPU 1 idle, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pause and resume in the engine (engine-pause.c): every change undone at
  * once, nothing packed while paused (ticks, a reload), packing again on
  * resume; pauses held by the administrator and by control connections, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pack only when it pays, learned by probes (engine-probe.c with
  * packer-benefit.c): without a frequency table, where the busy cores'
  * frequency can be read (here cpufreq files in the fixture's tree), the

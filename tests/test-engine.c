@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The whole engine (scan, classify, sample, plan, apply, reload, stop)
  * against a fixture root and a fake sysops, fed events directly: no
  * privilege needed. One test runs on the real kernel (sysops_real, the proc

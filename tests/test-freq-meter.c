@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The busy cores' measured frequency (freq-meter.c) on fixture roots:
  * cpufreq present and absent, msr files present, unreadable and absent,
  * the base frequency from each place it is found, counters that wrap and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replays the config fuzz corpus (fuzz/corpus/config/) through the same
  * library calls as fuzz/fuzz-config.c, in an ordinary build: no crash, no
  * sanitizer report, and a config that parses prints to text that parses

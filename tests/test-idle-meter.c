@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Idle cores kept out of the deep idle states (idle-meter.c): the
  * computation on a 2-core SMT2 chip built by hand (deep and shallow
  * residencies, a core with one thread awake, deep time reported late,

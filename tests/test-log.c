@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The log's defence against text from outside: a thread may name itself
  * anything, and its name reaches the journal through the daemon's stderr. */
 #include <setjmp.h>

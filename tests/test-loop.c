@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The event loop: process events at SCHED_FIFO, every other dispatch at
  * SCHED_OTHER, and no source held back by a stream of events. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Lookups whose entries do not fit a fixed buffer: the growth helper alone,
  * then the daemon's real lookups against a /etc/group and /etc/passwd with
  * a huge entry, bind-mounted in a private mount namespace of a child. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The packing policy, on topologies built by hand: POWER9 SMT4 (with and
  * without offline threads, LLC pairs), x86 two-socket SMT2, this 2-CPU
  * machine; every fallback, domains, and the hysteresis over time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The capabilities the daemon keeps, and dropping the rest for real in a
  * forked child (as root), read back from /proc/self/status. */
 #include <setjmp.h>

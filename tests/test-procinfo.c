@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procinfo against a fixture /proc tree: exe links (deleted binaries, kernel
  * threads), cmdline joining, cgroup v1/v2/hybrid picks, unit derivation and
  * the jitter slice, user names, and keys not asked for staying unknown. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's replies (status, dump, explain, metrics) built from
  * the fixture engine of engine-fixture.h with its jitter tasks packed. */
 #include <setjmp.h>

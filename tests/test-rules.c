@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rule matcher, table-driven: each key, glob syntax, several globs,
  * all-keys-must-match, unknown inputs, first match wins, drop-in order. */
 #include <setjmp.h>

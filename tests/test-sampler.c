@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The load sampler against a small /proc tree it writes: per-CPU figures
  * from /proc/stat, per-task figures from schedstat and stat, at times the
  * test chooses. */

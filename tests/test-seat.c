@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the daemon sits under an exec storm: seat_choose. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slice module against a fake kernel: a few threads' scheduling
  * attributes, the 6.12 rules for custom slices (runtime 0 = the default,
  * others clamped to 0.1..100 ms), an older kernel that ignores them, and

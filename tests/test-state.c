@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The state file: round trip, and every way a file can be unusable is
  * refused with a message naming the file and the reason. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topology_read against fixture trees of real machines, modified copies of
  * them (hotplug, missing and garbage files), and the running system. */
 #include <setjmp.h>

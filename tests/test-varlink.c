@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Varlink framing and decoding (pure), and replay of the fuzz corpus through
  * the same entry point the fuzzer uses. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Event throughput of task discovery alone: a generator process makes a
  * fork/exit (or thread create/exit) storm while this process runs procmon,
  * the task table and procscan_handle_event as the daemon does, but without

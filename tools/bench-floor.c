@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The least a placer can spend per exec, for tools/bench/storm.sh: what
  * turboschedd does for a storm task, and nothing else. It sleeps in poll()
  * on the exec-only proc connector socket (Linux 6.6+) at SCHED_FIFO, reads

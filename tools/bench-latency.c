@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* exec -> placement latency for tools/bench/latency.sh.
  *
  * One child at a time: the forked child reads CLOCK_MONOTONIC just before it

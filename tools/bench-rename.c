@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The two sides of the rename-flood benchmark (tools/bench/rename-flood.sh):
  *
  *   bench-rename flood SECONDS THREADS   THREADS threads rename themselves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Wake-up latency of a periodic thread beside a CPU hog on the same CPU, with
  * the waker's EEVDF slice as given, for tools/bench/slice.sh.
  *

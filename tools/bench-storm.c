@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A fork+exec storm for the event benchmark (tools/bench/storm.sh).
  *
  * Worker processes fork children as fast as they can (or at a given rate);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* N sleeping threads for the steady-state benchmark (tools/bench/steady.sh):
  * every JITTER_EVERY-th is named JITTER_NAME, the rest IDLE_NAME, so a rule
  * makes a share of them jitter tasks that the daemon samples every tick.

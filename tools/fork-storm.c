@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A fixed fork+exec storm for measuring what one proc connector event costs
  * a listener (turboschedd, cgrulesengd):
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Plot turbosched-sim's CSV: gain in ops/s and in mean frequency of the
 # CPU-intensive threads over stock CFS, against N (N intensive + N jitter).
 #   gnuplot -e "csv='docs/sim-results.csv'; out='docs/sim-results.png'" tools/sim-plot.gp

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ts-phase: one thread that is light and bursty for a while, then computes
  * without pause: the phase-changer of the behaviour benchmark (and of the
  * recorded samples of its unit test). Both phases run in the same thread,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbo-bench: a synthetic mix of CPU-intensive and jitter threads, after the
  * workload TurboSched was evaluated with (turbo_bench.c in parthsl/tools).
  *

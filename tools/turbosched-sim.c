@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-sim: an event-driven simulator of a POWER9-like chip running the
  * turbo-bench workload (N CPU-intensive + N jitter threads), to compare where
  * jitter wake-ups are placed:

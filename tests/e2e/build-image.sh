@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build (or reuse) the Debian 12 guest image for the end-to-end test.
 #
 #   build-image.sh CACHE_DIR MIRROR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs inside the qemu guest (Debian 12, real systemd as PID 1, 8 CPUs as four
 # SMT2 cores: siblings 0-1, 2-3, 4-5, 6-7), started by ts-e2e-runner.service.
 #

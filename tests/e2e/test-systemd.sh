@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end test under real systemd: build the Debian package, boot a Debian 12
 # guest in qemu (8 CPUs as four SMT2 cores), install the package with dpkg and
 # use the daemon as an administrator would (tests/e2e/guest-test.sh).

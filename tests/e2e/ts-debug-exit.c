@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ts-debug-exit VALUE: end the qemu guest at once through the isa-debug-exit
  * device (iobase 0xf4), which makes qemu exit with status (VALUE << 1) | 1.
  * The guest kernel has no /dev/port, so this takes the I/O port directly.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Drives the applier on the real system for tests/integration/apply.sh: reads
  * one command per line on stdin and answers one line per command, "ok
  * <result>" or "err <errno name>" (find: "ok original CPUS set CPUS" or "ok

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Many idle clients of a unix socket, for the control socket's limits:
  *
  *   ts-clients SOCKET N [EXPECT]

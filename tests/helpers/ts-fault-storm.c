@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fork/thread storms for the fault tests: many short-lived processes, each
  * creating a few threads, named so that a rule classifies them, plus some
  * long-lived processes (with threads) that the daemon packs and must give

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A process that keeps a given duty cycle: busy for duty% of every period,
  * asleep for the rest. With a low duty and a short period it is a jitter
  * task; with a high duty, pinned to a CPU, it makes that CPU busy.

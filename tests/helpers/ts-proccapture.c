@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Capture real proc connector messages of this kernel as raw bytes, for the
  * decoder's fixtures: ts-proccapture OUTDIR. Needs root. Writes ack.bin,
  * fork.bin, exec.bin, comm.bin, uid.bin, exit.bin, fork-thread.bin and

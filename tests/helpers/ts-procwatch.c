@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Watches every task on the machine the way the daemon does (procmon + task
  * table + procscan) and answers queries for the integration test.
  *

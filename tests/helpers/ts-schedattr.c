@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sched_getattr/sched_setattr from the shell, for the integration tests of
  * the jitter slice (nothing in util-linux prints sched_runtime):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Makes tasks for the discovery integration test.
  *
  *   ts-spawner scenario FILE   threads, renames, fork+exec, exec from a

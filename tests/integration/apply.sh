@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The applier on the real kernel: affinity of real child processes, a pinned
 # task left alone, a change by someone else respected, recovery from the state
 # file after the driver is killed with -9, and a real cgroup v1 cpuset group

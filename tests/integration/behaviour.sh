@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Classification by observed behaviour on the real kernel, with the shipped
 # [classify] settings and no rule: light programs that wake often are
 # confined to the busy CPU 0 within the window plus a tick; a program that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Pack only when it pays, on the real kernel: with a frequency table in
 # [capacity] the plan is weighed by the benefit model. On this 2-CPU machine
 # (two cores of one thread each, a hog on CPU 0) packed jitter can only

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # turboschedd --check-config as an administrator uses it: a good config
 # prints its rules and exits 0; each kind of error is named with its file and
 # line and the exit status is 1. Needs no privilege.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Classification on the real kernel: a process whose comm matches a jitter
 # rule is jitter soon after its exec or its rename; a reload that removes the
 # rule reclassifies it; a bad config at reload keeps the old one; control

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # CPU hotplug while tasks are confined to the CPU that goes away (CPU 1 goes
 # offline and back; the trap brings it back whatever happens).
 # The kernel keeps a sleeping thread's mask while its only CPU is offline

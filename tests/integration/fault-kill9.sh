@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # kill -9 while tasks are packed, then restart. Long-lived jitter processes
 # with threads are packed onto the busy CPU 0; the daemon is killed; while
 # no daemon runs, each packed process creates a thread and a child process

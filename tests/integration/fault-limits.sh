@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Resource bounds, each hit on purpose:
 #   - the task table (max_tasks = 64, far fewer than the machine's threads):
 #     one clear log line, the table never grows past the bound, new threads

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lost events against the real daemon: with the smallest receive buffer
 # (netlink_rcvbuf = 4K) a storm of forks, threads and exits overflows the
 # proc connector socket. While it runs, long-lived jitter processes start and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Privilege, outside systemd: after start-up the daemon keeps only the
 # capabilities it documents (effective, permitted and bounding sets: sys_nice,
 # net_admin; sys_ptrace too when a rule uses exe=, and a reload that adds one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Reload storms while tasks churn: two groups of long-lived tasks, A and B,
 # and a churn of short tasks named like A. Config A makes group A jitter,
 # config B makes group B jitter, a bad config (an unknown key in a rule that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGTERM in the middle of a fork storm: jitter tasks packed onto the busy
 # CPU 0, a storm of short jitter processes (with threads) running, some of
 # them moved into the daemon's cpuset group by a cgroup-mode rule; SIGTERM.

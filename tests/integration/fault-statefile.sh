@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The state file after a crash, whole or damaged. Long-lived jitter tasks
 # are packed onto the busy CPU 0 and the daemon is killed with -9; its state
 # file (which records each task's original mask) is then left intact,

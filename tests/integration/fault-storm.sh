@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A storm of short jitter tasks with threads against the sanitizer build of
 # the daemon: STORM_TASKS (default 10,000; `make soak` runs 100,000), each
 # creating STORM_THREADS threads, from 4 workers, while jitter is packed onto

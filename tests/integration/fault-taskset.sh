@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A mask changed by someone else after the daemon packed a task is the
 # user's: long-lived jitter tasks are packed onto the busy CPU 0; then
 #   - `taskset -p -c 1` moves one packed thread to CPU 1;

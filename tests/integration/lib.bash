@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the integration tests (sourced, not run): preconditions, waiting
 # on conditions, a daemon under test with its own config, and cleanup.
 # Tests exit 77 (skip) with a one-line reason when a precondition is missing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cgroup mode on a cgroup v1 cpuset hierarchy: jitter processes matched by a
 # rule move into a cpuset group the daemon creates, whose CPUs follow the
 # plan with one write; a task the user pinned stays out of it; on stop, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The real daemon on the real kernel: a CPU hog on CPU 0 and jitter processes
 # matched by a rule. Jitter is confined to the busy CPU, follows the load,
 # leaves a user-pinned task alone, and every mask comes back on stop, after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Pause, resume and compare on the real kernel: a CPU hog on CPU 0 and
 # rule-matched jitter packed onto it. `pause` gives every jitter task its
 # original mask back at once and packs nothing new, across a reload;

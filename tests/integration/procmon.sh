@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Task discovery against the real kernel: the proc connector, the task table
 # and /proc rescans, driven through tests/helpers/ts-procwatch.
 #  1. threads, renames (PR_SET_NAME, pthread_setname_np), fork+exec and exec

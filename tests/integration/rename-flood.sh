@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A rename flood against the real daemon: a process renaming itself in a
 # loop (any local user can) sends the daemon a comm event per rename. Over
 # COMM_FLOOD_PER_S the daemon leaves them out through the kernel's event

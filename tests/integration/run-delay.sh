@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The run-delay guard on the real kernel: a hog on CPU 0 and rule-matched
 # jitter packed onto it, with no jitter slice, so that each wake-up waits
 # behind the hog (about 0.1-0.3 ms measured here). With a limit far above

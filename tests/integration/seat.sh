@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The daemon moves to the CPU where an exec storm runs (seat.c): started on
 # CPU 0, with a storm of execs on CPU 1 (a shell running true(1)) it moves there, counts the move, and
 # keeps its own mask (both CPUs); a mask set on it later is kept too.

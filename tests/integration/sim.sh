@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # turbosched-sim: a short sweep must produce every policy at every N, keep the
 # frequency inside the chip's limits, use CFS as the 1.0 baseline, show the
 # in-kernel rule gaining where cores would otherwise be woken, and be

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The jitter slice on the real kernel: a hog on CPU 0 and rule-matched
 # jitter packed onto it. Each packed thread reads back the configured slice
 # with sched_getattr, keeping its own policy and nice; a real-time one keeps

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the storm fault tests (sourced after lib.bash, not run): the storm
 # generator, long-lived tasks and their masks, the daemon's view of them
 # (status, dump, metrics) without a JSON tool, and the counts every fault test

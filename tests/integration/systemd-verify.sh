@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # systemd-analyze verify of the shipped units, as configured by the build,
 # with the executable and the man pages they name present: it must print
 # nothing. (The e2e test verifies them again, installed, under real systemd.)

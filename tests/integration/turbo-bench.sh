@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # turbo-bench runs its two kinds of threads under the names the example rules
 # match, and reports throughput, jitter latency and CPU sets in both formats.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make soak`: the fault tests at the sizes the reliability targets name,
 # too long for the test command (about 10 minutes here):
 #   - a storm of 100,000 short tasks with threads against the sanitizer build;

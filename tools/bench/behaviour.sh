@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Classification with no rules: a labelled set of real programs run together
 # under a daemon whose configuration has no rule at all, and what the daemon
 # made of each, read from its control socket as it goes. Generic on the

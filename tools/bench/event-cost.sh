@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # CPU cost per proc connector event of turboschedd (this build and,
 # optionally, an older binary) and of cgrulesengd, side by side in one run,
 # under the same fork+exec storm (tools/fork-storm: fork, exec and exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What packing costs the jitter's wake-up latency, and what the jitter slice
 # and the run-delay guard give back: the idle benchmark's turbo-bench (one
 # intensive thread on CPU 0, six jitter threads waking every 20 ms for

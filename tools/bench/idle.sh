@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Idle CPU kept idle, on this machine: turbo-bench with one intensive thread
 # pinned to CPU 0 and jitter threads free to run anywhere, with the daemon off
 # and on, alternating in the same run. Counts how often CPU 1 leaves idle and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # exec -> placement latency on an otherwise idle machine: one new jitter
 # task at a time (tools/bench-latency) polls its own affinity from its first
 # instruction until turboschedd has confined it to CPU 0 (kept busy so that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the benchmark scripts (sourced): a scratch directory, a daemon
 # under a bench config, CPU time and RSS of a process, cleanup. Benchmarks
 # print numbers; they never pass or fail on a timing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A rename flood from one local user against another user's CPU-bound work,
 # with and without turboschedd, alternating, in one run: two threads of an
 # unprivileged process rename themselves as fast as they can for SECS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `make bench`: every benchmark, one after the other, on this machine; the
 # figures go to docs/benchmarks.md (rewritten) with the date, the machine and
 # the commit, each beside its target. Build with the release preset for

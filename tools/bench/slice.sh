@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Wake-up latency of a periodic waker pinned beside a 100% hog on one CPU,
 # by the waker's EEVDF slice: the evidence for [packing] jitter_slice and
 # max_run_delay. Also the hog's throughput beside it.

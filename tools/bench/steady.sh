@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Steady state: turboschedd's CPU time per second and RSS at the default
 # tick with 0 (baseline), 1,000 and 10,000 extra tracked threads
 # (tools/bench-threads: sleeping threads, one in ten named for a jitter rule

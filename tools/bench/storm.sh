@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Event storm at several rates, turboschedd against cgrulesengd (Debian's
 # cgroup-tools) with the equivalent rule, in the same run: a fork+exec storm
 # from 2 workers (tools/bench-storm) in which each new task checks, 20 ms
