@@ -322,6 +322,22 @@ static void render_latency_line(FILE *f, struct json_object *l)
             str(l, "p50_us"), str(l, "p99_us"), str(l, "max_us"), 100.0 * (double)in_time / (double)n);
 }
 
+static void render_request_paths_line(FILE *f, struct json_object *r)
+{
+    if (!r)
+        return;
+    if (boolean(r, "on") <= 0) {
+        fprintf(f, "Request paths: not looked for (behaviour or request_paths off)\n");
+        return;
+    }
+    fprintf(f, "Request paths: jitter held back %s times (serves), %s (untimed sleep)", str(r, "held_serving"),
+            str(r, "held_sleep"));
+    if (boolean(r, "tail_guard") > 0)
+        fprintf(f, "; tail guard released %s, %s kept out now\n", str(r, "released"), str(r, "kept_out"));
+    else
+        fprintf(f, "; tail guard off\n");
+}
+
 int render_status(FILE *f, struct json_object *reply, const struct render_opts *o)
 {
     int64_t v;
@@ -345,6 +361,7 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     struct json_object *tasks = get(reply, "tasks");
     fprintf(f, "Tasks:         %s tracked: %s jitter, %s intensive, %s ignored; %s packed\n", str(tasks, "tracked"),
             str(tasks, "jitter"), str(tasks, "intensive"), str(tasks, "ignore"), str(tasks, "packed"));
+    render_request_paths_line(f, get(reply, "request_paths"));
     struct json_object *ev = get(reply, "events");
     int64_t floods = 0;
     num(reply, "rename_floods", &floods);
@@ -480,8 +497,9 @@ int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
     return r;
 }
 
-static const char *const explain_keys[] = {"class",         "source",       "detail",   "placement",
-                                           "original_mask", "current_mask", "behaviour", "run_delay"};
+static const char *const explain_keys[] = {"class",         "source",       "detail",    "placement",
+                                           "original_mask", "current_mask", "behaviour", "request_path",
+                                           "run_delay"};
 
 static bool same_explanation(struct json_object *a, struct json_object *b)
 {
@@ -509,7 +527,7 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
     static const struct { const char *label, *key; } lines[] = {
         {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
         {"original mask", "original_mask"}, {"current mask", "current_mask"}, {"behaviour", "behaviour"},
-        {"run delay", "run_delay"},
+        {"request path", "request_path"}, {"run delay", "run_delay"},
     };
     for (size_t i = 0; i < n; i++) {
         if (done[i])

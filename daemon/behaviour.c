@@ -396,6 +396,9 @@ int behaviour_format(const struct behaviour_params *p, const struct behaviour_re
     case BEHAVIOUR_WHY_FEW_WAKEUPS:
         snprintf(lim, sizeof lim, " (fewer than %u wake-ups/s)", p->jitter_min_wakeups_per_s);
         break;
+    case BEHAVIOUR_WHY_HELD:
+        snprintf(lim, sizeof lim, " (light and frequent, but held back: see the request path)");
+        break;
     case BEHAVIOUR_WHY_COOLDOWN:
         format_span(a, sizeof a, r->cooldown_left_ms);
         snprintf(lim, sizeof lim, r->cooldown_left_ms ? " (turned heavy: no jitter for %s more)"

@@ -94,6 +94,7 @@ enum behaviour_why {
     BEHAVIOUR_WHY_BUSY,             /* util above jitter_max_util (and below intensive) */
     BEHAVIOUR_WHY_LONG_RUNS,        /* mean run per wake-up above jitter_max_run */
     BEHAVIOUR_WHY_FEW_WAKEUPS,      /* wake-ups below jitter_min_wakeups */
+    BEHAVIOUR_WHY_HELD,             /* light and bursty, but held back by its caller (a request path) */
 };
 
 /* Kept for every tracked thread: 56 bytes on 64-bit (asserted below).

@@ -390,6 +390,8 @@ static const struct setting settings[] = {
     {SEC_CLASSIFY, "behaviour_intensive_min_util", parse_percent, OFF(behaviour.intensive_min_util_milli),
      BEHAVIOUR_UTIL_MILLI_MIN, BEHAVIOUR_UTIL_MILLI_MAX},
     {SEC_CLASSIFY, "behaviour_cooldown", parse_duration, OFF(behaviour.cooldown_ms), 0, BEHAVIOUR_COOLDOWN_MS_MAX},
+    {SEC_CLASSIFY, "request_paths", parse_yes_no, OFF(request_paths), 0, 0},
+    {SEC_CLASSIFY, "tail_guard", parse_yes_no, OFF(tail_guard), 0, 0},
 };
 #undef OFF
 
@@ -568,4 +570,6 @@ void config_print_settings(FILE *f, const struct config *c)
     fprintf(f, "behaviour_intensive_min_util = %s\n", b);
     format_duration(b, sizeof b, bp->cooldown_ms);
     fprintf(f, "behaviour_cooldown = %s\n", b);
+    fprintf(f, "request_paths = %s\n", c->request_paths ? "yes" : "no");
+    fprintf(f, "tail_guard = %s\n", c->tail_guard ? "yes" : "no");
 }

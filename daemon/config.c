@@ -54,6 +54,8 @@ void config_init_defaults(struct config *c)
         .uclamp_recheck_ms = 5000,
         .default_class = CLASS_IGNORE,
         .unit_optin = true,
+        .request_paths = true,
+        .tail_guard = true,
         .freq_probe = true,
     };
     capacity_table_default(&c->capacity);

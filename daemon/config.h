@@ -71,6 +71,13 @@ struct config {
     enum task_class default_class;
     bool unit_optin;                 /* X-TurboSched= and the jitter slice */
     struct behaviour_params behaviour; /* behaviour and behaviour_* keys */
+    /* Behaviour packs only housekeeping: a thread whose process serves
+     * (listening socket, local stream peer, server port) or that sleeps in
+     * an untimed wait is not jitter by behaviour (reqpath.h). */
+    bool request_paths;
+    /* A process packed by behaviour whose own run-queue wait tail got worse
+     * than unpacked by the margin is released and kept out (reqpath.h). */
+    bool tail_guard;
     /* rules, in file order then drop-in order */
     struct rule *rules;
     size_t n_rules;

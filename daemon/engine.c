@@ -246,6 +246,16 @@ static void behaviour_verdict(struct task *t, const struct behaviour_result *r, 
     engine_place(e, t);
 }
 
+static void behaviour_sample(struct task *t, const struct sampler_sample *d, void *userdata)
+{
+    engine_reqpath_sample(userdata, t, d);
+}
+
+static bool behaviour_may_be_jitter(struct task *t, bool granting, void *userdata)
+{
+    return engine_reqpath_may_be_jitter(userdata, t, granting);
+}
+
 static void hook_task_gone(struct task *t, void *userdata)
 {
     struct engine *e = userdata;
@@ -253,6 +263,7 @@ static void hook_task_gone(struct task *t, void *userdata)
     sampler_gate_release(&e->sampler, t);
     applier_forget_task(e->applier, t->tid);
     classifier_task_gone(e->classifier, t);
+    engine_reqpath_gone(e, t);
 }
 
 const struct procscan_hooks *engine_hooks(struct engine *e)
@@ -307,6 +318,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
     if ((r = sampler_init(&e->sampler, e->params.root, e->topo->n_cpus)) < 0)
         goto fail;
     engine_delay_init(&e->delay, cfg);
+    engine_reqpath_init(&e->reqpath);
     engine_delay_hook(e);
     if ((r = task_table_new(cfg->max_tasks, &e->tasks)) < 0)
         goto fail;
@@ -485,8 +497,11 @@ int engine_tick(struct engine *e)
     if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
         return 0;
     sampler_sample_tasks(&e->sampler, e->tasks, now, e->cfg->half_life_ms);
-    const struct sampler_behaviour_hooks bh = {
-        .is_candidate = behaviour_candidate, .on_verdict = behaviour_verdict, .userdata = e};
+    const struct sampler_behaviour_hooks bh = {.is_candidate = behaviour_candidate,
+                                               .on_verdict = behaviour_verdict,
+                                               .on_sample = behaviour_sample,
+                                               .may_be_jitter = behaviour_may_be_jitter,
+                                               .userdata = e};
     sampler_sample_behaviour(&e->sampler, e->tasks, &e->cfg->behaviour, now, &bh);
     count_tasks(e);
     recheck_uclamp(e, now);
@@ -670,6 +685,7 @@ void engine_free(struct engine *e)
     topology_free(e->topo);
     sampler_destroy(&e->sampler);
     engine_delay_done(&e->delay);
+    engine_reqpath_done(&e->reqpath);
     freq_meter_close(&e->probe.meter);
     pins_clear(&e->slice.pins);
     free(e->plan);

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "delay-guard.h"
+#include "engine-reqpath.h"
 #include "freq-meter.h"
 #include "histogram.h"
 #include "idle-meter.h"
@@ -243,6 +244,7 @@ struct engine {
     struct engine_pause pause;
     struct slice_support jitter_slice;  /* found once at start (engine_start) */
     struct engine_delay delay;
+    struct engine_reqpath reqpath;
     /* The frequency table read from the CPU (turbo-ratio.h) where the
      * configuration gives none: at start and at each reload. */
     struct engine_freq {

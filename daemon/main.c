@@ -476,6 +476,7 @@ static int run(struct daemon *d)
     privileges_drop_unneeded((struct privilege_needs){
         .cpuset_v1 = e->group.privileged,
         .exe_rules = privileges_config_reads_exe(e->cfg),
+        .request_paths = privileges_config_reads_sockets(e->cfg),
     });
 
     update_status(d);

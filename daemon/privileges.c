@@ -18,12 +18,19 @@ bool privileges_config_reads_exe(const struct config *cfg)
     return (rules_keys_used(cfg->rules, cfg->n_rules) & (1u << RULE_EXE)) != 0;
 }
 
+bool privileges_config_reads_sockets(const struct config *cfg)
+{
+    return cfg->behaviour.enabled && cfg->request_paths;
+}
+
 uint64_t privileges_kept_mask(struct privilege_needs needs)
 {
     return (1ull << CAP_SYS_NICE) |     /* sched_setaffinity on other users' tasks */
            (1ull << CAP_NET_ADMIN) |    /* proc connector, SO_RCVBUFFORCE */
            /* readlink /proc/PID/exe of other users' tasks for exe= rules */
-           (needs.exe_rules ? 1ull << CAP_SYS_PTRACE : 0) |
+           (needs.exe_rules || needs.request_paths ? 1ull << CAP_SYS_PTRACE : 0) |
+           /* list /proc/PID/fd of other users' processes (mode 0500) */
+           (needs.request_paths ? 1ull << CAP_DAC_READ_SEARCH : 0) |
            /* mkdir/rmdir of our group below the v1 cpuset root, which is 0555 */
            (needs.cpuset_v1 ? 1ull << CAP_DAC_OVERRIDE : 0);
 }
@@ -58,6 +65,7 @@ static void mask_names(uint64_t mask, char *buf, size_t size)
         {CAP_NET_ADMIN, "net_admin"},
         {CAP_SYS_PTRACE, "sys_ptrace"},
         {CAP_DAC_OVERRIDE, "dac_override"},
+        {CAP_DAC_READ_SEARCH, "dac_read_search"},
     };
     size_t len = 0;
     buf[0] = '\0';

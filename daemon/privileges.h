@@ -18,7 +18,14 @@ struct privilege_needs {
      * process, or of a root process holding capabilities the daemon lacks,
      * is a ptrace access check (CAP_SYS_PTRACE). */
     bool exe_rules;
+    /* Behaviour classification looks for request paths: the fd links and
+     * syscall file of another user's process are ptrace access checks
+     * (CAP_SYS_PTRACE), its fd directory is mode 0500 (CAP_DAC_READ_SEARCH). */
+    bool request_paths;
 };
+
+/* True if cfg looks for request paths (behaviour and request_paths on). */
+bool privileges_config_reads_sockets(const struct config *cfg);
 
 /* True if some rule of cfg matches on exe=. */
 bool privileges_config_reads_exe(const struct config *cfg);

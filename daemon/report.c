@@ -176,6 +176,15 @@ struct json_object *report_status(const struct engine *e)
     add_int(t, "memory_bytes", (int64_t)task_table_memory_bytes(e->tasks));
     json_object_object_add(o, "tasks", t);
 
+    struct json_object *rq = json_object_new_object();
+    add_bool(rq, "on", e->cfg->behaviour.enabled && e->cfg->request_paths);
+    add_bool(rq, "tail_guard", e->cfg->behaviour.enabled && e->cfg->tail_guard);
+    add_int(rq, "held_serving", (int64_t)e->reqpath.held_serving);
+    add_int(rq, "held_sleep", (int64_t)e->reqpath.held_sleep);
+    add_int(rq, "released", (int64_t)e->reqpath.released);
+    add_int(rq, "kept_out", engine_reqpath_cooling(e));
+    json_object_object_add(o, "request_paths", rq);
+
     struct json_object *ev = json_object_new_object();
     const struct procmon_counters *pc = e->events.procmon ? procmon_counters(e->events.procmon) : NULL;
     static const struct procmon_counters zero;
@@ -347,6 +356,8 @@ int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
         add_str(o, "behaviour", buf);
         run_delay_explain(e, t, buf, sizeof buf);
         add_str(o, "run_delay", buf);
+        engine_reqpath_explain(e, t, buf, sizeof buf);
+        add_str(o, "request_path", buf);
         json_object_array_add(threads, o);
     }
     if (json_object_array_length(threads) == 0) {
@@ -431,11 +442,21 @@ static void behaviour_metrics(const struct engine *e, struct json_object *arr)
     s = family(arr, "turbosched_behaviour_releases_total", "counter",
                "Jitter by behaviour that turned heavy and got its mask back");
     sample(s, NULL, NULL, (double)e->counters.behaviour_released);
+    s = family(arr, "turbosched_request_path_holds_total", "counter",
+               "Threads light and frequent enough for jitter but held back: their process serves, or they sleep "
+               "in an untimed wait");
+    sample(s, "why", "serves", (double)e->reqpath.held_serving);
+    sample(s, "why", "sleep", (double)e->reqpath.held_sleep);
+    s = family(arr, "turbosched_tail_guard_releases_total", "counter",
+               "Processes packed by behaviour whose run-queue wait tail got worse than unpacked: released");
+    sample(s, NULL, NULL, (double)e->reqpath.released);
     s = family(arr, "turbosched_behaviour_watched", "gauge", "Threads watched for classification by behaviour");
     sample(s, NULL, NULL, e->sampler.n_watching);
     s = family(arr, "turbosched_thread_reads_total", "counter",
                "Per-thread and per-process /proc reads of the tick's samplers, and thread reads spared");
     sample(s, "read", "behaviour", (double)e->sampler.behaviour_reads);
+    sample(s, "read", "sockets", (double)e->reqpath.socket_checks);
+    sample(s, "read", "syscall", (double)e->reqpath.sleep_reads);
     sample(s, "read", "jitter", (double)e->sampler.jitter_reads);
     sample(s, "read", "process", (double)e->sampler.gate_reads);
     sample(s, "read", "spared", (double)e->sampler.gate_skips);

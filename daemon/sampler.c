@@ -224,6 +224,13 @@ static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *
         return;
     }
     bool ran = !(w->st.flags & BEHAVIOUR_F_SEEN) || rd.slices != w->st.slices;
+    if (h->on_sample && (w->st.flags & BEHAVIOUR_F_SEEN) && rd.runtime_ns >= w->st.run_ns &&
+        rd.wait_ns >= w->st.wait_ns && rd.slices >= w->st.slices && now32 != w->st.last_ms) {
+        struct sampler_sample d = {.run_ns = rd.runtime_ns - w->st.run_ns, .wait_ns = rd.wait_ns - w->st.wait_ns,
+                                   .slices = rd.slices - w->st.slices, .dt_ms = now32 - w->st.last_ms,
+                                   .now_ms = now32};
+        h->on_sample(t, &d, h->userdata);
+    }
     struct behaviour_sample in = {.now_ms = now32, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns, .slices = rd.slices};
     struct behaviour_result res;
     behaviour_update(p, &w->st, &in, &res);
@@ -245,6 +252,11 @@ static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *
     if (w->verdict == BEHAVIOUR_JITTER && v == BEHAVIOUR_NONE && res.why == BEHAVIOUR_WHY_FEW_WAKEUPS &&
         res.wakeups_per_s * 100 >= (double)p->jitter_min_wakeups_per_s * SAMPLER_WAKEUPS_HYSTERESIS_PCT)
         v = BEHAVIOUR_JITTER;
+    if (v == BEHAVIOUR_JITTER && h->may_be_jitter && !h->may_be_jitter(t, w->verdict != BEHAVIOUR_JITTER, h->userdata)) {
+        v = BEHAVIOUR_NONE;
+        res.verdict = v;
+        res.why = BEHAVIOUR_WHY_HELD;
+    }
     bool changed = v != w->verdict;
     w->verdict = (uint8_t)v;
     w->next_ms = v == BEHAVIOUR_JITTER ? now32 : now32 + (uint32_t)gap;

@@ -150,6 +150,12 @@ struct sampler_delta {
     uint64_t run_ns;             /* CPU time in between */
 };
 int sampler_read_task(const struct sampler *s, const struct task *t, struct sampler_reading *ret);
+/* One behaviour read against the previous one of the same thread. */
+struct sampler_sample {
+    uint64_t run_ns, wait_ns, slices;   /* in between */
+    uint32_t dt_ms;
+    uint32_t now_ms;
+};
 /* Behaviour sampling, once a tick: for every task whose class comes from
  * behaviour or the default (the candidates), read its schedstat when due and
  * feed behaviour_update(). Jitter-by-behaviour threads are read every tick;
@@ -163,6 +169,13 @@ int sampler_read_task(const struct sampler *s, const struct task *t, struct samp
 struct sampler_behaviour_hooks {
     bool (*is_candidate)(struct task *t, void *userdata);
     void (*on_verdict)(struct task *t, const struct behaviour_result *r, void *userdata);
+    /* Each read with a previous one to compare: what the thread did in
+     * between (the tail guard's samples). NULL: none. */
+    void (*on_sample)(struct task *t, const struct sampler_sample *d, void *userdata);
+    /* Asked whenever behaviour would make or keep t jitter; false holds it
+     * back (the verdict is then none, why BEHAVIOUR_WHY_HELD). granting: t
+     * is not jitter by behaviour yet. NULL: never held back. */
+    bool (*may_be_jitter)(struct task *t, bool granting, void *userdata);
     void *userdata;
 };
 void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,

@@ -34,6 +34,26 @@ static void test_kept_mask(void **state)
     assert_int_equal(privileges_kept_mask(BOTH), 0x881002);
     assert_int_equal(privileges_kept_mask(EXE) & ~privileges_kept_mask(NONE), 1ull << CAP_SYS_PTRACE);
     assert_int_equal(privileges_kept_mask(CPUSET) & ~privileges_kept_mask(NONE), 1ull << CAP_DAC_OVERRIDE);
+    /* request paths: CAP_SYS_PTRACE 19 and CAP_DAC_READ_SEARCH 2 */
+    const struct privilege_needs req = {.request_paths = true}, req_exe = {.request_paths = true, .exe_rules = true};
+    assert_int_equal(privileges_kept_mask(req), 0x881004);
+    assert_int_equal(privileges_kept_mask(req) & ~privileges_kept_mask(NONE),
+                     (1ull << CAP_SYS_PTRACE) | (1ull << CAP_DAC_READ_SEARCH));
+    assert_int_equal(privileges_kept_mask(req_exe), privileges_kept_mask(req));
+}
+
+/* Request paths are looked for only while behaviour classification is on. */
+static void test_config_reads_sockets(void **state)
+{
+    (void)state;
+    struct config cfg = {.request_paths = true};
+    cfg.behaviour.enabled = true;
+    assert_true(privileges_config_reads_sockets(&cfg));
+    cfg.request_paths = false;
+    assert_false(privileges_config_reads_sockets(&cfg));
+    cfg.request_paths = true;
+    cfg.behaviour.enabled = false;
+    assert_false(privileges_config_reads_sockets(&cfg));
 }
 
 /* Only a rule that uses exe= asks for CAP_SYS_PTRACE, wherever it is. */
@@ -180,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept_mask),
         cmocka_unit_test(test_config_reads_exe),
+        cmocka_unit_test(test_config_reads_sockets),
         cmocka_unit_test(test_drop_minimal),
         cmocka_unit_test(test_drop_with_exe_rules),
         cmocka_unit_test(test_drop_with_cpuset),

@@ -415,7 +415,7 @@ static void test_behaviour_watch(void **state)
     behaviour_params_init(&p);
     p.window_ms = 2000;
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     struct task *light = add(f, 1, CLASS_IGNORE), *ruled = add(f, 2, CLASS_JITTER), *kthread = add(f, 3, CLASS_IGNORE);
     light->source = SOURCE_DEFAULT;
     ruled->source = SOURCE_RULE;
@@ -512,7 +512,7 @@ static void test_gate_spares_sleeping_threads(void **state)
     behaviour_params_init(&p);
     p.window_ms = 2000;
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     struct task *leader = add_thread(f, 100, 100, CLASS_IGNORE, SOURCE_DEFAULT);
     struct task *th[4];
     for (int i = 0; i < 4; i++) {
@@ -581,7 +581,7 @@ static void test_new_threads_not_starved(void **state)
     behaviour_params_init(&p);
     p.window_ms = 1000;                             /* due every 200 ms */
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {hook_candidate, hook_verdict, &v};
+    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     uint64_t now = 100000, run_ns = 1000000, slices = 10;
     for (pid_t tid = 1000; tid < 1300; tid++)
         add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Privilege, outside systemd: after start-up the daemon keeps only the
 # capabilities it documents (effective, permitted and bounding sets: sys_nice,
-# net_admin; sys_ptrace too when a rule uses exe=, and a reload that adds one
-# later says that it needs a restart; dac_override too when cgroup mode is
+# net_admin; sys_ptrace and dac_read_search too while behaviour classification
+# looks for request paths (the default); sys_ptrace when a rule uses exe=, and
+# a reload that adds one later says that it needs a restart; dac_override too when cgroup mode is
 # configured and a v1 cpuset hierarchy is mounted). Over the control socket, a member of
 # control_group may read (status) but not reload; a user outside the group
 # cannot connect at all; root reloads. A refused reload changes nothing.
@@ -22,7 +23,7 @@ names() {   # names BITS: the capability numbers in BITS
     for i in $(seq 0 63); do (( (b >> i) & 1 )) && out+="$i "; done
     echo "${out% }"
 }
-SYS_NICE=23 NET_ADMIN=12 SYS_PTRACE=19 DAC_OVERRIDE=1
+SYS_NICE=23 NET_ADMIN=12 SYS_PTRACE=19 DAC_OVERRIDE=1 DAC_READ_SEARCH=2
 WANT=$(( (1 << SYS_NICE) | (1 << NET_ADMIN) ))
 caps_are() {   # caps_are BITS: effective, permitted and bounding sets are BITS
     local f got ok=0
@@ -33,14 +34,27 @@ caps_are() {   # caps_are BITS: effective, permitted and bounding sets are BITS
     return $ok
 }
 
+# The default: behaviour looks for request paths, and reads other users'
+# fd links and syscall files for it.
+write_config </dev/null
+check "request paths: daemon starts" start_daemon || exit 1
+check "request paths: sys_nice, net_admin, sys_ptrace and dac_read_search" \
+    caps_are $((WANT | (1 << SYS_PTRACE) | (1 << DAC_READ_SEARCH)))
+check "request paths: the log lists them" \
+    grep -q "capabilities reduced to sys_nice, net_admin, sys_ptrace, dac_read_search$" "$TMP/daemon.log"
+check "request paths: daemon stops" stop_daemon
+
+# Below, request_paths = no: the working set alone.
 # The socket's directory must be reachable by the other users.
 chmod 0755 "$TMP"
 write_config <<CONF
 [daemon]
 control_group = $GROUP_NAME
+[classify]
+request_paths = no
 CONF
 check "daemon starts" start_daemon || exit 1
-check "capabilities: exactly sys_nice, net_admin (no exe= rule)" caps_are "$WANT"
+check "capabilities: exactly sys_nice, net_admin (no exe= rule, no request paths)" caps_are "$WANT"
 check "the log lists them" grep -q "capabilities reduced to sys_nice, net_admin$" "$TMP/daemon.log"
 check "socket is mode 0660, group $GROUP_NAME" test "$(stat -c '%a %G' "$TMP/control")" = "660 $GROUP_NAME"
 
@@ -84,6 +98,8 @@ rm -f "$TMP/rules.d/50-exe.conf"
 # cgroup mode configured at start, with a v1 cpuset hierarchy: dac_override too
 if [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
     write_config <<CONF
+[classify]
+request_paths = no
 [rule grouped]
 comm = nothing-is-named-this-$$
 class = jitter
