@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "reqpath.h"
+
+/* A /proc/TID/syscall line for this architecture's call nr. */
+static enum reqpath_sleep kind_of(long nr, unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,
+                                  const char **name)
+{
+    char text[256];
+    struct reqpath_syscall s;
+    snprintf(text, sizeof text, "%ld 0x%lx 0x%lx 0x%lx 0x%lx 0x0 0x0 0x7ffc900fc0d8 0x7f268d8ed503\n", nr, a0, a1,
+             a2, a3);
+    assert_int_equal(reqpath_parse_syscall(text, &s), 0);
+    return reqpath_sleep_of(&s, name);
+}
+
+static void test_sleep_kinds(void **state)
+{
+    (void)state;
+    const char *name;
+    /* a timer loop: python's time.sleep, ts-load, sleep(1) */
+    assert_int_equal(kind_of(SYS_clock_nanosleep, 1, 1, 0x7ffc, 0, &name), REQPATH_SLEEP_TIMER);
+    assert_string_equal(name, "clock_nanosleep");
+    /* an epoll server: epoll_wait(fd, events, n, -1) */
+    assert_int_equal(kind_of(SYS_epoll_pwait, 5, 0x7ffc, 64, 0xffffffff, &name), REQPATH_SLEEP_UNTIMED);
+    assert_string_equal(name, "epoll_pwait");
+    /* an event loop with a deadline of its own: epoll_wait(.., 1000) */
+    assert_int_equal(kind_of(SYS_epoll_pwait, 5, 0x7ffc, 64, 1000, &name), REQPATH_SLEEP_DEADLINE);
+    /* ppoll with and without a timeout pointer */
+    assert_int_equal(kind_of(SYS_ppoll, 0x7ffc, 1, 0, 0, &name), REQPATH_SLEEP_UNTIMED);
+    assert_int_equal(kind_of(SYS_ppoll, 0x7ffc, 1, 0x7ffd, 0, &name), REQPATH_SLEEP_DEADLINE);
+    /* a worker parked on a condition variable: FUTEX_WAIT_BITSET|PRIVATE, no timeout */
+    assert_int_equal(kind_of(SYS_futex, 0x7f00, 0x89, 0, 0, &name), REQPATH_SLEEP_UNTIMED);
+    assert_int_equal(kind_of(SYS_futex, 0x7f00, 0x89, 0, 0x7ffc, &name), REQPATH_SLEEP_DEADLINE);
+    /* a futex wake is no sleep */
+    assert_int_equal(kind_of(SYS_futex, 0x7f00, 0x81, 1, 0, &name), REQPATH_SLEEP_UNKNOWN);
+    /* ping waits in recvmsg with SO_RCVTIMEO; a socket client in recvfrom */
+    assert_int_equal(kind_of(SYS_recvmsg, 3, 0x7ffc, 0, 0, &name), REQPATH_SLEEP_READ);
+    assert_int_equal(kind_of(SYS_accept4, 3, 0, 0, 0x80000, &name), REQPATH_SLEEP_UNTIMED);
+    assert_int_equal(kind_of(SYS_wait4, -1UL, 0x7ffc, 0, 0, &name), REQPATH_SLEEP_CHILD);
+    /* a call we do not judge */
+    assert_int_equal(kind_of(SYS_write, 1, 0x7ffc, 1, 0, &name), REQPATH_SLEEP_UNKNOWN);
+    assert_true(reqpath_sleep_is_request(REQPATH_SLEEP_UNTIMED));
+    assert_false(reqpath_sleep_is_request(REQPATH_SLEEP_TIMER));
+    assert_false(reqpath_sleep_is_request(REQPATH_SLEEP_DEADLINE));
+}
+
+static void test_parse_syscall(void **state)
+{
+    (void)state;
+    struct reqpath_syscall s;
+    const char *name;
+    assert_int_equal(reqpath_parse_syscall("running\n", &s), 0);
+    assert_true(s.running);
+    assert_int_equal(reqpath_sleep_of(&s, &name), REQPATH_SLEEP_UNKNOWN);
+    assert_string_equal(name, "running");
+    /* blocked outside a system call */
+    assert_int_equal(reqpath_parse_syscall("-1 0x7ffc 0x7f00\n", &s), 0);
+    assert_int_equal(reqpath_sleep_of(&s, &name), REQPATH_SLEEP_UNKNOWN);
+    assert_int_equal(reqpath_parse_syscall("", &s), -EINVAL);
+    assert_int_equal(reqpath_parse_syscall("230 0x1 0x1\n", &s), -EINVAL);   /* cut short */
+    assert_int_equal(reqpath_parse_syscall("garbage", &s), -EINVAL);
+}
+
+static void test_parse_sockets(void **state)
+{
+    (void)state;
+    struct reqpath_sock s;
+    char why[128];
+    assert_int_equal(reqpath_parse_unix("Num       RefCount Protocol Flags    Type St Inode Path\n", &s), -EINVAL);
+    /* a listening stream socket */
+    assert_int_equal(reqpath_parse_unix("0000000000000000: 00000002 00000000 00010000 0001 01 21011 /run/x.sock\n", &s),
+                     0);
+    assert_int_equal(s.ino, 21011);
+    assert_true(s.listening && s.stream);
+    assert_true(reqpath_sock_serves(&s, 5, 32768, why, sizeof why));
+    assert_non_null(strstr(why, "listens on a unix socket"));
+    /* a connected stream (a socketpair end): serves on fd 4, not as stdio */
+    assert_int_equal(reqpath_parse_unix("0000000000000000: 00000003 00000000 00000000 0001 03 21012\n", &s), 0);
+    assert_true(reqpath_sock_serves(&s, 4, 32768, why, sizeof why));
+    assert_false(reqpath_sock_serves(&s, 1, 32768, why, sizeof why));
+    /* a datagram socket (syslog's /dev/log client) */
+    assert_int_equal(reqpath_parse_unix("0000000000000000: 00000002 00000000 00000000 0002 01 21013\n", &s), 0);
+    assert_false(reqpath_sock_serves(&s, 3, 32768, why, sizeof why));
+
+    /* TCP: 127.0.0.1:5432 listening (the address as the kernel prints its
+     * bytes: a native word, so build it from the bytes) */
+    unsigned char lo[4] = {127, 0, 0, 1}, remote[4] = {192, 0, 2, 7};
+    uint32_t w_lo, w_rem;
+    memcpy(&w_lo, lo, 4);
+    memcpy(&w_rem, remote, 4);
+    char line[256];
+    snprintf(line, sizeof line,
+             "   0: %08X:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   117        0 31001 1 0\n", w_lo);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, false, &s), 0);
+    assert_int_equal(s.ino, 31001);
+    assert_int_equal(s.lport, 5432);
+    assert_true(s.listening);
+    assert_true(reqpath_sock_serves(&s, 6, 32768, why, sizeof why));
+    assert_string_equal(why, "listens on tcp port 5432 (fd 6)");
+    /* a client's connection to a local server (ephemeral local port) */
+    snprintf(line, sizeof line,
+             "   1: %08X:D431 %08X:1538 01 00000000:00000000 00:00000000 00000000     0        0 31002 1 0\n", w_lo,
+             w_lo);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, false, &s), 0);
+    assert_true(s.peer_local);
+    assert_true(reqpath_sock_serves(&s, 7, 32768, why, sizeof why));
+    /* an accepted connection from a remote client, on the server port */
+    snprintf(line, sizeof line,
+             "   2: %08X:1538 %08X:D431 01 00000000:00000000 00:00000000 00000000     0        0 31003 1 0\n", w_lo,
+             w_rem);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, false, &s), 0);
+    assert_false(s.peer_local);
+    assert_true(reqpath_sock_serves(&s, 8, 32768, why, sizeof why));
+    /* an outgoing connection to a remote server: not by itself */
+    snprintf(line, sizeof line,
+             "   3: %08X:D432 %08X:01BB 01 00000000:00000000 00:00000000 00000000     0        0 31004 1 0\n", w_lo,
+             w_rem);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, false, &s), 0);
+    assert_false(reqpath_sock_serves(&s, 9, 32768, why, sizeof why));
+    /* UDP: a DNS server's port, and a client's unconnected ephemeral port */
+    snprintf(line, sizeof line,
+             "  10: %08X:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 31005 2 0 0\n",
+             w_lo);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_UDP, false, &s), 0);
+    assert_true(reqpath_sock_serves(&s, 3, 32768, why, sizeof why));
+    assert_string_equal(why, "receives on udp port 53 (fd 3)");
+    snprintf(line, sizeof line,
+             "  11: %08X:E001 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 31006 2 0 0\n",
+             w_lo);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_UDP, false, &s), 0);
+    assert_false(reqpath_sock_serves(&s, 3, 32768, why, sizeof why));
+    /* IPv6: [::1]:6379 established to [::1] */
+    unsigned char v6lo[16] = {0};
+    v6lo[15] = 1;
+    uint32_t w6[4];
+    memcpy(w6, v6lo, 16);
+    snprintf(line, sizeof line,
+             "   0: %08X%08X%08X%08X:18EB %08X%08X%08X%08X:D431 01 00000000:00000000 00:00000000 00000000 0 0 41001 1 0\n",
+             w6[0], w6[1], w6[2], w6[3], w6[0], w6[1], w6[2], w6[3]);
+    assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, true, &s), 0);
+    assert_int_equal(s.lport, 6379);
+    assert_true(s.peer_local);
+    assert_int_equal(reqpath_parse_inet("  sl  local_address rem_address   st\n", REQPATH_SOCK_TCP, false, &s),
+                     -EINVAL);
+}
+
+/* The guard: a process packed by behaviour whose tail of waits per wake-up
+ * got worse than unpacked by the margin is released and kept out. */
+static void test_tail_guard(void **state)
+{
+    (void)state;
+    struct reqpath_tail t = {0};
+    uint32_t now = 1000, window = 10000;
+    /* unpacked: 20 wake-ups per sample, 30 µs of wait and 40 µs of run each */
+    for (int i = 0; i < 5; i++, now += 2000)
+        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, now, window));
+    assert_float_equal(t.unpacked_us, 30.0, 1.0);
+    /* the limit: 1.5 x 30 + max(40, 100) */
+    assert_float_equal(reqpath_tail_limit_us(&t), 145.0, 1.0);
+    /* packed, within the margin: never released */
+    for (int i = 0; i < 20; i++, now += 250)
+        assert_false(reqpath_tail_sample(&t, true, 5 * 120000, 5 * 40000, 5, now, window));
+    assert_false(reqpath_tail_cooling(&t, now));
+    /* packed behind a busy task: 2 ms per wake-up; released after
+     * REQPATH_GUARD_MIN_SAMPLES samples of this packing, not before */
+    struct reqpath_tail u = t;
+    u.packed_samples = 0;
+    u.packed_us = 0;
+    bool released = false;
+    unsigned n = 0;
+    while (!released && n < 10) {
+        released = reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window);
+        now += 250;
+        n++;
+    }
+    assert_true(released);
+    assert_int_equal(n, REQPATH_GUARD_MIN_SAMPLES);
+    assert_true(reqpath_tail_cooling(&u, now));
+    /* kept out for the cool-down, whatever it does meanwhile */
+    assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window));
+    assert_true(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS - 1000));
+    assert_false(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000));
+    /* a sample with too few wake-ups says nothing */
+    struct reqpath_tail v = {0};
+    assert_false(reqpath_tail_sample(&v, false, 1000000, 1000, 1, now, window));
+    assert_int_equal(v.unpacked_samples, 0);
+}
+
+/* The tail is a decayed maximum: one bad sample long ago does not count
+ * as today's tail. */
+static void test_tail_decays(void **state)
+{
+    (void)state;
+    struct reqpath_tail t = {0};
+    assert_false(reqpath_tail_sample(&t, false, 10 * 500000, 10 * 10000, 10, 1000, 10000));
+    assert_float_equal(t.unpacked_us, 500.0, 1.0);
+    assert_false(reqpath_tail_sample(&t, false, 10 * 10000, 10 * 10000, 10, 1000 + 30000, 10000));
+    /* 500 e^-3 = 24.9 */
+    assert_float_equal(t.unpacked_us, 24.9, 0.5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sleep_kinds),  cmocka_unit_test(test_parse_syscall), cmocka_unit_test(test_parse_sockets),
+        cmocka_unit_test(test_tail_guard),   cmocka_unit_test(test_tail_decays),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
