@@ -272,8 +272,11 @@ static void render_plan_line(FILE *f, struct json_object *plan)
         return;
     }
     int restricted = boolean(plan, "restricted");
-    if (restricted > 0)
+    if (restricted > 0) {
         fprintf(f, "Plan:          jitter tasks on CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
+        if (get(plan, "packing"))
+            fprintf(f, "Packing kind:  %s\n", str(plan, "packing"));
+    }
     else if (restricted == 0)
         fprintf(f, "Plan:          unrestricted: %s\n", str(plan, "reason"));
     else

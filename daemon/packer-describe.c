@@ -249,3 +249,30 @@ void packer_describe_error(const struct packer_input *in, int error, struct pack
     else
         snprintf(out->summary, sizeof(out->summary), "fallback: no plan (invalid input)");
 }
+
+const char *packer_packing_kind(const struct topology *topo, const cpu_set_t *mask, char *buf, size_t size)
+{
+    unsigned smt = 0, single = 0;
+    for (int i = 0; i < topo->n_cores; i++) {
+        const struct topo_core *c = &topo->cores[i];
+        cpu_set_t in;
+        CPU_AND(&in, &c->online, mask);
+        if (CPU_COUNT(&in) == 0)
+            continue;
+        if (c->n_online >= 2)
+            smt++;
+        else
+            single++;
+    }
+    if (smt && single)
+        snprintf(buf, size, "on idle SMT siblings of %u busy core%s, time-sharing %u busy CPU%s without one", smt,
+                 smt == 1 ? "" : "s", single, single == 1 ? "" : "s");
+    else if (smt)
+        snprintf(buf, size, "on idle SMT siblings of %u busy core%s", smt, smt == 1 ? "" : "s");
+    else if (single)
+        snprintf(buf, size, "time-sharing %u busy CPU%s without an SMT sibling (the jitter's run time is taken from "
+                 "the busy work)", single, single == 1 ? "" : "s");
+    else
+        snprintf(buf, size, "on no online CPU");
+    return buf;
+}

@@ -289,3 +289,8 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out);
 /* The summary of a plan that could not be computed (error as packer_plan
  * returned it); in may be NULL. */
 void packer_describe_error(const struct packer_input *in, int error, struct packer_plan *out);
+/* Which kind of packing a mask is, on this topology: "on idle SMT siblings
+ * of 2 busy cores" (TurboSched's premise: the jitter runs beside the busy
+ * thread, not in its place), "time-sharing 1 busy CPU without an SMT
+ * sibling" (the jitter's run time is taken from the busy work), or both. */
+const char *packer_packing_kind(const struct topology *topo, const cpu_set_t *mask, char *buf, size_t size);

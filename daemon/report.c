@@ -113,9 +113,11 @@ static struct json_object *plan_json(const struct engine *e)
     struct json_object *p = json_object_new_object();
     const struct packer_plan *pl = e->plan;
     add_bool(p, "restricted", e->planned && pl->restricted);
-    if (e->planned && pl->restricted)
+    if (e->planned && pl->restricted) {
+        char kind[192];
         add_mask(p, "cpus", &pl->mask);
-    else
+        add_str(p, "packing", packer_packing_kind(e->topo, &pl->mask, kind, sizeof kind));
+    } else
         add_str(p, "cpus", NULL);
     add_str(p, "reason", e->planned ? pl->summary : "no plan yet");
     add_str(p, "state", e->planned ? packer_reason_to_string(pl->reason) : "none");

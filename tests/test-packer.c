@@ -1508,6 +1508,32 @@ static void test_reason_strings(void **state)
     assert_string_equal(packer_wait_to_string(PACKER_WAIT_MIN_CHANGE), "min-change");
 }
 
+/* Status says which kind of packing is in force: beside the busy thread on
+ * an SMT core, or in its place on a single-thread one. */
+static void test_packing_kind(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], buf[192];
+    struct topology *t;
+    cpu_set_t m;
+    snprintf(root, sizeof root, "%s/%s", TS_FIXTURES, "power9-smt4");
+    assert_int_equal(topology_read(root, &t), 0);
+    CPU_ZERO(&m);
+    CPU_SET(0, &m);
+    CPU_SET(1, &m);     /* core 0: threads 0-3 */
+    CPU_SET(8, &m);     /* core 2: threads 8-9 */
+    assert_string_equal(packer_packing_kind(t, &m, buf, sizeof buf), "on idle SMT siblings of 2 busy cores");
+    topology_free(t);
+    snprintf(root, sizeof root, "%s/%s", TS_FIXTURES, "vm-2cpu");
+    assert_int_equal(topology_read(root, &t), 0);
+    CPU_ZERO(&m);
+    CPU_SET(0, &m);
+    assert_non_null(strstr(packer_packing_kind(t, &m, buf, sizeof buf), "time-sharing 1 busy CPU without an SMT sibling"));
+    CPU_ZERO(&m);
+    assert_string_equal(packer_packing_kind(t, &m, buf, sizeof buf), "on no online CPU");
+    topology_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1534,6 +1560,7 @@ int main(void)
         cmocka_unit_test(test_benefit),
         cmocka_unit_test(test_benefit_measured_idle),
         cmocka_unit_test(test_reason_strings),
+        cmocka_unit_test(test_packing_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
