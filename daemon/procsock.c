@@ -141,7 +141,7 @@ struct held {
 };
 
 /* The sockets the process holds: up to cap of them in v, *n; 1 when there
- * were more. */
+ * were more, 2 when it holds more than PROCSOCK_MAX_FDS descriptors. */
 static int list_sockets(int piddir, struct held *v, size_t cap, size_t *n)
 {
     int dfd = openat(piddir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -155,12 +155,17 @@ static int list_sockets(int piddir, struct held *v, size_t cap, size_t *n)
     }
     struct dirent *de;
     int r = 0;
+    unsigned fds = 0;
     *n = 0;
     errno = 0;
     while ((de = readdir(d))) {
         char link[64];
         if (de->d_name[0] == '.')
             continue;
+        if (++fds > PROCSOCK_MAX_FDS) {
+            r = 2;
+            break;
+        }
         ssize_t len = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
         if (len < 0)
             continue;   /* closed since the listing */
@@ -199,7 +204,8 @@ int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uin
     if (r < 0)
         return r;
     if (r > 0) {
-        snprintf(why, size, "holds over %u sockets", PROCSOCK_MAX_SOCKETS);
+        snprintf(why, size, r == 1 ? "holds over %u sockets" : "holds over %u descriptors",
+                 r == 1 ? PROCSOCK_MAX_SOCKETS : PROCSOCK_MAX_FDS);
         return 1;
     }
     if (n == 0)
@@ -210,11 +216,23 @@ int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uin
         if (r < 0)
             return r;
     }
-    for (size_t i = 0; i < n; i++) {
-        struct reqpath_sock key = {.ino = held[i].ino};
-        const struct reqpath_sock *s = bsearch(&key, tab->v, tab->n, sizeof *tab->v, cmp_ino);
-        if (s && reqpath_sock_serves(s, held[i].fd, tab->ephemeral_low, why, size))
-            return 1;
+    for (int pass = 0; pass < 2; pass++) {
+        bool missing = false;
+        for (size_t i = 0; i < n; i++) {
+            struct reqpath_sock key = {.ino = held[i].ino};
+            const struct reqpath_sock *s = bsearch(&key, tab->v, tab->n, sizeof *tab->v, cmp_ino);
+            if (!s)
+                missing = true;
+            else if (reqpath_sock_serves(s, held[i].fd, tab->ephemeral_low, why, size))
+                return 1;
+        }
+        /* A socket newer than the table (or of a kind no table lists, as
+         * netlink): read it again, at most once a PROCSOCK_TABLE_MIN_AGE_MS. */
+        if (pass > 0 || !missing || now_ms - tab->read_ms < PROCSOCK_TABLE_MIN_AGE_MS)
+            break;
+        r = table_read(tab, piddir, netns, now_ms);
+        if (r < 0)
+            return r;
     }
     return 0;
 }

@@ -14,8 +14,12 @@
 
 #include "reqpath.h"
 
-/* The sockets of one network namespace, sorted by inode; read again when
- * older than PROCSOCK_TABLE_MAX_AGE_MS or asked for another namespace. */
+/* The sockets of one network namespace, sorted by inode; read again for
+ * another namespace, when older than PROCSOCK_TABLE_MAX_AGE_MS, or when a
+ * socket looked up is not in it and it is older than
+ * PROCSOCK_TABLE_MIN_AGE_MS (the socket is newer than the table). On a
+ * machine with 100,000 sockets a read takes tens of milliseconds: the
+ * table is not read again for each process. */
 struct procsock_table {
     struct reqpath_sock *v;
     size_t n, cap;
@@ -25,9 +29,12 @@ struct procsock_table {
     unsigned ephemeral_low;      /* ip_local_port_range's first port */
     uint64_t reads;              /* table reads, for metrics */
 };
-#define PROCSOCK_TABLE_MAX_AGE_MS 1000u
-/* A process holding more sockets than this is taken to serve. */
+#define PROCSOCK_TABLE_MAX_AGE_MS 30000u
+#define PROCSOCK_TABLE_MIN_AGE_MS 1000u
+/* A process holding more sockets than this, or more descriptors than
+ * PROCSOCK_MAX_FDS, is taken to serve: its scan stops there. */
 #define PROCSOCK_MAX_SOCKETS 4096u
+#define PROCSOCK_MAX_FDS 16384u
 
 void procsock_table_free(struct procsock_table *t);
 

@@ -96,6 +96,10 @@ static int setup(void **state)
     put_link("proc/400/fd/3", "socket:[950]");
     put_syscall(400, SYS_clock_nanosleep, 0);
     put_net(400);
+    /* 500: a socket newer than any table read before it (or a netlink one) */
+    put_link("proc/500/fd/3", "socket:[960]");
+    put_syscall(500, SYS_clock_nanosleep, 0);
+    put_net(500);
     return 0;
 }
 
@@ -123,6 +127,13 @@ static void test_serves(void **state)
     assert_int_equal(tab.ephemeral_low, 32768);
     assert_int_equal(procsock_serves(root, 200, &tab, 1000 + PROCSOCK_TABLE_MAX_AGE_MS + 1, why, sizeof why), 1);
     assert_int_equal(tab.reads, 2);
+    /* a socket the table lacks: read again, but not within a second of the last read */
+    uint64_t reads = tab.reads;
+    uint32_t last = tab.read_ms;
+    assert_int_equal(procsock_serves(root, 500, &tab, last + 10, why, sizeof why), 0);
+    assert_int_equal(tab.reads, reads);
+    assert_int_equal(procsock_serves(root, 500, &tab, last + PROCSOCK_TABLE_MIN_AGE_MS, why, sizeof why), 0);
+    assert_int_equal(tab.reads, reads + 1);
     /* gone */
     assert_true(procsock_serves(root, 999, &tab, 1000, why, sizeof why) == -ENOENT);
     procsock_table_free(&tab);
