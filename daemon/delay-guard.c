@@ -82,6 +82,28 @@ uint64_t delay_weighted_percentile(struct delay_point *pts, size_t n, unsigned p
     return pts[n - 1].delay_ns;
 }
 
+static int cmp_group(const void *a, const void *b)
+{
+    uint32_t x = ((const struct delay_point *)a)->group, y = ((const struct delay_point *)b)->group;
+    return x < y ? -1 : x > y;
+}
+
+uint64_t delay_percentile_by_group(struct delay_point *pts, size_t n, unsigned pct)
+{
+    uint64_t worst = 0;
+    if (n == 0)
+        return 0;
+    qsort(pts, n, sizeof *pts, cmp_group);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && pts[j].group == pts[i].group; j++)
+            ;
+        uint64_t d = delay_weighted_percentile(pts + i, j - i, pct);
+        if (d > worst)
+            worst = d;
+    }
+    return worst;
+}
+
 void delay_guard_config_defaults(struct delay_guard_config *c)
 {
     *c = (struct delay_guard_config){

@@ -53,10 +53,16 @@ uint64_t delay_thread_mean_ns(const struct delay_thread *t, uint64_t *wakeups);
 struct delay_point {
     uint64_t delay_ns;
     uint64_t weight;                        /* wake-ups behind delay_ns */
+    uint32_t group;                         /* whose: the thread's uid (delay_percentile_by_group) */
 };
 /* The smallest delay at or below which pct percent of the total weight lies
  * (pct 0..100). Sorts pts in place. 0 for no weight at all. */
 uint64_t delay_weighted_percentile(struct delay_point *pts, size_t n, unsigned pct);
+/* The same within each group, and the largest of those: one user's many
+ * cheap threads waking often weigh only in their own group, and cannot
+ * hide another user's waits. With one group, delay_weighted_percentile.
+ * Sorts pts in place. */
+uint64_t delay_percentile_by_group(struct delay_point *pts, size_t n, unsigned pct);
 
 /* Defaults. max_run_delay from tools/bench/slice.sh on the 2-CPU VM: packed
  * jitter with a 300 µs slice waited 8-80 µs per wake-up alone beside a hog

@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "log.h"
+#include "procscan.h"
 #include "sampler.h"
 #include "task.h"
+#include "util.h"
 
 /* A reading older than this many ticks is of a thread the sampler no longer
  * reads (exited, reclassified): dropped. With more jitter threads than the
@@ -26,8 +28,37 @@
 struct delay_record {
     uint64_t start_time;        /* the thread's, so that a reused TID starts afresh */
     uint32_t seen_tick;
+    uint32_t uid;               /* its user's: the percentile is taken per user */
     struct delay_thread d;
 };
+
+/* A uid that could not be read: a group of its own. */
+#define DELAY_UID_UNKNOWN UINT32_MAX
+
+/* The thread's effective uid: the task's where known, else its status
+ * file's. Not /proc/PID's owner: a process that made itself non-dumpable
+ * shows root's there, and would hide among root's threads. */
+static uint32_t thread_uid(const struct engine *e, const struct task *t)
+{
+    if (t->uid != TASK_UID_UNKNOWN)
+        return (uint32_t)t->uid;
+    char buf[4096];
+    uid_t uid;
+    if (read_proc_task(e->params.root, t->pid, t->tid, "status", buf, sizeof buf) < 0 ||
+        procscan_parse_status_uid(buf, &uid) < 0)
+        return DELAY_UID_UNKNOWN;
+    return (uint32_t)uid;
+}
+
+/* Ticks after which a record not read again is dropped: DELAY_STALE_TICKS,
+ * or two rounds of the sampler over every jitter task, whichever is more:
+ * one user's thousands of jitter threads must not push another user's out
+ * of the figure before the sampler comes back to them. */
+static uint32_t stale_ticks(const struct engine *e)
+{
+    unsigned rounds = (e->n_by_class[CLASS_JITTER] + SAMPLER_TASKS_PER_TICK - 1) / SAMPLER_TASKS_PER_TICK;
+    return rounds * 2 > DELAY_STALE_TICKS ? rounds * 2 : DELAY_STALE_TICKS;
+}
 
 static void guard_config(struct engine_delay *d, const struct config *cfg)
 {
@@ -74,7 +105,7 @@ static void on_reading(struct task *t, const struct sampler_reading *rd, void *u
     if (r == -ENOMEM)
         return;     /* judged without it: a thread fewer */
     if (r == 0 || rec->start_time != t->start_time)
-        *rec = (struct delay_record){.start_time = t->start_time};
+        *rec = (struct delay_record){.start_time = t->start_time, .uid = thread_uid(e, t)};
     struct delay_schedstat now = {.run_ns = rd->runtime_ns, .wait_ns = rd->wait_ns, .timeslices = rd->slices};
     uint64_t mean;
     uint64_t n = delay_thread_sample(&rec->d, &now, &mean);
@@ -88,9 +119,10 @@ void engine_delay_hook(struct engine *e)
     e->sampler.hook_data = e;
 }
 
-/* The percentile over the threads read lately, weighted by their wake-ups;
- * threads not read for DELAY_STALE_TICKS are dropped. */
-static void measure(struct engine_delay *d)
+/* The percentile over the threads read lately, weighted by their wake-ups,
+ * taken per user and the worst user's kept; threads not read for
+ * stale_ticks() are dropped. */
+static void measure(struct engine_delay *d, uint32_t stale_after)
 {
     size_t n = pidmap_count(&d->threads), n_pts = 0, n_stale = 0, iter = 0;
     struct delay_point *pts = calloc(n ? n : 1, sizeof *pts);
@@ -104,17 +136,18 @@ static void measure(struct engine_delay *d)
         return;     /* no figure this tick: the guard holds */
     }
     while ((rec = pidmap_next(&d->threads, &iter, &tid))) {
-        if (d->tick - rec->seen_tick > DELAY_STALE_TICKS) {
+        if (d->tick - rec->seen_tick > stale_after) {
             stale[n_stale++] = tid;
             continue;
         }
         pts[n_pts].delay_ns = delay_thread_mean_ns(&rec->d, &pts[n_pts].weight);
+        pts[n_pts].group = rec->uid;
         d->wakeups += pts[n_pts].weight;
         n_pts++;
     }
     for (size_t i = 0; i < n_stale; i++)
         pidmap_remove(&d->threads, stale[i], NULL);
-    d->delay_ns = delay_weighted_percentile(pts, n_pts, d->cfg.percentile);
+    d->delay_ns = delay_percentile_by_group(pts, n_pts, d->cfg.percentile);
     free(pts);
     free(stale);
 }
@@ -181,7 +214,7 @@ void engine_delay_tick(struct engine *e, uint64_t now_ms)
         snprintf(d->last, sizeof d->last, "jitter not packed");
         return;
     }
-    measure(d);
+    measure(d, stale_ticks(e));
     int *cand = calloc((size_t)(e->planned ? e->plan->n_cores : 0) + 1, sizeof *cand);
     if (!cand)
         return;

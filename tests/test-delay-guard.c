@@ -96,21 +96,41 @@ static void test_thread_window(void **state)
 static void test_weighted_percentile(void **state)
 {
     /* one busy thread waiting 5 ms outweighs a quiet one at 0.1 ms */
-    struct delay_point a[] = { { 100000, 1 }, { 5 * MS, 99 } };
+    struct delay_point a[] = { { 100000, 1, 0 }, { 5 * MS, 99, 0 } };
     assert_int_equal(delay_weighted_percentile(a, 2, 90), 5 * MS);
     /* a quiet thread waiting long is within the top 10% of wake-ups */
-    struct delay_point b[] = { { 5 * MS, 5 }, { 100000, 95 } };
+    struct delay_point b[] = { { 5 * MS, 5, 0 }, { 100000, 95, 0 } };
     assert_int_equal(delay_weighted_percentile(b, 2, 90), 100000);
     assert_int_equal(delay_weighted_percentile(b, 2, 100), 5 * MS);
     /* exactly at the boundary: 90 of 100 wake-ups at or below */
-    struct delay_point c[] = { { 3 * MS, 10 }, { 1 * MS, 90 } };
+    struct delay_point c[] = { { 3 * MS, 10, 0 }, { 1 * MS, 90, 0 } };
     assert_int_equal(delay_weighted_percentile(c, 2, 90), MS);
     /* zero-weight points are skipped, no weight at all gives 0 */
-    struct delay_point d[] = { { 9 * MS, 0 }, { 2 * MS, 4 }, { 1 * MS, 0 } };
+    struct delay_point d[] = { { 9 * MS, 0, 0 }, { 2 * MS, 4, 0 }, { 1 * MS, 0, 0 } };
     assert_int_equal(delay_weighted_percentile(d, 3, 90), 2 * MS);
-    struct delay_point e[] = { { 9 * MS, 0 } };
+    struct delay_point e[] = { { 9 * MS, 0, 0 } };
     assert_int_equal(delay_weighted_percentile(e, 1, 90), 0);
     assert_int_equal(delay_weighted_percentile(NULL, 0, 90), 0);
+}
+
+/* Per user: one user's thousand quiet threads waking often do not hide
+ * another user's thread that waits 5 ms per wake-up. Pooled, the 90th
+ * percentile was the quiet threads' 0.1 ms. */
+static void test_percentile_by_group(void **state)
+{
+    (void)state;
+    enum { N = 1001 };
+    static struct delay_point pts[N], pooled[N];
+    for (int i = 0; i < N - 1; i++)
+        pts[i] = (struct delay_point){100000, 50, 1000};     /* the flooding user */
+    pts[N - 1] = (struct delay_point){5 * MS, 20, 1001};      /* the victim */
+    memcpy(pooled, pts, sizeof pts);
+    assert_int_equal(delay_weighted_percentile(pooled, N, 90), 100000);
+    assert_int_equal(delay_percentile_by_group(pts, N, 90), 5 * MS);
+    /* one user: the same as pooled */
+    struct delay_point one[] = { { 5 * MS, 5, 0 }, { 100000, 95, 0 } };
+    assert_int_equal(delay_percentile_by_group(one, 2, 90), 100000);
+    assert_int_equal(delay_percentile_by_group(NULL, 0, 90), 0);
 }
 
 /* --- decisions ------------------------------------------------------------------ */
@@ -371,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_parse_schedstat),
         cmocka_unit_test(test_thread_window),
         cmocka_unit_test(test_weighted_percentile),
+        cmocka_unit_test(test_percentile_by_group),
         cmocka_unit_test_setup(test_hold_then_spill, setup),
         cmocka_unit_test_setup(test_spikes_do_not_spill, setup),
         cmocka_unit_test_setup(test_few_wakeups_hold, setup),
