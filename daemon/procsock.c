@@ -199,7 +199,7 @@ int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uin
     _cleanup_free_ struct held *held = malloc(PROCSOCK_MAX_SOCKETS * sizeof *held);
     if (!held)
         return -ENOMEM;
-    size_t n;
+    size_t n = 0;
     r = list_sockets(piddir, held, PROCSOCK_MAX_SOCKETS, &n);
     if (r < 0)
         return r;
