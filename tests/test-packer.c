@@ -837,6 +837,30 @@ static void test_jitter_on_its_core(void **state)
     assert_int_equal(plan.cores[0].util_milli, 50);
 }
 
+/* A user fills CPU 0 with its own jitter-marked load (uclamp, or many light
+ * threads) beside a little work of its own that makes the core busy: the
+ * jitter counted as room on CPU 0 is also in the load the plan must place,
+ * so a core it fills has no room for anyone's jitter; once there is room
+ * it is the headroom's. */
+static void test_jitter_room_is_also_demand(void **state)
+{
+    (void)state;
+    struct seq *s = &seq_storage;
+    int jitter[2] = {700, 0};
+    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    s->in.cpu_jitter_milli = jitter;
+    /* 0.2 of its own + 0.7 of jitter-marked load on CPU 0, another user's
+     * 0.02 of jitter: 1 - 0.2 = 0.8 does not cover 0.72 + 0.1 */
+    assert_string_equal(seq_tick(s, 0, "0=900 1=20", 720), "-");
+    assert_int_equal(plan.wanted_reason, PACKER_REASON_NO_ROOM);
+    assert_int_equal(plan.cores[0].jitter_milli, 700);
+    assert_int_equal(plan.cores[0].util_milli, 200);
+    /* a core busy with 0.15 of its own: 0.85 covers 0.72 + 0.1, and CPU 0
+     * then holds 0.87 with the other user's jitter: within the headroom */
+    assert_string_equal(seq_tick(s, 250, "0=850 1=20", 720), "0");
+    assert_true(plan.cores[0].spare_milli >= 720 + 100);
+}
+
 /* CPUs of the applied mask went offline: the new plan applies at once. */
 static void test_hotplug_urgent(void **state)
 {
@@ -1561,6 +1585,7 @@ int main(void)
         cmocka_unit_test(test_benefit_measured_idle),
         cmocka_unit_test(test_reason_strings),
         cmocka_unit_test(test_packing_kind),
+        cmocka_unit_test(test_jitter_room_is_also_demand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
