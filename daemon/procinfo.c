@@ -228,16 +228,13 @@ int procinfo_read(const char *proc_root, pid_t pid, pid_t tid, unsigned keys, st
     pi->in_jitter_slice = false;
     if (pid <= 0)
         pid = tid;
-    char rel[64], path[PATH_MAX];
-    snprintf(rel, sizeof rel, "/proc/%d", (int)pid);
-    int r = path_join(path, sizeof path, proc_root, rel);
-    if (r < 0)
-        return r;
+    char rel[64];
+    int r;
     /* One directory fd: every file below comes from the same process even
      * if the PID is reused meanwhile. */
-    _cleanup_close_ int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    _cleanup_close_ int dirfd = open_proc_dir(proc_root, pid);
     if (dirfd < 0)
-        return -errno;
+        return dirfd;
 
     if (keys & (1u << RULE_COMM)) {
         snprintf(rel, sizeof rel, "task/%d/comm", (int)tid);

@@ -188,14 +188,10 @@ static int list_sockets(int piddir, struct held *v, size_t cap, size_t *n)
 int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uint32_t now_ms, char *why,
                     size_t size)
 {
-    char rel[32], path[PATH_MAX];
-    snprintf(rel, sizeof rel, "/proc/%d", (int)pid);
-    int r = path_join(path, sizeof path, root, rel);
-    if (r < 0)
-        return r;
-    _cleanup_close_ int piddir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int r;
+    _cleanup_close_ int piddir = open_proc_dir(root, pid);
     if (piddir < 0)
-        return -errno;
+        return piddir;
     _cleanup_free_ struct held *held = malloc(PROCSOCK_MAX_SOCKETS * sizeof *held);
     if (!held)
         return -ENOMEM;

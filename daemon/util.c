@@ -112,6 +112,17 @@ ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name,
     return read_proc_file(path, buf, size);
 }
 
+int open_proc_dir(const char *root, pid_t pid)
+{
+    char rel[32], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "/proc/%d", (int)pid);
+    int r = path_join(path, sizeof path, root, rel);
+    if (r < 0)
+        return r;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 int parse_u64(const char *s, uint64_t *ret)
 {
     if (!s || !isdigit((unsigned char)*s))

@@ -58,6 +58,9 @@ ssize_t read_proc_file(const char *path, char *buf, size_t size);
 /* Reads root/proc/PID/task/TID/NAME (root "" or NULL: the real /proc) like
  * read_proc_file. */
 ssize_t read_proc_task(const char *root, pid_t pid, pid_t tid, const char *name, char *buf, size_t size);
+/* An fd of <root>/proc/PID, so that every file read below it comes from the
+ * same process even if the PID is reused meanwhile; -errno. */
+int open_proc_dir(const char *root, pid_t pid);
 
 /* Strict parsers: whole string, no overflow; -EINVAL/-ERANGE on failure. */
 int parse_uint(const char *s, unsigned *ret);
