@@ -85,8 +85,19 @@ set -e
 [ "$rc" -eq 0 ] || { echo "FAIL: building the guest image failed ($rc)"; exit 1; }
 
 # --- the payload disk: what changes per run -----------------------------------
-mkdir "$run/payload"
+mkdir -p "$run/payload/previous"
 cp "$deb" "$run/payload/"
+# The previous build, for the upgrade path: this package repacked with a
+# lower version (~ sorts before anything), same files and maintainer scripts.
+version=$(dpkg-deb -f "$deb" Version)
+prev_version="${version}~e2e.prev"
+dpkg-deb -R "$deb" "$run/prev-tree"
+sed -i "s/^Version: .*/Version: $prev_version/" "$run/prev-tree/DEBIAN/control"
+dpkg-deb -b "$run/prev-tree" "$run/payload/previous/turbosched_${prev_version}_$(dpkg-deb -f "$deb" Architecture).deb" >/dev/null
+rm -rf "$run/prev-tree"
+echo "$version" >"$run/payload/version"
+echo "$prev_version" >"$run/payload/previous/version"
+stamp "previous build for the upgrade: $prev_version"
 # TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
 install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
 cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"
