@@ -28,16 +28,19 @@ flock 9
 
 list_files() {
     if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        # -z: names as git stores them; deleted but not yet committed files
-        # are listed by --cached and skipped by the -e test below.
         git -C "$src" ls-files -z --cached --others --exclude-standard
     else
-        (cd "$src" && find . -path ./build -prune -o -path ./.git -prune -o -type f -print0 | sed -z 's|^\./||')
+        (cd "$src" && find . -path ./build -prune -o -path ./.git -prune -o \( -type f -o -type l \) -print0 | sed -z 's|^\./||')
     fi
 }
-key=$(cd "$src" && list_files | sort -z | while IFS= read -r -d '' f; do
-          [ -e "$f" ] && printf '%s\0' "$f"; done |
-      xargs -0 sha256sum | sha256sum | cut -c1-16)
+# present FILES...: those that exist in the work tree (a deleted file is
+# still listed until the deletion is committed); symbolic links as such, the
+# fixtures' /proc links point nowhere on this machine.
+present() { while IFS= read -r -d '' f; do { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f"; done; }
+# The key: names, contents and link targets, not times or owners.
+key=$(cd "$src" && list_files | sort -z | present |
+      tar --null --no-recursion -T - --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - |
+      sha256sum | cut -c1-16)
 
 if [ -e "$out/key" ] && [ "$(cat "$out/key")" = "$key" ] && ls "$out"/turbosched_*.deb >/dev/null 2>&1; then
     ls "$out"/turbosched_*_*.deb | grep -v dbgsym | head -1
@@ -48,8 +51,7 @@ fi
 copy_tree() {
     rm -rf "$1"
     mkdir "$1"
-    (cd "$src" && list_files | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-        tar --null --no-recursion -T - -cf -) | tar -xf - -C "$1"
+    (cd "$src" && list_files | present | tar --null --no-recursion -T - -cf -) | tar -xf - -C "$1"
 }
 
 rm -rf "$out"/turbosched_* "$out"/turbosched-dbgsym_* "$out/key" "$out/build.log"
