@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installation rules and the Debian package (cpack -G DEB from the build dir).
+# Installation rules: `cmake --install` and the Debian package (debian/rules
+# stages them with DESTDIR through dh_auto_install).
 #
 # The daemon reads /etc/turbosched whatever the install prefix, like any
 # system daemon; TS_CONFDIR moves it for a staged or private install. Absolute
-# destinations still honour DESTDIR, which is how CPack stages the package.
+# destinations still honour DESTDIR, which is how debhelper stages the package.
 
 set(TS_CONFDIR "/etc/turbosched" CACHE PATH "Configuration directory (turbosched.conf, rules.d/)")
 
@@ -30,19 +31,19 @@ install(FILES ${CMAKE_BINARY_DIR}/turboschedd.service
 
 install(DIRECTORY DESTINATION ${TS_CONFDIR}/rules.d)
 
-# An administrator's edited turbosched.conf survives `cmake --install`; the
-# package path goes through dpkg's conffile handling instead (the staging
-# directory is empty, so the file always lands there).
-set(_ts_conf ${CMAKE_SOURCE_DIR}/conf/turbosched.conf)
-if(EXISTS ${_ts_conf})
+# An administrator's edited turbosched.conf (and example drop-in) survives
+# `cmake --install`; the package path goes through dpkg's conffile handling
+# instead (the staging directory is empty, so the files always land there).
+foreach(_ts_conf turbosched.conf rules.d/50-example.conf)
+  get_filename_component(_ts_conf_dir "${TS_CONFDIR}/${_ts_conf}" DIRECTORY)
   install(CODE "
-    set(_dst \"\$ENV{DESTDIR}${TS_CONFDIR}/turbosched.conf\")
+    set(_dst \"\$ENV{DESTDIR}${TS_CONFDIR}/${_ts_conf}\")
     if(EXISTS \"\${_dst}\")
       message(STATUS \"Keeping existing: \${_dst}\")
     else()
-      file(INSTALL DESTINATION \"${TS_CONFDIR}\" TYPE FILE PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ FILES \"${_ts_conf}\")
+      file(INSTALL DESTINATION \"${_ts_conf_dir}\" TYPE FILE PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ FILES \"${CMAKE_SOURCE_DIR}/conf/${_ts_conf}\")
     endif()")
-endif()
+endforeach()
 
 file(GLOB _ts_man5 CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.5)
 file(GLOB _ts_man8 CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.8)
@@ -52,42 +53,3 @@ endif()
 if(_ts_man8)
   install(FILES ${_ts_man8} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 endif()
-
-# --- Debian package --------------------------------------------------------
-set(CPACK_GENERATOR "DEB" CACHE STRING "CPack generators")
-set(CPACK_PACKAGE_NAME "turbosched")
-set(CPACK_PACKAGE_VENDOR "turbosched")
-set(CPACK_PACKAGE_CONTACT "turbosched maintainers <turbosched@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "keep busy cores in turbo by packing jitter tasks onto them")
-set(CPACK_PACKAGE_DESCRIPTION
-  "turboschedd watches task creation, recognises short low-utilisation jitter\n\
-tasks, and confines them to cores that are already busy and still have spare\n\
-SMT capacity, so idle cores stay idle and busy cores keep their turbo\n\
-frequency. A userspace take on IBM's TurboSched scheduler patch.")
-set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)     # turbosched_<version>_amd64.deb
-set(CPACK_DEBIAN_PACKAGE_SECTION "admin")
-set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/turbosched/turbosched")
-find_program(TS_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(TS_DPKG_SHLIBDEPS)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-else()
-  # Debian 12 names; the versions are those the build was tested with.
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.36), libsystemd0 (>= 252), libcgroup2 (>= 2.0.2), libnl-3-200, libinih1 (>= 55), libjson-c5 (>= 0.16), libcpupower1")
-endif()
-set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-foreach(_s postinst prerm postrm)
-  configure_file(${CMAKE_SOURCE_DIR}/packaging/${_s}.in ${CMAKE_BINARY_DIR}/packaging/${_s} @ONLY)
-endforeach()
-configure_file(${CMAKE_SOURCE_DIR}/packaging/conffiles.in ${CMAKE_BINARY_DIR}/packaging/conffiles @ONLY)
-set(_ts_control_extra
-  ${CMAKE_BINARY_DIR}/packaging/postinst
-  ${CMAKE_BINARY_DIR}/packaging/prerm
-  ${CMAKE_BINARY_DIR}/packaging/postrm)
-if(EXISTS ${_ts_conf})
-  list(APPEND _ts_control_extra ${CMAKE_BINARY_DIR}/packaging/conffiles)
-endif()
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${_ts_control_extra}")
-include(CPack)

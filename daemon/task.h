@@ -42,7 +42,7 @@ struct task {
 };
 #if defined(__x86_64__)
 /* The memory per thread stated in task.c and the docs. */
-_Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures in task.c and README.md");
+_Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures in task.c and docs/how-it-works.md");
 #endif
 
 /* struct task.flags bits of the task's own (the engine's start at 0x1) */

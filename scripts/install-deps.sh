@@ -11,6 +11,9 @@ PACKAGES="
     clang libclang-rt-14-dev
     valgrind util-linux procps
 "
+# The Debian package (debian/, `dpkg-buildpackage -us -uc -b`) and its
+# check: package-lintian builds it and runs lintian on it.
+PACKAGES="$PACKAGES debhelper dpkg-dev fakeroot lintian"
 # qemu-system-x86, debootstrap and e2fsprogs drive the end-to-end test under
 # real systemd; cgroup-tools (cgrulesengd, the peer in the event benchmark)
 # and gnuplot-nox (the simulator's plot) serve the benchmarks.

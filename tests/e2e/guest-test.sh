@@ -5,7 +5,8 @@
 #
 #   guest-test.sh PAYLOAD_DIR RESULT_TTY
 #
-# Uses turbosched as an administrator would: dpkg -i, systemctl, drop-ins,
+# Uses turbosched as an administrator would: dpkg -i of the previous build,
+# an upgrade to this one with a locally edited conffile, systemctl, drop-ins,
 # rules.d, reload, stop, purge. Every check prints "PASS name" or
 # "FAIL name: detail" to the console and to RESULT_TTY, and each step of the
 # script "STEP name" there first, so a hang or a crash still says where it
@@ -283,7 +284,13 @@ check user-pin-set - unit_cpus_are ts-pin.service "$PIN_CPU"
 
 # --- the package ------------------------------------------------------------
 step package
+# This build, and the previous one: the same package repacked by the host
+# with a lower version (payload/previous/), so that installing this one is an
+# upgrade through the real maintainer scripts.
 deb=$(ls "$payload"/turbosched_*.deb 2>/dev/null | head -1)
+prev_deb=$(ls "$payload"/previous/turbosched_*.deb 2>/dev/null | head -1)
+version=$(cat "$payload/version" 2>/dev/null)
+prev_version=$(cat "$payload/previous/version" 2>/dev/null)
 # Under software emulation the guest's own background work (systemd, the
 # journal, this script's polling) costs so much emulated CPU that every core
 # passes the default 12.5% busy threshold (measured: 0.5-0.7 of a thread on
@@ -306,16 +313,25 @@ busy_threshold = 45%
 idle_threshold = 1%
 max_run_delay = off
 EOF
-if out=$(dpkg -i "$deb" 2>&1); then
+if out=$(dpkg -i "$prev_deb" 2>&1); then
     pass dpkg-install
 else
-    fail dpkg-install "$(echo "$out" | tail -3 | tr '\n' ' ')"
+    fail dpkg-install "dpkg -i ${prev_deb##*/}: $(echo "$out" | tail -3 | tr '\n' ' ')"
     finish
 fi
-check package-files "missing $(for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /etc/turbosched/rules.d /usr/share/man/man8/turboschedd.8; do [ -e $f ] || echo -n "$f "; done)" \
-    bash -c 'for f in /usr/sbin/turboschedd /lib/systemd/system/turboschedd.service /lib/systemd/system/turbosched-jitter.slice /usr/share/man/man8/turboschedd.8; do [ -e $f ] || exit 1; done; [ -d /etc/turbosched/rules.d ]'
-check conffile "/etc/turbosched/turbosched.conf is not a conffile of the package: $(dpkg-query -W -f='${Conffiles}' turbosched | tr '\n' ' ')" \
-    bash -c "dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/turbosched.conf '"
+check installed-previous "dpkg-query says version '$(dpkg-query -W -f='${Version}' turbosched 2>&1)', want $prev_version" \
+    test "$(dpkg-query -W -f='${Version}' turbosched 2>/dev/null)" = "$prev_version"
+# Man pages compressed by dh_compress, the example drop-in in rules.d.
+shipped="/usr/sbin/turboschedd /usr/bin/turbosched-ctl /lib/systemd/system/turboschedd.service
+ /lib/systemd/system/turbosched-jitter.slice /etc/turbosched/turbosched.conf
+ /etc/turbosched/rules.d/50-example.conf /usr/share/man/man8/turboschedd.8.gz
+ /usr/share/man/man8/turbosched-ctl.8.gz /usr/share/man/man5/turbosched.conf.5.gz
+ /usr/share/doc/turbosched/copyright /usr/share/doc/turbosched/changelog.gz"
+missing=$(for f in $shipped; do [ -e "$f" ] || echo -n "$f "; done)
+check package-files "missing: $missing" test -z "$missing"
+check conffile "/etc/turbosched/turbosched.conf and rules.d/50-example.conf are not both conffiles of the package: $(dpkg-query -W -f='${Conffiles}' turbosched | tr '\n' ' ')" \
+    bash -c "dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/turbosched.conf ' &&
+             dpkg-query -W -f='\${Conffiles}' turbosched | grep -q '^ /etc/turbosched/rules.d/50-example.conf '"
 # --man=no: the image has no man-db; the man-pages check below covers Documentation=.
 if out=$(systemd-analyze verify --man=no turboschedd.service turbosched-jitter.slice 2>&1) && [ -z "$out" ]; then
     pass unit-verify
@@ -340,10 +356,11 @@ systemd-analyze security --no-pager turboschedd.service 2>&1 | grep -E '✗|Over
 
 # --- the daemon -------------------------------------------------------------
 step daemon-start
-if out=$(systemctl enable --now turboschedd.service 2>&1) && wait_until 10 daemon_active; then
+# The postinst (dh_installsystemd) started it: nobody else did.
+if wait_until 30 daemon_active; then
     pass daemon-active
 else
-    fail daemon-active "systemctl enable --now: $(echo "$out" | tail -2 | tr '\n' ' ')is-active=$(systemctl is-active turboschedd.service), result=$(systemctl show -P Result turboschedd.service)"
+    fail daemon-active "not started by the package's postinst: is-active=$(systemctl is-active turboschedd.service), result=$(systemctl show -P Result turboschedd.service)"
 fi
 if out=$(timeout 10 turbosched-ctl status 2>&1) && [ -n "$out" ]; then
     pass ctl-status
@@ -413,12 +430,12 @@ check busy-pinned - wait_until "$RESTORE_TIMEOUT_S" unit_cpus_are ts-busy.servic
 # --- packing: jitter goes to the busy core's SMT siblings ---------------------
 step packing
 confined_seen=0
+all_confined() {
+    unit_cpus_are ts-jitter-slice.service "within:2-3" &&
+    unit_cpus_are ts-jitter-optin.service "within:2-3" &&
+    slice_confined
+}
 if daemon_active; then
-    all_confined() {
-        unit_cpus_are ts-jitter-slice.service "within:2-3" &&
-        unit_cpus_are ts-jitter-optin.service "within:2-3" &&
-        slice_confined
-    }
     wait_until "$CONFINE_TIMEOUT_S" all_confined
     # Each on its own: in a slow guest the measured load can make the plan
     # fall back between two reads, and come back (the journal says so).
@@ -452,6 +469,49 @@ if [ "$confined_seen" = 1 ]; then
 else
     fail user-pins-kept "the daemon confined nothing, so keeping the pins proves nothing"
 fi
+
+# --- upgrade to this build: restart, masks restored and packed again -----------
+step upgrade
+# An administrator's edit of a conffile, which the upgrade must keep (dpkg
+# neither replaces it nor asks: the package's version of the file is the same).
+conf_edit="# e2e: edited locally before the upgrade"
+echo "$conf_edit" >>/etc/turbosched/turbosched.conf
+old_pid=$(systemctl show -P MainPID turboschedd.service)
+if out=$(dpkg -i "$deb" 2>&1); then
+    pass dpkg-upgrade
+else
+    fail dpkg-upgrade "dpkg -i ${deb##*/}: $(echo "$out" | tail -3 | tr '\n' ' ')"
+fi
+check upgrade-version "dpkg-query says version '$(dpkg-query -W -f='${Version}' turbosched 2>&1)', want $version" \
+    test "$(dpkg-query -W -f='${Version}' turbosched 2>/dev/null)" = "$version"
+restarted() {
+    local pid
+    pid=$(systemctl show -P MainPID turboschedd.service)
+    daemon_active && [ -n "$pid" ] && [ "$pid" != 0 ] && [ "$pid" != "$old_pid" ] && return 0
+    why="after the upgrade: is-active=$(systemctl is-active turboschedd.service), main pid ${pid:-none} (before: $old_pid)"
+    return 1
+}
+check upgrade-restarted - wait_until 30 restarted
+# The old daemon undid its changes as it stopped (its own words, in the
+# journal), and the new one packed the jitter again.
+old_restored() {
+    local log
+    log=$(journalctl --no-pager -q -b _PID="$old_pid" 2>/dev/null)
+    echo "$log" | grep -qE 'restored [1-9][0-9]* changes' && return 0
+    why="the daemon before the upgrade (pid $old_pid) logged no 'restored N changes' as it stopped; its last lines: $(echo "$log" | tail -3 | tr '\n' ' ')"
+    return 1
+}
+if [ "$confined_seen" = 1 ]; then
+    check upgrade-restored - wait_until 30 old_restored
+    check upgrade-packed-again - wait_until "$CONFINE_TIMEOUT_S" all_confined
+    check upgrade-user-pins-kept - wait_until "$RESTORE_TIMEOUT_S" unit_cpus_are_all "ts-busy.service=$BUSY_CPU" "ts-pin.service=$PIN_CPU"
+else
+    fail upgrade-restored "the daemon confined nothing before the upgrade, so there was nothing to restore"
+    fail upgrade-packed-again "the daemon confined nothing before the upgrade"
+    fail upgrade-user-pins-kept "the daemon confined nothing before the upgrade, so keeping the pins proves nothing"
+fi
+check upgrade-conffile-kept "turbosched.conf lost the local edit, or dpkg left a copy: $(tail -1 /etc/turbosched/turbosched.conf; ls /etc/turbosched/*.dpkg-* 2>/dev/null)" \
+    bash -c "tail -1 /etc/turbosched/turbosched.conf | grep -qxF '$conf_edit' && ! ls /etc/turbosched/*.dpkg-* >/dev/null 2>&1"
 
 # --- a rule added in rules.d takes effect on reload ---------------------------
 step rule-reload
@@ -544,12 +604,31 @@ check journal-clean "$(echo "$errors" | head -3 | tr '\n' ' ')" test -z "$errors
 step purge
 rm -f /etc/turbosched/rules.d/50-e2e.conf /etc/turbosched/rules.d/60-e2e-exe.conf \
       /etc/turbosched/rules.d/10-emulated-machine.conf
+# Purged while it runs, as an administrator would: the package stops it.
+systemctl start turboschedd.service
+check active-before-purge "is-active=$(systemctl is-active turboschedd.service)" wait_until 30 daemon_active
 if out=$(dpkg --purge turbosched 2>&1); then
     pass dpkg-purge
 else
     fail dpkg-purge "$(echo "$out" | tail -3 | tr '\n' ' ')"
 fi
-check purge-clean "left behind: $(ls -d /etc/turbosched /lib/systemd/system/turboschedd.service /usr/sbin/turboschedd /etc/systemd/system/multi-user.target.wants/turboschedd.service 2>/dev/null | tr '\n' ' ')" \
-    bash -c '! ls -d /etc/turbosched /lib/systemd/system/turboschedd.service /usr/sbin/turboschedd /etc/systemd/system/multi-user.target.wants/turboschedd.service >/dev/null 2>&1'
+check purge-stopped "a turboschedd process is left: $(pgrep -a -x turboschedd)" bash -c '! pgrep -x turboschedd >/dev/null'
+# Everything the package installed or created: files, the state directory,
+# the enablement symlink and debhelper's records of it, dpkg's own record.
+created="/etc/turbosched /run/turbosched /lib/systemd/system/turboschedd.service
+ /lib/systemd/system/turbosched-jitter.slice /usr/sbin/turboschedd /usr/bin/turbosched-ctl
+ /usr/share/man/man8/turboschedd.8.gz /usr/share/doc/turbosched
+ /etc/systemd/system/multi-user.target.wants/turboschedd.service
+ /var/lib/systemd/deb-systemd-helper-enabled/turboschedd.service.dsh-also
+ /var/lib/systemd/deb-systemd-helper-enabled/multi-user.target.wants/turboschedd.service
+ /var/lib/systemd/deb-systemd-helper-masked/turboschedd.service"
+left=$(for f in $created; do [ -e "$f" ] || [ -L "$f" ] && echo -n "$f "; done)
+check purge-clean "left behind: $left" test -z "$left"
+# Purged: dpkg either forgot the package or remembers it as not installed.
+purge_status=$(dpkg-query -W -f='${Status}' turbosched 2>/dev/null)
+check purge-forgotten "dpkg-query says '$purge_status' of turbosched" \
+    test -z "$purge_status" -o "$purge_status" = "unknown ok not-installed"
+check purge-unit-gone "systemd still loads turboschedd.service: LoadState=$(systemctl show -P LoadState turboschedd.service)" \
+    test "$(systemctl show -P LoadState turboschedd.service)" = not-found
 
 finish

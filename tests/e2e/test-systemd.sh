@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# End-to-end test under real systemd: build the Debian package, boot a Debian 12
+# End-to-end test under real systemd: build the Debian package (debian/), boot a Debian 12
 # guest in qemu (8 CPUs as four SMT2 cores), install the package with dpkg and
 # use the daemon as an administrator would (tests/e2e/guest-test.sh).
 #
@@ -23,7 +23,7 @@ here=$src/tests/e2e
 skip() { echo "SKIP: $*"; exit 77; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, mkfs.ext4 -d of a root tree)"
-for tool in qemu-system-x86_64 debootstrap mkfs.ext4 cpack cc timeout flock; do
+for tool in qemu-system-x86_64 debootstrap mkfs.ext4 cc timeout flock; do
     command -v "$tool" >/dev/null || skip "$tool not installed"
 done
 
@@ -62,20 +62,17 @@ trap 'exit 129' HUP
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 
-# --- the package: a release build of our own, the dev tree may be sanitized ---
-pkg_build=$build/e2e-build
-stamp "building the package in $pkg_build"
-# Installing must not rebuild every test and tool: only what the package holds.
-cmake -S "$src" -B "$pkg_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-      -DTS_SANITIZE=OFF -DTS_WERROR=OFF -DTS_FUZZ=OFF -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
-      >"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
-targets=(turboschedd)
-[ -d "$src/ctl" ] && targets+=(turbosched-ctl)
-cmake --build "$pkg_build" -j"$(nproc)" --target "${targets[@]}" >>"$logs/build.log" 2>&1 ||
-    { tail -30 "$logs/build.log"; exit 1; }
-rm -f "$pkg_build"/turbosched_*.deb
-(cd "$pkg_build" && cpack -G DEB) >>"$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
-deb=$(ls "$pkg_build"/turbosched_*_amd64.deb)
+# --- the package: built as an administrator would, from a clean copy ---------
+# (tests/package/build-deb.sh: dpkg-buildpackage -us -uc -b; shared with
+# package-lintian, which builds it first in a suite run.)
+stamp "building the Debian package in $build/deb"
+set +e
+deb=$(bash "$src/tests/package/build-deb.sh" "$src" "$build/deb" 2>"$logs/build.log")
+rc=$?
+set -e
+cp "$build/deb/build.log" "$logs/build.log" 2>/dev/null || true
+[ "$rc" -eq 77 ] && skip "${deb#SKIP: }"
+[ "$rc" -eq 0 ] || { echo "FAIL: the Debian package did not build:"; tail -40 "$logs/build.log"; exit 1; }
 stamp "package: $(basename "$deb")"
 
 # --- the image (cached) -------------------------------------------------------
@@ -88,8 +85,19 @@ set -e
 [ "$rc" -eq 0 ] || { echo "FAIL: building the guest image failed ($rc)"; exit 1; }
 
 # --- the payload disk: what changes per run -----------------------------------
-mkdir "$run/payload"
+mkdir -p "$run/payload/previous"
 cp "$deb" "$run/payload/"
+# The previous build, for the upgrade path: this package repacked with a
+# lower version (~ sorts before anything), same files and maintainer scripts.
+version=$(dpkg-deb -f "$deb" Version)
+prev_version="${version}~e2e.prev"
+dpkg-deb -R "$deb" "$run/prev-tree"
+sed -i "s/^Version: .*/Version: $prev_version/" "$run/prev-tree/DEBIAN/control"
+dpkg-deb -b "$run/prev-tree" "$run/payload/previous/turbosched_${prev_version}_$(dpkg-deb -f "$deb" Architecture).deb" >/dev/null
+rm -rf "$run/prev-tree"
+echo "$version" >"$run/payload/version"
+echo "$prev_version" >"$run/payload/previous/version"
+stamp "previous build for the upgrade: $prev_version"
 # TS_E2E_GUEST_SCRIPT runs another script in the guest instead, for debugging.
 install -m 755 "${TS_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$run/payload/guest-test.sh"
 cc -O2 -static -o "$run/payload/ts-debug-exit" "$here/ts-debug-exit.c"

@@ -138,7 +138,9 @@ for s in "${SUBJECTS[@]}"; do IR[$s]=$(cg_run "$s"); done
 echo "| listener | CPU ms / 1000 events (rounds) | instructions / event |"
 echo "|---|---|---|"
 for s in "${SUBJECTS[@]}"; do
-    label=$s; [ "$s" = "$OLD" ] && label="turboschedd (old: $s)"; [ "$s" = "$BUILD/turboschedd" ] && label="turboschedd ($BUILD)"
+    # Paths relative to the repository: the report is committed.
+    rel() { realpath --relative-to="$(dirname "$0")/../.." "$1"; }
+    label=$s; [ "$s" = "$OLD" ] && label="turboschedd (old: $(rel "$s"))"; [ "$s" = "$BUILD/turboschedd" ] && label="turboschedd ($(rel "$BUILD"))"
     echo "| $label | ${CPU[$s]}| ${IR[$s]} |"
 done
 echo

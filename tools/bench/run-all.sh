@@ -82,7 +82,7 @@ do not edit by hand.
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC')
 - Machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)
 - Commit: $commit
-- Build: $BUILD
+- Build: $(realpath --relative-to="$SRC" "$BUILD")
 
 A shared, noisy VM: each figure is compared side by side with its baseline
 in the same run; the ratios mean more than the absolute numbers.
