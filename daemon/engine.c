@@ -477,7 +477,7 @@ int engine_tick(struct engine *e)
     engine_shed_renames(e, now);
     if (e->events.rescan_renames_at && e->counters.ticks >= e->events.rescan_renames_at)
         e->events.rescan_pending = true;
-    if (e->events.rescan_pending && !e->events.tick_at_rt)
+    if (e->events.rescan_pending && !e->events.tick_at_rt && engine_rescan_due(e, e->events.rescan_gap_ms))
         engine_rescan(e);
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
     pins_repair(&e->slice.pins, e->ops);

@@ -147,6 +147,7 @@ int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms);
  * overflow, and a rename flood costs a walk per second, not per tick. */
 #define RESCAN_RENAMES_TICKS 4u
 
+#define ENGINE_RESCAN_GAP_MAX_MS 8000
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
@@ -160,6 +161,12 @@ struct engine_events {
     bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
+    /* Walks of /proc close together (the socket overflowing again and
+     * again, which any user's fork storm can make it do) wait this long
+     * after the last one: twice as long each time, up to
+     * ENGINE_RESCAN_GAP_MAX_MS; 0 after a quiet while. */
+    uint64_t rescan_gap_ms;
+    bool rescan_overflow;        /* the pending walk is for lost events (the one kind that backs off) */
     uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
     /* From an event's kernel timestamp to the return of the call that
      * placed its task: the daemon's own latency, per placement. */
@@ -344,6 +351,8 @@ int engine_on_events(struct engine *e);
 /* engine-events.c: walk /proc for what lost events hid (procscan_reconcile),
  * with the hooks every change of the table goes through (engine.c). */
 int engine_rescan(struct engine *e);
+/* Whether gap_ms have passed since the last walk of /proc. */
+bool engine_rescan_due(const struct engine *e, uint64_t gap_ms);
 const struct procscan_hooks *engine_hooks(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
