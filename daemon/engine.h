@@ -111,10 +111,17 @@ struct engine_adopt_due {
     uint64_t fork_ns;           /* the fork event's timestamp: which task of that TID */
     struct applied_task parent;
 };
+/* The records of tasks that exited while confined, one per distinct
+ * (set, original) pair, the earliest start kept: what a process whose fork
+ * event was lost and whose creator is gone may carry (engine-adopt.c). */
+#define ADOPT_GONE_MAX 16
 struct engine_adopt {
     struct engine_adopt_due *items;
     size_t n, cap;
     uint64_t at_exec, at_tick, at_restore;      /* adopted there */
+    struct applied_task gone[ADOPT_GONE_MAX];
+    unsigned n_gone, next_gone;
+    uint64_t orphans;                           /* adopted by the mask an exited record had set */
 };
 
 /* Renames are the one event any local user sends at will and at almost no
@@ -379,6 +386,16 @@ bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task 
  * generations up, that has a record; false for none. Reads nothing while
  * no task is packed. */
 bool engine_ancestor_inheritance(struct engine *e, pid_t tid, struct applied_task *out);
+/* A task with a record is gone: keep what it was set to (engine_adopt). */
+void engine_adopt_note_gone(struct engine *e, pid_t tid);
+/* For a process found without its fork event whose ancestors have no
+ * record: orphaned (its parent is init now), started after a task that
+ * exited confined, and carrying exactly the mask the daemon had set on
+ * that one. Its creator's record is gone, so its mask is recognised by
+ * value: without this it kept the confined mask for good, taken for one
+ * its user chose. A user's own pin equal to the plan's mask on a process
+ * whose parent is init is taken for ours too (the mask alone cannot tell). */
+bool engine_orphan_inheritance(struct engine *e, struct task *t, struct applied_task *out);
 /* engine-shed.c: comm_shed_step, done on the main socket (each tick). */
 void engine_shed_renames(struct engine *e, uint64_t now_ms);
 /* t's exec came, its start time read: adopt it now (before its placement). */
