@@ -20,6 +20,13 @@
 # largest); its CPU time in all; whether any task of the other user was
 # left with a narrowed mask at any poll (confined).
 #
+# With HOSTILE_PERF=1 the realtime column comes from the kernel instead:
+# perf's sched_switch records of the daemon's threads, each run on a CPU
+# counted as realtime when it ended at a realtime priority (prev_prio < 100),
+# so builds without the daemon's own count can be compared; the column then
+# also gives the longest single run at realtime priority (MAX/LONGEST ms).
+# HOSTILE_ATTACKS picks attacks (default: all four).
+#
 # usage: hostile.sh BUILD_DIR [SECS] [THREADS]
 . "$(dirname "$0")/lib.bash"
 SECS=${2:-10}
@@ -71,6 +78,26 @@ attack_rate() {
     esac
 }
 rt_ns() { ctl --json status 2>/dev/null > "$TMP/st" && json_num realtime_cpu_ns "$TMP/st"; }
+PERF=${HOSTILE_PERF:-0}
+if [ "$PERF" = 1 ]; then command -v perf >/dev/null || { echo "hostile.sh: HOSTILE_PERF=1 needs perf" >&2; exit 77; }; fi
+# perf_rt_max FILE PID: "MAX/LONGEST": the largest realtime CPU time (ms) of
+# PID's threads in any 1 s window of the recording (a run is put in the
+# window it ended in), and the longest single run at realtime priority
+perf_rt_max() {
+    perf script -i "$1" -F time,event,trace 2>/dev/null | awk -v d="$2" '
+        { t = $1; sub(/:$/, "", t); t += 0
+          pp = ""; np = ""; pr = 0
+          for (i = 1; i <= NF; i++) {
+              if ($i ~ /^prev_pid=/) { split($i, a, "="); pp = a[2] }
+              if ($i ~ /^prev_prio=/) { split($i, a, "="); pr = a[2] + 0 }
+              if ($i ~ /^next_pid=/) { split($i, a, "="); np = a[2] }
+          }
+          if (pp in tin) {
+              if (pr < 100) { w[int(t)] += t - tin[pp]; if (t - tin[pp] > l) l = t - tin[pp] }
+              delete tin[pp] }
+          if (np == d) tin[np] = t }
+        END { m = 0; for (k in w) if (w[k] > m) m = w[k]; printf "%.1f/%.1f\n", m * 1000, l * 1000 }'
+}
 confined() {   # confined PID...: 1 if a thread of any has a mask narrower than every online CPU
     local p f m
     for p in "$@"; do
@@ -87,6 +114,15 @@ run() {
     local name=$1 with=$2 c0=0 c1=0 conf=0 rtmax=0 prev now t0 t1
     [ "$with" = yes ] && daemon_start
     [ "$with" = yes ] && c0=$(cpu_ns "$DPID")
+    local perfpid=
+    if [ "$with" = yes ] && [ "$PERF" = 1 ]; then
+        # every CPU, the daemon's switches only: a switch to it is recorded
+        # in the context of the task it replaces
+        perf record -q -a -e sched:sched_switch --filter "prev_pid == $DPID || next_pid == $DPID" \
+            -o "$TMP/perf.data" >/dev/null 2>&1 &
+        perfpid=$!
+        sleep 1
+    fi
     attack "$name"
     as_victim "$H" work "$SECS" > "$TMP/w" & local w=$!
     as_victim "$H" probe "$SECS" 1000 > "$TMP/p" & local p=$!
@@ -97,15 +133,19 @@ run() {
             now=$(rt_ns || echo "$prev"); t1=$(date +%s%N)
             # the window's realtime CPU, scaled to exactly 1 s
             rtmax=$(awk -v a="$prev" -v b="$now" -v d=$((t1 - t0)) -v m="$rtmax" \
-                'BEGIN { v = (b - a) / 1e6 * 1e9 / d; print (v > m) ? v : m }')
+                'BEGIN { v = (b - a) / 1e6 * 1e9 / d; printf "%.1f\n", (v > m) ? v : m }')
             prev=$now; t0=$t1
             [ "$(confined "$w" "$p")" = 1 ] && conf=1
         done
     fi
     wait "$w" "$p" "${APIDS[@]}" 2>/dev/null || true
+    if [ -n "$perfpid" ]; then
+        kill -INT "$perfpid"; wait "$perfpid" 2>/dev/null || true
+        rtmax=$(perf_rt_max "$TMP/perf.data" "$DPID")
+    fi
     if [ "$with" = yes ]; then c1=$(cpu_ns "$DPID"); daemon_stop; fi
     read -r p99 _ < "$TMP/p"
-    printf '%s %s %.1f %d %s %s\n' "$(cat "$TMP/w")" "$p99" "$rtmax" $(( (c1 - c0) / 1000000 )) "$conf" \
+    printf '%s %s %s %d %s %s\n' "$(cat "$TMP/w")" "$p99" "$rtmax" $(( (c1 - c0) / 1000000 )) "$conf" \
         "$(attack_rate "$name")"
 }
 
@@ -115,7 +155,7 @@ echo "no attack, with the daemon: work $base_w, wake-up p99 ${base_p99} us, real
 echo
 echo "| attack | what it did | other user's work (x no attack) | (x same attack, no daemon) | wake-up p99 us (x no attack) | (no daemon) | daemon realtime CPU, max per 1 s | daemon CPU | other user confined |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for a in forks renames control rtbudget; do
+for a in ${HOSTILE_ATTACKS:-forks renames control rtbudget}; do
     read -r w0 p0 _ _ _ _ < <(run "$a" no)
     read -r w p rt cpu conf rate < <(run "$a" yes)
     printf '| %s | %s | %s (%s) | %s | %s (%s) | %s | %s ms | %s ms | %s |\n' "$a" "$rate" "$w" "$(ratio "$w" "$base_w")" \
