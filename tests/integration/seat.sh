@@ -40,7 +40,9 @@ t0=$(now_us)
 placed_storm
 echo "  6,000 placed execs in $(( ($(now_us) - t0) / 1000 )) ms"
 check "it moved ($(moves) moves, $M0 before)" test "$(moves)" -gt "$M0"
-check "it sits on CPU 0, where the execs were" on_cpu 0
+# Where it sits after the storm is the kernel's choice again: CPU 0 holds
+# the hog, and a wake-up at normal priority (a tick, this test's requests)
+# goes to the idle CPU. The move is the evidence.
 check "its own mask is both CPUs still" affinity_is "$DAEMON_PID" 0-1
 # Each ring of the exec-only socket reads the main socket too: while the
 # rings go on, the storm's forks and exits wake the daemon no more (with
@@ -58,7 +60,6 @@ fi
 M2=$(moves)
 taskset -c 1 "$BASH_BIN" -c "for ((i = 0; i < 6000; i++)); do '$TRUE'; done"
 check "a pinned exec loop on CPU 1 does not draw it there ($(moves) moves, $M2 before)" test "$(moves)" -eq "$M2"
-check "it sits on CPU 0 still" on_cpu 0
 # A mask set on the daemon after its start is its own from then on: a storm
 # outside it neither draws the daemon out nor undoes the mask.
 taskset -p -c 1 "$DAEMON_PID" >/dev/null
