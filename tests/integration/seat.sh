@@ -57,7 +57,10 @@ else
 fi
 # An exec loop its user pinned to CPU 1: left alone by the daemon, so its
 # execs do not say where the daemon sits.
+# (the count read first: a request may move it, as above)
 M2=$(moves)
+to_cpu0() { taskset -p -c 0 "$DAEMON_PID" >/dev/null && taskset -p -c 0-1 "$DAEMON_PID" >/dev/null && on_cpu 0; }
+check "the daemon sits on CPU 0" wait_for 10 to_cpu0
 taskset -c 1 "$BASH_BIN" -c "for ((i = 0; i < 6000; i++)); do '$TRUE'; done"
 check "a pinned exec loop on CPU 1 does not draw it there ($(moves) moves, $M2 before)" test "$(moves)" -eq "$M2"
 # A mask set on the daemon after its start is its own from then on: a storm
