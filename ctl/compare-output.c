@@ -2,12 +2,14 @@
 #include "compare-output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -198,11 +200,88 @@ static void csv_num(FILE *f, double v)
         fprintf(f, ",%.4f", v);
 }
 
+const char *output_refusal(int r)
+{
+    switch (-r) {
+    case ELOOP:
+        return "it is a symbolic link; refusing to write through it";
+    case EPERM:
+        return "it belongs to another user; refusing to write to it";
+    case EMLINK:
+        return "it is a second name of another file (a hard link); refusing to write to it";
+    case EFTYPE_OUT:
+        return "it is not a regular file; refusing to write to it";
+    default:
+        return strerror(-r);
+    }
+}
+
+/* compare runs as root, often in a shared directory (/tmp): a name there
+ * may be a link or a file another user planted, and writing through it is
+ * a root write wherever it points (with fs.protected_symlinks and
+ * protected_regular off, which no kernel guarantees). So a new file is
+ * created with O_EXCL and no link followed; a file already there is
+ * rewritten only when it is a regular file of ours with no other name. */
+static int open_output(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        return fd;
+    if (errno != EEXIST)
+        return -errno;
+    /* O_NONBLOCK: a FIFO planted there does not hang us (ENXIO instead) */
+    _cleanup_close_ int old = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (old < 0)
+        return errno == EEXIST ? -ELOOP : -errno;
+    struct stat st;
+    if (fstat(old, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EFTYPE_OUT;
+    if (st.st_uid != geteuid())
+        return -EPERM;
+    if (st.st_nlink != 1)
+        return -EMLINK;
+    if (ftruncate(old, 0) < 0)
+        return -errno;
+    return TAKE_FD(old);
+}
+
+/* The output file's stream, or NULL with *r set and the refusal said. */
+static FILE *open_output_file(const char *path, int *r)
+{
+    int fd = open_output(path);
+    if (fd < 0) {
+        *r = fd;
+        fprintf(stderr, "turbosched-ctl: %s: %s\n", path, output_refusal(fd));
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        *r = -errno;
+        close(fd);
+        fprintf(stderr, "turbosched-ctl: %s: %s\n", path, strerror(-*r));
+    }
+    return f;
+}
+
+/* Closes f; 0 or -errno, said. */
+static int close_output(FILE *f, const char *path)
+{
+    int r = ferror(f) ? -EIO : 0;
+    if (fclose(f) != 0 && r == 0)
+        r = -errno;
+    if (r < 0)
+        fprintf(stderr, "turbosched-ctl: writing %s: %s\n", path, strerror(-r));
+    return r;
+}
+
 int write_csv(const char *path, const struct cmp_block_result *b, size_t n)
 {
-    FILE *f = fopen(path, "we");
+    int r;
+    FILE *f = open_output_file(path, &r);
     if (!f)
-        return -errno;
+        return r;
     fprintf(f, "block,mode,warmup,seconds,cpu,wakeups_per_s,idle_pct,freq_mhz,package_w,intensive_cpu_pct,"
                "intensive_wait_ms_per_s,jitter_wait_ms_per_wakeup,daemon_cpu_pct,daemon_wakeups_per_s\n");
     for (size_t i = 0; i < n; i++)
@@ -219,10 +298,7 @@ int write_csv(const char *path, const struct cmp_block_result *b, size_t n)
             csv_num(f, b[i].daemon_wakeups_ps);
             fputc('\n', f);
         }
-    int r = ferror(f) ? -EIO : 0;
-    if (fclose(f) != 0 && r == 0)
-        r = -errno;
-    return r;
+    return close_output(f, path);
 }
 
 bool in_path(const char *prog)
@@ -240,7 +316,47 @@ bool in_path(const char *prog)
     return false;
 }
 
-/* FILE.csv -> FILE.png: wake-ups per block, one line per CPU and mode. */
+/* s as a gnuplot single-quoted string: a quote is written twice. */
+static void gp_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++)
+        fputs(*s == '\'' ? "''" : (char[]){*s, 0}, f);
+    fputc('\'', f);
+}
+
+/* The script: the picture to output ('' for standard output), the data
+ * read from data. */
+static void plot_script(FILE *f, const char *output, const char *data, unsigned n_cpus)
+{
+    fputs("set terminal pngcairo size 900,500\nset output", f);
+    if (*output) {
+        fputc(' ', f);
+        gp_quoted(f, output);
+    }
+    fputs("\nset datafile separator ','\n"
+          "set key outside\nset xlabel 'block'\nset ylabel 'wake-ups per second'\n"
+          "set title 'turbosched-ctl compare: wake-ups per block (blocks 0 and 1: warm-up)'\nplot ",
+          f);
+    for (unsigned c = 0; c < n_cpus; c++) {
+        fputs(c ? ", " : "", f);
+        gp_quoted(f, data);
+        fprintf(f, " using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with points pt 7 "
+                   "title 'CPU %u paused', ", c, c);
+        gp_quoted(f, data);
+        fprintf(f, " using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with points pt 5 "
+                   "title 'CPU %u packed'", c, c);
+    }
+    fputc('\n', f);
+}
+
+/* FILE.csv -> FILE.png: wake-ups per block, one line per CPU and mode.
+ * FILE.gp is left for the user to run again; gnuplot itself runs on a copy
+ * of it that no other user can touch (a pipe), reads the CSV through the
+ * descriptor checked here and writes the picture to its standard output,
+ * a file opened as the CSV is: no name another user planted is opened by
+ * gnuplot, which as root would write through a link (set output) or run
+ * what a planted script says (system). */
 int write_plot(const char *csv, unsigned n_cpus)
 {
     char png[4096], gp[4096];
@@ -248,36 +364,59 @@ int write_plot(const char *csv, unsigned n_cpus)
     int base = l > 4 && strcmp(csv + l - 4, ".csv") == 0 ? (int)(l - 4) : (int)l;
     snprintf(png, sizeof png, "%.*s.png", base, csv);
     snprintf(gp, sizeof gp, "%.*s.gp", base, csv);
-    FILE *f = fopen(gp, "we");
+
+    /* the CSV as written: ours, regular, one name */
+    _cleanup_close_ int data = open(csv, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    int r = data < 0 ? -errno : fstat(data, &st) < 0 ? -errno : 0;
+    if (r == 0)
+        r = !S_ISREG(st.st_mode) ? -EFTYPE_OUT : st.st_uid != geteuid() ? -EPERM : st.st_nlink != 1 ? -EMLINK : 0;
+    if (r < 0) {
+        fprintf(stderr, "turbosched-ctl: %s: %s; no plot\n", csv, output_refusal(r));
+        return r;
+    }
+    FILE *f = open_output_file(gp, &r);
     if (!f)
+        return r;
+    plot_script(f, png, csv, n_cpus);
+    if ((r = close_output(f, gp)) < 0)
+        return r;
+    _cleanup_close_ int out = open_output(png);
+    if (out < 0) {
+        fprintf(stderr, "turbosched-ctl: %s: %s\n", png, output_refusal(out));
+        return out;
+    }
+
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0)
         return -errno;
-    fprintf(f, "set terminal pngcairo size 900,500\nset output '%s'\nset datafile separator ','\n"
-               "set key outside\nset xlabel 'block'\nset ylabel 'wake-ups per second'\n"
-               "set title 'turbosched-ctl compare: wake-ups per block (blocks 0 and 1: warm-up)'\nplot ",
-            png);
-    for (unsigned c = 0; c < n_cpus; c++)
-        fprintf(f, "%s'%s' using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with points pt 7 "
-                   "title 'CPU %u paused', "
-                   "'%s' using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with points pt 5 "
-                   "title 'CPU %u packed'",
-                c ? ", " : "", csv, c, c, csv, c, c);
-    fputc('\n', f);
-    int failed = ferror(f);
-    if (fclose(f) != 0 || failed)
-        return failed ? -EIO : -errno;
+    _cleanup_close_ int rd = pipefd[0], wr = pipefd[1];
     pid_t pid = fork();
     if (pid < 0)
         return -errno;
     if (pid == 0) {
-        execlp("gnuplot", "gnuplot", gp, (char *)NULL);
+        /* dup2 clears close-on-exec on the copies, but not when there is
+         * nothing to copy: data may be 3 already */
+        if (dup2(rd, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+            (data == 3 ? fcntl(3, F_SETFD, 0) : dup2(data, 3)) < 0)
+            _exit(127);
+        execlp("gnuplot", "gnuplot", (char *)NULL);
         _exit(127);
     }
-    int st;
-    if (waitpid(pid, &st, 0) < 0)
+    close(TAKE_FD(rd));
+    /* a few hundred bytes: well within a pipe's buffer */
+    FILE *s = fdopen(TAKE_FD(wr), "w");
+    if (s) {
+        plot_script(s, "", "/dev/fd/3", n_cpus);
+        fclose(s);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0)
         return -errno;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if (!s || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "turbosched-ctl: gnuplot failed; the CSV is written\n");
         return -EIO;
+    }
     fprintf(stderr, "Plot: %s (gnuplot script %s)\n", png, gp);
     return 0;
 }
-

@@ -32,7 +32,14 @@ void print_text(FILE *f, const struct cmp_block_result *b, size_t n, const struc
                 const char *verdict);
 void print_json_out(const struct cmp_block_result *b, size_t n, const struct cmp_summary *sum, const bool *idle_cpus,
                     bool any_idle, struct wakers *w, const char *verdict);
+/* The output files refuse a symbolic link (-ELOOP), another user's file
+ * (-EPERM), a hard link (-EMLINK) and anything not a regular file: each is
+ * what another user may plant in a shared directory for root to write
+ * through. Each writer logs why it failed (on stderr, naming the file). */
+#define EFTYPE_OUT EINVAL
+const char *output_refusal(int r);
 int write_csv(const char *path, const struct cmp_block_result *b, size_t n);
-/* A PNG of wake-ups per block and mode next to the CSV, through gnuplot. */
+/* A PNG of wake-ups per block and mode next to the CSV, through gnuplot,
+ * and the script FILE.gp that makes it. */
 int write_plot(const char *csv, unsigned n_cpus);
 bool in_path(const char *prog);

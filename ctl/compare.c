@@ -495,12 +495,11 @@ static int report(const struct opts *o, struct run *run, int ret)
         print_text(stdout, run->res, (size_t)run->done, sum, run->idle_cpus, run->any_idle, &run->w, run->rapl,
                    run->cpufreq, run->cpuidle, verdict);
     if (o->csv) {
-        int r = write_csv(o->csv, run->res, (size_t)run->done);
-        if (r < 0) {
-            fprintf(stderr, "turbosched-ctl: writing %s: %s\n", o->csv, strerror(-r));
+        /* each writer says why it failed, naming the file */
+        if (write_csv(o->csv, run->res, (size_t)run->done) < 0)
             ret = EXIT_DAEMON_ERROR;
-        } else if (in_path("gnuplot") && (r = write_plot(o->csv, sum[0].n_cpus)) < 0)
-            fprintf(stderr, "turbosched-ctl: gnuplot failed (%s); the CSV is written\n", strerror(-r));
+        else if (in_path("gnuplot"))
+            (void)write_plot(o->csv, sum[0].n_cpus);
     }
     if ((fflush(stdout) != 0 || ferror(stdout)) && ret == EXIT_OK) {
         fprintf(stderr, "turbosched-ctl: writing the report failed\n");

@@ -17,6 +17,11 @@ static const cpu_set_t *expected_mask(const struct applier *a, const struct appl
     return a->dry_run ? &t->original : &t->set;
 }
 
+const cpu_set_t *applier_expected_mask(const struct applier *a, const struct applied_task *t)
+{
+    return expected_mask(a, t);
+}
+
 /* Is now (a task's mask as sched_getaffinity reports it) the mask we set?
  * The kernel reports the mask intersected with the online CPUs and keeps the
  * mask itself while a CPU is offline: a packed task whose CPU went offline

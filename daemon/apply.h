@@ -89,6 +89,9 @@ int applier_hands_off(const struct applier *a, pid_t tid);
 
 /* For dump/explain. NULL if tid is not ours. */
 const struct applied_task *applier_find(const struct applier *a, pid_t tid);
+/* The mask a task with record t carries while it is ours: the one set (in a
+ * dry run, nothing was set: its original). */
+const cpu_set_t *applier_expected_mask(const struct applier *a, const struct applied_task *t);
 size_t applier_count(const struct applier *a);
 /* Iterate: start with *iter = 0; NULL at the end. No changes during the walk. */
 const struct applied_task *applier_next(const struct applier *a, size_t *iter);

@@ -80,6 +80,47 @@ bool engine_ancestor_inheritance(struct engine *e, pid_t tid, struct applied_tas
     return false;
 }
 
+void engine_adopt_note_gone(struct engine *e, pid_t tid)
+{
+    struct engine_adopt *ad = &e->events.adopt;
+    const struct applied_task *r = applier_find(e->applier, tid);
+    if (!r)
+        return;
+    for (unsigned i = 0; i < ad->n_gone; i++) {
+        struct applied_task *g = &ad->gone[i];
+        if (CPU_EQUAL(&g->set, &r->set) && CPU_EQUAL(&g->original, &r->original) &&
+            g->slice.applied == r->slice.applied) {
+            g->start_time = MIN(g->start_time, r->start_time);
+            return;
+        }
+    }
+    unsigned i = ad->n_gone < ADOPT_GONE_MAX ? ad->n_gone++ : ad->next_gone++ % ADOPT_GONE_MAX;
+    ad->gone[i] = *r;
+}
+
+bool engine_orphan_inheritance(struct engine *e, struct task *t, struct applied_task *out)
+{
+    struct engine_adopt *ad = &e->events.adopt;
+    pid_t pp;
+    cpu_set_t now;
+    /* found by a rescan (at normal priority): its start time may be read */
+    if (!ad->n_gone || t->tid != t->pid || !e->ops->parent_of || !e->ops->getaffinity ||
+        procscan_ensure_start(e->params.root, t) < 0 ||
+        e->ops->parent_of(e->ops->userdata, t->tid, &pp) < 0 || pp != 1 ||
+        e->ops->getaffinity(e->ops->userdata, t->tid, &now) < 0)
+        return false;
+    for (unsigned i = 0; i < ad->n_gone; i++) {
+        const struct applied_task *g = &ad->gone[i];
+        /* started after a task so confined began, and exactly that mask */
+        if (t->start_time >= g->start_time && CPU_EQUAL(&now, applier_expected_mask(e->applier, g))) {
+            *out = *g;
+            ad->orphans++;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)
 {
     t->flags &= ~TASK_F_ADOPT_DUE;

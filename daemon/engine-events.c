@@ -2,6 +2,7 @@
 /* Process events as they come, and the walk of /proc when some were lost. */
 #include <string.h>
 
+#include "apply.h"
 #include "classifier.h"
 #include "engine.h"
 #include "log.h"
@@ -30,7 +31,17 @@ int engine_rescan(struct engine *e)
     bool failed = (r < 0 && r != -ENOSPC) || st.unread;
     bool first = e->counters.rescans++ == 0;
     e->events.rescan_pending = failed;
-    e->events.last_rescan_ms = now_ms();
+    /* Another walk soon after the last: the next waits twice as long. A
+     * user who keeps the socket overflowing would otherwise have a walk of
+     * every thread on the machine each tick, at the daemon's nice value. */
+    uint64_t now = now_ms(), since = now - e->events.last_rescan_ms, g = e->events.rescan_gap_ms;
+    uint64_t close = MAX(2 * g, 2 * (uint64_t)e->cfg->tick_ms);
+    if (e->events.rescan_overflow)
+        e->events.rescan_gap_ms = e->events.last_rescan_ms && since <= close
+                                      ? MIN(MAX(2 * g, (uint64_t)e->cfg->tick_ms), (uint64_t)ENGINE_RESCAN_GAP_MAX_MS)
+                                      : 0;
+    e->events.rescan_overflow = false;
+    e->events.last_rescan_ms = now;
     e->counters.table_full += st.failed;
     /* Renames put off by the per-user budget: looked at again a few ticks on. */
     e->events.rescan_renames_at = st.renames_deferred ? e->counters.ticks + RESCAN_RENAMES_TICKS : 0;
@@ -51,13 +62,17 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
     uint64_t t0 = now_ns();
     if (ev->timestamp_ns)
         histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
-    if (ev->kind == PROCMON_EXEC)
-        seat_note_exec(&e->seat, ev->cpu);
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(e->params.root, e->tasks, ev, engine_hooks(e));
     e->events.fork_parent_tid = 0;
     e->events.event_ns = 0;
+    /* Only an exec the daemon placed tells where it should sit (seat.c):
+     * any exec would let a user's exec loop, pinned with taskset, choose
+     * the CPU the daemon runs on at realtime priority. A task its user
+     * pinned is left alone and has no record. */
+    if (ev->kind == PROCMON_EXEC && applier_find(e->applier, ev->tid))
+        seat_note_exec(&e->seat, ev->cpu);
     if ((unsigned)ev->kind < PROCMON_KINDS)
         e->events.handled_ns[ev->kind] += now_ns() - t0;
     if (r == -ENOSPC)
@@ -74,6 +89,13 @@ static int on_event(const struct procmon_event *ev, void *userdata)
     return 0;
 }
 
+bool engine_rescan_due(const struct engine *e, uint64_t gap_ms)
+{
+    /* only a walk for lost events backs off: a failed one is retried at
+     * each tick, one for renames put off comes when it was set for */
+    return !e->events.rescan_overflow || e->events.rescan_failed || now_ms() - e->events.last_rescan_ms >= gap_ms;
+}
+
 int engine_events_lost(struct engine *e)
 {
     /* Under a sustained storm the socket overflows again and again: a full
@@ -82,7 +104,8 @@ int engine_events_lost(struct engine *e)
      * at a realtime priority leave it to the tick, at normal priority. */
     if (!e->events.rescan_pending)
         log_ratelimited(&e->events.logs, LOG_INFO, "proc connector overflowed, events lost: rescanning /proc");
-    if (!e->cfg->realtime_priority && now_ms() - e->events.last_rescan_ms >= e->cfg->tick_ms)
+    e->events.rescan_overflow = true;
+    if (!e->cfg->realtime_priority && engine_rescan_due(e, MAX(e->events.rescan_gap_ms, (uint64_t)e->cfg->tick_ms)))
         return engine_rescan(e);
     e->events.rescan_pending = true;
     return 0;

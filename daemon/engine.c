@@ -176,7 +176,8 @@ static int hook_task_new(struct task *t, void *userdata)
      * the new task with the creator's original so it is restored like it. */
     pid_t parent = t->tid != t->pid ? t->pid : e->events.fork_parent_tid;
     struct applied_task from;
-    bool inherits = parent > 0 ? engine_inheritance(e, parent, &from) : engine_ancestor_inheritance(e, t->tid, &from);
+    bool inherits = parent > 0 ? engine_inheritance(e, parent, &from)
+                               : engine_ancestor_inheritance(e, t->tid, &from) || engine_orphan_inheritance(e, t, &from);
     if (inherits && !engine_adopt_defer(e, t, &from) && procscan_ensure_start(root_of(e), t) == 0)
         (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &from);
     return classify_and_place(e, t, false);
@@ -261,6 +262,7 @@ static void hook_task_gone(struct task *t, void *userdata)
     struct engine *e = userdata;
     sampler_unwatch(&e->sampler, t);
     sampler_gate_release(&e->sampler, t);
+    engine_adopt_note_gone(e, t->tid);
     applier_forget_task(e->applier, t->tid);
     classifier_task_gone(e->classifier, t);
     engine_reqpath_gone(e, t);
@@ -489,7 +491,7 @@ int engine_tick(struct engine *e)
     engine_shed_renames(e, now);
     if (e->events.rescan_renames_at && e->counters.ticks >= e->events.rescan_renames_at)
         e->events.rescan_pending = true;
-    if (e->events.rescan_pending && !e->events.tick_at_rt)
+    if (e->events.rescan_pending && !e->events.tick_at_rt && engine_rescan_due(e, e->events.rescan_gap_ms))
         engine_rescan(e);
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
     pins_repair(&e->slice.pins, e->ops);

@@ -112,10 +112,17 @@ struct engine_adopt_due {
     uint64_t fork_ns;           /* the fork event's timestamp: which task of that TID */
     struct applied_task parent;
 };
+/* The records of tasks that exited while confined, one per distinct
+ * (set, original) pair, the earliest start kept: what a process whose fork
+ * event was lost and whose creator is gone may carry (engine-adopt.c). */
+#define ADOPT_GONE_MAX 16
 struct engine_adopt {
     struct engine_adopt_due *items;
     size_t n, cap;
     uint64_t at_exec, at_tick, at_restore;      /* adopted there */
+    struct applied_task gone[ADOPT_GONE_MAX];
+    unsigned n_gone, next_gone;
+    uint64_t orphans;                           /* adopted by the mask an exited record had set */
 };
 
 /* Renames are the one event any local user sends at will and at almost no
@@ -148,6 +155,7 @@ int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms);
  * overflow, and a rename flood costs a walk per second, not per tick. */
 #define RESCAN_RENAMES_TICKS 4u
 
+#define ENGINE_RESCAN_GAP_MAX_MS 8000
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
     struct procmon *procmon;     /* NULL with params.events_from_caller */
@@ -161,6 +169,12 @@ struct engine_events {
     bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
     bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
+    /* Walks of /proc close together (the socket overflowing again and
+     * again, which any user's fork storm can make it do) wait this long
+     * after the last one: twice as long each time, up to
+     * ENGINE_RESCAN_GAP_MAX_MS; 0 after a quiet while. */
+    uint64_t rescan_gap_ms;
+    bool rescan_overflow;        /* the pending walk is for lost events (the one kind that backs off) */
     uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
     /* From an event's kernel timestamp to the return of the call that
      * placed its task: the daemon's own latency, per placement. */
@@ -346,6 +360,8 @@ int engine_on_events(struct engine *e);
 /* engine-events.c: walk /proc for what lost events hid (procscan_reconcile),
  * with the hooks every change of the table goes through (engine.c). */
 int engine_rescan(struct engine *e);
+/* Whether gap_ms have passed since the last walk of /proc. */
+bool engine_rescan_due(const struct engine *e, uint64_t gap_ms);
 const struct procscan_hooks *engine_hooks(struct engine *e);
 /* One event, as engine_on_events hands each on (a failure is logged and
  * the event dropped: the next rescan corrects it). */
@@ -372,6 +388,16 @@ bool engine_inheritance(struct engine *e, pid_t parent_tid, struct applied_task 
  * generations up, that has a record; false for none. Reads nothing while
  * no task is packed. */
 bool engine_ancestor_inheritance(struct engine *e, pid_t tid, struct applied_task *out);
+/* A task with a record is gone: keep what it was set to (engine_adopt). */
+void engine_adopt_note_gone(struct engine *e, pid_t tid);
+/* For a process found without its fork event whose ancestors have no
+ * record: orphaned (its parent is init now), started after a task that
+ * exited confined, and carrying exactly the mask the daemon had set on
+ * that one. Its creator's record is gone, so its mask is recognised by
+ * value: without this it kept the confined mask for good, taken for one
+ * its user chose. A user's own pin equal to the plan's mask on a process
+ * whose parent is init is taken for ours too (the mask alone cannot tell). */
+bool engine_orphan_inheritance(struct engine *e, struct task *t, struct applied_task *out);
 /* engine-shed.c: comm_shed_step, done on the main socket (each tick). */
 void engine_shed_renames(struct engine *e, uint64_t now_ms);
 /* t's exec came, its start time read: adopt it now (before its placement). */

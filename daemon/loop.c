@@ -17,9 +17,22 @@
  * priority; the event sources are given the highest, so when one is
  * pending it is the one dispatched, and the loop knows the policy to run it
  * at before it does. SCHED_RESET_ON_FORK keeps the policy from anything the
- * daemon starts. */
+ * daemon starts.
+ *
+ * The time at realtime priority is a bound, not a hope: a budget (a share
+ * of the time passing) charged with all the CPU time each realtime dispatch
+ * spent there; a slice per dispatch past which a timer on the thread's CPU
+ * clock drops it to normal priority mid-work, whatever the work; and the
+ * kernel's RLIMIT_RTTIME behind both. In any window of W the daemon's CPU
+ * time at realtime priority is at most share x W + the burst + what one
+ * slice overruns (a scheduler tick): the budget never starts a dispatch
+ * with nothing left, and none runs past what was left. */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "loop.h"
@@ -54,8 +67,9 @@ bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
     } else {
         /* whole hundreds of ns only, the rest credited at the next call */
         uint64_t hundreds = (now_ns - b->at_ns) / 100, add = hundreds * b->share_pct;
-        b->left_ns = add >= b->burst_ns || b->left_ns + (int64_t)add > (int64_t)b->burst_ns
-                         ? (int64_t)b->burst_ns : b->left_ns + (int64_t)add;
+        /* up to the burst, from however deep a long dispatch overdrew it */
+        uint64_t room = (uint64_t)((int64_t)b->burst_ns - b->left_ns);
+        b->left_ns = add >= room ? (int64_t)b->burst_ns : b->left_ns + (int64_t)add;
         b->at_ns += hundreds * 100;
     }
     return b->left_ns > 0;
@@ -63,9 +77,78 @@ bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
 
 void loop_budget_spend(struct loop_budget *b, uint64_t spent_ns)
 {
-    /* one long dispatch may overdraw it; never by more than one burst */
-    uint64_t spent = MIN(spent_ns, 2 * b->burst_ns);
-    b->left_ns -= (int64_t)spent;
+    /* All of it: a dispatch charged a part ran past the budget for free.
+     * It can overdraw only by what its slice overran (loop_rt_slice_ns). */
+    b->left_ns -= (int64_t)MIN(spent_ns, (uint64_t)INT64_MAX / 2);
+}
+
+uint64_t loop_rt_slice_ns(const struct loop_budget *b)
+{
+    uint64_t slice = LOOP_RT_SLICE_MS * 1000000ull;
+    if (b->left_ns <= 0)
+        return 1;       /* the least a timer takes: fires at the next scheduler tick */
+    return MIN(slice, (uint64_t)b->left_ns);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The slice timer's signal. Its handler is the one place that acts in a
+ * signal handler: the work it interrupts cannot stop to ask (it may be a
+ * walk of every thread in a sampler, or 4,096 events), and the point is to
+ * stop running ahead of every other task now, not once that work is done.
+ * So it makes one system call, dropping the thread to SCHED_OTHER, notes
+ * the CPU time (for the budget) and nothing more; the loop does the rest
+ * after the dispatch. Both calls are async-signal-safe system calls. */
+#define LOOP_SLICE_SIGNAL (SIGRTMIN + 1)
+static volatile sig_atomic_t slice_armed, slice_fired;
+static struct timespec slice_fired_cpu;
+
+static void on_slice_signal(int sig)
+{
+    (void)sig;
+    if (!slice_armed)
+        return;         /* a slice of a dispatch that has ended */
+    int saved = errno;
+    struct sched_param sp = {.sched_priority = 0};
+    (void)syscall(SYS_sched_setscheduler, 0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
+    (void)clock_gettime(CLOCK_THREAD_CPUTIME_ID, (struct timespec *)&slice_fired_cpu);
+    slice_armed = 0;
+    slice_fired = 1;
+    errno = saved;
+}
+
+static int slice_setup(struct loop *l)
+{
+    struct sigaction sa = {.sa_handler = on_slice_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(LOOP_SLICE_SIGNAL, &sa, NULL) < 0)
+        return -errno;
+    struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = LOOP_SLICE_SIGNAL};
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &l->slice_timer) < 0)
+        return -errno;
+    l->slice_ok = true;
+    return 0;
+}
+
+static void slice_arm(struct loop *l, uint64_t ns)
+{
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ns / 1000000000ull),
+                                          .tv_nsec = (long)(ns % 1000000000ull)}};
+    slice_fired = 0;
+    slice_armed = 1;
+    if (timer_settime(l->slice_timer, 0, &its, NULL) < 0) {
+        /* not expected (the timer is ours); no bound without it */
+        slice_armed = 0;
+        log_warning_errno(errno, "arming the realtime slice timer: %m; handling events at normal priority");
+        l->rt_failed = true;
+    }
 }
 
 static void set_events_priority(struct loop *l, bool first)
@@ -106,6 +189,56 @@ static void set_policy(struct loop *l, bool rt)
     set_events_priority(l, false);
 }
 
+static int on_xcpu(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+    struct loop *l = userdata;
+    l->xcpu++;
+    l->rest_until_ns = now_ns() + LOOP_XCPU_REST_MS * 1000000ull;
+    set_policy(l, false);
+    log_notice("ran %llu ms at realtime priority without sleeping (RLIMIT_RTTIME's soft limit, SIGXCPU): "
+               "handling process events at normal priority for %u ms",
+               (unsigned long long)l->rttime.rlim_cur / 1000, LOOP_XCPU_REST_MS);
+    return 0;
+}
+
+/* The kernel's backstop, set where nobody set one (outside the unit), and
+ * SIGXCPU taken through the loop instead of killing the daemon. */
+static int xcpu_setup(struct loop *l)
+{
+    if (getrlimit(RLIMIT_RTTIME, &l->rttime) < 0)
+        return -errno;
+    if (l->rttime.rlim_cur == RLIM_INFINITY) {
+        struct rlimit r = {.rlim_cur = LOOP_RTTIME_SOFT_US,
+                           .rlim_max = MIN(l->rttime.rlim_max, (rlim_t)LOOP_RTTIME_HARD_US)};
+        if (setrlimit(RLIMIT_RTTIME, &r) < 0)
+            return -errno;
+        l->rttime = r;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXCPU);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -errno;
+    int r = sd_event_add_signal(l->event, &l->xcpu_source, SIGXCPU, on_xcpu, l);
+    if (r >= 0)
+        r = sd_event_source_set_priority(l->xcpu_source, SD_EVENT_PRIORITY_IMPORTANT - 1);
+    return r;
+}
+
+/* After a rest: sleep once at realtime priority, so that the kernel counts
+ * from zero again, with the soft limit the kernel raised by a second put
+ * back. */
+static void end_rest(struct loop *l)
+{
+    l->rest_until_ns = 0;
+    set_policy(l, true);
+    struct timespec ts = {.tv_nsec = 100000};
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+        ;
+    if (setrlimit(RLIMIT_RTTIME, &l->rttime) < 0)
+        log_debug_errno(errno, "putting back RLIMIT_RTTIME's soft limit: %m");
+}
+
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority)
 {
     *l = (struct loop){.event = event,
@@ -113,7 +246,23 @@ void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, 
     for (unsigned i = 0; i < n; i++)
         if (events[i] && l->n_events < LOOP_EVENT_SOURCES_MAX)
             l->events[l->n_events++] = events[i];
+    int r = slice_setup(l);
+    if (r < 0)
+        log_warning_errno(r, "the realtime slice timer: %m; handling process events at normal priority");
+    r = xcpu_setup(l);
+    if (r < 0)
+        log_warning_errno(r, "RLIMIT_RTTIME and SIGXCPU: %m; the kernel's backstop is not in place");
     loop_set_priority(l, priority);
+}
+
+void loop_done(struct loop *l)
+{
+    if (l->slice_ok) {
+        slice_armed = 0;
+        timer_delete(l->slice_timer);
+        l->slice_ok = false;
+    }
+    l->xcpu_source = sd_event_source_disable_unref(l->xcpu_source);
 }
 
 void loop_set_priority(struct loop *l, unsigned priority)
@@ -157,12 +306,14 @@ static void hold_events(struct loop *l, bool back, int *was)
 static int dispatch(struct loop *l)
 {
     uint64_t now = now_ns();
-    bool budget = loop_budget_refill(&l->budget, now);
+    bool resting = now < l->rest_until_ns;
+    bool budget = loop_budget_refill(&l->budget, now) && !resting;
     bool pending = loop_realtime(l) && events_pending(l);
     bool first = pending && loop_events_first(pending, l->events_since_ns, now);
     /* the events go first; at realtime priority while the budget lasts */
     bool rt = first && budget;
-    l->dispatched_over_budget += first && !budget;
+    l->dispatched_over_budget += first && !budget && !resting;
+    l->dispatched_resting += first && resting;
     /* The events' turn is over: this dispatch goes to another pending
      * source, at normal priority, with the events held out of it; with none
      * pending it dispatches nothing, and the events go on at realtime
@@ -175,8 +326,29 @@ static int dispatch(struct loop *l)
     int was[LOOP_EVENT_SOURCES_MAX];
     if (yield)
         hold_events(l, false, was);
-    set_policy(l, rt || follow);
+    bool at_rt = rt || follow;
+    uint64_t cpu0 = 0;
+    if (at_rt) {
+        cpu0 = thread_cpu_ns();
+        slice_arm(l, loop_rt_slice_ns(&l->budget));
+    }
+    set_policy(l, at_rt);
     int r = sd_event_dispatch(l->event);
+    if (at_rt) {
+        slice_armed = 0;
+        /* dropped to normal priority mid-work: the time up to then */
+        uint64_t cpu1 = slice_fired ? (uint64_t)slice_fired_cpu.tv_sec * 1000000000ull +
+                                          (uint64_t)slice_fired_cpu.tv_nsec
+                                    : thread_cpu_ns();
+        if (slice_fired) {
+            l->at_rt = false;
+            l->dispatched_demoted++;
+            slice_fired = 0;
+        }
+        uint64_t spent = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
+        loop_budget_spend(&l->budget, spent);
+        l->rt_cpu_ns += spent;
+    }
     if (yield)
         hold_events(l, true, was);
     if (!first)
@@ -185,8 +357,7 @@ static int dispatch(struct loop *l)
         l->events_since_ns = now;
     if (first)
         l->last_events_ns = now_ns();
-    if (rt || follow) {
-        loop_budget_spend(&l->budget, now_ns() - now);
+    if (at_rt) {
         l->dispatched_rt++;
     } else {
         l->dispatched_normal++;
@@ -201,7 +372,10 @@ int loop_run(struct loop *l)
     while (sd_event_get_state(l->event) != SD_EVENT_FINISHED) {
         /* sleep where an event wakes the daemon ahead of the tasks it
          * places, while the budget lasts */
-        set_policy(l, loop_realtime(l) && loop_budget_refill(&l->budget, now_ns()));
+        uint64_t now = now_ns();
+        if (l->rest_until_ns && now >= l->rest_until_ns && loop_realtime(l))
+            end_rest(l);
+        set_policy(l, loop_realtime(l) && now >= l->rest_until_ns && loop_budget_refill(&l->budget, now));
         r = sd_event_prepare(l->event);
         if (r == 0) {
             /* Nothing was left pending by the last dispatch: no source

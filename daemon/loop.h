@@ -4,7 +4,9 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <systemd/sd-event.h>
+#include <time.h>
 
 /* After this long of event dispatches in a row, one dispatch goes to the
  * other sources: a storm that keeps the proc connector readable does not
@@ -18,12 +20,16 @@
 #define LOOP_EVENTS_RECENT_MS 10
 
 /* The time the daemon may spend at realtime priority: a budget that fills
- * at share_pct of the time passing, up to burst_ns, and empties by what the
- * realtime dispatches take. Empty, the events are handled at normal
- * priority until it fills again: a flood of events that any local user can
- * cause (a thread renaming itself in a loop) gets no more than that share
- * of a CPU from the daemon ahead of every other task. An exec storm at this
- * machine's full rate costs it under 10% (docs/benchmarks.md). */
+ * at share_pct of the time passing, up to burst_ns, and empties by all the
+ * CPU time the realtime dispatches spend at realtime priority. Empty, the
+ * events are handled at normal priority until it fills again, and no
+ * dispatch runs at realtime priority past what was left when it began
+ * (LOOP_RT_SLICE_MS): whatever a local user does (a rename flood, an exec
+ * storm, tens of thousands of jitter threads and a plan change), the
+ * daemon's CPU time at realtime priority in any window of W is at most
+ * share x W + burst + one scheduler tick; 304 ms in any second at HZ 250.
+ * An exec storm at this machine's full rate costs it under 10%
+ * (docs/benchmarks.md). */
 #define LOOP_RT_SHARE_PCT 25
 #define LOOP_RT_BURST_MS 50
 struct loop_budget {
@@ -35,8 +41,31 @@ struct loop_budget {
 /* Pure: fill the budget for the time since the last call; whether it has
  * some left. */
 bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns);
-/* Pure: take what a realtime dispatch took. */
+/* Pure: take what a realtime dispatch took, all of it: the time it ran at
+ * realtime priority. */
 void loop_budget_spend(struct loop_budget *b, uint64_t spent_ns);
+
+/* The work one dispatch may do at realtime priority: this much of the
+ * thread's CPU time at most, less when the budget has less left. Past it a
+ * timer on the thread's CPU clock drops the daemon to normal priority in
+ * the middle of the work (the kernel checks such timers at its scheduler
+ * tick: up to one tick later). Work whose size a user controls (a plan
+ * change that touches every jitter thread, 4,096 events in a batch, the
+ * tick's walk of every behaviour-jitter thread) goes on there. */
+#define LOOP_RT_SLICE_MS 5
+/* Pure: the slice a realtime dispatch starting now gets. */
+uint64_t loop_rt_slice_ns(const struct loop_budget *b);
+
+/* The kernel's backstop: RLIMIT_RTTIME (LimitRTTIME= in the unit; the
+ * daemon sets these when it finds none) counts CPU time at realtime
+ * priority since the thread last slept there, sends SIGXCPU past the soft
+ * limit and SIGKILL past the hard one. SIGXCPU, taken through the event
+ * loop, means the bounds above failed: events are handled at normal
+ * priority for LOOP_XCPU_REST_MS, then the loop sleeps once at realtime
+ * priority (which restarts the kernel's count) before using it again. */
+#define LOOP_RTTIME_SOFT_US 200000
+#define LOOP_RTTIME_HARD_US 2000000
+#define LOOP_XCPU_REST_MS 1000
 
 struct loop {
     sd_event *event;
@@ -61,15 +90,27 @@ struct loop {
     uint64_t dispatched_rt, dispatched_normal, dispatched_followed;
     struct loop_budget budget;
     uint64_t dispatched_over_budget;    /* events handled at normal priority for want of budget */
+    uint64_t dispatched_demoted;        /* realtime dispatches dropped to normal priority past their slice */
+    uint64_t rt_cpu_ns;                 /* CPU time the realtime dispatches spent at realtime priority */
+    bool slice_ok;                      /* the slice timer exists: without it, no realtime priority */
+    timer_t slice_timer;
+    sd_event_source *xcpu_source;
+    struct rlimit rttime;               /* the soft limit to put back after a SIGXCPU raised it */
+    uint64_t rest_until_ns;             /* after SIGXCPU: normal priority until then */
+    uint64_t xcpu;                      /* SIGXCPUs taken */
+    uint64_t dispatched_resting;        /* events handled at normal priority after a SIGXCPU */
 };
 
 /* Whether events are handled at realtime priority: configured, and not
  * refused. */
-static inline bool loop_realtime(const struct loop *l) { return l->priority > 0 && !l->rt_failed; }
+static inline bool loop_realtime(const struct loop *l) { return l->priority > 0 && !l->rt_failed && l->slice_ok; }
 
 /* events: the proc connector's sources (n of them, NULLs left out), already
  * in event; when several are pending, the first in this order goes first. */
 void loop_init(struct loop *l, sd_event *event, sd_event_source *const *events, unsigned n, unsigned priority);
+/* What loop_init made (the slice timer, the SIGXCPU source); the counters
+ * stay readable. */
+void loop_done(struct loop *l);
 /* s (the tick, in event already) runs at realtime priority while events
  * keep coming (loop_follows_events) and *held (NULL: never) is false, and
  * goes before the other sources.

@@ -330,6 +330,10 @@ static struct json_object *loop_json(const struct daemon *d)
     json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
     json_object_object_add(o, "dispatched_normal", json_object_new_int64((int64_t)l->dispatched_normal));
     json_object_object_add(o, "dispatched_over_budget", json_object_new_int64((int64_t)l->dispatched_over_budget));
+    json_object_object_add(o, "dispatched_demoted", json_object_new_int64((int64_t)l->dispatched_demoted));
+    json_object_object_add(o, "dispatched_resting", json_object_new_int64((int64_t)l->dispatched_resting));
+    json_object_object_add(o, "realtime_cpu_ns", json_object_new_int64((int64_t)l->rt_cpu_ns));
+    json_object_object_add(o, "sigxcpu", json_object_new_int64((int64_t)l->xcpu));
     return o;
 }
 
@@ -495,6 +499,7 @@ static int run(struct daemon *d)
      * priority: until it is done, the tick does not follow the events. */
     loop_follow(&d->loop, d->tick_source, &e->events.rescan_pending);
     r = loop_run(&d->loop);
+    loop_done(&d->loop);
     return r;
 }
 

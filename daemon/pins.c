@@ -67,11 +67,17 @@ int pins_repair(struct pins *p, const struct sysops *ops)
         if (!cpuset_covers(&m, &p->online) || CPU_EQUAL(&m, &want))
             continue;
         int r = ops->setaffinity(ops->userdata, pin->tid, &want);
+        /* Put back once: a toggle resets a task once, so a task found
+         * widened again in a later pass was widened by its user, whose
+         * choice stands (re-narrowed, it would be overruled for every pass
+         * left). */
+        pid_t tid = pin->tid;
+        pin->tid = 0;
         if (r == 0) {
             fixed++;
-            log_debug("pid %d: CPU pin reset by a cpuset controller toggle, put back", (int)pin->tid);
+            log_debug("pid %d: CPU pin reset by a cpuset controller toggle, put back", (int)tid);
         } else if (!errno_is_gone(r))
-            log_debug_errno(r, "pid %d: putting its CPU pin back: %m", (int)pin->tid);
+            log_debug_errno(r, "pid %d: putting its CPU pin back: %m", (int)tid);
     }
     if (fixed)
         log_info("put back %d CPU pins that a cpuset controller toggle reset", fixed);

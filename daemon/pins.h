@@ -54,7 +54,11 @@ struct pins {
 int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online, const struct sysops *ops,
                   unsigned passes, pins_choose_fn choose, pins_now_fn now, void *userdata);
 /* Put back the recorded masks of tasks now spanning every online CPU (the
- * reset's signature; any other change is someone's choice and is left).
- * Returns the number re-applied; the snapshot is dropped after its last pass. */
+ * reset's signature; any other change is someone's choice and is left),
+ * each task once: found widened again after that, it was widened by its
+ * user. Returns the number re-applied; the snapshot is dropped after its
+ * last pass. A user who widens a task to every online CPU before the
+ * toggle's reset has reached it looks like the reset and is narrowed back
+ * once (the mask alone cannot tell them apart). */
 int pins_repair(struct pins *p, const struct sysops *ops);
 void pins_clear(struct pins *p);

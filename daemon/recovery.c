@@ -303,10 +303,14 @@ static int recover_offspring(struct applier *a, const struct state *s)
 static int recover_salvage(struct applier *a)
 {
     a->state_untrusted = true;
-    _cleanup_fclose_ FILE *f = fopen(a->state_file, "re");
+    /* Opened again with the checks of the first read: by its name alone,
+     * the file read now could be one another user swapped in since (a
+     * link to lines that "restore" a pinned task to a wider mask). */
+    int err = 0;
+    _cleanup_fclose_ FILE *f = state_open_trusted(a->state_file, &err);
     if (!f) {
-        log_warning("state file %s: damaged and unreadable (%m): tasks a previous run confined may keep their "
-                    "masks", a->state_file);
+        log_warning_errno(err, "state file %s: damaged and unreadable (%m): tasks a previous run confined may "
+                               "keep their masks", a->state_file);
         return 0;
     }
     char line[512 + CPULIST_MAX * 2];

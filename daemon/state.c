@@ -425,7 +425,7 @@ static int parse_entry(char *line, struct state *s)
  * others may create files there but not replace ours, and a file of theirs
  * fails the owner check. Returns an open FILE, or NULL with -errno in *err
  * (-ENOENT quietly; the rest logged). */
-static FILE *open_trusted(const char *path, int *err)
+FILE *state_open_trusted(const char *path, int *err)
 {
     _cleanup_free_ char *copy = strdup(path), *copy2 = strdup(path);
     if (!copy || !copy2) {
@@ -659,7 +659,7 @@ static int dedupe_tasks(struct state *s)
 int state_read(const char *path, const char *boot_id, struct state *ret)
 {
     int open_err = 0;
-    _cleanup_fclose_ FILE *f = open_trusted(path, &open_err);
+    _cleanup_fclose_ FILE *f = state_open_trusted(path, &open_err);
     if (!f)
         return open_err;
 

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "slice.h"
@@ -94,6 +95,13 @@ int state_append(int fd, const struct applied_task *const *tasks, size_t n);
  * reason and returns -EBADMSG (truncated or corrupted), -EPROTONOSUPPORT
  * (another version) or -ESTALE (written during another boot). */
 int state_read(const char *path, const char *boot_id, struct state *ret);
+/* The state file opened for reading with the checks state_read makes (its
+ * directory, no symbolic link, a regular file of root or the daemon's user
+ * that no one else may write): for any other reader of it, such as the
+ * salvage of a damaged file, so that nothing swapped in since the checked
+ * read is believed. NULL with -errno in *err (-ENOENT quietly; the rest
+ * logged, naming the file). */
+FILE *state_open_trusted(const char *path, int *err);
 /* Also refused, with -ELOOP or -EPERM and a message: a symlink, anything but
  * a regular file, a file owned by another uid than root or the daemon's, or
  * writable by group or others, a directory so (unless sticky). A cpuset

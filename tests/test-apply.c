@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1706,6 +1707,80 @@ static void test_recover_ignores_bad_file(void **state)
 }
 
 
+/* The state file's path, swapped for what another user planted when it
+ * is opened again after the checked read of a damaged file (test-apply
+ * links with --wrap=fopen and --wrap=openat): the window between that read
+ * and a second open of the file, by path or by its directory. */
+static const char *swap_path, *swap_with;
+static unsigned swap_opens;
+
+static void maybe_swap(const char *path)
+{
+    if (!swap_path)
+        return;
+    const char *base = strrchr(swap_path, '/') + 1;
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strcmp(name, base) != 0 || ++swap_opens < 2)
+        return;
+    assert_int_equal(rename(swap_with, swap_path), 0);
+    swap_path = NULL;
+}
+
+FILE *__real_fopen(const char *path, const char *mode);
+FILE *__wrap_fopen(const char *path, const char *mode);
+FILE *__wrap_fopen(const char *path, const char *mode)
+{
+    maybe_swap(path);
+    return __real_fopen(path, mode);
+}
+
+int __real_openat(int dfd, const char *path, int flags, ...);
+int __wrap_openat(int dfd, const char *path, int flags, ...);
+int __wrap_openat(int dfd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    maybe_swap(path);
+    return __real_openat(dfd, path, flags, mode);
+}
+
+/* A damaged file is read again for what can be saved from it: never
+ * through a name someone could have swapped since the checked read. Here a
+ * task its administrator pinned to CPU 1 (600) and a planted file, a link
+ * to lines that say a previous run confined it from 0-3: believed, the
+ * salvage would widen the pin. */
+static void test_salvage_reads_no_swapped_file(void **state)
+{
+    struct fx *f = *state;
+    struct fake_task *ft = add_task(&f->rec, 600, "1");
+    char planted[160], link_path[176], text[512];
+    snprintf(planted, sizeof planted, "%s.planted", f->state_file);
+    snprintf(link_path, sizeof link_path, "%s.link", f->state_file);
+    snprintf(text, sizeof text, "turbosched-state 2\nboot %s\ntask 600 600 %llu 0-3 1 w\n", f->rec.boot_id,
+             (unsigned long long)ft->start_time);
+    write_file(planted, text);
+    assert_int_equal(symlink(planted, link_path), 0);
+    /* the daemon's own file, cut short (no end line), naming no live task */
+    snprintf(text, sizeof text, "turbosched-state 2\nboot %s\n", f->rec.boot_id);
+    write_file(f->state_file, text);
+    applier_free(f->a);
+    assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
+    swap_path = f->state_file;
+    swap_with = link_path;
+    swap_opens = 0;
+    unsigned sets = f->rec.n_set;
+    int r = applier_recover(f->a);
+    swap_path = NULL;
+    assert_int_equal(r, 0);
+    assert_int_equal(f->rec.n_set, sets);
+    assert_mask(&ft->mask, "1");
+    assert_true(logged("is a symbolic link, refusing it"));
+    unlink(planted);
+    unlink(link_path);
+}
+
 /* --- the jitter slice ------------------------------------------------------------ */
 
 static const struct slice_support slice_yes = {.supported = true, .default_slice_ns = FAKE_DEFAULT_SLICE};
@@ -1963,6 +2038,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_change_written_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_file_written_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_salvage_reads_no_swapped_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_ignores_bad_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_offspring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hotplug_keeps_task, setup, teardown),

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turbosched-ctl compare: the block schedule, the spread across blocks with
  * warm-ups discarded, the verdict's wording, and the readers of /proc and
- * /sys against fixture trees with and without cpuidle, cpufreq and RAPL. */
+ * /sys against fixture trees with and without cpuidle, cpufreq and RAPL;
+ * and that --csv, run as root in a shared directory, writes through no link
+ * or file another user planted there. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -9,10 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "compare-output.h"
 #include "compare-read.h"
 #include "compare-stats.h"
 
@@ -243,6 +249,138 @@ static void test_read_threads(void **state)
     assert_int_equal(cmp_parse_stat("garbage", &x), -EINVAL);
 }
 
+/* A directory of its own for each case, removed with what is in it. */
+static char out_dir[64];
+
+static int out_setup(void **state)
+{
+    snprintf(out_dir, sizeof out_dir, "/tmp/test-compare-XXXXXX");
+    return mkdtemp(out_dir) ? 0 : -1;
+}
+
+static int out_teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *in_dir(const char *name)
+{
+    static char p[8][128];
+    static unsigned i;
+    char *s = p[i++ % 8];
+    snprintf(s, sizeof p[0], "%s/%s", out_dir, name);
+    return s;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_holds(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    assert_string_equal(buf, text);
+}
+
+static void one_block(struct cmp_block_result *b)
+{
+    *b = (struct cmp_block_result){.mode = CMP_PACKED, .seconds = 2, .n_cpus = 1};
+}
+
+static void test_csv_refuses_planted_link(void **state)
+{
+    struct cmp_block_result b;
+    one_block(&b);
+    const char *target = in_dir("target"), *csv = in_dir("out.csv");
+    put(target, "precious\n");
+    assert_int_equal(symlink(target, csv), 0);
+    assert_int_equal(write_csv(csv, &b, 1), -ELOOP);
+    assert_holds(target, "precious\n");
+
+    /* a dangling link: nothing created at its end */
+    const char *absent = in_dir("absent"), *csv2 = in_dir("dangling.csv");
+    assert_int_equal(symlink(absent, csv2), 0);
+    assert_true(write_csv(csv2, &b, 1) < 0);
+    assert_int_equal(access(absent, F_OK), -1);
+
+    /* a second name of another file (a hard link) */
+    const char *csv3 = in_dir("hard.csv");
+    assert_int_equal(link(target, csv3), 0);
+    assert_int_equal(write_csv(csv3, &b, 1), -EMLINK);
+    assert_holds(target, "precious\n");
+
+    /* a file of another user */
+    if (geteuid() == 0) {
+        const char *csv4 = in_dir("theirs.csv");
+        put(csv4, "theirs\n");
+        assert_int_equal(chown(csv4, 65534, 65534), 0);
+        assert_int_equal(write_csv(csv4, &b, 1), -EPERM);
+        assert_holds(csv4, "theirs\n");
+    }
+}
+
+static void test_csv_rewrites_own_file(void **state)
+{
+    struct cmp_block_result b;
+    one_block(&b);
+    const char *csv = in_dir("mine.csv");
+    assert_int_equal(write_csv(csv, &b, 1), 0);
+    struct stat st;
+    assert_int_equal(stat(csv, &st), 0);
+    off_t size = st.st_size;
+    assert_true(size > 0);
+    /* run again: the same file rewritten, not appended to */
+    put(csv, "old content that is longer than nothing at all, longer than the csv's header line by far; "
+             "and longer still, so that a rewrite that left it would show\n");
+    assert_int_equal(write_csv(csv, &b, 1), 0);
+    assert_int_equal(stat(csv, &st), 0);
+    assert_int_equal(st.st_size, size);
+}
+
+static void test_plot_refuses_planted_script(void **state)
+{
+    struct cmp_block_result b;
+    one_block(&b);
+    const char *target = in_dir("target"), *csv = in_dir("p.csv"), *gp = in_dir("p.gp"), *png = in_dir("p.png");
+    put(target, "precious\n");
+    assert_int_equal(write_csv(csv, &b, 1), 0);
+    assert_int_equal(symlink(target, gp), 0);
+    assert_int_equal(write_plot(csv, 1), -ELOOP);
+    assert_holds(target, "precious\n");
+    /* gnuplot was not run on anything */
+    assert_int_equal(access(png, F_OK), -1);
+
+    /* the picture's name planted instead: gnuplot writes nothing through it */
+    assert_int_equal(unlink(gp), 0);
+    assert_int_equal(symlink(target, png), 0);
+    assert_true(write_plot(csv, 1) < 0);
+    assert_holds(target, "precious\n");
+
+    /* nothing planted: the picture is made, through gnuplot's output */
+    if (!in_path("gnuplot"))
+        return;
+    assert_int_equal(unlink(png), 0);
+    assert_int_equal(unlink(gp), 0);
+    assert_int_equal(write_plot(csv, 1), 0);
+    char magic[8] = "";
+    FILE *f = fopen(png, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(magic, 1, 4, f), 4);
+    fclose(f);
+    assert_memory_equal(magic, "\x89PNG", 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +392,9 @@ int main(void)
         cmocka_unit_test(test_read_bare),
         cmocka_unit_test(test_read_rapl),
         cmocka_unit_test(test_read_threads),
+        cmocka_unit_test_setup_teardown(test_csv_refuses_planted_link, out_setup, out_teardown),
+        cmocka_unit_test_setup_teardown(test_csv_rewrites_own_file, out_setup, out_teardown),
+        cmocka_unit_test_setup_teardown(test_plot_refuses_planted_script, out_setup, out_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -394,6 +395,119 @@ static void test_events_fed_directly(void **state)
     expect_real_masks_unchanged(fx);
 }
 
+/* A child whose fork event was lost (the socket overflowed), forked by a
+ * packed task that exited before the rescan, carries the mask the daemon
+ * set on its creator: without a record it kept it for good, taken for one
+ * its user chose. The rescan recognises the mask as the one an exited
+ * record had set and adopts it with that record's original. */
+static void test_orphan_of_lost_fork_adopted(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    const struct applied_task *rec = applier_find(e->applier, fx->jit_a);
+    assert_non_null(rec);
+    cpu_set_t set = rec->set, original = rec->original;
+    assert_false(CPU_EQUAL(&set, &original));
+    /* the child, forked while its creator was packed: the creator's mask
+     * (the fixture's engine is a dry run, which sets nothing: there a task
+     * of ours carries its original) */
+    efx_add_task(fx, 1060, 1060, "crunch");
+    fx->fake.tasks[fx->fake.n_tasks - 1].mask = *applier_expected_mask(e->applier, rec);
+    efx_set_parent(fx, 1060, fx->jit_a);
+    /* its fork event lost; the creator exits (its event comes) */
+    efx_remove_task(fx, fx->jit_a, fx->jit_a);
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = fx->jit_a, .tgid = fx->jit_a});
+    assert_null(applier_find(e->applier, fx->jit_a));
+    efx_set_parent(fx, 1060, 1);    /* orphaned: init is its parent now */
+    efx_log_reset();
+    e->events.last_rescan_ms = 0;
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_busy_load);
+    assert_false(e->events.rescan_pending);
+    /* adopted with its creator's original; intensive, so given it back
+     * (the fixture's engine is a dry run: it says what it would do) */
+    assert_int_equal(e->events.adopt.orphans, 1);
+    char want[256], fs[64], fo[64];
+    snprintf(fs, sizeof fs, "%s", efx_fmt(&set));
+    snprintf(fo, sizeof fo, "%s", efx_fmt(&original));
+    snprintf(want, sizeof want, ") affinity %s -> %s", fs, fo);
+    expect_log("would restore pid 1060 (");
+    expect_log(want);
+
+    /* a jitter one stays packed, with a record that restores it */
+    efx_add_task(fx, 1061, 1061, "jitterbug");
+    fx->fake.tasks[fx->fake.n_tasks - 1].mask = fx->fake.tasks[fx->fake.n_tasks - 2].mask;
+    efx_set_parent(fx, 1061, 1);
+    e->events.last_rescan_ms = 0;
+    assert_int_equal(engine_events_lost(e), 0);
+    efx_tick_with(fx, efx_busy_load);
+    const struct applied_task *child = applier_find(e->applier, 1061);
+    assert_non_null(child);
+    assert_true(CPU_EQUAL(&child->original, &original));
+    assert_int_equal(e->events.adopt.orphans, 2);
+}
+
+/* A user who keeps the proc connector overflowing (a fork storm that never
+ * stops) made every tick a walk of /proc at nice -10: rescans back off
+ * while overflows keep coming close together, and one still follows once
+ * the wait has passed. */
+static void test_overflow_rescans_back_off(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    uint64_t r0 = e->counters.rescans;
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(engine_events_lost(e), 0);
+        efx_tick_with(fx, efx_no_load);
+    }
+    uint64_t walks = e->counters.rescans - r0;
+    print_message("40 ticks, each after lost events: %" PRIu64 " walks of /proc\n", walks);
+    assert_true(walks >= 1 && walks <= 4);
+    /* not forgotten: once the wait has passed, the walk comes */
+    assert_true(e->events.rescan_pending);
+    efx_add_task(fx, 1050, 1050, "crunch");
+    e->events.last_rescan_ms -= 60000;
+    efx_tick_with(fx, efx_no_load);
+    assert_false(e->events.rescan_pending);
+    expect_class(e, 1050, CLASS_INTENSIVE, SOURCE_RULE, 1);
+}
+
+/* Where the daemon sits (seat.c) follows the execs it places, not any
+ * exec: a user's exec loop pinned to one CPU (taskset) would otherwise
+ * choose the CPU the daemon runs on, at realtime priority, beside other
+ * users' tasks there. A pinned task is left alone, so its execs do not
+ * count; an unpinned jitter task's do. */
+static void test_seat_counts_only_placed_execs(void **state)
+{
+    struct engine_fixture *fx = *state;
+    struct engine *e = fx->e;
+    efx_start(fx);
+    pack(fx);
+    seat_init(&e->seat);
+    const int pins[] = {3, 4};      /* out of the plan and in it */
+    for (unsigned p = 0; p < ELEMENTSOF(pins); p++) {
+        pid_t tid = (pid_t)(1040 + p);
+        efx_add_task(fx, tid, tid, "jitterbug");
+        CPU_ZERO(&fx->fake.tasks[fx->fake.n_tasks - 1].mask);
+        CPU_SET(pins[p], &fx->fake.tasks[fx->fake.n_tasks - 1].mask);
+        for (unsigned i = 0; i < 300; i++)
+            engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = tid, .tgid = tid,
+                                                       .cpu = (uint32_t)pins[p], .timestamp_ns = now_ns()});
+        assert_null(applier_find(e->applier, tid));
+        assert_int_equal(e->seat.execs[pins[p]], 0);
+    }
+    assert_int_equal(e->seat.total, 0);
+    efx_add_task(fx, 1042, 1042, "jitterbug");
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1042, .tgid = 1042, .cpu = 2,
+                                               .timestamp_ns = now_ns()});
+    assert_non_null(applier_find(e->applier, 1042));
+    assert_int_equal(e->seat.execs[2], 1);
+    assert_int_equal(e->seat.total, 1);
+}
+
 /* Lost events: a rescan at once when none ran within a tick interval, else
  * at the next tick; either finds the tasks whose events were lost. */
 static void test_lost_events_rescan(void **state)
@@ -517,6 +631,7 @@ static void test_deferred_renames_rescanned(void **state)
     assert_int_equal(e->events.rescan_renames_at, 0);
 
     put_threads(fx, n, "w-new");
+    e->events.last_rescan_ms = 0;     /* a while ago: walks close together back off */
     assert_int_equal(engine_events_lost(e), 0);
     efx_tick_with(fx, efx_no_load);
     uint64_t rescans = e->counters.rescans;
@@ -558,6 +673,7 @@ static void test_rescan_retried(void **state)
     efx_put(fx, rel, stat);
 
     struct rlimit old;
+    e->events.last_rescan_ms = 0;     /* a while ago: walks close together back off */
     assert_int_equal(engine_events_lost(e), 0);
     assert_int_equal(fd_limit_lower(0, &old), 0);
     int r = engine_tick(e);                     /* /proc cannot be opened */
@@ -1011,6 +1127,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_reload_keeps_config, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_stop_leaves_nothing, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_events_fed_directly, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_seat_counts_only_placed_execs, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_overflow_rescans_back_off, efx_setup, efx_teardown),
+        cmocka_unit_test_setup_teardown(test_orphan_of_lost_fork_adopted, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_doorbell_execs_once, efx_setup, efx_teardown),
         cmocka_unit_test_setup_teardown(test_lost_events_rescan, efx_setup, efx_teardown),
         cmocka_unit_test(test_comm_shed_step),

@@ -10,7 +10,9 @@
 #include <sched.h>
 #include <time.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -53,9 +55,10 @@ static void test_mute_grows_while_rung(void **state)
     assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MAX_MS, false), 0);
 }
 
-/* The realtime budget: full at first, emptied by what is spent (one long
- * dispatch overdraws it by at most a burst), filled again at the share of
- * the time passing, never beyond the burst. */
+/* The realtime budget: full at first, emptied by all that is spent (a long
+ * dispatch overdraws it in full: the time passed at realtime priority, not
+ * a part of it), filled again at the share of the time passing, never
+ * beyond the burst. */
 static void test_budget(void **state)
 {
     const uint64_t ms = 1000000;
@@ -67,9 +70,11 @@ static void test_budget(void **state)
     assert_true(loop_budget_refill(&b, 1004 * ms));        /* 1 ms back for 4 ms passed */
     assert_int_equal(b.left_ns, 1 * ms);
     loop_budget_spend(&b, 10 * 1000 * ms);                 /* a dispatch of 10 s */
-    assert_int_equal(b.left_ns, 1 * ms - 100 * ms);
-    assert_false(loop_budget_refill(&b, 1200 * ms));       /* 50 ms back: still short */
-    assert_true(loop_budget_refill(&b, 1600 * ms));
+    assert_int_equal(b.left_ns, 1 * ms - 10000 * ms);
+    assert_false(loop_budget_refill(&b, 1600 * ms));       /* 150 ms back: far short */
+    assert_false(loop_budget_refill(&b, 40996 * ms));      /* 9,998 ms back: still short */
+    assert_true(loop_budget_refill(&b, 41004 * ms));       /* 40 s passed: a quarter pays the 10 s */
+    assert_int_equal(b.left_ns, 1 * ms);
     assert_true(loop_budget_refill(&b, 100000 * ms));
     assert_int_equal(b.left_ns, 50 * ms);                  /* never beyond the burst */
     /* calls closer together than 100 ns lose nothing to rounding */
@@ -102,6 +107,9 @@ static void test_events_first(void **state)
 
 struct run {
     int efd;
+    unsigned spin_ms;           /* CPU time each event dispatch spends, in small steps */
+    unsigned spin_once_ms;      /* ... only the first one */
+    int policy_after_spin;      /* the policy once the first spin ended */
     bool drain;                 /* read the eventfd in the callback (else it stays readable) */
     bool quiet;                 /* the eventfd starts unreadable: no events at all */
     bool timer_follows;         /* the timer is the loop's follower, as the tick is */
@@ -112,6 +120,21 @@ struct run {
 };
 
 static int policy_now(void) { return sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; }
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Work a dispatch does: ms of this thread's CPU time. */
+static void spin_cpu_ms(unsigned ms)
+{
+    uint64_t t0 = thread_cpu_ns();
+    while (thread_cpu_ns() - t0 < (uint64_t)ms * 1000000)
+        ;
+}
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
@@ -124,6 +147,12 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
     run->events_policy = policy_now();
     if (run->events_policy != SCHED_FIFO)
         run->events_at_other++;
+    unsigned spin = run->events == 1 && run->spin_once_ms ? run->spin_once_ms : run->spin_ms;
+    if (spin) {
+        spin_cpu_ms(spin);
+        if (run->events == 1)
+            run->policy_after_spin = policy_now();
+    }
     return 0;
 }
 
@@ -154,6 +183,7 @@ static int run_loop(struct run *run, unsigned priority, uint64_t timer_us, struc
     if (run->timer_follows)
         loop_follow(l, timer, &run->follower_held);
     int r = loop_run(l);
+    loop_done(l);
     sd_event_source_unref(timer);
     sd_event_source_unref(events[0]);
     sd_event_source_unref(events[1]);
@@ -253,6 +283,7 @@ static void test_spaced_events_all_at_fifo(void **state)
     assert_int_equal(sp.at_fifo, sp.calls);
     assert_true(sp.calls >= 1 && sp.calls <= n);
     assert_int_equal(l.dispatched_rt, sp.calls);
+    loop_done(&l);
     sd_event_source_unref(events);
     sd_event_unref(ev);
     close(sp.efd);
@@ -311,6 +342,62 @@ static void test_flood_over_budget(void **state)
     assert_int_equal(policy_now(), SCHED_OTHER);
 }
 
+/* One dispatch with far more work than a slice of the budget (a plan
+ * change that touches every jitter thread of a user with tens of
+ * thousands, 4,096 events in a batch): dropped to normal priority in the
+ * middle of its work, and the budget charged with the time it spent at
+ * realtime priority, not with a share of it or with the whole. */
+static void test_long_dispatch_dropped_mid_work(void **state)
+{
+    require_fifo();
+    struct run run = {.drain = true, .spin_once_ms = 150, .events_policy = -1, .timer_policy = -1,
+                      .policy_after_spin = -1};
+    struct loop l;
+    alarm(60);
+    assert_int_equal(run_loop(&run, 1, 1000, &l), 42);
+    alarm(0);
+    assert_int_equal(run.events, 1);
+    assert_int_equal(run.events_policy, SCHED_FIFO);        /* started at realtime priority */
+    assert_int_equal(run.policy_after_spin, SCHED_OTHER);   /* ended at normal priority */
+    int64_t charged = (int64_t)l.rt_cpu_ns;
+    print_message("charged %.1f ms for a dispatch of 150 ms of CPU\n", charged / 1e6);
+    assert_int_equal(l.dispatched_demoted, 1);
+    /* the slice and at most two scheduler ticks (HZ 100) past it */
+    assert_true(charged >= (int64_t)LOOP_RT_SLICE_MS * 1000000 - 1000000);
+    assert_true(charged <= (int64_t)(LOOP_RT_SLICE_MS + 25) * 1000000);
+    assert_int_equal(policy_now(), SCHED_OTHER);
+}
+
+/* The kernel's backstop (RLIMIT_RTTIME, LimitRTTIME= in the unit): its
+ * SIGXCPU says the daemon ran at realtime priority for that long without
+ * sleeping. The loop takes it through the event loop and handles events at
+ * normal priority from then on, for a while, instead of being killed by
+ * it (its default action) or killed at the hard limit. */
+static void test_sigxcpu_drops_to_normal(void **state)
+{
+    require_fifo();
+    struct rlimit was, low = {.rlim_cur = 30000, .rlim_max = 20000000};   /* us: 30 ms, 20 s */
+    assert_int_equal(getrlimit(RLIMIT_RTTIME, &was), 0);
+    if (was.rlim_max != RLIM_INFINITY && was.rlim_max < low.rlim_max)
+        low.rlim_max = was.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_RTTIME, &low), 0);
+    /* events that never stop and never let the loop sleep, each 1 ms of
+     * work, with a budget that never runs out */
+    struct run run = {.drain = false, .spin_ms = 1, .events_policy = -1, .timer_policy = -1};
+    struct loop l;
+    alarm(60);
+    int r = run_loop(&run, 1, 400000, &l);
+    alarm(0);
+    assert_int_equal(setrlimit(RLIMIT_RTTIME, &was), 0);
+    assert_int_equal(r, 42);
+    print_message("%u events, %u at normal priority, %" PRIu64 " SIGXCPU\n", run.events, run.events_at_other,
+                  l.xcpu);
+    assert_true(l.xcpu >= 1);
+    assert_int_equal(l.dispatched_over_budget, 0);
+    assert_true(run.events_at_other > 0);
+    assert_int_equal(policy_now(), SCHED_OTHER);
+}
+
 /* The tick, as the loop's follower, beside a stream of events that never
  * stops: at SCHED_FIFO (the events would wait behind it), unless held (a
  * walk of /proc waits for it at SCHED_OTHER). */
@@ -351,6 +438,8 @@ int main(void)
         cmocka_unit_test(test_events_first),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_flood_over_budget),
+        cmocka_unit_test(test_long_dispatch_dropped_mid_work),
+        cmocka_unit_test(test_sigxcpu_drops_to_normal),
         cmocka_unit_test(test_mute_grows_while_rung),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What an unprivileged local user can do to the daemon, and through it to
+# another user (issue 35). Each attack runs as uid nobody (a member of the
+# daemon's control_group, the worst case) for SECS seconds while another
+# user (uid 1) runs a CPU-bound job and a latency probe (a 1 ms timer loop
+# measuring its own wake-up delay); the daemon runs the shipped defaults
+# (realtime priority 1, nice -10, behaviour classification) with a new
+# instance per run. Attacks:
+#   forks    a fork storm: children that exit at once, two workers
+#   renames  two threads renaming themselves as fast as they can
+#   control  two clients asking the control socket for its status in a loop
+#   rtbudget the realtime-budget attack: N light threads (jitter by
+#            behaviour), an exec loop pinned to CPU 1 (the daemon's seat)
+#            and a spinner toggled every 3 s (a plan change each time)
+# Per attack: the other user's work and wake-up p99 against the run with no
+# attack (both with the daemon), and against the same attack without the
+# daemon; the daemon's CPU time at realtime priority in each 1 s window
+# (its own count, event_loop.realtime_cpu_ns, polled every second: the
+# largest); its CPU time in all; whether any task of the other user was
+# left with a narrowed mask at any poll (confined).
+#
+# With HOSTILE_PERF=1 the realtime column comes from the kernel instead:
+# perf's sched_switch records of the daemon's threads, each run on a CPU
+# counted as realtime when it ended at a realtime priority (prev_prio < 100),
+# so builds without the daemon's own count can be compared; the column then
+# also gives the longest single run at realtime priority (MAX/LONGEST ms).
+# HOSTILE_ATTACKS picks attacks (default: all four).
+#
+# usage: hostile.sh BUILD_DIR [SECS] [THREADS]
+. "$(dirname "$0")/lib.bash"
+SECS=${2:-10}
+NTHREADS=${3:-20000}
+BH=$BUILD/bench-hostile
+[ -x "$BH" ] || { echo "hostile.sh: $BH not built" >&2; exit 1; }
+id nobody >/dev/null 2>&1 || { echo "hostile.sh: needs the user nobody" >&2; exit 77; }
+getent group nogroup >/dev/null || { echo "hostile.sh: needs the group nogroup" >&2; exit 77; }
+TRUE=$(type -P true) || { echo "hostile.sh: no true(1)" >&2; exit 77; }
+cp "$BH" "$TMP/bench-hostile" && chmod 755 "$TMP" "$TMP/bench-hostile"
+bench_config <<CONF
+[daemon]
+control_group = nogroup
+CONF
+ALL=$(cat /sys/devices/system/cpu/online)
+
+as_attacker() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+as_victim() { setpriv --reuid=1 --regid=1 --clear-groups "$@"; }
+H=$TMP/bench-hostile
+
+# attack NAME: start its processes in the background, PIDs in APIDS
+attack() {
+    APIDS=()
+    case $1 in
+    none) ;;
+    forks)
+        as_attacker "$H" forkstorm "$SECS" > "$TMP/a0" & APIDS+=($!)
+        as_attacker "$H" forkstorm "$SECS" > "$TMP/a1" & APIDS+=($!) ;;
+    renames)
+        as_attacker "$BUILD/bench-rename" flood "$SECS" 2 > "$TMP/a0" & APIDS+=($!) ;;
+    control)
+        as_attacker "$H" ctlflood "$SECS" "$TMP/control" > "$TMP/a0" & APIDS+=($!)
+        as_attacker "$H" ctlflood "$SECS" "$TMP/control" > "$TMP/a1" & APIDS+=($!) ;;
+    rtbudget)
+        as_attacker "$H" threads "$((SECS + 2))" "$NTHREADS" > "$TMP/a2" 2>/dev/null & APIDS+=($!)
+        as_attacker taskset -c 1 "$H" execloop "$SECS" "$TRUE" > "$TMP/a0" & APIDS+=($!)
+        as_attacker "$H" spinner "$SECS" 3 > "$TMP/a1" & APIDS+=($!) ;;
+    esac
+}
+# what the attack did, for the table
+attack_rate() {
+    case $1 in
+    none) echo "-" ;;
+    forks) echo "$(( ($(cat "$TMP/a0") + $(cat "$TMP/a1")) / SECS )) forks/s" ;;
+    renames) echo "$(( $(cat "$TMP/a0") / SECS )) renames/s" ;;
+    control) read -r c0 r0 < "$TMP/a0"; read -r c1 r1 < "$TMP/a1"
+        echo "$(( (c0 + c1) / SECS )) connects/s, $(( (r0 + r1) / SECS )) replies/s" ;;
+    rtbudget) echo "$(cat "$TMP/a2") threads, $(( $(cat "$TMP/a0") / SECS )) execs/s on CPU 1" ;;
+    esac
+}
+rt_ns() { ctl --json status 2>/dev/null > "$TMP/st" && json_num realtime_cpu_ns "$TMP/st"; }
+PERF=${HOSTILE_PERF:-0}
+if [ "$PERF" = 1 ]; then command -v perf >/dev/null || { echo "hostile.sh: HOSTILE_PERF=1 needs perf" >&2; exit 77; }; fi
+# perf_rt_max FILE PID: "MAX/LONGEST": the largest realtime CPU time (ms) of
+# PID's threads in any 1 s window of the recording (a run is put in the
+# window it ended in), and the longest single run at realtime priority
+perf_rt_max() {
+    perf script -i "$1" -F time,event,trace 2>/dev/null | awk -v d="$2" '
+        { t = $1; sub(/:$/, "", t); t += 0
+          pp = ""; np = ""; pr = 0
+          for (i = 1; i <= NF; i++) {
+              if ($i ~ /^prev_pid=/) { split($i, a, "="); pp = a[2] }
+              if ($i ~ /^prev_prio=/) { split($i, a, "="); pr = a[2] + 0 }
+              if ($i ~ /^next_pid=/) { split($i, a, "="); np = a[2] }
+          }
+          if (pp in tin) {
+              if (pr < 100) { w[int(t)] += t - tin[pp]; if (t - tin[pp] > l) l = t - tin[pp] }
+              delete tin[pp] }
+          if (np == d) tin[np] = t }
+        END { m = 0; for (k in w) if (w[k] > m) m = w[k]; printf "%.1f/%.1f\n", m * 1000, l * 1000 }'
+}
+confined() {   # confined PID...: 1 if a thread of any has a mask narrower than every online CPU
+    local p f m
+    for p in "$@"; do
+        for f in /proc/"$p"/task/*/status; do
+            m=$(sed -n 's/^Cpus_allowed_list:\t*//p' "$f" 2>/dev/null) || continue
+            [ -z "$m" ] || [ "$m" = "$ALL" ] || { echo 1; return; }
+        done
+    done
+    echo 0
+}
+
+# run NAME DAEMON(yes|no): prints "work p99 rtmax_ms daemon_cpu_ms confined rate"
+run() {
+    local name=$1 with=$2 c0=0 c1=0 conf=0 rtmax=0 prev now t0 t1
+    [ "$with" = yes ] && daemon_start
+    [ "$with" = yes ] && c0=$(cpu_ns "$DPID")
+    local perfpid=
+    if [ "$with" = yes ] && [ "$PERF" = 1 ]; then
+        # every CPU, the daemon's switches only: a switch to it is recorded
+        # in the context of the task it replaces
+        perf record -q -a -e sched:sched_switch --filter "prev_pid == $DPID || next_pid == $DPID" \
+            -o "$TMP/perf.data" >/dev/null 2>&1 &
+        perfpid=$!
+        sleep 1
+    fi
+    attack "$name"
+    as_victim "$H" work "$SECS" > "$TMP/w" & local w=$!
+    as_victim "$H" probe "$SECS" 1000 > "$TMP/p" & local p=$!
+    if [ "$with" = yes ]; then
+        prev=$(rt_ns || echo 0); t0=$(date +%s%N)
+        while kill -0 "$w" 2>/dev/null; do
+            sleep 1
+            now=$(rt_ns || echo "$prev"); t1=$(date +%s%N)
+            # the window's realtime CPU, scaled to exactly 1 s
+            rtmax=$(awk -v a="$prev" -v b="$now" -v d=$((t1 - t0)) -v m="$rtmax" \
+                'BEGIN { v = (b - a) / 1e6 * 1e9 / d; printf "%.1f\n", (v > m) ? v : m }')
+            prev=$now; t0=$t1
+            [ "$(confined "$w" "$p")" = 1 ] && conf=1
+        done
+    fi
+    wait "$w" "$p" "${APIDS[@]}" 2>/dev/null || true
+    if [ -n "$perfpid" ]; then
+        kill -INT "$perfpid"; wait "$perfpid" 2>/dev/null || true
+        rtmax=$(perf_rt_max "$TMP/perf.data" "$DPID")
+    fi
+    if [ "$with" = yes ]; then c1=$(cpu_ns "$DPID"); daemon_stop; fi
+    read -r p99 _ < "$TMP/p"
+    printf '%s %s %s %d %s %s\n' "$(cat "$TMP/w")" "$p99" "$rtmax" $(( (c1 - c0) / 1000000 )) "$conf" \
+        "$(attack_rate "$name")"
+}
+
+echo "hostile user: each attack by uid nobody for ${SECS} s beside uid 1's CPU-bound job and 1 ms timer probe ($(nproc) CPUs)"
+read -r base_w base_p99 base_rt base_cpu base_conf _ < <(run none yes)
+echo "no attack, with the daemon: work $base_w, wake-up p99 ${base_p99} us, realtime CPU max ${base_rt} ms/s, daemon CPU ${base_cpu} ms, other user confined: $([ "$base_conf" = 1 ] && echo yes || echo no)"
+echo
+echo "| attack | what it did | other user's work (x no attack) | (x same attack, no daemon) | wake-up p99 us (x no attack) | (no daemon) | daemon realtime CPU, max per 1 s | daemon CPU | other user confined |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for a in ${HOSTILE_ATTACKS:-forks renames control rtbudget}; do
+    read -r w0 p0 _ _ _ _ < <(run "$a" no)
+    read -r w p rt cpu conf rate < <(run "$a" yes)
+    printf '| %s | %s | %s (%s) | %s | %s (%s) | %s | %s ms | %s ms | %s |\n' "$a" "$rate" "$w" "$(ratio "$w" "$base_w")" \
+        "$(ratio "$w" "$w0")" "$p" "$(ratio "$p" "$base_p99")" "$p0" "$rt" "$cpu" "$([ "$conf" = 1 ] && echo yes || echo no)"
+    echo "hostile_${a}_work_ratio=$(ratio "$w" "$base_w")" >> "$TMP/kv"
+    echo "hostile_${a}_work_ratio_vs_no_daemon=$(ratio "$w" "$w0")" >> "$TMP/kv"
+    echo "hostile_${a}_p99_ratio=$(ratio "$p" "$base_p99")" >> "$TMP/kv"
+    echo "hostile_${a}_rt_max_ms_per_s=$rt" >> "$TMP/kv"
+    echo "hostile_${a}_confined=$conf" >> "$TMP/kv"
+done
+cat "$TMP/kv"
