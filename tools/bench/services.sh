@@ -66,6 +66,7 @@ for f in "$CLIENT" "$TB" "$CTL"; do
 done
 command -v jq >/dev/null || { echo "services.sh: jq not installed (scripts/install-deps.sh)" >&2; exit 77; }
 IDLE_CPU=1
+# shellcheck disable=SC2034
 SOURCE="LOC+RES interrupts"     # idle_counts (lib.bash): interrupts and /proc/stat, never cpuidle usage
 ONLINE=$(cat /sys/devices/system/cpu/online)
 [ "$(nproc)" -ge 2 ] || { echo "services.sh: needs 2 CPUs or more" >&2; exit 77; }
@@ -211,23 +212,42 @@ client_run() {   # client_run ROUND_S FROM_S BENCH-CLIENT-ARGS...
 
 # ---- one round ----
 # measure_round ROUND_S FROM_S: while the client ($CLIENT_PID) runs, CPU
-# 1's counts over the window (to the client's end) into $TMP/idle, the
-# threads' classes and the daemon's plan half way through it into
-# $TMP/threads and $TMP/plan; then waits for the client: CLIENT_RC
+# 1's counts over the window (to the client's end) and the other load
+# (to 1 s before it) into $TMP/idle, the threads' classes and the daemon's
+# plan half way through it into $TMP/threads and $TMP/plan; then waits for
+# the client: CLIENT_RC
 measure_round() {
-    local round=$1 from=$2 u0 t0 u1 t1 s0 s1
+    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 o0 b1 o1 l0 l1 half
+    half=$(( (round - from) / 2 ))
     PIDS+=("$CLIENT_PID")
     sleep "$from"
     read -r u0 t0 < <(idle_counts); s0=${EPOCHREALTIME/./}
-    sleep $(( (round - from) / 2 ))
+    read -r b0 o0 < <(load_ns); l0=${EPOCHREALTIME/./}
+    sleep "$half"
     threads_snapshot > "$TMP/threads"
     echo - > "$TMP/plan"
     if [ -n "$DPID" ]; then
         ctl status 2>/dev/null | sed -n 's/^Plan: *//p' | head -1 | tr ' ' '_' > "$TMP/plan" || true
     fi
+    sleep $(( round - from - half - 1 ))
+    read -r b1 o1 < <(load_ns); l1=${EPOCHREALTIME/./}
     wait "$CLIENT_PID" && CLIENT_RC=0 || CLIENT_RC=$?
     read -r u1 t1 < <(idle_counts); s1=${EPOCHREALTIME/./}
-    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) 'BEGIN { printf "%.1f %.1f\n", u / (e / 1e6), 100 * t / e }' > "$TMP/idle"
+    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - (o1 - o0) )) -v le=$((l1 - l0)) \
+        'BEGIN { printf "%.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0) }' > "$TMP/idle"
+}
+# load_ns: "BUSY OURS": CPU time of all CPUs so far (/proc/stat, ticks:
+# coarse) and of the experiment's own processes (schedstat: the service,
+# its client, the busy job, the daemon), in ns. What the one grew by
+# beyond the other is load from outside the experiment: on a shared
+# machine, the sign of a disturbed round.
+HZ=$(getconf CLK_TCK)
+load_ns() {
+    local p
+    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f ", ($2 + $3 + $4 + $7 + $8 + $9) * 1e9 / hz }' /proc/stat
+    { tree "$SVC_PID"; tree "$CLIENT_PID"; echo "$TB_PID"; [ -z "$DPID" ] || echo "$DPID"; } |
+        while read -r p; do cat /proc/"$p"/task/*/schedstat 2>/dev/null || true; done |
+        awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 
 # "pid" of every process of the service: the top one and its descendants
@@ -268,10 +288,10 @@ run_round() {
     local r=$1 svc=$2 cond=$3 from=$((ROUND_S - WINDOW_S)) line
     if [ "$cond" = on ]; then daemon_start; fi
     "$TB" -n 1 -m 0 -c 0 -d "$DUTY" -t "$ROUND_S" --ops-from "$from" --json > "$TMP/tb.json" &
-    local tb=$!
-    PIDS+=("$tb")
+    TB_PID=$!
+    PIDS+=("$TB_PID")
     "${svc}_client" "$ROUND_S" "$from"
-    wait "$tb" || { echo "services.sh: turbo-bench failed" >&2; exit 1; }
+    wait "$TB_PID" || { echo "services.sh: turbo-bench failed" >&2; exit 1; }
     if [ "$cond" = on ]; then daemon_stop; fi
     line="$r $svc $cond $(cat "$TMP/lat") $(cat "$TMP/idle") $(json_num ops_per_s_total "$TMP/tb.json") $(cat "$TMP/threads") $(cat "$TMP/plan")"
     echo "$line" >> "$TMP/rounds"
@@ -307,12 +327,18 @@ for svc in $SERVICES; do
 done
 
 # ---- report ----
-# rounds: R SVC COND P50 P99 MAX N WAKEUPS_S IDLE_PCT OPS_S S_N S_J S_C C_N C_J C_C WHO PLAN
+# $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER OPS S_N S_J S_C C_N C_J C_C WHO PLAN
+FIELDS="r svc cond p50 p99 max n wk idle other ops sn sj sc cn cj cc who plan"
 median() { sort -g | awk '$1 != "-" { v[++n] = $1 } END { if (!n) { print "-"; exit }
     m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; print m }'; }
-col() { awk -v s="$1" -v c="$2" -v k="$3" '$2 == s && $3 == c { print $k }' "$TMP/rounds"; }
+# med SERVICE COND FIELD: the median of FIELD over that service's rounds
+med() {
+    awk -v s="$1" -v c="$2" -v f="$3" -v names="$FIELDS" 'BEGIN { n = split(names, nm, " "); for (i = 1; i <= n; i++) k[nm[i]] = i }
+        $2 == s && $3 == c { print $(k[f]) }' "$TMP/rounds" | median
+}
 us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 10000) printf "%.1f ms", v / 1000; else printf "%.0f µs", v }'; }
 rat() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+fewer() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "n/a"; else printf "%.0f", 100 * (1 - a / b) }'; }
 client_of() { case $1 in postgres) echo "pgbench -S -c 4 -j 2 -R $RATE" ;; nginx) echo "bench-client http -c 4 -r $RATE" ;; redis) echo "bench-client redis GET -c 4 -r $RATE" ;; esac; }
 version_of() {
     case $1 in
@@ -325,50 +351,49 @@ version_of() {
 echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), kernel $(uname -r); commit $commit"
 echo "- Daemon: $(rel "$DAEMON") ($("$DAEMON" --version 2>&1 | head -1)), started as shipped: conf/turbosched.conf unchanged, rules: ${RULES:-none}; only its control socket and state file moved"
 echo "- Busy job: turbo-bench's intensive thread pinned to CPU 0 at a $DUTY% duty cycle; rate $RATE requests/s; $ROUNDS rounds of $ROUND_S s per condition, alternating off/on, figures over the last $WINDOW_S s of each"
-echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat"
+echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU: above a few %, something else ran beside the round"
 echo
 echo "Medians over the rounds (ratios: with the daemon / without; the issue's targets: p50 ≤ 1.1x, p99 ≤ 1.2x, busy job ≥ 0.98x):"
 echo
-echo "| service (client) | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| service (client) | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for svc in $SERVICES; do
-    for k in 4 5 6 8 9 10 11 12 13 14 15 16; do
-        eval "off_$k=\$(col $svc off $k | median)"
-        eval "on_$k=\$(col $svc on $k | median)"
+    for f in p50 p99 max wk idle other ops sn sj sc cn cj cc; do
+        printf -v "off_$f" '%s' "$(med "$svc" off "$f")"
+        printf -v "on_$f" '%s' "$(med "$svc" on "$f")"
     done
     # shellcheck disable=SC2154
     {
-    printf '| %s %s (%s) | %s → %s (**%sx**) | %s → %s (**%sx**) | %s → %s (%sx) | %s → %s (%s%% fewer) | %s%% → %s%% | %.0f → %.0f (**%sx**) | %s / %s (%s) | %s / %s (%s) |\n' \
+    printf '| %s %s (%s) | %s → %s (**%sx**) | %s → %s (**%sx**) | %s → %s (%sx) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%sx**) | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
         "$svc" "$(version_of "$svc")" "$(client_of "$svc")" \
-        "$(us "$off_4")" "$(us "$on_4")" "$(rat "$on_4" "$off_4")" \
-        "$(us "$off_5")" "$(us "$on_5")" "$(rat "$on_5" "$off_5")" \
-        "$(us "$off_6")" "$(us "$on_6")" "$(rat "$on_6" "$off_6")" \
-        "$off_8" "$on_8" "$(awk -v a="$on_8" -v b="$off_8" 'BEGIN { printf "%.0f", (b > 0 ? 100 * (1 - a / b) : 0) }')" \
-        "$off_9" "$on_9" "$off_10" "$on_10" "$(rat "$on_10" "$off_10")" \
-        "$on_12" "$on_13" "$on_11" "$on_15" "$on_16" "$on_14"
-    } >> "$TMP/summary"
-    {
-    echo "services_${svc}_p50_ratio=$(rat "$on_4" "$off_4")"
-    echo "services_${svc}_p99_ratio=$(rat "$on_5" "$off_5")"
-    echo "services_${svc}_max_ratio=$(rat "$on_6" "$off_6")"
-    echo "services_${svc}_ops_ratio=$(rat "$on_10" "$off_10")"
-    echo "services_${svc}_fewer_wakeups_pct=$(awk -v a="$on_8" -v b="$off_8" 'BEGIN { printf "%.0f", (b > 0 ? 100 * (1 - a / b) : 0) }')"
-    echo "services_${svc}_service_confined=$on_13"
-    } >> "$TMP/kv"
+        "$(us "$off_p50")" "$(us "$on_p50")" "$(rat "$on_p50" "$off_p50")" \
+        "$(us "$off_p99")" "$(us "$on_p99")" "$(rat "$on_p99" "$off_p99")" \
+        "$(us "$off_max")" "$(us "$on_max")" "$(rat "$on_max" "$off_max")" \
+        "$off_wk" "$on_wk" "$(fewer "$on_wk" "$off_wk")" \
+        "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(rat "$on_ops" "$off_ops")" "$off_other" "$on_other" \
+        "$on_sj" "$on_sc" "$on_sn" "$on_cj" "$on_cc" "$on_cn"
+    echo "services_${svc}_p50_ratio=$(rat "$on_p50" "$off_p50")" >&3
+    echo "services_${svc}_p99_ratio=$(rat "$on_p99" "$off_p99")" >&3
+    echo "services_${svc}_max_ratio=$(rat "$on_max" "$off_max")" >&3
+    echo "services_${svc}_ops_ratio=$(rat "$on_ops" "$off_ops")" >&3
+    echo "services_${svc}_fewer_wakeups_pct=$(fewer "$on_wk" "$off_wk")" >&3
+    echo "services_${svc}_service_confined=$on_sc" >&3
+    } >> "$TMP/summary" 3>> "$TMP/kv"
 done
 cat "$TMP/summary"
 echo
 echo "Each round (latency of the requests due in the window; n: how many; threads: jitter by the daemon's dump / confined by their CPU mask, of all; confined: which):"
 echo
-echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | service threads | client threads | confined | daemon's plan |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-while read -r r svc cond p50 p99 max n wk idle ops sn sj sc cn cj cc who plan; do
+echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | other load | service threads | client threads | confined | daemon's plan |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# shellcheck disable=SC2034
+while read -r r svc cond p50 p99 max n wk idle other ops sn sj sc cn cj cc who plan; do
     [ "$cond" = on ] && d="shipped" || d="–"
     [ "$cond" = on ] || { sj="-"; cj="-"; }
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
-        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
+        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" \
         "$sj" "$sc" "$sn" "$cj" "$cc" "$cn" "${who//,/, }" "${plan//_/ }"
 done < "$TMP/rounds"
 echo
-awk '$3 == "off" && ($13 + $16) > 0 { bad++ } END { if (bad) printf "**%d rounds without the daemon found threads still confined**: a mask the daemon did not give back.\n\n", bad }' "$TMP/rounds"
+awk '$3 == "off" && ($14 + $17) > 0 { bad++ } END { if (bad) printf "**%d rounds without the daemon found threads still confined**: a mask the daemon did not give back.\n\n", bad }' "$TMP/rounds"
 cat "$TMP/kv"
