@@ -217,12 +217,12 @@ client_run() {   # client_run ROUND_S FROM_S BENCH-CLIENT-ARGS...
 # plan half way through it into $TMP/threads and $TMP/plan; then waits for
 # the client: CLIENT_RC
 measure_round() {
-    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 o0 b1 o1 l0 l1 half
+    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 st0 o0 b1 st1 o1 l0 l1 half
     half=$(( (round - from) / 2 ))
     PIDS+=("$CLIENT_PID")
     sleep "$from"
     read -r u0 t0 < <(idle_counts); s0=${EPOCHREALTIME/./}
-    read -r b0 o0 < <(load_ns); l0=${EPOCHREALTIME/./}
+    read -r b0 st0 o0 < <(load_ns); l0=${EPOCHREALTIME/./}
     sleep "$half"
     threads_snapshot > "$TMP/threads"
     echo - > "$TMP/plan"
@@ -230,21 +230,22 @@ measure_round() {
         ctl status 2>/dev/null | sed -n 's/^Plan: *//p' | head -1 | tr ' ' '_' > "$TMP/plan" || true
     fi
     sleep $(( round - from - half - 1 ))
-    read -r b1 o1 < <(load_ns); l1=${EPOCHREALTIME/./}
+    read -r b1 st1 o1 < <(load_ns); l1=${EPOCHREALTIME/./}
     wait "$CLIENT_PID" && CLIENT_RC=0 || CLIENT_RC=$?
     read -r u1 t1 < <(idle_counts); s1=${EPOCHREALTIME/./}
-    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - (o1 - o0) )) -v le=$((l1 - l0)) \
-        'BEGIN { printf "%.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0) }' > "$TMP/idle"
+    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - (o1 - o0) )) -v st=$((st1 - st0)) \
+        -v le=$((l1 - l0)) 'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), st / 10 / le }' > "$TMP/idle"
 }
-# load_ns: "BUSY OURS": CPU time of all CPUs so far (/proc/stat, ticks:
-# coarse) and of the experiment's own processes (schedstat: the service,
-# its client, the busy job, the daemon), in ns. What the one grew by
-# beyond the other is load from outside the experiment: on a shared
-# machine, the sign of a disturbed round.
+# load_ns: "BUSY STEAL OURS": CPU time of all CPUs so far (/proc/stat,
+# ticks: coarse), the time the hypervisor gave them to others (steal), and
+# the time of the experiment's own processes (schedstat: the service, its
+# client, the busy job, the daemon), in ns. What the first grew by beyond
+# the last is load from outside the experiment; steal, a host that ran
+# other VMs on these vCPUs' time: both disturb a round.
 HZ=$(getconf CLK_TCK)
 load_ns() {
     local p
-    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f ", ($2 + $3 + $4 + $7 + $8 + $9) * 1e9 / hz }' /proc/stat
+    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f %.0f ", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat
     { tree "$SVC_PID"; tree "$CLIENT_PID"; echo "$TB_PID"; [ -z "$DPID" ] || echo "$DPID"; } |
         while read -r p; do cat /proc/"$p"/task/*/schedstat 2>/dev/null || true; done |
         awk '{ s += $1 } END { printf "%.0f\n", s }'
@@ -327,8 +328,8 @@ for svc in $SERVICES; do
 done
 
 # ---- report ----
-# $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER OPS S_N S_J S_C C_N C_J C_C WHO PLAN
-FIELDS="r svc cond p50 p99 max n wk idle other ops sn sj sc cn cj cc who plan"
+# $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER STEAL OPS S_N S_J S_C C_N C_J C_C WHO PLAN
+FIELDS="r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan"
 median() { sort -g | awk '$1 != "-" { v[++n] = $1 } END { if (!n) { print "-"; exit }
     m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; print m }'; }
 # med SERVICE COND FIELD: the median of FIELD over that service's rounds
@@ -351,26 +352,26 @@ version_of() {
 echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), kernel $(uname -r); commit $commit"
 echo "- Daemon: $(rel "$DAEMON") ($("$DAEMON" --version 2>&1 | head -1)), started as shipped: conf/turbosched.conf unchanged, rules: ${RULES:-none}; only its control socket and state file moved"
 echo "- Busy job: turbo-bench's intensive thread pinned to CPU 0 at a $DUTY% duty cycle; rate $RATE requests/s; $ROUNDS rounds of $ROUND_S s per condition, alternating off/on, figures over the last $WINDOW_S s of each"
-echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU: above a few %, something else ran beside the round"
+echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU; \"steal\": the time the hypervisor gave these vCPUs to others (/proc/stat), in % of one CPU. Above a few %, either disturbed the round"
 echo
 echo "Medians over the rounds (ratios: with the daemon / without; the issue's targets: p50 ≤ 1.1x, p99 ≤ 1.2x, busy job ≥ 0.98x):"
 echo
-echo "| service (client) | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| service (client) | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | steal off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for svc in $SERVICES; do
-    for f in p50 p99 max wk idle other ops sn sj sc cn cj cc; do
+    for f in p50 p99 max wk idle other steal ops sn sj sc cn cj cc; do
         printf -v "off_$f" '%s' "$(med "$svc" off "$f")"
         printf -v "on_$f" '%s' "$(med "$svc" on "$f")"
     done
     # shellcheck disable=SC2154
     {
-    printf '| %s %s (%s) | %s → %s (**%sx**) | %s → %s (**%sx**) | %s → %s (%sx) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%sx**) | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
+    printf '| %s %s (%s) | %s → %s (**%sx**) | %s → %s (**%sx**) | %s → %s (%sx) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%sx**) | %s%% → %s%% | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
         "$svc" "$(version_of "$svc")" "$(client_of "$svc")" \
         "$(us "$off_p50")" "$(us "$on_p50")" "$(rat "$on_p50" "$off_p50")" \
         "$(us "$off_p99")" "$(us "$on_p99")" "$(rat "$on_p99" "$off_p99")" \
         "$(us "$off_max")" "$(us "$on_max")" "$(rat "$on_max" "$off_max")" \
         "$off_wk" "$on_wk" "$(fewer "$on_wk" "$off_wk")" \
-        "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(rat "$on_ops" "$off_ops")" "$off_other" "$on_other" \
+        "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(rat "$on_ops" "$off_ops")" "$off_other" "$on_other" "$off_steal" "$on_steal" \
         "$on_sj" "$on_sc" "$on_sn" "$on_cj" "$on_cc" "$on_cn"
     echo "services_${svc}_p50_ratio=$(rat "$on_p50" "$off_p50")" >&3
     echo "services_${svc}_p99_ratio=$(rat "$on_p99" "$off_p99")" >&3
@@ -384,16 +385,16 @@ cat "$TMP/summary"
 echo
 echo "Each round (latency of the requests due in the window; n: how many; threads: jitter by the daemon's dump / confined by their CPU mask, of all; confined: which):"
 echo
-echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | other load | service threads | client threads | confined | daemon's plan |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | other load | steal | service threads | client threads | confined | daemon's plan |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # shellcheck disable=SC2034
-while read -r r svc cond p50 p99 max n wk idle other ops sn sj sc cn cj cc who plan; do
+while read -r r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan; do
     [ "$cond" = on ] && d="shipped" || d="–"
     [ "$cond" = on ] || { sj="-"; cj="-"; }
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
-        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s%% | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
+        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" "$steal" \
         "$sj" "$sc" "$sn" "$cj" "$cc" "$cn" "${who//,/, }" "${plan//_/ }"
 done < "$TMP/rounds"
 echo
-awk '$3 == "off" && ($14 + $17) > 0 { bad++ } END { if (bad) printf "**%d rounds without the daemon found threads still confined**: a mask the daemon did not give back.\n\n", bad }' "$TMP/rounds"
+awk '$3 == "off" && ($15 + $18) > 0 { bad++ } END { if (bad) printf "**%d rounds without the daemon found threads still confined**: a mask the daemon did not give back.\n\n", bad }' "$TMP/rounds"
 cat "$TMP/kv"
