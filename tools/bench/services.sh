@@ -257,14 +257,27 @@ tree() {
     echo "$1"
     for p in $(pgrep -P "$1" || true); do tree "$p"; done
 }
+# role PID TID: the thread's name; for a process of a multi-process
+# service, its role from the title it gives itself (postgres-backend,
+# postgres-walwriter, nginx-worker...)
+role() {
+    local t
+    t=$(tr '\0' ' ' < /proc/"$1"/cmdline 2>/dev/null | sed 's/ *$//') || t=
+    case $t in
+    "postgres: "*"[local]"*) echo postgres-backend ;;
+    "postgres: "*) t=${t#postgres: }; echo "postgres-${t// /-}" ;;
+    "nginx: "*) t=${t#nginx: }; echo "nginx-${t%% *}" ;;
+    *) t=$(cat /proc/"$1"/task/"$2"/comm 2>/dev/null) || t=gone; echo "${t// /_}" ;;
+    esac
+}
 # threads_snapshot: "S_THREADS S_JITTER S_CONFINED C_THREADS C_JITTER C_CONFINED WHO"
-# (S: the service, C: its client; WHO: comm x count of the confined ones)
+# (S: the service, C: its client; WHO: role x count of the confined ones)
 threads_snapshot() {
     : > "$TMP/classes"
     if [ -n "$DPID" ]; then
         ctl --json dump 2>/dev/null | jq -r '.tasks[] | "\(.tid) \(.class)"' > "$TMP/classes" 2>/dev/null || true
     fi
-    local who pid tid f cls allowed comm
+    local who pid tid f cls allowed
     for who in S C; do
         local pids
         if [ $who = S ]; then pids=$(tree "$SVC_PID"); else pids=$(tree "$CLIENT_PID"); fi
@@ -273,9 +286,8 @@ threads_snapshot() {
                 tid=${f##*/}
                 allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$f/status" 2>/dev/null) || continue
                 [ -n "$allowed" ] || continue
-                comm=$(cat "$f/comm" 2>/dev/null) || continue
                 cls=$(awk -v t="$tid" '$1 == t { print $2 }' "$TMP/classes")
-                echo "$who $tid ${cls:--} $([ "$allowed" = "$ONLINE" ] && echo 0 || echo 1) ${comm// /_}"
+                echo "$who $tid ${cls:--} $([ "$allowed" = "$ONLINE" ] && echo 0 || echo 1) $(role "$pid" "$tid")"
             done
         done
     done | awk '{ n[$1]++; if ($3 == "jitter") j[$1]++; if ($4) { c[$1]++; w[$5]++ } }
