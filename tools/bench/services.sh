@@ -234,14 +234,18 @@ measure_round() {
     wait "$CLIENT_PID" && CLIENT_RC=0 || CLIENT_RC=$?
     read -r u1 t1 < <(idle_counts); s1=${EPOCHREALTIME/./}
     awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - (o1 - o0) )) -v st=$((st1 - st0)) \
-        -v le=$((l1 - l0)) 'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), st / 10 / le }' > "$TMP/idle"
+        -v b=$((b1 - b0)) -v le=$((l1 - l0)) \
+        'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), (b + st > 0 ? 100 * st / (b + st) : 0) }' > "$TMP/idle"
 }
 # load_ns: "BUSY STEAL OURS": CPU time of all CPUs so far (/proc/stat,
 # ticks: coarse), the time the hypervisor gave them to others (steal), and
 # the time of the experiment's own processes (schedstat: the service, its
 # client, the busy job, the daemon), in ns. What the first grew by beyond
 # the last is load from outside the experiment; steal, a host that ran
-# other VMs on these vCPUs' time: both disturb a round.
+# other VMs on these vCPUs' time: both disturb a round. Steal is reported
+# as a share of the time the vCPUs wanted to run: a vCPU that idles (as
+# CPU 1 more often does with the daemon) accrues none, so steal in % of
+# a CPU would favour one condition.
 HZ=$(getconf CLK_TCK)
 load_ns() {
     local p
@@ -343,14 +347,22 @@ done
 # $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER STEAL OPS S_N S_J S_C C_N C_J C_C WHO PLAN
 FIELDS="r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan"
 median() { sort -g | awk '$1 != "-" { v[++n] = $1 } END { if (!n) { print "-"; exit }
-    m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; print m }'; }
-# med SERVICE COND FIELD: the median of FIELD over that service's rounds
+    m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; if (m >= 1000) printf "%.0f\n", m; else print m }'; }
+# A round is disturbed when load from outside the experiment took more
+# than this share of one CPU, or steal more than this share of the vCPUs'
+# runnable time (%)
+DISTURBED_OTHER_PCT=5 DISTURBED_STEAL_PCT=10
+# med SERVICE COND FIELD [clean]: the median of FIELD over that service's
+# rounds (clean: the undisturbed ones only); FIELD "count": how many rounds
 med() {
-    awk -v s="$1" -v c="$2" -v f="$3" -v names="$FIELDS" 'BEGIN { n = split(names, nm, " "); for (i = 1; i <= n; i++) k[nm[i]] = i }
-        $2 == s && $3 == c { print $(k[f]) }' "$TMP/rounds" | median
+    awk -v s="$1" -v c="$2" -v f="$3" -v clean="${4:-}" -v lo="$DISTURBED_OTHER_PCT" -v ls="$DISTURBED_STEAL_PCT" -v names="$FIELDS" '
+        BEGIN { n = split(names, nm, " "); for (i = 1; i <= n; i++) k[nm[i]] = i }
+        $2 == s && $3 == c && !(clean && ($(k["other"]) > lo || $(k["steal"]) > ls)) { m++; if (f != "count") print $(k[f]) }
+        END { if (f == "count") print m + 0 }' "$TMP/rounds" | { [ "$3" = count ] && cat || median; }
 }
 us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 10000) printf "%.1f ms", v / 1000; else printf "%.0f µs", v }'; }
 rat() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+ratx() { local r; r=$(rat "$@"); [ "$r" = n/a ] && echo "$r" || echo "${r}x"; }
 fewer() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "n/a"; else printf "%.0f", 100 * (1 - a / b) }'; }
 client_of() { case $1 in postgres) echo "pgbench -S -c 4 -j 2 -R $RATE" ;; nginx) echo "bench-client http -c 4 -r $RATE" ;; redis) echo "bench-client redis GET -c 4 -r $RATE" ;; esac; }
 version_of() {
@@ -364,36 +376,49 @@ version_of() {
 echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), kernel $(uname -r); commit $commit"
 echo "- Daemon: $(rel "$DAEMON") ($("$DAEMON" --version 2>&1 | head -1)), started as shipped: conf/turbosched.conf unchanged, rules: ${RULES:-none}; only its control socket and state file moved"
 echo "- Busy job: turbo-bench's intensive thread pinned to CPU 0 at a $DUTY% duty cycle; rate $RATE requests/s; $ROUNDS rounds of $ROUND_S s per condition, alternating off/on, figures over the last $WINDOW_S s of each"
-echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU; \"steal\": the time the hypervisor gave these vCPUs to others (/proc/stat), in % of one CPU. Above a few %, either disturbed the round"
+echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU; \"steal\": the share of the vCPUs' runnable time the hypervisor gave to others (/proc/stat). A round with other load above $DISTURBED_OTHER_PCT% or steal above $DISTURBED_STEAL_PCT% is disturbed (⚠)"
 echo
+# summary_table [clean]: medians per service, a row each
+summary_table() {
+    local svc f clean=${1:-}
+    echo "| service (client) | rounds off / on | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | steal off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for svc in $SERVICES; do
+        for f in count p50 p99 max wk idle other steal ops sn sj sc cn cj cc; do
+            printf -v "off_$f" '%s' "$(med "$svc" off "$f" "$clean")"
+            printf -v "on_$f" '%s' "$(med "$svc" on "$f" "$clean")"
+        done
+        # shellcheck disable=SC2154
+        printf '| %s %s (%s) | %s / %s | %s → %s (**%s**) | %s → %s (**%s**) | %s → %s (%s) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%s**) | %s%% → %s%% | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
+            "$svc" "$(version_of "$svc")" "$(client_of "$svc")" "$off_count" "$on_count" \
+            "$(us "$off_p50")" "$(us "$on_p50")" "$(ratx "$on_p50" "$off_p50")" \
+            "$(us "$off_p99")" "$(us "$on_p99")" "$(ratx "$on_p99" "$off_p99")" \
+            "$(us "$off_max")" "$(us "$on_max")" "$(ratx "$on_max" "$off_max")" \
+            "$off_wk" "$on_wk" "$(fewer "$on_wk" "$off_wk")" \
+            "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(ratx "$on_ops" "$off_ops")" "$off_other" "$on_other" "$off_steal" "$on_steal" \
+            "$on_sj" "$on_sc" "$on_sn" "$on_cj" "$on_cc" "$on_cn"
+        [ -n "$clean" ] && continue
+        {
+        echo "services_${svc}_p50_ratio=$(rat "$on_p50" "$off_p50")"
+        echo "services_${svc}_p99_ratio=$(rat "$on_p99" "$off_p99")"
+        echo "services_${svc}_max_ratio=$(rat "$on_max" "$off_max")"
+        echo "services_${svc}_ops_ratio=$(rat "$on_ops" "$off_ops")"
+        echo "services_${svc}_fewer_wakeups_pct=$(fewer "$on_wk" "$off_wk")"
+        echo "services_${svc}_service_confined=$on_sc"
+        echo "services_${svc}_undisturbed_rounds=$(med "$svc" off count clean) $(med "$svc" on count clean)"
+        } >> "$TMP/kv"
+    done
+}
 echo "Medians over the rounds (ratios: with the daemon / without; the issue's targets: p50 ≤ 1.1x, p99 ≤ 1.2x, busy job ≥ 0.98x):"
 echo
-echo "| service (client) | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | steal off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-for svc in $SERVICES; do
-    for f in p50 p99 max wk idle other steal ops sn sj sc cn cj cc; do
-        printf -v "off_$f" '%s' "$(med "$svc" off "$f")"
-        printf -v "on_$f" '%s' "$(med "$svc" on "$f")"
-    done
-    # shellcheck disable=SC2154
-    {
-    printf '| %s %s (%s) | %s → %s (**%sx**) | %s → %s (**%sx**) | %s → %s (%sx) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%sx**) | %s%% → %s%% | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
-        "$svc" "$(version_of "$svc")" "$(client_of "$svc")" \
-        "$(us "$off_p50")" "$(us "$on_p50")" "$(rat "$on_p50" "$off_p50")" \
-        "$(us "$off_p99")" "$(us "$on_p99")" "$(rat "$on_p99" "$off_p99")" \
-        "$(us "$off_max")" "$(us "$on_max")" "$(rat "$on_max" "$off_max")" \
-        "$off_wk" "$on_wk" "$(fewer "$on_wk" "$off_wk")" \
-        "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(rat "$on_ops" "$off_ops")" "$off_other" "$on_other" "$off_steal" "$on_steal" \
-        "$on_sj" "$on_sc" "$on_sn" "$on_cj" "$on_cc" "$on_cn"
-    echo "services_${svc}_p50_ratio=$(rat "$on_p50" "$off_p50")" >&3
-    echo "services_${svc}_p99_ratio=$(rat "$on_p99" "$off_p99")" >&3
-    echo "services_${svc}_max_ratio=$(rat "$on_max" "$off_max")" >&3
-    echo "services_${svc}_ops_ratio=$(rat "$on_ops" "$off_ops")" >&3
-    echo "services_${svc}_fewer_wakeups_pct=$(fewer "$on_wk" "$off_wk")" >&3
-    echo "services_${svc}_service_confined=$on_sc" >&3
-    } >> "$TMP/summary" 3>> "$TMP/kv"
-done
-cat "$TMP/summary"
+summary_table
+n_dist=$(awk -v lo="$DISTURBED_OTHER_PCT" -v ls="$DISTURBED_STEAL_PCT" '$10 > lo || $11 > ls { n++ } END { print n + 0 }' "$TMP/rounds")
+if [ "$n_dist" -gt 0 ]; then
+    echo
+    echo "$n_dist of $(wc -l < "$TMP/rounds") rounds were disturbed (⚠ below). The same over the undisturbed rounds only:"
+    echo
+    summary_table clean
+fi
 echo
 echo "Each round (latency of the requests due in the window; n: how many; threads: jitter by the daemon's dump / confined by their CPU mask, of all; confined: which):"
 echo
@@ -403,8 +428,9 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 while read -r r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan; do
     [ "$cond" = on ] && d="shipped" || d="–"
     [ "$cond" = on ] || { sj="-"; cj="-"; }
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s%% | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
-        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" "$steal" \
+    dist=$(awk -v o="$other" -v st="$steal" -v lo="$DISTURBED_OTHER_PCT" -v ls="$DISTURBED_STEAL_PCT" 'BEGIN { if (o > lo || st > ls) print " ⚠" }')
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s%%%s | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
+        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" "$steal" "$dist" \
         "$sj" "$sc" "$sn" "$cj" "$cc" "$cn" "${who//,/, }" "${plan//_/ }"
 done < "$TMP/rounds"
 echo
