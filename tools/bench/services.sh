@@ -29,8 +29,18 @@
 # millisecond) and idle share (/proc/stat), and the busy job's ops/s. Half
 # way through the window, the service's and the client's threads: how many
 # the daemon called jitter (its dump) and how many run confined
-# (Cpus_allowed_list narrower than the online CPUs); in "off" rounds the
-# latter must be 0 (the daemon gave every mask back when it stopped).
+# (Cpus_allowed_list narrower than the online CPUs), and which (by role:
+# postgres-backend, nginx-worker...); in "off" rounds the latter must be 0
+# (the daemon gave every mask back when it stopped).
+#
+# This machine is shared: each round also records the load from outside
+# the experiment and the hypervisor's steal, marks a round where either is
+# high as disturbed, and gives the medians over the undisturbed rounds
+# beside those over all of them. Rounds alternate so that slow drifts hit
+# both conditions alike; more rounds (ROUNDS) narrow the rest.
+#
+# Duration: 2 x ROUNDS x ROUND_S per service plus about half a minute of
+# setup (pgbench -i): about 13 minutes for the three at the defaults.
 #
 # Setup: postgresql, nginx and redis-server are installed when missing
 # (apt-get, non-interactive; no package's service is started: a policy-rc.d
