@@ -227,12 +227,12 @@ client_run() {   # client_run ROUND_S FROM_S BENCH-CLIENT-ARGS...
 # plan half way through it into $TMP/threads and $TMP/plan; then waits for
 # the client: CLIENT_RC
 measure_round() {
-    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 st0 o0 b1 st1 o1 l0 l1 half
+    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 st0 b1 st1 l0 l1 half
     half=$(( (round - from) / 2 ))
     PIDS+=("$CLIENT_PID")
     sleep "$from"
     read -r u0 t0 < <(idle_counts); s0=${EPOCHREALTIME/./}
-    read -r b0 st0 o0 < <(load_ns); l0=${EPOCHREALTIME/./}
+    read -r b0 st0 < <(load_ns "$TMP/ours0"); l0=${EPOCHREALTIME/./}
     sleep "$half"
     threads_snapshot > "$TMP/threads"
     echo - > "$TMP/plan"
@@ -240,29 +240,35 @@ measure_round() {
         ctl status 2>/dev/null | sed -n 's/^Plan: *//p' | head -1 | tr ' ' '_' > "$TMP/plan" || true
     fi
     sleep $(( round - from - half - 1 ))
-    read -r b1 st1 o1 < <(load_ns); l1=${EPOCHREALTIME/./}
+    read -r b1 st1 < <(load_ns "$TMP/ours1"); l1=${EPOCHREALTIME/./}
     wait "$CLIENT_PID" && CLIENT_RC=0 || CLIENT_RC=$?
     read -r u1 t1 < <(idle_counts); s1=${EPOCHREALTIME/./}
-    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - (o1 - o0) )) -v st=$((st1 - st0)) \
+    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - $(ours_delta "$TMP/ours0" "$TMP/ours1") )) -v st=$((st1 - st0)) \
         -v b=$((b1 - b0)) -v le=$((l1 - l0)) \
         'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), (b + st > 0 ? 100 * st / (b + st) : 0) }' > "$TMP/idle"
 }
-# load_ns: "BUSY STEAL OURS": CPU time of all CPUs so far (/proc/stat,
-# ticks: coarse), the time the hypervisor gave them to others (steal), and
-# the time of the experiment's own processes (schedstat: the service, its
-# client, the busy job, the daemon), in ns. What the first grew by beyond
-# the last is load from outside the experiment; steal, a host that ran
-# other VMs on these vCPUs' time: both disturb a round. Steal is reported
-# as a share of the time the vCPUs wanted to run: a vCPU that idles (as
-# CPU 1 more often does with the daemon) accrues none, so steal in % of
-# a CPU would favour one condition.
+# load_ns FILE: "BUSY STEAL": CPU time of all CPUs so far (/proc/stat,
+# ticks: coarse) and the time the hypervisor gave them to others (steal),
+# in ns; into FILE each of the experiment's own threads (the service, its
+# client, the busy job, the daemon) and its schedstat time. What BUSY grew
+# by beyond those threads' time is load from outside the experiment;
+# steal, a host that ran other VMs on these vCPUs' time: both disturb a
+# round. Steal is reported as a share of the time the vCPUs wanted to run:
+# a vCPU that idles (as CPU 1 more often does with the daemon) accrues
+# none, so steal in % of a CPU would favour one condition. FILE is
+# written before the line, so that it is complete once the line is read.
 HZ=$(getconf CLK_TCK)
 load_ns() {
     local p
-    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f %.0f ", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat
     { tree "$SVC_PID"; tree "$CLIENT_PID"; echo "$TB_PID"; [ -z "$DPID" ] || echo "$DPID"; } |
-        while read -r p; do cat /proc/"$p"/task/*/schedstat 2>/dev/null || true; done |
-        awk '{ s += $1 } END { printf "%.0f\n", s }'
+        while read -r p; do awk '{ print FILENAME, $1 }' /proc/"$p"/task/*/schedstat 2>/dev/null || true; done > "$1"
+    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f %.0f\n", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat
+}
+# ours_delta FILE0 FILE1: ns our threads ran between the two; a thread
+# born in between counts whole, one gone by FILE1 (a PostgreSQL
+# autovacuum worker) is left out instead of taking its whole past off
+ours_delta() {
+    awk 'NR == FNR { a[$1] = $2; next } { d += ($1 in a) ? $2 - a[$1] : $2 } END { printf "%.0f\n", d }' "$1" "$2"
 }
 
 # "pid" of every process of the service: the top one and its descendants
