@@ -9,6 +9,10 @@
  * turboschedd shows where the jitter went.
  *
  *   turbo-bench -n 4 -m 4 -p 3 -w 300 -t 10 [--json]
+ *
+ * --ops-from S counts the intensive threads' ops over the last T - S
+ * seconds only: a busy job that runs through a whole benchmark round while
+ * its throughput is taken over the round's measuring window.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +46,7 @@ struct options {
     bool uclamp;                 /* jitter threads ask for util_max = 0, as turbo_bench -u did */
     int intensive_cpu;           /* pin intensive threads here (-1: anywhere); jitter stays free */
     unsigned duty_pct;           /* intensive threads compute this share of each 10 ms, sleep the rest */
+    unsigned ops_from_s;         /* count intensive ops from this many seconds in (0: from the start) */
 };
 
 struct intensive {
@@ -242,6 +247,7 @@ static void usage(FILE *f)
             "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
             "  -d, --intensive-duty D  intensive threads compute D%% of each 10 ms and sleep the rest\n"
             "                       (default 100)\n"
+            "      --ops-from S     count intensive ops from S seconds in, to the end (default 0)\n"
             "      --json           print the report as JSON\n"
             "  -h, --help\n");
 }
@@ -258,6 +264,7 @@ static int parse_args(int argc, char **argv)
         { "uclamp-max0", no_argument, NULL, 'u' },
         { "intensive-cpu", required_argument, NULL, 'c' },
         { "intensive-duty", required_argument, NULL, 'd' },
+        { "ops-from", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },
         {},
     };
@@ -272,6 +279,7 @@ static int parse_args(int argc, char **argv)
         case 'w': dst = &opt.work_us; break;
         case 't': dst = &opt.time_s; break;
         case 'd': dst = &opt.duty_pct; break;
+        case 'O': dst = &opt.ops_from_s; break;
         case 'J': opt.json = true; continue;
         case 'u': opt.uclamp = true; continue;
         case 'c': {
@@ -304,6 +312,10 @@ static int parse_args(int argc, char **argv)
         fprintf(stderr, "intensive duty must be 1..100%%\n");
         return -EINVAL;
     }
+    if (opt.ops_from_s >= opt.time_s) {
+        fprintf(stderr, "--ops-from must be less than the run time\n");
+        return -EINVAL;
+    }
     if (opt.work_us >= opt.period_ms * 1000u)
         fprintf(stderr, "warning: jitter work %u us fills the whole %u ms period\n", opt.work_us,
                 opt.period_ms);
@@ -323,7 +335,7 @@ int main(int argc, char **argv)
     _cleanup_free_ struct intensive *in = NULL;
     _cleanup_free_ struct jitter *ji = NULL;
     _cleanup_free_ uint64_t *lat = NULL;
-    struct timespec t0, t1, timeout;
+    struct timespec t0, t1, t_ops, timeout;
     sigset_t sigs;
     int sig = 0, r;
 
@@ -364,8 +376,17 @@ int main(int argc, char **argv)
         ji[i].started = true;
     }
 
-    if (r == 0) {
-        timeout.tv_sec = opt.time_s;
+    /* ops_at_from: each intensive thread's count when the --ops-from
+     * window opened (all zero without it) */
+    _cleanup_free_ uint64_t *ops_at_from = calloc(opt.n_intensive ? opt.n_intensive : 1, sizeof(*ops_at_from));
+    if (!ops_at_from) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    t_ops = t0;
+    unsigned phases[2] = {opt.ops_from_s, opt.time_s - opt.ops_from_s};
+    for (unsigned ph = opt.ops_from_s ? 0 : 1; ph < 2 && r == 0 && sig == 0; ph++) {
+        timeout.tv_sec = phases[ph];
         timeout.tv_nsec = 0;
         do {
             sig = sigtimedwait(&sigs, NULL, &timeout);
@@ -373,6 +394,11 @@ int main(int argc, char **argv)
         } while (sig < 0 && errno == EINTR);
         if (sig < 0)
             sig = 0;
+        if (ph == 0 && sig == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t_ops);
+            for (unsigned i = 0; i < opt.n_intensive; i++)
+                ops_at_from[i] = atomic_load(&in[i].ops);
+        }
     }
     atomic_store(&stop_flag, true);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -384,13 +410,14 @@ int main(int argc, char **argv)
             pthread_join(ji[i].thread, NULL);
 
     double elapsed_s = (double) (ts_ns(&t1) - ts_ns(&t0)) / 1e9;
+    double ops_s = (double) (ts_ns(&t1) - ts_ns(&t_ops)) / 1e9;   /* the time ops were counted over */
     uint64_t total_ops = 0, wakeups = 0, missed = 0;
     size_t n_lat = 0;
     cpu_set_t cpus_in, cpus_ji;
     CPU_ZERO(&cpus_in);
     CPU_ZERO(&cpus_ji);
     for (unsigned i = 0; i < opt.n_intensive; i++) {
-        total_ops += atomic_load(&in[i].ops);
+        total_ops += atomic_load(&in[i].ops) - ops_at_from[i];
         CPU_OR(&cpus_in, &cpus_in, &in[i].cpus);
     }
     for (unsigned i = 0; i < opt.n_jitter; i++) {
@@ -429,9 +456,10 @@ int main(int argc, char **argv)
         printf("  \"intensive\": %u,\n  \"jitter\": %u,\n  \"period_ms\": %u,\n  \"work_us\": %u,\n",
                opt.n_intensive, opt.n_jitter, opt.period_ms, opt.work_us);
         printf("  \"jitter_uclamp\": \"%s\",\n", uclamp_txt);
-        printf("  \"ops_per_s_total\": %.0f,\n  \"ops_per_s_thread\": [", total_ops / elapsed_s);
+        printf("  \"ops_counted_s\": %.3f,\n", ops_s);
+        printf("  \"ops_per_s_total\": %.0f,\n  \"ops_per_s_thread\": [", total_ops / ops_s);
         for (unsigned i = 0; i < opt.n_intensive; i++)
-            printf("%s%.0f", i ? ", " : "", atomic_load(&in[i].ops) / elapsed_s);
+            printf("%s%.0f", i ? ", " : "", (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
         printf("],\n");
         printf("  \"jitter_wakeups\": %" PRIu64 ",\n  \"jitter_missed_periods\": %" PRIu64 ",\n",
                wakeups, missed);
@@ -450,8 +478,8 @@ int main(int argc, char **argv)
         printf("intensive threads: %u, jitter threads: %u (period %u ms, work %u us)\n",
                opt.n_intensive, opt.n_jitter, opt.period_ms, opt.work_us);
         for (unsigned i = 0; i < opt.n_intensive; i++)
-            printf("intensive %u: %.0f ops/s\n", i, atomic_load(&in[i].ops) / elapsed_s);
-        printf("ops/s total: %.0f\n", total_ops / elapsed_s);
+            printf("intensive %u: %.0f ops/s\n", i, (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
+        printf("ops/s total: %.0f (over the last %.1f s)\n", total_ops / ops_s, ops_s);
         printf("jitter wake-ups: %" PRIu64 ", missed periods: %" PRIu64 "\n", wakeups, missed);
         printf("jitter uclamp: %s\n", uclamp_txt);
         printf("jitter latency us: p50 %.1f p90 %.1f p99 %.1f max %.1f\n", p50, p90, p99, pmax);

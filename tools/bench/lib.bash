@@ -5,8 +5,10 @@
 set -euo pipefail
 BUILD=$(realpath "${1:?usage: $(basename "$0") BUILD_DIR}")
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-DAEMON=$BUILD/turboschedd
-CTL=$BUILD/turbosched-ctl
+# TURBOSCHEDD, TURBOSCHED_CTL: another build's binaries (an old daemon
+# against a new one, on the same harness)
+DAEMON=${TURBOSCHEDD:-$BUILD/turboschedd}
+CTL=${TURBOSCHED_CTL:-$BUILD/turbosched-ctl}
 LOAD=$BUILD/ts-load
 [ "$(id -u)" -eq 0 ] || { echo "$(basename "$0"): needs root (proc connector, affinity of other tasks)" >&2; exit 77; }
 [ -x "$DAEMON" ] || { echo "$(basename "$0"): $DAEMON not built" >&2; exit 1; }

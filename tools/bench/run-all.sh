@@ -35,6 +35,10 @@ run steady bash "$B/steady.sh" "$BUILD" 20
 TS_STEADY_CONF='behaviour = no' run steady-nobehaviour bash "$B/steady.sh" "$BUILD" 20
 TS_STEADY_SETTLE=130 run steady-settled bash "$B/steady.sh" "$BUILD" 20
 run behaviour bash "$B/behaviour.sh" "$BUILD" 60
+# Real services beside a busy job (about 13 min each): the issue's rate and
+# one five times higher
+TS_SERVICES_RATE=200 run services bash "$B/services.sh" "$BUILD" 40 3
+TS_SERVICES_RATE=1000 run services-high bash "$B/services.sh" "$BUILD" 40 3
 run rename bash "$B/rename-flood.sh" "$BUILD" 8 3
 run hostile bash "$B/hostile.sh" "$BUILD" 10 20000
 
@@ -72,6 +76,21 @@ set1k=$(kvf steady-settled steady_cpu_pct_1000); set10k=$(kvf steady-settled ste
 off10k=$(kvf steady-nobehaviour steady_cpu_pct_10000); fewer=$(kv idle_fewer_wakeups_pct); avoidable=$(kv idle_avoidable_removed_pct)
 beh_of_rule=$(kv idle_behaviour_of_rule_pct)
 rn_ratio=$(kv rename_work_ratio_median); rn_cpu=$(kv rename_daemon_cpu_ms_median)
+# services_rows: a target row per real service and figure, at both rates
+services_rows() {
+    local name rate svc f
+    for name in services services-high; do
+        rate=$([ "$name" = services ] && echo 200 || echo 1000)
+        for svc in postgres nginx redis; do
+            f=$(kvf "$name" "services_${svc}_p50_ratio")
+            echo "| $svc at $rate requests/s beside a 70% busy job: p50 with the daemon as shipped vs without | ${f:-?}x | ≤ 1.1x | $(met "$f" "<=" 1.1) |"
+            f=$(kvf "$name" "services_${svc}_p99_ratio")
+            echo "| $svc at $rate requests/s: p99 with the daemon vs without | ${f:-?}x | ≤ 1.2x | $(met "$f" "<=" 1.2) |"
+            f=$(kvf "$name" "services_${svc}_ops_ratio")
+            echo "| $svc at $rate requests/s: the busy job's throughput with the daemon vs without | ${f:-?}x | ≥ 0.98x | $(met "$f" ">=" 0.98) |"
+        done
+    done
+}
 
 {
 cat <<HEAD
@@ -119,6 +138,7 @@ in the same run; the ratios mean more than the absolute numbers.
 | packed jitter's latency max, shipped slice and guard, vs no daemon | ${g_max:-?}x | ≤ 2x | $(met "$g_max" "<=" 2) |
 | ... keeping the wake-up reduction of packing without them | ${g_kept:-?}% | ≥ 90% | $(met "$g_kept" ">=" 90) |
 | a local user's rename flood: another user's CPU-bound work with the daemon vs without (the daemon ran ${rn_cpu:-?} ms of the 8 s) | ${rn_ratio:-?}x | (context: 1 is no cost) | |
+$(services_rows)
 
 ## Event storm against cgrulesengd, at several rates
 
@@ -164,6 +184,22 @@ $(table steady-settled)
 ## Classification with no rules
 
 $(table behaviour)
+
+## Real services beside a busy job
+
+\`tools/bench/services.sh\`: PostgreSQL under pgbench, nginx and Redis
+under bench-client, each at a fixed rate (open loop: latency from each
+request's intended send time) beside a busy job on CPU 0, in alternating
+rounds without and with the daemon as shipped (no rule). The housekeeping
+programs that should be packed are the table above.
+
+At 200 requests (transactions) per second:
+
+$(table services)
+
+At 1,000 per second:
+
+$(table services-high)
 
 ## Idle CPU kept idle
 
