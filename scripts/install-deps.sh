@@ -20,8 +20,9 @@ PACKAGES="$PACKAGES debhelper dpkg-dev fakeroot lintian"
 PACKAGES="$PACKAGES qemu-system-x86 debootstrap e2fsprogs systemd cgroup-tools gnuplot-nox"
 # The behaviour benchmark (tools/bench/behaviour.sh) runs real programs
 # unclassified: cyclictest (rt-tests), ping, stress-ng, xz; jq reads the
-# daemon's replies. No test needs them.
-PACKAGES="$PACKAGES rt-tests iputils-ping stress-ng xz-utils jq"
+# daemon's replies; the housekeeping benchmark runs a python3 timer loop.
+# No test needs them.
+PACKAGES="$PACKAGES rt-tests iputils-ping stress-ng xz-utils jq python3"
 
 # promtool checks the daemon's metrics exposition in the tests. Debian ships
 # it only inside the prometheus package, which would also install and start a
