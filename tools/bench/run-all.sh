@@ -29,6 +29,7 @@ run() {   # run NAME SCRIPT ARGS...: its output in $OUT/NAME
 run idle bash "$B/idle.sh" "$BUILD" 10 2
 run guard bash "$B/guard.sh" "$BUILD" 10 3
 run storm bash "$B/storm.sh" "$BUILD" 20000
+run storm-shape bash "$B/storm-shape.sh" "$BUILD"
 run events bash "$B/event-cost.sh" "$BUILD" 3000 2
 run latency bash "$B/latency.sh" "$BUILD" 500
 run steady bash "$B/steady.sh" "$BUILD" 20
@@ -80,6 +81,8 @@ off10k=$(kvf steady-nobehaviour steady_cpu_pct_10000); fewer=$(kv idle_fewer_wak
 beh_of_rule=$(kv idle_behaviour_of_rule_pct)
 hk_gap=$(kvf housekeeping housekeeping_gap_closed_pct); hk_busy=$(kvf housekeeping housekeeping_busy_ratio)
 rn_ratio=$(kv rename_work_ratio_median); rn_cpu=$(kv rename_daemon_cpu_ms_median)
+sh_pl=$(kvf storm-shape shape_worst_placed_pct); sh_p99=$(kvf storm-shape shape_worst_p99_us)
+sh_cg=$(kvf storm-shape shape_worst_ratio_cgrulesengd_fifo); sh_fl=$(kvf storm-shape shape_worst_ratio_floor)
 # services_rows: a target row per real service and figure, at both rates
 services_rows() {
     local name rate svc f
@@ -123,6 +126,10 @@ in the same run; the ratios mean more than the absolute numbers.
 | unpaced storm: CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1, the daemon's footing (it placed ${storm_cgf_pl:-?}%) | ${storm_ratiof}x (${storm_cpu:-?} vs ${storm_cgf:-?} ms) | ≤ 0.5x | $(met "$storm_ratiof" "<=" 0.5) |
 | unpaced storm, both pinned to CPU 1 (where the storm execs): CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1 | ${pin1:-?}x | ≤ 0.5x | $(met "$pin1" "<=" 0.5) |
 | unpaced storm, both pinned to CPU 0 (where it is packed): CPU per 1,000 tasks vs cgrulesengd at SCHED_FIFO 1 | ${pin0:-?}x | ≤ 0.5x | $(met "$pin0" "<=" 0.5) |
+| storm shapes (lifetime, outstanding, load), the worst shape: tasks placed within 20 ms | ${sh_pl:-?}% | ≥ 99% | $(met "$sh_pl" ">=" 99) |
+| storm shapes, the worst shape: the daemon's p99, kernel event → placement | ${sh_p99:-?} µs | ≤ 1000 µs | $(met "$sh_p99" "<=" 1000) |
+| storm shapes, the worst shape: CPU per task placed vs cgrulesengd at SCHED_FIFO 1 | ${sh_cg:-?}x | ≤ 0.5x | $(met "$sh_cg" "<=" 0.5) |
+| storm shapes, the worst shape: CPU per task placed vs bench-floor | ${sh_fl:-?}x | ≤ 1.5x | $(met "$sh_fl" "<=" 1.5) |
 | fork+exec storm: CPU per event vs cgrulesengd | ${cpu_ratio}x (${ts_cpu:-?} vs ${cg_cpu:-?} ms / 1000 events) | ≤ 0.3x | $(met "$cpu_ratio" "<=" 0.3) |
 | instructions per event vs cgrulesengd (callgrind) | ${ir_ratio}x (${ts_ir:-?} vs ${cg_ir:-?}) | (stable figure) | |
 | exec → placement latency p99 (upper bound: from before execve) | ${p99:-?} µs | ≤ 1000 µs | $(met "$p99" "<=" 1000) |
@@ -163,6 +170,14 @@ wake-ups, and how long events waited in the socket before their handling
 began (\`turbosched_event_delay_seconds\`).
 
 $(table storm)
+
+### The storm's shape
+
+Unpaced storms of every shape (how long a child lives after its exec, how
+many each worker keeps outstanding, CPU 0 busy or not), placed by each
+listener in turn in one run (\`tools/bench/storm-shape.sh\`).
+
+$(table storm-shape)
 
 ### CPU and instructions per proc connector event
 
