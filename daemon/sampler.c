@@ -319,11 +319,21 @@ static enum visit visit_due(struct sampler *s, struct task_table *tt, struct tas
     return VISIT_DONE;
 }
 
+/* A process added by its own fork event and not read since (start_pending:
+ * start_time holds the event's monotonic time), less than
+ * SAMPLER_FORKED_WAIT_MS ago. */
+static bool forked_just_now(const struct task *t, uint64_t now_ms)
+{
+    uint64_t fork_ms = t->start_time / 1000000;
+    return t->start_pending && now_ms >= fork_ms && now_ms - fork_ms < SAMPLER_FORKED_WAIT_MS;
+}
+
 /* One thread's turn in the tick's walk. */
 static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, struct task *t,
-                                  const struct behaviour_params *p, uint32_t now32,
+                                  const struct behaviour_params *p, uint64_t now_ms,
                                   const struct sampler_behaviour_hooks *h, struct tick_budget *b)
 {
+    uint32_t now32 = (uint32_t)now_ms;
     struct sampler_watch *w = sampler_watch_of(s, t);
     if (!is_candidate_source(t) || (t->flags & TASK_F_NOT_CANDIDATE)) {
         if (w)
@@ -331,7 +341,7 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
         return VISIT_DONE;
     }
     if (!w) {
-        if (t->class == CLASS_UNSET)
+        if (t->class == CLASS_UNSET || forked_just_now(t, now_ms))
             return VISIT_DONE;
         b->new_wanted++;
         if (b->reads == 0)
@@ -360,7 +370,6 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
 void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const struct behaviour_params *p,
                               uint64_t now_ms, const struct sampler_behaviour_hooks *h)
 {
-    uint32_t now32 = (uint32_t)now_ms;
     size_t iter = 0;
     struct task *t;
     if (!p->enabled) {
@@ -389,7 +398,7 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
             continue;
         }
         visited++;
-        enum visit v = behaviour_visit(s, tt, t, p, now32, h, &b);
+        enum visit v = behaviour_visit(s, tt, t, p, now_ms, h, &b);
         if (v == VISIT_STOP)
             break;
         if (v == VISIT_STARVED && !starved) {

@@ -103,6 +103,13 @@ struct sampler_gate {
  * when they turn heavy): bounds the cost on machines with many threads. */
 #define SAMPLER_BEHAVIOUR_READS_PER_TICK 96
 
+/* A new process whose fork event added it (not read since: no exec yet) is
+ * watched for behaviour only once it is this old: most children of a fork
+ * storm exec, and are classified afresh, or exit before then. Watched at
+ * once, a child a tick met between its fork and its exec cost a mask read
+ * and a schedstat read, out of the tick's budget for new threads. */
+#define SAMPLER_FORKED_WAIT_MS 250u
+
 /* A tick reads at most this many tasks (round robin); see sampler.c. */
 #define SAMPLER_TASKS_PER_TICK 64
 /* A jitter task found not to have run since its last read is read again

@@ -613,6 +613,37 @@ static void test_new_threads_not_starved(void **state)
     assert_true(f->s.behaviour_reads - reads <= 4 * SAMPLER_BEHAVIOUR_READS_PER_TICK);
 }
 
+/* A process its fork event added and nothing read since (no exec yet) is
+ * not watched, asked about or read for behaviour until it is
+ * SAMPLER_FORKED_WAIT_MS old; one that was read (start known) is at once. */
+static void test_forked_child_waits(void **state)
+{
+    struct fx *f = *state;
+    struct behaviour_params p;
+    behaviour_params_init(&p);
+    p.window_ms = 2000;
+    struct verdicts v = {.f = f};
+    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    uint64_t now = 100000;
+    struct task *child = add_thread(f, 600, 600, CLASS_IGNORE, SOURCE_DEFAULT);
+    child->start_pending = true;
+    child->start_time = (now - 100) * 1000000;     /* its fork event, 100 ms ago */
+    struct task *read = add_thread(f, 601, 601, CLASS_IGNORE, SOURCE_DEFAULT);
+    write_thread(f, 600, 600, 1000000, 10);
+    write_thread(f, 601, 601, 1000000, 10);
+    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    assert_null(sampler_watch_of(&f->s, child));
+    assert_non_null(sampler_watch_of(&f->s, read));
+    assert_int_equal(v.n_candidate_asks, 1);
+    assert_int_equal(f->s.behaviour_reads, 1);
+    /* a tick later it is SAMPLER_FORKED_WAIT_MS old: watched and read */
+    now += 250;
+    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    assert_non_null(sampler_watch_of(&f->s, child));
+    assert_true(sampler_watch_of(&f->s, child)->st.flags & BEHAVIOUR_F_SEEN);
+    assert_int_equal(v.n_candidate_asks, 2);
+}
+
 /* Jitter tasks (sampler_sample_tasks) the same way: a sleeping jitter
  * thread of a quiet process is not read, and is read once the process's
  * total moves. */
@@ -655,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_task_delta),
         cmocka_unit_test_setup_teardown(test_tasks_charged_to_their_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_read_waits_a_tick, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forked_child_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_keeps_its_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleeping_task_read_less, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_robin, setup, teardown),
