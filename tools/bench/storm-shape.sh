@@ -48,6 +48,8 @@ cleanup() {
 trap cleanup EXIT
 
 sched() { cat /proc/"$1"/task/*/schedstat | awk '{ r += $1; w += $2 } END { printf "%.0f %.0f\n", r, w }'; }
+# vswitches PID: its threads' voluntary context switches (each a sleep, so a wake-up: timers' too)
+vswitches() { cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt_switches/ { v += $2 } END { print v + 0 }'; }
 children_of() {   # children_of LIFETIME INFLIGHT
     awk -v n="$N" -v l="$1" -v i="$2" -v w="$WORKERS" -v s="$SECS" 'BEGIN {
         c = n; if (l > 0) { cap = int(w * i * 1000 / l * s); if (cap < c) c = cap }
@@ -122,9 +124,9 @@ for load in $LOADS; do
         [ "$load" -eq 0 ] && hog_stop
         for l in $LIFETIMES; do for i in $INFLIGHTS; do
             k="$l $i $load"
-            ctl metrics > "$TMP/m0"; read -r r0 _ < <(sched "$DPID")
+            ctl metrics > "$TMP/m0"; read -r r0 _ < <(sched "$DPID"); v0=$(vswitches "$DPID")
             storm "$l" "$i"
-            read -r r1 _ < <(sched "$DPID"); ctl metrics > "$TMP/m1"
+            read -r r1 _ < <(sched "$DPID"); v1=$(vswitches "$DPID"); ctl metrics > "$TMP/m1"
             buckets "$TMP/m0" > "$TMP/b0"; buckets "$TMP/m1" > "$TMP/b1"
             n=$(kv children); in20=$(within_20ms "$TMP/b0" "$TMP/b1"); pl=$(judged "$l" "$in20")
             X[$k]=$(kv execs_per_s)
@@ -140,7 +142,7 @@ for load in $LOADS; do
             rd=$(( $(metric_sum "$TMP/m1" turbosched_thread_reads_total) - $(metric_sum "$TMP/m0" turbosched_thread_reads_total) ))
             tk=$(delta turbosched_ticks_total)
             ov=$(delta turbosched_netlink_overflows_total)
-            TSP[$k]="$he $hs $(awk -v a="$wk" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $(awk -v a="$rd" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $tk $ov"
+            TSP[$k]="$he $hs $(awk -v a="$wk" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $(awk -v a="$rd" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $tk $ov $(awk -v a=$((v1 - v0)) -v n="$n" 'BEGIN { printf "%.2f", a / n }')"
         done; done
         daemon_stop
         hog_stop
@@ -204,15 +206,16 @@ done; done; done
 echo
 echo "The daemon's own profile per shape (its metrics over each storm): time handling an exec event,"
 echo "time handling all events per task, wake-ups reading the proc connector per task, per-thread"
-echo "reads (turbosched_thread_reads_total, every kind) per task, ticks and overflows over the storm:"
+echo "reads (turbosched_thread_reads_total, every kind) per task, ticks and overflows over the storm, and"
+echo "the daemon's voluntary context switches per task (every wake-up: its timers' as well as the proc connector's):"
 echo
-echo "| lifetime | outstanding per worker | busy load | exec handling µs | all events, µs per task | wake-ups per task | thread reads per task | ticks | overflows |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| lifetime | outstanding per worker | busy load | exec handling µs | all events, µs per task | wake-ups per task | thread reads per task | ticks | overflows | switches per task |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for load in $LOADS; do for l in $LIFETIMES; do for i in $INFLIGHTS; do
     k="$l $i $load"
     [ -n "${TSP[$k]:-}" ] || continue
-    read -r he hs wk rd tk ov <<< "${TSP[$k]}"
-    echo "| $l ms | $i | $([ "$load" -eq 0 ] && echo none || echo "$load%") | $he | $hs | $wk | $rd | $tk | $ov |"
+    read -r he hs wk rd tk ov vs <<< "${TSP[$k]}"
+    echo "| $l ms | $i | $([ "$load" -eq 0 ] && echo none || echo "$load%") | $he | $hs | $wk | $rd | $tk | $ov | $vs |"
 done; done; done
 echo
 echo "Unpaced, $WORKERS workers, up to $N children a shape (fewer where the lifetime bounds the rate: $SECS s of it);"
