@@ -146,7 +146,7 @@ unsigned engine_reqpath_cooling(const struct engine *e)
     uint32_t now32 = (uint32_t)now_ms();
     struct reqpath_proc *p;
     while ((p = pidmap_next(&e->reqpath.procs, &iter, NULL)))
-        if (p->tail.cooling && (int32_t)(p->tail.cooldown_until_ms - now32) > 0)
+        if (reqpath_tail_left_ms(&p->tail, now32))
             n++;
     return n;
 }
@@ -183,11 +183,12 @@ void engine_reqpath_explain(const struct engine *e, const struct task *t, char *
     if (n < 0 || (size_t)n >= size || !e->cfg->tail_guard)
         return;
     const struct reqpath_tail *tl = &p->tail;
-    if (tl->cooling && (int32_t)(tl->cooldown_until_ms - now32) > 0)
+    uint32_t left_ms = reqpath_tail_left_ms(tl, now32);
+    if (left_ms)
         snprintf(buf + n, size - (size_t)n,
                  "; released by the tail guard: %.0f µs per wake-up packed against %.0f µs unpacked, kept out "
                  "%u s more",
-                 tl->packed_us, tl->unpacked_us, (tl->cooldown_until_ms - now32) / 1000u);
+                 tl->packed_us, tl->unpacked_us, left_ms / 1000u);
     else if (tl->unpacked_samples || tl->packed_samples)
         snprintf(buf + n, size - (size_t)n, "; run-queue wait tail %.0f µs per wake-up unpacked, %.0f µs packed (limit %.0f µs)",
                  tl->unpacked_us, tl->packed_us, reqpath_tail_limit_us(tl));

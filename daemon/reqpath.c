@@ -303,9 +303,15 @@ double reqpath_tail_limit_us(const struct reqpath_tail *t)
     return t->unpacked_us * REQPATH_GUARD_FACTOR + slack;
 }
 
+uint32_t reqpath_tail_left_ms(const struct reqpath_tail *t, uint32_t now_ms)
+{
+    int32_t left = (int32_t)(t->cooldown_until_ms - now_ms);
+    return t->cooling && left > 0 ? (uint32_t)left : 0;
+}
+
 bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms)
 {
-    if (t->cooling && (int32_t)(t->cooldown_until_ms - now_ms) <= 0)
+    if (!reqpath_tail_left_ms(t, now_ms))
         t->cooling = false;
     return t->cooling;
 }

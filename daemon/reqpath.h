@@ -108,5 +108,7 @@ bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, 
                          uint32_t now_ms, uint32_t window_ms);
 /* Kept out now? (clears an expired cool-down) */
 bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms);
+/* How long it is kept out still, in ms; 0 when it is not. */
+uint32_t reqpath_tail_left_ms(const struct reqpath_tail *t, uint32_t now_ms);
 /* The margin the packed tail may not exceed, in µs. */
 double reqpath_tail_limit_us(const struct reqpath_tail *t);

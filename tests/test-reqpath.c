@@ -189,6 +189,8 @@ static void test_tail_guard(void **state)
     /* kept out for the cool-down, whatever it does meanwhile */
     assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window));
     assert_true(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS - 1000));
+    assert_true(reqpath_tail_left_ms(&u, now) > REQPATH_GUARD_COOLDOWN_MS - 1000);
+    assert_int_equal(reqpath_tail_left_ms(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000), 0);
     assert_false(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000));
     /* a sample with too few wake-ups says nothing */
     struct reqpath_tail v = {0};
