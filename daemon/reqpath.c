@@ -299,7 +299,8 @@ static float decayed(float v, uint32_t last_ms, uint32_t now_ms, uint32_t window
 
 double reqpath_tail_limit_us(const struct reqpath_tail *t)
 {
-    double slack = t->run_us > REQPATH_GUARD_SLACK_US ? t->run_us : REQPATH_GUARD_SLACK_US;
+    double base = t->slack_us > 0 ? t->slack_us : REQPATH_GUARD_SLACK_US;
+    double slack = t->run_us > base ? t->run_us : base;
     return t->unpacked_us * REQPATH_GUARD_FACTOR + slack;
 }
 
@@ -317,8 +318,9 @@ bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms)
 }
 
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
-                         uint32_t now_ms, uint32_t window_ms)
+                         uint32_t now_ms, uint32_t window_ms, double slack_us)
 {
+    t->slack_us = (float)slack_us;
     if (wakeups < REQPATH_GUARD_MIN_WAKEUPS || window_ms == 0)
         return false;
     float wait_us = (float)((double)wait_ns / 1e3 / (double)wakeups);

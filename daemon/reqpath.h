@@ -78,7 +78,10 @@ bool reqpath_sock_serves(const struct reqpath_sock *s, int fd, unsigned ephemera
 /* ---- the tail guard, per process ---- */
 
 /* Released when the packed tail exceeds the unpacked one by half, plus the
- * larger of its own run per wake-up and this. */
+ * larger of its own run per wake-up and the slack: the run-delay budget
+ * (max_run_delay) where there is one, else this. Packed beside a busy task,
+ * housekeeping waits a few hundred µs more by design (a python timer loop:
+ * 167 µs packed against 20 µs unpacked): that alone is no harm. */
 #define REQPATH_GUARD_SLACK_US 100.0
 #define REQPATH_GUARD_FACTOR 1.5
 /* Samples with fewer wake-ups than this say nothing of a tail. */
@@ -92,6 +95,7 @@ struct reqpath_tail {
     float unpacked_us;          /* decayed maximum of per-sample mean wait per wake-up, unpacked */
     float packed_us;            /* ... packed */
     float run_us;               /* mean run per wake-up (decayed), for the margin */
+    float slack_us;             /* the slack given with the last sample */
     uint32_t unpacked_ms;       /* time of the last sample of each kind (monotonic ms, wraps) */
     uint32_t packed_ms;
     uint16_t unpacked_samples;
@@ -105,7 +109,7 @@ struct reqpath_tail {
  * window_ms is the decay's time constant. Returns true when this sample
  * released the process (it is then cooling). */
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
-                         uint32_t now_ms, uint32_t window_ms);
+                         uint32_t now_ms, uint32_t window_ms, double slack_us);
 /* Kept out now? (clears an expired cool-down) */
 bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms);
 /* How long it is kept out still, in ms; 0 when it is not. */

@@ -163,13 +163,13 @@ static void test_tail_guard(void **state)
     uint32_t now = 1000, window = 10000;
     /* unpacked: 20 wake-ups per sample, 30 µs of wait and 40 µs of run each */
     for (int i = 0; i < 5; i++, now += 2000)
-        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, now, window));
+        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, now, window, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 30.0, 1.0);
     /* the limit: 1.5 x 30 + max(40, 100) */
     assert_float_equal(reqpath_tail_limit_us(&t), 145.0, 1.0);
     /* packed, within the margin: never released */
     for (int i = 0; i < 20; i++, now += 250)
-        assert_false(reqpath_tail_sample(&t, true, 5 * 120000, 5 * 40000, 5, now, window));
+        assert_false(reqpath_tail_sample(&t, true, 5 * 120000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US));
     assert_false(reqpath_tail_cooling(&t, now));
     /* packed behind a busy task: 2 ms per wake-up; released after
      * REQPATH_GUARD_MIN_SAMPLES samples of this packing, not before */
@@ -179,7 +179,7 @@ static void test_tail_guard(void **state)
     bool released = false;
     unsigned n = 0;
     while (!released && n < 10) {
-        released = reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window);
+        released = reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US);
         now += 250;
         n++;
     }
@@ -187,14 +187,27 @@ static void test_tail_guard(void **state)
     assert_int_equal(n, REQPATH_GUARD_MIN_SAMPLES);
     assert_true(reqpath_tail_cooling(&u, now));
     /* kept out for the cool-down, whatever it does meanwhile */
-    assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window));
+    assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US));
     assert_true(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS - 1000));
     assert_true(reqpath_tail_left_ms(&u, now) > REQPATH_GUARD_COOLDOWN_MS - 1000);
     assert_int_equal(reqpath_tail_left_ms(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000), 0);
     assert_false(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000));
+    /* with the run-delay budget as the slack (1 ms), housekeeping packed
+     * beside a busy task and waiting 170 µs more stays packed; 2 ms still
+     * releases it */
+    struct reqpath_tail w = {0};
+    uint32_t t0 = 1000;
+    for (int i = 0; i < 5; i++, t0 += 2000)
+        assert_false(reqpath_tail_sample(&w, false, 20 * 20000, 20 * 40000, 20, t0, window, 1000.0));
+    for (int i = 0; i < 20; i++, t0 += 250)
+        assert_false(reqpath_tail_sample(&w, true, 5 * 170000, 5 * 40000, 5, t0, window, 1000.0));
+    released = false;
+    for (n = 0; n < 10 && !released; n++, t0 += 250)
+        released = reqpath_tail_sample(&w, true, 5 * 2000000, 5 * 40000, 5, t0, window, 1000.0);
+    assert_true(released);
     /* a sample with too few wake-ups says nothing */
     struct reqpath_tail v = {0};
-    assert_false(reqpath_tail_sample(&v, false, 1000000, 1000, 1, now, window));
+    assert_false(reqpath_tail_sample(&v, false, 1000000, 1000, 1, now, window, REQPATH_GUARD_SLACK_US));
     assert_int_equal(v.unpacked_samples, 0);
 }
 
@@ -204,9 +217,9 @@ static void test_tail_decays(void **state)
 {
     (void)state;
     struct reqpath_tail t = {0};
-    assert_false(reqpath_tail_sample(&t, false, 10 * 500000, 10 * 10000, 10, 1000, 10000));
+    assert_false(reqpath_tail_sample(&t, false, 10 * 500000, 10 * 10000, 10, 1000, 10000, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 500.0, 1.0);
-    assert_false(reqpath_tail_sample(&t, false, 10 * 10000, 10 * 10000, 10, 1000 + 30000, 10000));
+    assert_false(reqpath_tail_sample(&t, false, 10 * 10000, 10 * 10000, 10, 1000 + 30000, 10000, REQPATH_GUARD_SLACK_US));
     /* 500 e^-3 = 24.9 */
     assert_float_equal(t.unpacked_us, 24.9, 0.5);
 }
