@@ -116,7 +116,7 @@ bool engine_reqpath_may_be_jitter(struct engine *e, struct task *t, bool grantin
 
 void engine_reqpath_sample(struct engine *e, struct task *t, const struct sampler_sample *d)
 {
-    if (!e->cfg->tail_guard || d->slices < REQPATH_GUARD_MIN_WAKEUPS)
+    if (!e->cfg->tail_guard || !d->slices)
         return;
     struct reqpath_proc *p = proc_of(e, t, true);
     if (!p)

@@ -321,10 +321,21 @@ bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, 
                          uint32_t now_ms, uint32_t window_ms, double slack_us)
 {
     t->slack_us = (float)slack_us;
-    if (wakeups < REQPATH_GUARD_MIN_WAKEUPS || window_ms == 0)
+    if (!wakeups || window_ms == 0)
         return false;
-    float wait_us = (float)((double)wait_ns / 1e3 / (double)wakeups);
-    float run_us = (float)((double)run_ns / 1e3 / (double)wakeups);
+    if (t->acc_packed != packed)
+        t->acc_wakeups = 0;
+    if (!t->acc_wakeups)
+        t->acc_wait_ns = t->acc_run_ns = 0;
+    t->acc_packed = packed;
+    t->acc_wait_ns += wait_ns;
+    t->acc_run_ns += run_ns;
+    t->acc_wakeups = wakeups > UINT32_MAX - t->acc_wakeups ? UINT32_MAX : t->acc_wakeups + (uint32_t)wakeups;
+    if (t->acc_wakeups < REQPATH_GUARD_MIN_WAKEUPS)
+        return false;
+    float wait_us = (float)((double)t->acc_wait_ns / 1e3 / (double)t->acc_wakeups);
+    float run_us = (float)((double)t->acc_run_ns / 1e3 / (double)t->acc_wakeups);
+    t->acc_wakeups = 0;
     t->run_us = t->run_us > 0 ? 0.8f * t->run_us + 0.2f * run_us : run_us;
     if (!packed) {
         float old = decayed(t->unpacked_us, t->unpacked_ms, now_ms, window_ms);

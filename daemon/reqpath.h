@@ -84,9 +84,13 @@ bool reqpath_sock_serves(const struct reqpath_sock *s, int fd, unsigned ephemera
  * 167 µs packed against 20 µs unpacked): that alone is no harm. */
 #define REQPATH_GUARD_SLACK_US 100.0
 #define REQPATH_GUARD_FACTOR 1.5
-/* Samples with fewer wake-ups than this say nothing of a tail. */
-#define REQPATH_GUARD_MIN_WAKEUPS 2u
-/* A process is judged packed only after this many samples of it packed. */
+/* schedstat gives sums, not each wake-up's wait: the finest tail it shows
+ * is the mean of a short window. Samples are gathered into windows of at
+ * least this many wake-ups, so that the one wake-up of a timer loop that
+ * woke just after a busy task's slice was renewed (it then waits for the
+ * next tick, up to 4 ms at HZ=250) does not make the tail alone. */
+#define REQPATH_GUARD_MIN_WAKEUPS 16u
+/* A process is judged packed only after this many windows of it packed. */
 #define REQPATH_GUARD_MIN_SAMPLES 4u
 /* How long a released process is kept out. */
 #define REQPATH_GUARD_COOLDOWN_MS 600000u
@@ -98,16 +102,22 @@ struct reqpath_tail {
     float slack_us;             /* the slack given with the last sample */
     uint32_t unpacked_ms;       /* time of the last sample of each kind (monotonic ms, wraps) */
     uint32_t packed_ms;
-    uint16_t unpacked_samples;
+    uint16_t unpacked_samples;  /* windows, as the two below */
     uint16_t packed_samples;    /* since it was last packed */
+    uint32_t acc_wakeups;       /* the window being gathered: all packed or all not */
+    uint64_t acc_wait_ns;
+    uint64_t acc_run_ns;
+    bool acc_packed;
     uint32_t cooldown_until_ms; /* kept out until then (valid with cooling) */
     bool cooling;
 };
 
 /* One sample of one of its threads: wait and run over wakeups wake-ups,
- * dt_ms after the previous sample of that thread, while packed or not;
- * window_ms is the decay's time constant. Returns true when this sample
- * released the process (it is then cooling). */
+ * while packed or not, added to the window being gathered (a sample of the
+ * other kind starts a new one); a window of REQPATH_GUARD_MIN_WAKEUPS
+ * wake-ups is one point of the tail. window_ms is the decay's time
+ * constant. Returns true when this sample released the process (it is then
+ * cooling). */
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
                          uint32_t now_ms, uint32_t window_ms, double slack_us);
 /* Kept out now? (clears an expired cool-down) */
