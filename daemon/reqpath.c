@@ -301,6 +301,11 @@ double reqpath_tail_limit_us(const struct reqpath_tail *t)
 {
     double base = t->slack_us > 0 ? t->slack_us : REQPATH_GUARD_SLACK_US;
     double slack = t->run_us > base ? t->run_us : base;
+    double cadence = REQPATH_GUARD_PERIOD_SHARE * t->period_us;
+    if (cadence > REQPATH_GUARD_PERIOD_CAP_US)
+        cadence = REQPATH_GUARD_PERIOD_CAP_US;
+    if (cadence > slack)
+        slack = cadence;
     return t->unpacked_us * REQPATH_GUARD_FACTOR + slack;
 }
 
@@ -318,7 +323,7 @@ bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms)
 }
 
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
-                         uint32_t now_ms, uint32_t window_ms, double slack_us)
+                         uint32_t dt_ms, uint32_t now_ms, uint32_t window_ms, double slack_us)
 {
     t->slack_us = (float)slack_us;
     if (!wakeups || window_ms == 0)
@@ -326,17 +331,20 @@ bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, 
     if (t->acc_packed != packed)
         t->acc_wakeups = 0;
     if (!t->acc_wakeups)
-        t->acc_wait_ns = t->acc_run_ns = 0;
+        t->acc_wait_ns = t->acc_run_ns = t->acc_dt_ms = 0;
     t->acc_packed = packed;
     t->acc_wait_ns += wait_ns;
     t->acc_run_ns += run_ns;
+    t->acc_dt_ms += dt_ms;
     t->acc_wakeups = wakeups > UINT32_MAX - t->acc_wakeups ? UINT32_MAX : t->acc_wakeups + (uint32_t)wakeups;
     if (t->acc_wakeups < REQPATH_GUARD_MIN_WAKEUPS)
         return false;
     float wait_us = (float)((double)t->acc_wait_ns / 1e3 / (double)t->acc_wakeups);
     float run_us = (float)((double)t->acc_run_ns / 1e3 / (double)t->acc_wakeups);
+    float period_us = (float)((double)t->acc_dt_ms * 1e3 / (double)t->acc_wakeups);
     t->acc_wakeups = 0;
     t->run_us = t->run_us > 0 ? 0.8f * t->run_us + 0.2f * run_us : run_us;
+    t->period_us = t->period_us > 0 ? 0.8f * t->period_us + 0.2f * period_us : period_us;
     if (!packed) {
         float old = decayed(t->unpacked_us, t->unpacked_ms, now_ms, window_ms);
         t->unpacked_us = wait_us > old ? wait_us : old;

@@ -78,11 +78,19 @@ bool reqpath_sock_serves(const struct reqpath_sock *s, int fd, unsigned ephemera
 /* ---- the tail guard, per process ---- */
 
 /* Released when the packed tail exceeds the unpacked one by half, plus the
- * larger of its own run per wake-up and the slack: the run-delay budget
+ * largest of its own run per wake-up, a share of its period (below) and the
+ * slack: the run-delay budget
  * (max_run_delay) where there is one, else this. Packed beside a busy task,
  * housekeeping waits a few hundred µs more by design (a python timer loop:
  * 167 µs packed against 20 µs unpacked): that alone is no harm. */
 #define REQPATH_GUARD_SLACK_US 100.0
+/* ... or, larger still, this share of its own time between wake-ups, up to
+ * the cap: a packed thread whose wake-up does not preempt the busy task waits
+ * for the next scheduler tick (4 ms at HZ=250), and a timer loop that wakes
+ * every 50 ms and starts 2 ms late keeps its cadence (a status-bar loop that
+ * forks a sleep every 100 ms waited 1.7 ms per wake-up packed, 0.1 ms not). */
+#define REQPATH_GUARD_PERIOD_SHARE 0.05
+#define REQPATH_GUARD_PERIOD_CAP_US 4000.0
 #define REQPATH_GUARD_FACTOR 1.5
 /* schedstat gives sums, not each wake-up's wait: the finest tail it shows
  * is the mean of a short window. Samples are gathered into windows of at
@@ -99,6 +107,7 @@ struct reqpath_tail {
     float unpacked_us;          /* decayed maximum of per-sample mean wait per wake-up, unpacked */
     float packed_us;            /* ... packed */
     float run_us;               /* mean run per wake-up (decayed), for the margin */
+    float period_us;            /* mean time between a thread's wake-ups (decayed), for the margin */
     float slack_us;             /* the slack given with the last sample */
     uint32_t unpacked_ms;       /* time of the last sample of each kind (monotonic ms, wraps) */
     uint32_t packed_ms;
@@ -107,19 +116,20 @@ struct reqpath_tail {
     uint32_t acc_wakeups;       /* the window being gathered: all packed or all not */
     uint64_t acc_wait_ns;
     uint64_t acc_run_ns;
+    uint64_t acc_dt_ms;         /* its threads' sampled time, summed */
     bool acc_packed;
     uint32_t cooldown_until_ms; /* kept out until then (valid with cooling) */
     bool cooling;
 };
 
-/* One sample of one of its threads: wait and run over wakeups wake-ups,
- * while packed or not, added to the window being gathered (a sample of the
+/* One sample of one of its threads: wait and run over wakeups wake-ups in
+ * dt_ms, while packed or not, added to the window being gathered (a sample of the
  * other kind starts a new one); a window of REQPATH_GUARD_MIN_WAKEUPS
  * wake-ups is one point of the tail. window_ms is the decay's time
  * constant. Returns true when this sample released the process (it is then
  * cooling). */
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
-                         uint32_t now_ms, uint32_t window_ms, double slack_us);
+                         uint32_t dt_ms, uint32_t now_ms, uint32_t window_ms, double slack_us);
 /* Kept out now? (clears an expired cool-down) */
 bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms);
 /* How long it is kept out still, in ms; 0 when it is not. */

@@ -163,13 +163,13 @@ static void test_tail_guard(void **state)
     uint32_t now = 1000, window = 10000;
     /* unpacked: 20 wake-ups per sample, 30 µs of wait and 40 µs of run each */
     for (int i = 0; i < 5; i++, now += 2000)
-        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, now, window, REQPATH_GUARD_SLACK_US));
+        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, 20, now, window, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 30.0, 1.0);
     /* the limit: 1.5 x 30 + max(40, 100) */
     assert_float_equal(reqpath_tail_limit_us(&t), 145.0, 1.0);
     /* packed, within the margin: never released */
     for (int i = 0; i < 20; i++, now += 250)
-        assert_false(reqpath_tail_sample(&t, true, 5 * 120000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US));
+        assert_false(reqpath_tail_sample(&t, true, 5 * 120000, 5 * 40000, 5, 5, now, window, REQPATH_GUARD_SLACK_US));
     assert_false(reqpath_tail_cooling(&t, now));
     /* packed behind a busy task: 2 ms per wake-up; released after
      * REQPATH_GUARD_MIN_SAMPLES samples of this packing, not before */
@@ -179,7 +179,7 @@ static void test_tail_guard(void **state)
     bool released = false;
     unsigned n = 0;
     while (!released && n < 100) {
-        released = reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US);
+        released = reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, 5, now, window, REQPATH_GUARD_SLACK_US);
         now += 250;
         n++;
     }
@@ -188,7 +188,7 @@ static void test_tail_guard(void **state)
     assert_int_equal(n, REQPATH_GUARD_MIN_SAMPLES * ((REQPATH_GUARD_MIN_WAKEUPS + 4) / 5));
     assert_true(reqpath_tail_cooling(&u, now));
     /* kept out for the cool-down, whatever it does meanwhile */
-    assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, now, window, REQPATH_GUARD_SLACK_US));
+    assert_false(reqpath_tail_sample(&u, true, 5 * 2000000, 5 * 40000, 5, 5, now, window, REQPATH_GUARD_SLACK_US));
     assert_true(reqpath_tail_cooling(&u, now + REQPATH_GUARD_COOLDOWN_MS - 1000));
     assert_true(reqpath_tail_left_ms(&u, now) > REQPATH_GUARD_COOLDOWN_MS - 1000);
     assert_int_equal(reqpath_tail_left_ms(&u, now + REQPATH_GUARD_COOLDOWN_MS + 1000), 0);
@@ -199,16 +199,16 @@ static void test_tail_guard(void **state)
     struct reqpath_tail w = {0};
     uint32_t t0 = 1000;
     for (int i = 0; i < 5; i++, t0 += 2000)
-        assert_false(reqpath_tail_sample(&w, false, 20 * 20000, 20 * 40000, 20, t0, window, 1000.0));
+        assert_false(reqpath_tail_sample(&w, false, 20 * 20000, 20 * 40000, 20, 20, t0, window, 1000.0));
     for (int i = 0; i < 20; i++, t0 += 250)
-        assert_false(reqpath_tail_sample(&w, true, 5 * 170000, 5 * 40000, 5, t0, window, 1000.0));
+        assert_false(reqpath_tail_sample(&w, true, 5 * 170000, 5 * 40000, 5, 5, t0, window, 1000.0));
     released = false;
     for (n = 0; n < 100 && !released; n++, t0 += 250)
-        released = reqpath_tail_sample(&w, true, 5 * 2000000, 5 * 40000, 5, t0, window, 1000.0);
+        released = reqpath_tail_sample(&w, true, 5 * 2000000, 5 * 40000, 5, 5, t0, window, 1000.0);
     assert_true(released);
     /* a sample with too few wake-ups says nothing yet */
     struct reqpath_tail v = {0};
-    assert_false(reqpath_tail_sample(&v, false, 1000000, 1000, 1, now, window, REQPATH_GUARD_SLACK_US));
+    assert_false(reqpath_tail_sample(&v, false, 1000000, 1000, 1, 1, now, window, REQPATH_GUARD_SLACK_US));
     assert_int_equal(v.unpacked_samples, 0);
 }
 
@@ -218,9 +218,9 @@ static void test_tail_decays(void **state)
 {
     (void)state;
     struct reqpath_tail t = {0};
-    assert_false(reqpath_tail_sample(&t, false, 16 * 500000, 16 * 10000, 16, 1000, 10000, REQPATH_GUARD_SLACK_US));
+    assert_false(reqpath_tail_sample(&t, false, 16 * 500000, 16 * 10000, 16, 16, 1000, 10000, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 500.0, 1.0);
-    assert_false(reqpath_tail_sample(&t, false, 16 * 10000, 16 * 10000, 16, 1000 + 30000, 10000, REQPATH_GUARD_SLACK_US));
+    assert_false(reqpath_tail_sample(&t, false, 16 * 10000, 16 * 10000, 16, 16, 1000 + 30000, 10000, REQPATH_GUARD_SLACK_US));
     /* 500 e^-3 = 24.9 */
     assert_float_equal(t.unpacked_us, 24.9, 0.5);
 }
@@ -237,36 +237,71 @@ static void test_tail_one_tick(void **state)
     uint32_t now = 1000, window = 10000;
     struct reqpath_tail t = {0};
     for (int i = 0; i < 5; i++, now += 1000)
-        assert_false(reqpath_tail_sample(&t, false, 16 * 8000, 16 * 30000, 16, now, window, 1000.0));
+        assert_false(reqpath_tail_sample(&t, false, 16 * 8000, 16 * 30000, 16, 16, now, window, 1000.0));
     struct reqpath_tail hard = t;
     for (int i = 0; i < 400; i++, now += 40) {
         uint64_t wait = (i % 8 == 0) ? 4000000 + 50000 : 2 * 50000;
-        assert_false(reqpath_tail_sample(&t, true, wait, 2 * 30000, 2, now, window, 1000.0));
+        assert_false(reqpath_tail_sample(&t, true, wait, 2 * 30000, 2, 2, now, window, 1000.0));
     }
     assert_false(reqpath_tail_cooling(&t, now));
     assert_true(t.packed_us > 250 && t.packed_us < 350);
     /* every wake-up waiting 1.5 ms: released */
     bool released = false;
     for (int i = 0; i < 400 && !released; i++, now += 40)
-        released = reqpath_tail_sample(&hard, true, 2 * 1500000, 2 * 30000, 2, now, window, 1000.0);
+        released = reqpath_tail_sample(&hard, true, 2 * 1500000, 2 * 30000, 2, 2, now, window, 1000.0);
     assert_true(released);
     /* a window is all packed or all not: a packed sample after unpacked
      * ones starts a new one */
     struct reqpath_tail m = {0};
-    assert_false(reqpath_tail_sample(&m, false, 10 * 8000, 10 * 30000, 10, now, window, 1000.0));
-    assert_false(reqpath_tail_sample(&m, true, 10 * 900000, 10 * 30000, 10, now, window, 1000.0));
+    assert_false(reqpath_tail_sample(&m, false, 10 * 8000, 10 * 30000, 10, 10, now, window, 1000.0));
+    assert_false(reqpath_tail_sample(&m, true, 10 * 900000, 10 * 30000, 10, 10, now, window, 1000.0));
     assert_int_equal(m.unpacked_samples, 0);
     assert_int_equal(m.packed_samples, 0);
-    assert_false(reqpath_tail_sample(&m, true, 10 * 900000, 10 * 30000, 10, now, window, 1000.0));
+    assert_false(reqpath_tail_sample(&m, true, 10 * 900000, 10 * 30000, 10, 10, now, window, 1000.0));
     assert_int_equal(m.packed_samples, 1);
     assert_float_equal(m.packed_us, 900.0, 1.0);
+}
+
+/* A loop that wakes every 50 ms may start a few ms late packed beside a busy
+ * task (a wake-up that does not preempt it waits for the next tick): 5% of
+ * its period, up to 4 ms, is allowed, and a wait past that still releases. */
+static void test_tail_cadence(void **state)
+{
+    (void)state;
+    uint32_t now = 1000, window = 10000;
+    struct reqpath_tail t = {0};
+    /* unpacked: 16 wake-ups in 800 ms, 84 µs of wait and 100 µs of run each */
+    for (int i = 0; i < 5; i++, now += 800)
+        assert_false(reqpath_tail_sample(&t, false, 16 * 84000, 16 * 100000, 16, 800, now, window, 1000.0));
+    struct reqpath_tail fast = t;
+    /* limit: 1.5 x 84 + 5% of 50 ms */
+    assert_float_equal(reqpath_tail_limit_us(&t), 126 + 2500, 5.0);
+    for (int i = 0; i < 40; i++, now += 800)
+        assert_false(reqpath_tail_sample(&t, true, 16 * 1700000, 16 * 100000, 16, 800, now, window, 1000.0));
+    assert_false(reqpath_tail_cooling(&t, now));
+    bool released = false;
+    for (int i = 0; i < 40 && !released; i++, now += 800)
+        released = reqpath_tail_sample(&t, true, 16 * 3000000, 16 * 100000, 16, 800, now, window, 1000.0);
+    assert_true(released);
+    /* the same waits at a 5 ms cadence (a service's rate): released */
+    released = false;
+    for (int i = 0; i < 5; i++, now += 80)
+        assert_false(reqpath_tail_sample(&fast, false, 16 * 84000, 16 * 100000, 16, 80, now, window, 1000.0));
+    for (int i = 0; i < 40 && !released; i++, now += 80)
+        released = reqpath_tail_sample(&fast, true, 16 * 1700000, 16 * 100000, 16, 80, now, window, 1000.0);
+    assert_true(released);
+    /* a rare waker's allowance stops at the cap */
+    struct reqpath_tail slow = {0};
+    for (int i = 0; i < 5; i++, now += 16000)
+        assert_false(reqpath_tail_sample(&slow, false, 16 * 84000, 16 * 100000, 16, 16000, now, window, 1000.0));
+    assert_float_equal(reqpath_tail_limit_us(&slow), 126 + REQPATH_GUARD_PERIOD_CAP_US, 5.0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sleep_kinds),  cmocka_unit_test(test_parse_syscall), cmocka_unit_test(test_parse_sockets),
-        cmocka_unit_test(test_tail_guard),   cmocka_unit_test(test_tail_decays), cmocka_unit_test(test_tail_one_tick),
+        cmocka_unit_test(test_tail_guard),   cmocka_unit_test(test_tail_decays), cmocka_unit_test(test_tail_one_tick), cmocka_unit_test(test_tail_cadence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
