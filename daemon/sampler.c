@@ -15,7 +15,9 @@
 
 int sampler_init(struct sampler *s, const char *root, int n_cpus)
 {
-    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS};
+    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS,
+                          .watch = FREELIST_INIT(struct sampler_watch, next_ms, 256),
+                          .gate = FREELIST_INIT(struct sampler_gate, read_ms, 64)};
     return sampler_resize(s, MAX(n_cpus, 1));
 }
 
@@ -24,9 +26,10 @@ void sampler_destroy(struct sampler *s)
     free(s->stat_prev);
     free(s->util_milli);
     free(s->jitter_milli);
-    free(s->watch);
-    free(s->gate);
-    *s = (struct sampler){.root = s->root, .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
+    freelist_done(&s->watch);
+    freelist_done(&s->gate);
+    *s = (struct sampler){.root = s->root, .watch = s->watch, .gate = s->gate,
+                          .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
 }
 
 int sampler_resize(struct sampler *s, int n_cpus)
@@ -123,33 +126,16 @@ bool sampler_is_kernel_thread(const struct task *t)
 
 struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct task *t)
 {
-    if (!t->watch || t->watch > s->n_watch)
-        return NULL;
-    return &s->watch[t->watch - 1];
+    return freelist_get(&s->watch, t->watch);
 }
 
 static int watch_new(struct sampler *s, struct task *t)
 {
-    uint32_t i;
-    if (s->free_watch) {
-        i = s->free_watch - 1;
-        /* a free entry keeps the next free one in next_ms */
-        s->free_watch = s->watch[i].next_ms;
-    } else {
-        if (s->n_watch == s->cap_watch) {
-            uint32_t cap = s->cap_watch ? s->cap_watch * 2 : 256;
-            struct sampler_watch *w = realloc(s->watch, sizeof *w * cap);
-            if (!w)
-                return -ENOMEM;
-            s->watch = w;
-            s->cap_watch = cap;
-        }
-        i = s->n_watch++;
-    }
-    struct sampler_watch *w = &s->watch[i];
-    *w = (struct sampler_watch){.in_use = 1};
+    struct sampler_watch *w = freelist_take(&s->watch, &t->watch);
+    if (!w)
+        return -ENOMEM;
+    w->in_use = 1;
     behaviour_state_init(&w->st);
-    t->watch = i + 1;
     s->n_watching++;
     return 0;
 }
@@ -157,11 +143,11 @@ static int watch_new(struct sampler *s, struct task *t)
 void sampler_unwatch(struct sampler *s, struct task *t)
 {
     struct sampler_watch *w = sampler_watch_of(s, t);
+    uint32_t id = t->watch;
     t->watch = 0;
     if (!w || !w->in_use)
         return;
-    *w = (struct sampler_watch){.next_ms = s->free_watch};
-    s->free_watch = (uint32_t)(w - s->watch) + 1;
+    freelist_put(&s->watch, id);
     s->n_watching--;
 }
 
@@ -207,7 +193,7 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
 
 size_t sampler_memory_bytes(const struct sampler *s)
 {
-    return (size_t)s->cap_watch * sizeof *s->watch + (size_t)s->cap_gate * sizeof *s->gate;
+    return freelist_memory_bytes(&s->watch) + freelist_memory_bytes(&s->gate);
 }
 
 static bool due(const struct sampler_watch *w, uint32_t now32) { return (int32_t)(now32 - w->next_ms) >= 0; }
