@@ -122,6 +122,39 @@ bool sampler_is_kernel_thread(const struct task *t)
     return t->flags & TASK_F_KTHREAD;
 }
 
+/* A walk of every task in the table once, from a cursor (a slot) to the
+ * table's end and on from its start: each tick's reads start where the last
+ * tick's stopped. */
+struct table_walk {
+    size_t iter;                 /* the slot to look at next */
+    unsigned left;               /* tasks not visited yet */
+};
+
+static struct table_walk walk_from(const struct task_table *tt, size_t cursor)
+{
+    return (struct table_walk){.iter = cursor, .left = task_table_count(tt)};
+}
+
+/* The next task, NULL when every one was visited. *at (may be NULL): its
+ * slot, the cursor of a walk that starts with it. */
+static struct task *walk_next(struct task_table *tt, struct table_walk *walk, size_t *at)
+{
+    while (walk->left) {
+        size_t here = walk->iter;
+        struct task *t = task_table_next(tt, &walk->iter);
+        if (t) {
+            walk->left--;
+            if (at)
+                *at = here;
+            return t;
+        }
+        if (walk->iter == 0)
+            return NULL;
+        walk->iter = 0;
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------ behaviour */
 
 struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct task *t)
@@ -372,18 +405,10 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
      * the new ones of the last tick left, and at least half of it. */
     unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);
     struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK - kept};
-    unsigned n = task_table_count(tt), visited = 0;
+    struct table_walk walk = walk_from(tt, s->watch_cursor);
     bool starved = false;
-    iter = s->watch_cursor;
-    while (visited < n) {
-        size_t here = iter;
-        if (!(t = task_table_next(tt, &iter))) {
-            if (iter == 0)
-                break;
-            iter = 0;
-            continue;
-        }
-        visited++;
+    size_t here;
+    while ((t = walk_next(tt, &walk, &here))) {
         enum visit v = behaviour_visit(s, tt, t, p, now_ms, h, &b);
         if (v == VISIT_STOP)
             break;
@@ -480,25 +505,18 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
 void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now_ms, unsigned half_life_ms)
 {
     uint32_t now32 = (uint32_t)now_ms;
-    unsigned n = task_table_count(tt), visited = 0, read = 0;
+    unsigned read = 0;
     uint64_t total = 0;
-    size_t iter = s->cursor;
+    struct table_walk walk = walk_from(tt, s->cursor);
     struct task *t;
     memset(s->jitter_milli, 0, sizeof(*s->jitter_milli) * (size_t)s->n_cpus);
-    while (visited < n) {
-        if (!(t = task_table_next(tt, &iter))) {
-            if (iter == 0)
-                break;
-            iter = 0;
-            continue;
-        }
-        visited++;
+    while ((t = walk_next(tt, &walk, NULL))) {
         if (t->class != CLASS_JITTER)
             continue;
         bool was_full = read >= SAMPLER_TASKS_PER_TICK;
         jitter_visit(s, tt, t, now32, half_life_ms, &read);
         if (!was_full && read >= SAMPLER_TASKS_PER_TICK)
-            s->cursor = iter;   /* the next tick reads from the task after it */
+            s->cursor = walk.iter;   /* the next tick reads from the task after it */
         total += t->util_milli;
         if (t->last_cpu >= 0 && t->last_cpu < s->n_cpus)
             s->jitter_milli[t->last_cpu] = (int)MIN((unsigned)s->jitter_milli[t->last_cpu] + t->util_milli, 1000u);
