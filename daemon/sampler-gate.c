@@ -16,42 +16,26 @@
 
 static struct sampler_gate *gate_of(const struct sampler *s, const struct task *leader)
 {
-    if (!leader->gate || leader->gate > s->n_gate || !s->gate[leader->gate - 1].in_use)
-        return NULL;
-    return &s->gate[leader->gate - 1];
+    struct sampler_gate *g = freelist_get(&s->gate, leader->gate);
+    return g && g->in_use ? g : NULL;
 }
 
 static struct sampler_gate *gate_new(struct sampler *s, struct task *leader)
 {
-    uint32_t i;
-    if (s->free_gate) {
-        i = s->free_gate - 1;
-        /* a free entry keeps the next free one in read_ms */
-        s->free_gate = s->gate[i].read_ms;
-    } else {
-        if (s->n_gate == s->cap_gate) {
-            uint32_t cap = s->cap_gate ? s->cap_gate * 2 : 64;
-            struct sampler_gate *g = realloc(s->gate, sizeof *g * cap);
-            if (!g)
-                return NULL;
-            s->gate = g;
-            s->cap_gate = cap;
-        }
-        i = s->n_gate++;
-    }
-    s->gate[i] = (struct sampler_gate){.in_use = 1};
-    leader->gate = i + 1;
-    return &s->gate[i];
+    struct sampler_gate *g = freelist_take(&s->gate, &leader->gate);
+    if (g)
+        g->in_use = 1;
+    return g;
 }
 
 void sampler_gate_release(struct sampler *s, struct task *leader)
 {
+    uint32_t id = leader->gate;
     struct sampler_gate *g = gate_of(s, leader);
     leader->gate = 0;
-    if (!g || !g->in_use)
+    if (!g)
         return;
-    *g = (struct sampler_gate){.read_ms = s->free_gate};
-    s->free_gate = (uint32_t)(g - s->gate) + 1;
+    freelist_put(&s->gate, id);
 }
 
 /* utime + stime of the whole process, in clock ticks */

@@ -15,7 +15,9 @@
 
 int sampler_init(struct sampler *s, const char *root, int n_cpus)
 {
-    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS};
+    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS,
+                          .watch = FREELIST_INIT(struct sampler_watch, next_ms, 256),
+                          .gate = FREELIST_INIT(struct sampler_gate, read_ms, 64)};
     return sampler_resize(s, MAX(n_cpus, 1));
 }
 
@@ -24,9 +26,10 @@ void sampler_destroy(struct sampler *s)
     free(s->stat_prev);
     free(s->util_milli);
     free(s->jitter_milli);
-    free(s->watch);
-    free(s->gate);
-    *s = (struct sampler){.root = s->root, .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
+    freelist_done(&s->watch);
+    freelist_done(&s->gate);
+    *s = (struct sampler){.root = s->root, .watch = s->watch, .gate = s->gate,
+                          .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
 }
 
 int sampler_resize(struct sampler *s, int n_cpus)
@@ -119,37 +122,53 @@ bool sampler_is_kernel_thread(const struct task *t)
     return t->flags & TASK_F_KTHREAD;
 }
 
+/* A walk of every task in the table once, from a cursor (a slot) to the
+ * table's end and on from its start: each tick's reads start where the last
+ * tick's stopped. */
+struct table_walk {
+    size_t iter;                 /* the slot to look at next */
+    unsigned left;               /* tasks not visited yet */
+};
+
+static struct table_walk walk_from(const struct task_table *tt, size_t cursor)
+{
+    return (struct table_walk){.iter = cursor, .left = task_table_count(tt)};
+}
+
+/* The next task, NULL when every one was visited. *at (may be NULL): its
+ * slot, the cursor of a walk that starts with it. */
+static struct task *walk_next(struct task_table *tt, struct table_walk *walk, size_t *at)
+{
+    while (walk->left) {
+        size_t here = walk->iter;
+        struct task *t = task_table_next(tt, &walk->iter);
+        if (t) {
+            walk->left--;
+            if (at)
+                *at = here;
+            return t;
+        }
+        if (walk->iter == 0)
+            return NULL;
+        walk->iter = 0;
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------ behaviour */
 
 struct sampler_watch *sampler_watch_of(const struct sampler *s, const struct task *t)
 {
-    if (!t->watch || t->watch > s->n_watch)
-        return NULL;
-    return &s->watch[t->watch - 1];
+    return freelist_get(&s->watch, t->watch);
 }
 
 static int watch_new(struct sampler *s, struct task *t)
 {
-    uint32_t i;
-    if (s->free_watch) {
-        i = s->free_watch - 1;
-        /* a free entry keeps the next free one in next_ms */
-        s->free_watch = s->watch[i].next_ms;
-    } else {
-        if (s->n_watch == s->cap_watch) {
-            uint32_t cap = s->cap_watch ? s->cap_watch * 2 : 256;
-            struct sampler_watch *w = realloc(s->watch, sizeof *w * cap);
-            if (!w)
-                return -ENOMEM;
-            s->watch = w;
-            s->cap_watch = cap;
-        }
-        i = s->n_watch++;
-    }
-    struct sampler_watch *w = &s->watch[i];
-    *w = (struct sampler_watch){.in_use = 1};
+    struct sampler_watch *w = freelist_take(&s->watch, &t->watch);
+    if (!w)
+        return -ENOMEM;
+    w->in_use = 1;
     behaviour_state_init(&w->st);
-    t->watch = i + 1;
     s->n_watching++;
     return 0;
 }
@@ -157,11 +176,11 @@ static int watch_new(struct sampler *s, struct task *t)
 void sampler_unwatch(struct sampler *s, struct task *t)
 {
     struct sampler_watch *w = sampler_watch_of(s, t);
+    uint32_t id = t->watch;
     t->watch = 0;
     if (!w || !w->in_use)
         return;
-    *w = (struct sampler_watch){.next_ms = s->free_watch};
-    s->free_watch = (uint32_t)(w - s->watch) + 1;
+    freelist_put(&s->watch, id);
     s->n_watching--;
 }
 
@@ -207,7 +226,7 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
 
 size_t sampler_memory_bytes(const struct sampler *s)
 {
-    return (size_t)s->cap_watch * sizeof *s->watch + (size_t)s->cap_gate * sizeof *s->gate;
+    return freelist_memory_bytes(&s->watch) + freelist_memory_bytes(&s->gate);
 }
 
 static bool due(const struct sampler_watch *w, uint32_t now32) { return (int32_t)(now32 - w->next_ms) >= 0; }
@@ -386,18 +405,10 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
      * the new ones of the last tick left, and at least half of it. */
     unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);
     struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK - kept};
-    unsigned n = task_table_count(tt), visited = 0;
+    struct table_walk walk = walk_from(tt, s->watch_cursor);
     bool starved = false;
-    iter = s->watch_cursor;
-    while (visited < n) {
-        size_t here = iter;
-        if (!(t = task_table_next(tt, &iter))) {
-            if (iter == 0)
-                break;
-            iter = 0;
-            continue;
-        }
-        visited++;
+    size_t here;
+    while ((t = walk_next(tt, &walk, &here))) {
         enum visit v = behaviour_visit(s, tt, t, p, now_ms, h, &b);
         if (v == VISIT_STOP)
             break;
@@ -494,25 +505,18 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
 void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now_ms, unsigned half_life_ms)
 {
     uint32_t now32 = (uint32_t)now_ms;
-    unsigned n = task_table_count(tt), visited = 0, read = 0;
+    unsigned read = 0;
     uint64_t total = 0;
-    size_t iter = s->cursor;
+    struct table_walk walk = walk_from(tt, s->cursor);
     struct task *t;
     memset(s->jitter_milli, 0, sizeof(*s->jitter_milli) * (size_t)s->n_cpus);
-    while (visited < n) {
-        if (!(t = task_table_next(tt, &iter))) {
-            if (iter == 0)
-                break;
-            iter = 0;
-            continue;
-        }
-        visited++;
+    while ((t = walk_next(tt, &walk, NULL))) {
         if (t->class != CLASS_JITTER)
             continue;
         bool was_full = read >= SAMPLER_TASKS_PER_TICK;
         jitter_visit(s, tt, t, now32, half_life_ms, &read);
         if (!was_full && read >= SAMPLER_TASKS_PER_TICK)
-            s->cursor = iter;   /* the next tick reads from the task after it */
+            s->cursor = walk.iter;   /* the next tick reads from the task after it */
         total += t->util_milli;
         if (t->last_cpu >= 0 && t->last_cpu < s->n_cpus)
             s->jitter_milli[t->last_cpu] = (int)MIN((unsigned)s->jitter_milli[t->last_cpu] + t->util_milli, 1000u);

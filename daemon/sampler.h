@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "behaviour.h"
+#include "freelist.h"
 #include "load.h"
 
 struct task;
@@ -29,15 +30,13 @@ struct sampler {
     size_t cursor;               /* where the next tick's task sampling starts */
     unsigned idle_backoff_ms;    /* SAMPLER_IDLE_BACKOFF_MS (sampler_init); 0: read every tick */
     /* behaviour: one entry per candidate thread (struct task.watch) */
-    struct sampler_watch *watch;
-    uint32_t n_watch, cap_watch, free_watch;   /* free_watch: 1 + first free entry, 0: none */
+    struct freelist watch;       /* of struct sampler_watch, linked through next_ms */
     uint32_t n_watching;         /* entries in use */
     size_t watch_cursor;         /* where the next tick's walk starts: the first due thread not read */
     unsigned behaviour_new_wanted;   /* new and unseen threads the last tick met */
     uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
     /* per process, whether its threads ran at all (sampler-gate.c) */
-    struct sampler_gate *gate;
-    uint32_t n_gate, cap_gate, free_gate;   /* free_gate: 1 + first free entry, 0: none */
+    struct freelist gate;        /* of struct sampler_gate, linked through read_ms */
     uint64_t gate_reads;         /* /proc/PID/stat reads for the gates */
     uint64_t gate_skips;         /* thread reads the gates spared */
     uint64_t jitter_reads;       /* reads of jitter tasks by sampler_sample_tasks */

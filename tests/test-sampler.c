@@ -557,9 +557,9 @@ static void test_gate_spares_sleeping_threads(void **state)
     assert_int_not_equal(leader->gate, 0);
     sampler_gate_release(&f->s, leader);
     assert_int_equal(leader->gate, 0);
-    assert_int_equal(f->s.free_gate, 1);
+    assert_int_equal(f->s.gate.free, 1);
     sampler_gate_release(&f->s, leader);            /* twice: nothing */
-    assert_int_equal(f->s.free_gate, 1);
+    assert_int_equal(f->s.gate.free, 1);
     /* the next process takes the freed entry, afresh */
     struct task *other = add_thread(f, 300, 300, CLASS_IGNORE, SOURCE_DEFAULT);
     add_thread(f, 300, 301, CLASS_IGNORE, SOURCE_DEFAULT);
@@ -568,7 +568,7 @@ static void test_gate_spares_sleeping_threads(void **state)
     /* first read: no thread read before it can be spared */
     assert_false(sampler_gate_quiet(&f->s, f->tt, t301, (uint32_t)now - 1, (uint32_t)now, 500));
     assert_int_equal(other->gate, 1);
-    assert_int_equal(f->s.free_gate, 0);
+    assert_int_equal(f->s.gate.free, 0);
     assert_true(sampler_gate_quiet(&f->s, f->tt, t301, (uint32_t)now, (uint32_t)now + 600, 500));
 }
 
