@@ -106,18 +106,23 @@ static int lookup_name(const char *s, const char *const *names, size_t n)
 static void format_whole(char *buf, size_t size, unsigned v) { snprintf(buf, size, "%u", v); }
 static void format_permille(char *buf, size_t size, unsigned v) { format_percent(buf, size, v); }
 
-/* v into field if it is within the setting's bounds, which a message shows
- * in the key's own notation. */
+/* The setting's bounds, in the key's own notation. */
+static int bad_bounds(struct parser *p, const struct setting *st, const char *value,
+                      void (*format)(char *buf, size_t size, unsigned v))
+{
+    char a[32], b[32], range[96];
+    format(a, sizeof a, st->min);
+    format(b, sizeof b, st->max);
+    snprintf(range, sizeof range, "between %s and %s", a, b);
+    return bad_range(p, st, value, range);
+}
+
+/* v into field if it is within the setting's bounds. */
 static int set_in_range(struct parser *p, const struct setting *st, const char *value, void *field, unsigned v,
                         void (*format)(char *buf, size_t size, unsigned v))
 {
-    if (v < st->min || v > st->max) {
-        char a[32], b[32], range[96];
-        format(a, sizeof a, st->min);
-        format(b, sizeof b, st->max);
-        snprintf(range, sizeof range, "between %s and %s", a, b);
-        return bad_range(p, st, value, range);
-    }
+    if (v < st->min || v > st->max)
+        return bad_bounds(p, st, value, format);
     *(unsigned *)field = v;
     return 0;
 }
@@ -323,7 +328,7 @@ static int parse_duration_us(struct parser *p, const struct setting *st, const c
     return set_in_range(p, st, value, field, v, format_duration_us);
 }
 
-/* jitter_slice, max_run_delay, frequency_reevaluation: a duration within the key's range, or off. */
+/* frequency_reevaluation: a duration within the key's range, or off. */
 static int parse_duration_us_or_off(struct parser *p, const struct setting *st, const char *value, void *field)
 {
     if (strcmp(value, "off") == 0) {
@@ -334,6 +339,29 @@ static int parse_duration_us_or_off(struct parser *p, const struct setting *st, 
     if (behaviour_parse_duration_us(value, &v) < 0)
         return bad_value(p, st, value, "a duration such as 300us or 1ms, or off");
     return set_in_range(p, st, value, field, v, format_duration_us);
+}
+
+/* A duration kept in ns, written in µs (the keys take whole µs). */
+static void format_duration_ns(char *buf, size_t size, unsigned ns) { format_duration_us(buf, size, ns / 1000); }
+
+/* jitter_slice, max_run_delay: written as finer than ms durations or off,
+ * kept in ns, the unit of sched_setattr's slice and of schedstat's waits,
+ * which is how the applier and the run-delay guard take them; the
+ * setting's bounds are in ns too. */
+static int parse_duration_ns_or_off(struct parser *p, const struct setting *st, const char *value, void *field)
+{
+    if (strcmp(value, "off") == 0) {
+        *(uint64_t *)field = 0;
+        return 0;
+    }
+    unsigned us;
+    if (behaviour_parse_duration_us(value, &us) < 0)
+        return bad_value(p, st, value, "a duration such as 300us or 1ms, or off");
+    uint64_t ns = (uint64_t)us * 1000;
+    if (ns < st->min || ns > st->max)
+        return bad_bounds(p, st, value, format_duration_ns);
+    *(uint64_t *)field = ns;
+    return 0;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -361,18 +389,17 @@ static const struct setting settings[] = {
     {SEC_CAPACITY, "smt7", parse_factor, OFF(capacity.factor_milli[7]), 1, 7000},
     {SEC_CAPACITY, "smt8", parse_factor, OFF(capacity.factor_milli[8]), 1, 8000},
     {SEC_CAPACITY, "probe", parse_yes_no, OFF(freq_probe), 0, 0},
-    {SEC_CAPACITY, "frequency_reevaluation", parse_duration_us_or_off, OFF(freq_reeval_us), 1, 1000000},
-    {SEC_PACKING, "busy_threshold", parse_percent, OFF(busy_threshold_milli), 1, 1000},
-    {SEC_PACKING, "headroom", parse_percent, OFF(headroom_milli), 0, 8000},
-    {SEC_PACKING, "idle_threshold", parse_percent, OFF(idle_machine_milli), 0, 1000},
-    {SEC_PACKING, "hold_time", parse_duration, OFF(hold_ms), 0, 3600000},
-    {SEC_PACKING, "min_change_interval", parse_duration, OFF(min_change_ms), 0, 3600000},
-    {SEC_PACKING, "half_life", parse_duration, OFF(half_life_ms), 1, 3600000},
-    {SEC_PACKING, "domain", parse_domain, OFF(domain), 0, 0},
-    {SEC_PACKING, "jitter_slice", parse_duration_us_or_off, OFF(jitter_slice_us), SLICE_MIN_NS / 1000,
-     SLICE_MAX_NS / 1000},
-    {SEC_PACKING, "max_run_delay", parse_duration_us_or_off, OFF(max_run_delay_us), DELAY_MAX_RUN_DELAY_US_MIN,
-     DELAY_MAX_RUN_DELAY_US_MAX},
+    {SEC_CAPACITY, "frequency_reevaluation", parse_duration_us_or_off, OFF(policy.freq_reeval_us), 1, 1000000},
+    {SEC_PACKING, "busy_threshold", parse_percent, OFF(policy.busy_threshold_milli), 1, 1000},
+    {SEC_PACKING, "headroom", parse_percent, OFF(policy.headroom_milli), 0, 8000},
+    {SEC_PACKING, "idle_threshold", parse_percent, OFF(policy.idle_machine_milli), 0, 1000},
+    {SEC_PACKING, "hold_time", parse_duration, OFF(policy.hold_ms), 0, 3600000},
+    {SEC_PACKING, "min_change_interval", parse_duration, OFF(policy.min_change_ms), 0, 3600000},
+    {SEC_PACKING, "half_life", parse_duration, OFF(policy.half_life_ms), 1, 3600000},
+    {SEC_PACKING, "domain", parse_domain, OFF(policy.domain), 0, 0},
+    {SEC_PACKING, "jitter_slice", parse_duration_ns_or_off, OFF(policy.jitter_slice_ns), SLICE_MIN_NS, SLICE_MAX_NS},
+    {SEC_PACKING, "max_run_delay", parse_duration_ns_or_off, OFF(policy.max_run_delay_ns), DELAY_MAX_RUN_DELAY_NS_MIN,
+     DELAY_MAX_RUN_DELAY_NS_MAX},
     {SEC_CLASSIFY, "uclamp", parse_uclamp, OFF(use_uclamp), 0, 0},
     {SEC_CLASSIFY, "uclamp_threshold", parse_whole, OFF(uclamp_threshold), 0, 1023},
     {SEC_CLASSIFY, "uclamp_recheck_interval", parse_duration, OFF(uclamp_recheck_ms), 0, 3600000},
@@ -526,30 +553,32 @@ void config_print_settings(FILE *f, const struct config *c)
         fprintf(f, "smt%u = %s\n", n, b);
     }
     fprintf(f, "probe = %s\n", c->freq_probe ? "yes" : "no");
-    if (c->freq_reeval_us)
-        format_duration_us(b, sizeof b, c->freq_reeval_us);
-    fprintf(f, "frequency_reevaluation = %s\n", c->freq_reeval_us ? b : "off");
+    const struct policy_params *pp = &c->policy;
+    if (pp->freq_reeval_us)
+        format_duration_us(b, sizeof b, pp->freq_reeval_us);
+    fprintf(f, "frequency_reevaluation = %s\n", pp->freq_reeval_us ? b : "off");
     config_print_freq(f, &c->freq);
     fprintf(f, "\n[packing]\n");
-    format_percent(b, sizeof b, c->busy_threshold_milli);
+    format_percent(b, sizeof b, pp->busy_threshold_milli);
     fprintf(f, "busy_threshold = %s\n", b);
-    format_percent(b, sizeof b, c->headroom_milli);
+    format_percent(b, sizeof b, pp->headroom_milli);
     fprintf(f, "headroom = %s\n", b);
-    format_percent(b, sizeof b, c->idle_machine_milli);
+    format_percent(b, sizeof b, pp->idle_machine_milli);
     fprintf(f, "idle_threshold = %s\n", b);
-    format_duration(b, sizeof b, c->hold_ms);
+    format_duration(b, sizeof b, pp->hold_ms);
     fprintf(f, "hold_time = %s\n", b);
-    format_duration(b, sizeof b, c->min_change_ms);
+    format_duration(b, sizeof b, pp->min_change_ms);
     fprintf(f, "min_change_interval = %s\n", b);
-    format_duration(b, sizeof b, c->half_life_ms);
+    format_duration(b, sizeof b, pp->half_life_ms);
     fprintf(f, "half_life = %s\n", b);
-    fprintf(f, "domain = %s\n", (unsigned)c->domain < ELEMENTSOF(domain_names) ? domain_names[c->domain] : "?");
-    if (c->jitter_slice_us)
-        format_duration_us(b, sizeof b, c->jitter_slice_us);
-    fprintf(f, "jitter_slice = %s\n", c->jitter_slice_us ? b : "off");
-    if (c->max_run_delay_us)
-        format_duration_us(b, sizeof b, c->max_run_delay_us);
-    fprintf(f, "max_run_delay = %s\n", c->max_run_delay_us ? b : "off");
+    fprintf(f, "domain = %s\n", (unsigned)pp->domain < ELEMENTSOF(domain_names) ? domain_names[pp->domain] : "?");
+    /* both whole µs, as parsed */
+    if (pp->jitter_slice_ns)
+        format_duration_ns(b, sizeof b, (unsigned)pp->jitter_slice_ns);
+    fprintf(f, "jitter_slice = %s\n", pp->jitter_slice_ns ? b : "off");
+    if (pp->max_run_delay_ns)
+        format_duration_ns(b, sizeof b, (unsigned)pp->max_run_delay_ns);
+    fprintf(f, "max_run_delay = %s\n", pp->max_run_delay_ns ? b : "off");
     fprintf(f, "\n[classify]\n");
     fprintf(f, "uclamp = %s\n", c->use_uclamp ? "auto" : "no");
     fprintf(f, "uclamp_threshold = %u\n", c->uclamp_threshold);

@@ -8,10 +8,10 @@
 
 #include "behaviour.h"
 #include "benefit.h"
+#include "policy-params.h"
 #include "power_capacity.h"
 #include "task-class.h"
 
-enum pack_domain { DOMAIN_PACKAGE = 0, DOMAIN_LLC, DOMAIN_NUMA };
 enum apply_mode { APPLY_AFFINITY = 0, APPLY_CGROUP };
 
 /* Match keys of a rule: NULL-terminated lists of fnmatch(3) globs; NULL means
@@ -51,19 +51,9 @@ struct config {
     /* probe = yes: without a table, learn which plan pays from the busy
      * cores' measured frequency (APERF/MPERF or cpufreq) where it can be read */
     bool freq_probe;
-    /* how often the chip re-evaluates its frequency limit (frequency_reevaluation);
-     * 0: not known, the lag after a wake-up of an idle core is not counted */
-    unsigned freq_reeval_us;
-    /* [packing] */
-    unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
-    unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */
-    unsigned idle_machine_milli;     /* machine util below this share of total capacity: no restriction */
-    unsigned hold_ms;                /* a new plan must hold this long before it is applied */
-    unsigned min_change_ms;          /* the mask changes at most once per this period */
-    unsigned half_life_ms;           /* utilisation smoothing */
-    enum pack_domain domain;
-    unsigned jitter_slice_us;        /* EEVDF slice of packed jitter (slice.h); 0: off */
-    unsigned max_run_delay_us;       /* run-delay guard's limit (delay-guard.h); 0: off */
+    /* [packing], and [capacity] frequency_reevaluation: in the units their
+     * users take (policy-params.h) */
+    struct policy_params policy;
     /* [classify] */
     bool use_uclamp;
     unsigned uclamp_threshold;       /* util_max at or below this (0..1024) is jitter */

@@ -72,8 +72,8 @@ uint64_t delay_percentile_by_group(struct delay_point *pts, size_t n, unsigned p
  * the first and below the second; hold_ms and the percentile keep single
  * noisy samples from acting. */
 #define DELAY_MAX_RUN_DELAY_NS_DEFAULT 1000000ull
-#define DELAY_MAX_RUN_DELAY_US_MIN 10u            /* [packing] max_run_delay's range */
-#define DELAY_MAX_RUN_DELAY_US_MAX 1000000u
+#define DELAY_MAX_RUN_DELAY_NS_MIN 10000u         /* [packing] max_run_delay's range */
+#define DELAY_MAX_RUN_DELAY_NS_MAX 1000000000u
 #define DELAY_PERCENTILE_DEFAULT 90u
 #define DELAY_HOLD_MS_DEFAULT 3000u
 #define DELAY_SHRINK_PCT_DEFAULT 40u

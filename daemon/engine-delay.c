@@ -63,7 +63,7 @@ static uint32_t stale_ticks(const struct engine *e)
 static void guard_config(struct engine_delay *d, const struct config *cfg)
 {
     delay_guard_config_defaults(&d->cfg);
-    d->cfg.max_run_delay_ns = (uint64_t)cfg->max_run_delay_us * 1000;
+    d->cfg.max_run_delay_ns = cfg->policy.max_run_delay_ns;
 }
 
 void engine_delay_init(struct engine_delay *d, const struct config *cfg)

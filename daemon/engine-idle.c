@@ -62,12 +62,12 @@ const struct packer_idle *engine_idle_measure(struct engine *e, uint64_t now)
     /* kept when the jitter ran as the last plan left it until now (a
      * pause or a resume in between would mix two plans) */
     if (d->unconfined) {
-        idle_keep(&d->fig.none, &d->last, jitter_unconfined(e), now, e->cfg->half_life_ms);
+        idle_keep(&d->fig.none, &d->last, jitter_unconfined(e), now, e->cfg->policy.half_life_ms);
     } else if (jitter_isolated(e)) {
         if (d->fig.iso_sig != d->planned_sig)
             d->fig.iso = (struct idle_kept){0};     /* another load: measured afresh */
         d->fig.iso_sig = d->planned_sig;
-        idle_keep(&d->fig.iso, &d->last, true, now, e->cfg->half_life_ms);
+        idle_keep(&d->fig.iso, &d->last, true, now, e->cfg->policy.half_life_ms);
     }
     return &d->fig;
 }
@@ -91,7 +91,7 @@ void engine_idle_planned(struct engine *e, uint64_t now)
         log_info("benefit: %s", pl->benefit_explain);
     }
     /* the packer may change the plan min_change after the trial began */
-    bool may_change = now >= d->trial_at_ms + e->cfg->min_change_ms;
+    bool may_change = now >= d->trial_at_ms + e->cfg->policy.min_change_ms;
     d->fig.in_trial = benefit_trial_goes_on(d->fig.in_trial, pl->benefit_trial, pl->benefit, may_change);
     if (pl->benefit_trial)
         d->fig.trial_from = pl->benefit_trial_from;

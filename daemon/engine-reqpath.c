@@ -123,7 +123,8 @@ void engine_reqpath_sample(struct engine *e, struct task *t, const struct sample
         return;
     bool packed = t->class == CLASS_JITTER && t->source == SOURCE_BEHAVIOUR && applier_find(e->applier, t->tid);
     /* the run-delay budget is the slack: waits within it are packing's accepted cost */
-    double slack_us = e->cfg->max_run_delay_us ? (double)e->cfg->max_run_delay_us : REQPATH_GUARD_SLACK_US;
+    uint64_t budget_ns = e->cfg->policy.max_run_delay_ns;
+    double slack_us = budget_ns ? (double)budget_ns / 1000 : REQPATH_GUARD_SLACK_US;
     if (!reqpath_tail_sample(&p->tail, packed, d->wait_ns, d->run_ns, d->slices, d->dt_ms, d->now_ms,
                              e->cfg->behaviour.window_ms, slack_us))
         return;

@@ -437,7 +437,7 @@ static void plan(struct engine *e, uint64_t now)
         .n_cpu_util = e->sampler.n_cpus,
         .cpu_jitter_milli = e->sampler.jitter_milli,
         .jitter_load_milli = e->sampler.jitter_load_milli,
-        .cfg = e->cfg,
+        .params = &e->cfg->policy,
         .now_ms = now,
         .spill_cpus = &e->delay.spill_cpus,
         .delay_fallback = e->delay.guard.fallen_back,
@@ -496,9 +496,9 @@ int engine_tick(struct engine *e)
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
     pins_repair(&e->slice.pins, e->ops);
     refresh_topology(e);
-    if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
+    if (sampler_sample_cpus(&e->sampler, now, e->cfg->policy.half_life_ms) < 0)
         return 0;
-    sampler_sample_tasks(&e->sampler, e->tasks, now, e->cfg->half_life_ms);
+    sampler_sample_tasks(&e->sampler, e->tasks, now, e->cfg->policy.half_life_ms);
     const struct sampler_behaviour_hooks bh = {.is_candidate = behaviour_candidate,
                                                .on_verdict = behaviour_verdict,
                                                .on_sample = behaviour_sample,
@@ -539,7 +539,7 @@ int engine_start(struct engine *e)
 {
     detect_jitter_slice(e);
     engine_find_freq_table(e);
-    applier_set_jitter_slice(e->applier, &e->jitter_slice, (uint64_t)e->cfg->jitter_slice_us * 1000);
+    applier_set_jitter_slice(e->applier, &e->jitter_slice, e->cfg->policy.jitter_slice_ns);
     int r = applier_recover(e->applier);
     if (r > 0)
         log_notice("restored %d changes left by a previous run", r);
@@ -637,7 +637,7 @@ int engine_reload(struct engine *e, char *msg, size_t size)
         applier_free(e->applier);
         e->applier = a;
     }
-    applier_set_jitter_slice(e->applier, &e->jitter_slice, (uint64_t)cfg->jitter_slice_us * 1000);
+    applier_set_jitter_slice(e->applier, &e->jitter_slice, cfg->policy.jitter_slice_ns);
     classifier_set_config(e->classifier, cfg);
     config_destroy(e->cfg);
     e->cfg = cfg;

@@ -55,9 +55,9 @@ static void snapshot_of(const struct packer_input *in, const struct packer_plan 
         .jitter_milli = (unsigned)((in->jitter_load_milli * jit + jit_all / 2) / jit_all),
         .jitter_on_busy_milli = on_busy,
         .n_jitter_tasks = tasks,
-        .headroom_milli = in->cfg->headroom_milli,
+        .headroom_milli = in->params->headroom_milli,
         .freq = in->freq,
-        .reeval_us = in->cfg->freq_reeval_us,
+        .reeval_us = in->params->freq_reeval_us,
     };
 }
 
@@ -302,7 +302,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
     int n_live = 0;
     for (int i = 0; i < out->n_domains; i++)
         n_live += out->domains[i].n_cores > 0;
-    if (n_live > 1 && table && in->cfg->domain == DOMAIN_PACKAGE) {
+    if (n_live > 1 && table && in->params->domain == DOMAIN_PACKAGE) {
         out->benefit_per_domain = true;
         weigh_domains(in, st, out);
         return;
@@ -311,7 +311,7 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
         /* one measured frequency for the machine, or a table for a
          * package weighed over LLCs or nodes: not modelled */
         snprintf(out->benefit_explain, sizeof out->benefit_explain, "not weighed: %d %s, and the %s is for %s", n_live,
-                 in->cfg->domain == DOMAIN_LLC ? "LLCs" : in->cfg->domain == DOMAIN_NUMA ? "nodes" : "packages",
+                 in->params->domain == DOMAIN_LLC ? "LLCs" : in->params->domain == DOMAIN_NUMA ? "nodes" : "packages",
                  table ? "frequency table" : "probed frequency", table ? "a package" : "the machine");
         return;
     }

@@ -87,7 +87,7 @@ static void append_fallback_groups(const struct packer_input *in, const struct p
         PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
         PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
     };
-    const char *kind = domain_kind(in->cfg->domain);
+    const char *kind = domain_kind(in->params->domain);
     for (size_t k = 0; k < ELEMENTSOF(order); k++) {
         enum packer_reason r = order[k];
         cpu_set_t ids;
@@ -126,12 +126,12 @@ static void describe_weighed(const struct packer_input *in, const struct packer_
 {
     char cores[96], cpus[96];
     bool first = true;
-    sappend(buf, size, "weighed per %s:", domain_kind(in->cfg->domain));
+    sappend(buf, size, "weighed per %s:", domain_kind(in->params->domain));
     for (int i = 0; i < out->n_domains; i++) {
         const struct packer_domain_info *d = &out->domains[i];
         if (d->n_cores == 0)
             continue;
-        sappend(buf, size, "%s %s %d ", first ? "" : ";", domain_kind(in->cfg->domain), d->id);
+        sappend(buf, size, "%s %s %d ", first ? "" : ";", domain_kind(in->params->domain), d->id);
         first = false;
         if (!d->packed) {
             sappend(buf, size, "unrestricted (%s)", packer_reason_describe(d->reason));
@@ -158,7 +158,7 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         unsigned permille = out->capacity_milli
             ? (unsigned) ((uint64_t) out->util_milli * 1000 / out->capacity_milli) : 0;
         sappend(buf, size, "fallback: machine nearly idle (util %s < %s)",
-                format_percent(a, sizeof(a), permille), format_percent(b, sizeof(b), in->cfg->idle_machine_milli));
+                format_percent(a, sizeof(a), permille), format_percent(b, sizeof(b), in->params->idle_machine_milli));
         return;
     }
     case PACKER_REASON_NO_DATA:
@@ -190,12 +190,12 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
                     d && d->n_chosen > 1 ? "s" : "", cores, n_cpus_chosen(in, out) > 1 ? "s" : "", cpus,
                     format_milli(a, sizeof(a), d ? d->chosen_spare_milli : 0),
                     format_milli(b, sizeof(b), out->jitter_load_milli),
-                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
+                    format_milli(c, sizeof(c), in->params->headroom_milli));
         } else if (out->wanted_reason == PACKER_REASON_NO_ROOM) {
             sappend(buf, size, "fallback: no busy core with room (spare %s < jitter %s + headroom %s)",
                     format_milli(a, sizeof(a), d ? d->busy_spare_milli : 0),
                     format_milli(b, sizeof(b), out->jitter_load_milli),
-                    format_milli(c, sizeof(c), in->cfg->headroom_milli));
+                    format_milli(c, sizeof(c), in->params->headroom_milli));
         } else {
             sappend(buf, size, "fallback: %s", packer_reason_describe(out->wanted_reason));
         }
@@ -216,13 +216,13 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         if (d->n_cores == 0 || !d->packed)
             continue;
         describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
-        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->cfg->domain),
+        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->params->domain),
                 d->id, d->n_chosen > 1 ? "s" : "", cores, format_milli(a, sizeof(a), d->chosen_spare_milli));
         first = false;
     }
     append_fallback_groups(in, out, buf, size, &first, true);
     sappend(buf, size, "; need jitter %s + headroom %s",
-            format_milli(b, sizeof(b), out->jitter_load_milli), format_milli(c, sizeof(c), in->cfg->headroom_milli));
+            format_milli(b, sizeof(b), out->jitter_load_milli), format_milli(c, sizeof(c), in->params->headroom_milli));
 }
 
 void packer_describe(const struct packer_input *in, struct packer_plan *out)
@@ -232,10 +232,10 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out)
     out->summary[0] = '\0';
     if (out->wait == PACKER_WAIT_HOLD)
         sappend(out->summary, sizeof(out->summary), "holding: new plan must hold %u ms (%llu ms left): ",
-                in->cfg->hold_ms, (unsigned long long) out->wait_left_ms);
+                in->params->hold_ms, (unsigned long long) out->wait_left_ms);
     else if (out->wait == PACKER_WAIT_MIN_CHANGE)
         sappend(out->summary, sizeof(out->summary), "holding: mask changes at most once per %u ms (%llu ms left): ",
-                in->cfg->min_change_ms, (unsigned long long) out->wait_left_ms);
+                in->params->min_change_ms, (unsigned long long) out->wait_left_ms);
     sappend(out->summary, sizeof(out->summary), "%s", wanted);
     if (in->delay_note && in->delay_note[0])
         sappend(out->summary, sizeof(out->summary), " (%s)", in->delay_note);
@@ -243,9 +243,9 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out)
 
 void packer_describe_error(const struct packer_input *in, int error, struct packer_plan *out)
 {
-    if (error == -E2BIG && in && in->cfg)
+    if (error == -E2BIG && in && in->params)
         snprintf(out->summary, sizeof(out->summary), "fallback: no plan (more than %d %s domains)",
-                 PACKER_MAX_DOMAINS, domain_kind(in->cfg->domain));
+                 PACKER_MAX_DOMAINS, domain_kind(in->params->domain));
     else
         snprintf(out->summary, sizeof(out->summary), "fallback: no plan (invalid input)");
 }

@@ -240,8 +240,8 @@ static bool sum_core(const struct packer_input *in, const struct topo_core *tc, 
 /* Per-core figures, busy state and domains. */
 static int measure(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out)
 {
-    const struct config *cfg = in->cfg;
-    unsigned enter = cfg->busy_threshold_milli;
+    const struct policy_params *pp = in->params;
+    unsigned enter = pp->busy_threshold_milli;
     unsigned leave = in->busy_exit_milli ? in->busy_exit_milli
                                          : (unsigned) ((uint64_t) enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
     if (leave > enter)
@@ -292,7 +292,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         bool was_busy = set_intersects(&tc->online, &st->busy_cpus);
         uint64_t thr = (uint64_t) (was_busy ? leave : enter) * ci->capacity_milli;
         ci->busy = ci->known && (uint64_t) util_for_busy * 1000 >= thr;
-        int dom = find_or_add_domain(out, core_domain_id(tc, cfg->domain));
+        int dom = find_or_add_domain(out, core_domain_id(tc, pp->domain));
         if (dom < 0)
             return dom;
         ci->domain = dom;
@@ -386,7 +386,7 @@ static void plan_wanted(const struct packer_input *in, const struct packer_state
 {
     if (out->capacity_milli == 0) {
         plan_fallback(out, in->topo, PACKER_REASON_NO_DATA);
-    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) in->cfg->idle_machine_milli * out->capacity_milli) {
+    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) in->params->idle_machine_milli * out->capacity_milli) {
         /* Nothing throttles a nearly idle chip: packing would only cost
          * latency (TurboSched lost ~5% at 2 busy threads). */
         for (int i = 0; i < out->n_domains; i++)
@@ -437,7 +437,7 @@ static bool applied_cpus_gone(const struct packer_input *in, const struct packer
 static void advance_hysteresis(const struct packer_input *in, struct packer_state *st, struct packer_plan *out,
                                const cpu_set_t *wanted_chosen)
 {
-    const struct config *cfg = in->cfg;
+    const struct policy_params *pp = in->params;
     uint64_t now = in->now_ms;
     /* a probe measures the plan it names: no waiting for it */
     bool urgent = applied_cpus_gone(in, st) || out->benefit_now;
@@ -459,8 +459,8 @@ static void advance_hysteresis(const struct packer_input *in, struct packer_stat
         uint64_t held_ms = now > st->cand_since_ms ? now - st->cand_since_ms : 0;
         uint64_t since_change_ms = !st->ever_changed ? UINT64_MAX
                                  : now > st->changed_ms ? now - st->changed_ms : 0;
-        bool held = held_ms >= cfg->hold_ms;
-        bool spaced = since_change_ms >= cfg->min_change_ms;
+        bool held = held_ms >= pp->hold_ms;
+        bool spaced = since_change_ms >= pp->min_change_ms;
         if (urgent || (held && spaced)) {
             st->restricted = out->wanted_restricted;
             st->mask = out->wanted_mask;
@@ -471,8 +471,8 @@ static void advance_hysteresis(const struct packer_input *in, struct packer_stat
             st->has_candidate = false;
             out->changed = true;
         } else {
-            uint64_t left_hold = held ? 0 : cfg->hold_ms - held_ms;
-            uint64_t left_spacing = spaced ? 0 : cfg->min_change_ms - since_change_ms;
+            uint64_t left_hold = held ? 0 : pp->hold_ms - held_ms;
+            uint64_t left_spacing = spaced ? 0 : pp->min_change_ms - since_change_ms;
             out->wait = !held ? PACKER_WAIT_HOLD : PACKER_WAIT_MIN_CHANGE;
             out->wait_left_ms = MAX(left_hold, left_spacing);
         }
@@ -501,7 +501,7 @@ static void mark_applied(const struct packer_input *in, const struct packer_stat
 
 static bool input_valid(const struct packer_input *in, const struct packer_state *st)
 {
-    return in && st && in->topo && in->cap && in->cfg && in->topo->n_cores >= 0 &&
+    return in && st && in->topo && in->cap && in->params && in->topo->n_cores >= 0 &&
            in->topo->n_cores <= PACKER_MAX_CORES && (in->topo->n_cores == 0 || in->topo->cores);
 }
 
@@ -525,7 +525,7 @@ int packer_plan(const struct packer_input *in, struct packer_state *st, struct p
         return r;
     }
     out->jitter_load_milli = in->jitter_load_milli;
-    out->need_milli = in->jitter_load_milli + in->cfg->headroom_milli;
+    out->need_milli = in->jitter_load_milli + in->params->headroom_milli;
 
     cpu_set_t wanted_chosen;
     plan_wanted(in, st, out);

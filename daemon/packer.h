@@ -62,8 +62,8 @@
 #include <stdint.h>
 
 #include "benefit.h"
-#include "config.h"
 #include "idle-meter.h"
+#include "policy-params.h"
 #include "power_capacity.h"
 #include "topology.h"
 
@@ -145,7 +145,8 @@ struct packer_input {
      * (right when the jitter runs where it was put). Pass it when known. */
     const int *cpu_jitter_milli;
     unsigned jitter_load_milli;    /* total load of jitter tasks, milli of one CPU */
-    const struct config *cfg;      /* busy_threshold, headroom, idle_machine, hold, min_change, domain */
+    const struct policy_params *params; /* busy_threshold, headroom, idle_machine, hold, min_change, domain,
+                                         * freq_reeval (the configuration's, config.h) */
     unsigned busy_exit_milli;      /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
     uint64_t now_ms;
     /* The run-delay guard's say (delay-guard.h, engine-delay.c): threads of

@@ -99,13 +99,13 @@ static void test_defaults(void **state)
     assert_int_equal(c.capacity.factor_milli[2], 1250);
     assert_int_equal(c.capacity.factor_milli[4], 1500);
     assert_int_equal(c.capacity.factor_milli[8], 2000);
-    assert_int_equal(c.busy_threshold_milli, 125);
-    assert_int_equal(c.headroom_milli, 100);
-    assert_int_equal(c.idle_machine_milli, 50);
-    assert_int_equal(c.hold_ms, 1000);
-    assert_int_equal(c.min_change_ms, 2000);
-    assert_int_equal(c.half_life_ms, 1000);
-    assert_int_equal(c.domain, DOMAIN_PACKAGE);
+    assert_int_equal(c.policy.busy_threshold_milli, 125);
+    assert_int_equal(c.policy.headroom_milli, 100);
+    assert_int_equal(c.policy.idle_machine_milli, 50);
+    assert_int_equal(c.policy.hold_ms, 1000);
+    assert_int_equal(c.policy.min_change_ms, 2000);
+    assert_int_equal(c.policy.half_life_ms, 1000);
+    assert_int_equal(c.policy.domain, DOMAIN_PACKAGE);
     assert_true(c.use_uclamp);
     assert_int_equal(c.uclamp_threshold, 204);
     assert_int_equal(c.uclamp_recheck_ms, 5000);
@@ -265,13 +265,13 @@ static void test_values(void **state)
     assert_int_equal(c.capacity.factor_milli[1], 900);
     assert_int_equal(c.capacity.factor_milli[2], 1250);
     assert_int_equal(c.capacity.factor_milli[8], 8000);
-    assert_int_equal(c.busy_threshold_milli, 1000);
-    assert_int_equal(c.headroom_milli, 5);
-    assert_int_equal(c.idle_machine_milli, 0);
-    assert_int_equal(c.hold_ms, 60000);
-    assert_int_equal(c.min_change_ms, 0);
-    assert_int_equal(c.half_life_ms, 32);
-    assert_int_equal(c.domain, DOMAIN_LLC);
+    assert_int_equal(c.policy.busy_threshold_milli, 1000);
+    assert_int_equal(c.policy.headroom_milli, 5);
+    assert_int_equal(c.policy.idle_machine_milli, 0);
+    assert_int_equal(c.policy.hold_ms, 60000);
+    assert_int_equal(c.policy.min_change_ms, 0);
+    assert_int_equal(c.policy.half_life_ms, 32);
+    assert_int_equal(c.policy.domain, DOMAIN_LLC);
     assert_true(c.use_uclamp);
     assert_int_equal(c.uclamp_threshold, 1023);
     assert_int_equal(c.uclamp_recheck_ms, 10000);
@@ -286,7 +286,7 @@ static void test_values(void **state)
     config_done(&c);
     assert_int_equal(parse("[classify]\nuclamp = auto\n[packing]\ndomain = numa\n", &c), 0);
     assert_true(c.use_uclamp);
-    assert_int_equal(c.domain, DOMAIN_NUMA);
+    assert_int_equal(c.policy.domain, DOMAIN_NUMA);
     config_done(&c);
 }
 
@@ -504,9 +504,10 @@ static void test_behaviour_keys(void **state)
 struct duration_case { const char *value; unsigned us; const char *printed; };
 
 /* Each value of a duration key of section parses without a message, lands
- * in the field and prints back as the canonical text, which parses again. */
-static void check_duration(const char *section, const char *key, size_t offset, const struct duration_case *cases,
-                           size_t n)
+ * in the field (an unsigned in µs, or with ns a uint64_t in ns) and prints
+ * back as the canonical text, which parses again. */
+static void check_duration(const char *section, const char *key, size_t offset, bool ns,
+                           const struct duration_case *cases, size_t n)
 {
     struct config c;
     for (size_t i = 0; i < n; i++) {
@@ -514,7 +515,11 @@ static void check_duration(const char *section, const char *key, size_t offset, 
         snprintf(text, sizeof text, "[%s]\n%s = %s\n", section, key, cases[i].value);
         assert_int_equal(parse(text, &c), 0);
         assert_string_equal(captured, "");
-        assert_int_equal(*(const unsigned *)((const char *)&c + offset), cases[i].us);
+        const char *field = (const char *)&c + offset;
+        if (ns)
+            assert_int_equal(*(const uint64_t *)field, (uint64_t)cases[i].us * 1000);
+        else
+            assert_int_equal(*(const unsigned *)field, cases[i].us);
         char *out = print_to_string(&c);
         snprintf(want, sizeof want, "\n%s = %s\n", key, cases[i].printed);
         assert_non_null(strstr(out, want));
@@ -529,13 +534,14 @@ static void test_jitter_slice(void **state)
     (void)state;
     struct config c;
     config_init_defaults(&c);
-    assert_int_equal(c.jitter_slice_us, 300);
+    assert_int_equal(c.policy.jitter_slice_ns, 300000);
     config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
         {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
     };
-    check_duration("packing", "jitter_slice", offsetof(struct config, jitter_slice_us), ok, sizeof ok / sizeof ok[0]);
+    check_duration("packing", "jitter_slice", offsetof(struct config, policy.jitter_slice_ns), true, ok,
+                   sizeof ok / sizeof ok[0]);
 }
 
 /* [capacity] active<N>: the chip's frequency response, absent by default,
@@ -574,12 +580,13 @@ static void test_max_run_delay(void **state)
     (void)state;
     struct config c;
     config_init_defaults(&c);
-    assert_int_equal(c.max_run_delay_us, 1000);
+    assert_int_equal(c.policy.max_run_delay_ns, 1000000);
     config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
     };
-    check_duration("packing", "max_run_delay", offsetof(struct config, max_run_delay_us), ok, sizeof ok / sizeof ok[0]);
+    check_duration("packing", "max_run_delay", offsetof(struct config, policy.max_run_delay_ns), true, ok,
+                   sizeof ok / sizeof ok[0]);
 }
 
 /* [capacity] frequency_reevaluation: off (not counted) by default. */
@@ -588,12 +595,12 @@ static void test_frequency_reevaluation(void **state)
     (void)state;
     struct config c;
     config_init_defaults(&c);
-    assert_int_equal(c.freq_reeval_us, 0);
+    assert_int_equal(c.policy.freq_reeval_us, 0);
     config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"500us", 500, "500us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"}, {"1s", 1000000, "1s"},
     };
-    check_duration("capacity", "frequency_reevaluation", offsetof(struct config, freq_reeval_us), ok,
+    check_duration("capacity", "frequency_reevaluation", offsetof(struct config, policy.freq_reeval_us), false, ok,
                    sizeof ok / sizeof ok[0]);
     assert_int_equal(parse("[capacity]\nfrequency_reevaluation = 2s\n", &c), -EINVAL);
     assert_string_equal(captured, "<3>t.conf:2: bad value '2s' for 'frequency_reevaluation': must be between 1us and 1s\n");

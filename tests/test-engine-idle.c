@@ -213,7 +213,7 @@ static void test_isolated_kept_and_trial(void **state)
     /* still the trial while the choice to leave it waits for the packer,
      * and while a choice to stay comes before the plan could change
      * anyway; one at or after that ends it */
-    e->cfg->min_change_ms = 2000;       /* the fixture's 0 would end it at once */
+    e->cfg->policy.min_change_ms = 2000; /* the fixture's 0 would end it at once */
     const uint64_t settled = t0 + 2000;
     plan_isolated(e, true, false, BENEFIT_PACK, 77, t0 + 500);
     assert_true(d->fig.in_trial);

@@ -245,7 +245,7 @@ static void test_bad_reload_keeps_config(void **state)
     /* the old configuration stays, and nothing was undone */
     assert_ptr_equal(e->cfg, before);
     assert_int_equal(e->cfg->n_rules, 2);
-    assert_int_equal(e->cfg->hold_ms, 0);
+    assert_int_equal(e->cfg->policy.hold_ms, 0);
     expect_counts(e, 3, 1, 1, 3);
     efx_tick_with(fx, efx_busy_load);
     assert_true(e->plan->restricted);

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config.h"
 #include "packer.h"
 #include "power_capacity.h"
 #include "topology.h"
@@ -103,16 +102,23 @@ static void util_build(const struct topology *t, const char *spec, int *util)
     }
 }
 
-static void config_build(struct config *cfg)
+/* What the packer takes of a configuration: its parameters and the
+ * capacity table. */
+struct test_config {
+    struct policy_params policy;
+    struct capacity_table capacity;
+};
+
+static void config_build(struct test_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     capacity_table_default(&cfg->capacity);
-    cfg->busy_threshold_milli = 125;
-    cfg->headroom_milli = 100;
-    cfg->idle_machine_milli = 50;
-    cfg->hold_ms = 0;
-    cfg->min_change_ms = 0;
-    cfg->domain = DOMAIN_PACKAGE;
+    cfg->policy.busy_threshold_milli = 125;
+    cfg->policy.headroom_milli = 100;
+    cfg->policy.idle_machine_milli = 50;
+    cfg->policy.hold_ms = 0;
+    cfg->policy.min_change_ms = 0;
+    cfg->policy.domain = DOMAIN_PACKAGE;
 }
 
 static struct packer_plan plan;  /* ~45 KB: kept off the stack */
@@ -344,7 +350,7 @@ static void run_case(const struct plan_case *c)
 {
     static struct fake_topo topo;
     struct fake_topo *f = &topo;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS];
     cpu_set_t expect;
@@ -352,9 +358,9 @@ static void run_case(const struct plan_case *c)
     print_message("case: %s\n", c->name);
     topo_build(f, &c->topo);
     config_build(&cfg);
-    cfg.domain = c->domain;
+    cfg.policy.domain = c->domain;
     if (c->headroom_milli)
-        cfg.headroom_milli = c->headroom_milli;
+        cfg.policy.headroom_milli = c->headroom_milli;
     util_build(&f->t, c->util, util);
     if (c->jitter_util) {
         util_build(&f->t, c->jitter_util, jitter);
@@ -365,7 +371,7 @@ static void run_case(const struct plan_case *c)
     struct packer_input in = {
         .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util, .n_cpu_util = f->t.n_cpus,
         .cpu_jitter_milli = c->jitter_util ? jitter : NULL,
-        .jitter_load_milli = c->jitter_milli, .cfg = &cfg, .now_ms = 1000,
+        .jitter_load_milli = c->jitter_milli, .params = &cfg.policy, .now_ms = 1000,
     };
 
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
@@ -419,7 +425,7 @@ static void test_plan_cases(void **state)
 static void test_core_details(void **state)
 {
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS];
 
@@ -429,7 +435,7 @@ static void test_core_details(void **state)
     util_build(&f.t, "0=900 1=300 4=1000 8=100", util);
     packer_state_init(&st);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .cfg = &cfg };
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .params = &cfg.policy };
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.cores[0].capacity_milli, 1500);
     assert_int_equal(plan.cores[0].util_milli, 1200);
@@ -460,7 +466,7 @@ static void test_core_details(void **state)
 static void test_jitter_share_capped_per_core(void **state)
 {
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS] = {0};
 
@@ -471,7 +477,7 @@ static void test_jitter_share_capped_per_core(void **state)
     packer_state_init(&st);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
                                .cpu_jitter_milli = jitter, .n_cpu_util = f.t.n_cpus,
-                               .jitter_load_milli = 300, .cfg = &cfg };
+                               .jitter_load_milli = 300, .params = &cfg.policy };
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.cores[0].jitter_milli, 300);
     assert_int_equal(plan.cores[0].util_milli, 700);      /* 1.0 - 0.3, not 1.0 - 0.1 */
@@ -490,7 +496,7 @@ static void test_jitter_share_capped_per_core(void **state)
 static void test_short_util_array(void **state)
 {
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[1] = { 700 };
 
@@ -498,7 +504,7 @@ static void test_short_util_array(void **state)
     config_build(&cfg);
     packer_state_init(&st);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 1, .jitter_load_milli = 100, .cfg = &cfg };
+                               .n_cpu_util = 1, .jitter_load_milli = 100, .params = &cfg.policy };
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_false(plan.cores[1].known);
     assert_string_equal(mask_str(&plan.mask), "0");
@@ -514,7 +520,7 @@ static void test_short_util_array(void **state)
 static void test_invalid_input(void **state)
 {
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[2] = { 700, 0 };
 
@@ -522,15 +528,15 @@ static void test_invalid_input(void **state)
     config_build(&cfg);
     packer_state_init(&st);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 2, .jitter_load_milli = 100, .cfg = &cfg };
+                               .n_cpu_util = 2, .jitter_load_milli = 100, .params = &cfg.policy };
     assert_int_equal(packer_plan(NULL, &st, &plan), -EINVAL);
     assert_false(plan.restricted);
     assert_int_equal(packer_plan(&in, NULL, &plan), -EINVAL);
     assert_int_equal(packer_plan(&in, &st, NULL), -EINVAL);
-    in.cfg = NULL;
+    in.params = NULL;
     assert_int_equal(packer_plan(&in, &st, &plan), -EINVAL);
     assert_false(plan.restricted);
-    in.cfg = &cfg;
+    in.params = &cfg.policy;
     in.topo = NULL;
     assert_int_equal(packer_plan(&in, &st, &plan), -EINVAL);
     /* the failed calls left the state alone: still no plan applied */
@@ -542,7 +548,7 @@ static void test_invalid_input(void **state)
 static void test_too_many_domains(void **state)
 {
     struct fake_topo *f = calloc(1, sizeof(*f));
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS] = { 0 };
 
@@ -552,10 +558,10 @@ static void test_too_many_domains(void **state)
     for (int c = 0; c < 4; c++)
         f->cores[c].llc = c;
     config_build(&cfg);
-    cfg.domain = DOMAIN_LLC;
+    cfg.policy.domain = DOMAIN_LLC;
     packer_state_init(&st);
     struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 4, .jitter_load_milli = 0, .cfg = &cfg };
+                               .n_cpu_util = 4, .jitter_load_milli = 0, .params = &cfg.policy };
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.n_domains, 4);
     free(f);
@@ -588,7 +594,7 @@ static void test_too_many_domains(void **state)
 
 struct seq {
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS];
     struct packer_input in;
@@ -599,11 +605,11 @@ static void seq_init(struct seq *s, const struct topo_spec *spec, unsigned hold_
     memset(s, 0, sizeof(*s));
     topo_build(&s->f, spec);
     config_build(&s->cfg);
-    s->cfg.hold_ms = hold_ms;
-    s->cfg.min_change_ms = min_change_ms;
+    s->cfg.policy.hold_ms = hold_ms;
+    s->cfg.policy.min_change_ms = min_change_ms;
     packer_state_init(&s->st);
     s->in = (struct packer_input) { .topo = &s->f.t, .cap = &s->cfg.capacity, .cpu_util_milli = s->util,
-                                    .n_cpu_util = s->f.t.n_cpus, .cfg = &s->cfg };
+                                    .n_cpu_util = s->f.t.n_cpus, .params = &s->cfg.policy };
 }
 
 static struct seq seq_storage;  /* large: kept off the stack */
@@ -899,7 +905,7 @@ static unsigned rnd(unsigned *seed, unsigned n)
     return (*seed >> 16) % n;
 }
 
-static void random_machine(unsigned *seed, struct fake_topo *f, struct config *cfg, int *util)
+static void random_machine(unsigned *seed, struct fake_topo *f, struct test_config *cfg, int *util)
 {
     static const int smts[] = { 1, 2, 4, 8 };
     struct topo_spec spec = {
@@ -920,8 +926,8 @@ static void random_machine(unsigned *seed, struct fake_topo *f, struct config *c
     spec.offline = offline;
     topo_build(f, &spec);
     config_build(cfg);
-    cfg->domain = (enum pack_domain) rnd(seed, 3);
-    cfg->headroom_milli = rnd(seed, 300);
+    cfg->policy.domain = (enum pack_domain) rnd(seed, 3);
+    cfg->policy.headroom_milli = rnd(seed, 300);
     for (int cpu = 0; cpu < f->t.n_cpus; cpu++) {
         if (!CPU_ISSET(cpu, &f->t.online))
             util[cpu] = -1;
@@ -937,7 +943,7 @@ static void test_random_invariants(void **state)
     unsigned seed = 4242;
     struct fake_topo *f = calloc(1, sizeof(*f));
     int util[MAX_TEST_CPUS];
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int packed_runs = 0, fallback_runs = 0;
 
@@ -947,9 +953,9 @@ static void test_random_invariants(void **state)
         packer_state_init(&st);
         struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
                                    .n_cpu_util = f->t.n_cpus, .jitter_load_milli = rnd(&seed, 1500),
-                                   .cfg = &cfg, .now_ms = 1 };
+                                   .params = &cfg.policy, .now_ms = 1 };
         assert_int_equal(packer_plan(&in, &st, &plan), 0);
-        unsigned need = in.jitter_load_milli + cfg.headroom_milli;
+        unsigned need = in.jitter_load_milli + cfg.policy.headroom_milli;
         cpu_set_t x;
         CPU_AND(&x, &plan.mask, &f->t.online);
         assert_true(CPU_EQUAL(&x, &plan.mask));            /* only online CPUs */
@@ -1045,7 +1051,7 @@ static void test_random_hysteresis(void **state)
     unsigned seed = 77;
     struct fake_topo *f = calloc(1, sizeof(*f));
     int util[MAX_TEST_CPUS];
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     enum { TICK = 250, TICKS = 400 };
     static cpu_set_t wanted[TICKS];
@@ -1055,8 +1061,8 @@ static void test_random_hysteresis(void **state)
     assert_non_null(f);
     for (int run = 0; run < 50; run++) {
         random_machine(&seed, f, &cfg, util);
-        cfg.hold_ms = 1000;
-        cfg.min_change_ms = 3000;
+        cfg.policy.hold_ms = 1000;
+        cfg.policy.min_change_ms = 3000;
         packer_state_init(&st);
         int64_t last_change = -1;
         for (int t = 0; t < TICKS; t++) {
@@ -1068,7 +1074,7 @@ static void test_random_hysteresis(void **state)
             }
             struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
                                        .n_cpu_util = f->t.n_cpus, .jitter_load_milli = 100 + rnd(&seed, 3) * 100,
-                                       .cfg = &cfg, .now_ms = (uint64_t) t * TICK };
+                                       .params = &cfg.policy, .now_ms = (uint64_t) t * TICK };
             assert_int_equal(packer_plan(&in, &st, &plan), 0);
             wanted[t] = plan.wanted_mask;
             wanted_restricted[t] = plan.wanted_restricted;
@@ -1179,7 +1185,7 @@ static void test_fixture_trees(void **state)
         const struct fixture_case *c = &fixture_cases[i];
         char root[4096];
         struct topology *t = NULL;
-        struct config cfg;
+        struct test_config cfg;
         struct packer_state st;
         int util[MAX_TEST_CPUS];
         cpu_set_t expect;
@@ -1189,12 +1195,12 @@ static void test_fixture_trees(void **state)
         assert_int_equal(topology_read(root, &t), 0);
         assert_true(t->n_cpus <= MAX_TEST_CPUS);
         config_build(&cfg);
-        cfg.domain = c->domain;
+        cfg.policy.domain = c->domain;
         util_build(t, c->util, util);
         packer_state_init(&st);
         struct packer_input in = { .topo = t, .cap = &cfg.capacity, .cpu_util_milli = util,
                                    .n_cpu_util = t->n_cpus, .jitter_load_milli = c->jitter_milli,
-                                   .cfg = &cfg, .now_ms = 5 };
+                                   .params = &cfg.policy, .now_ms = 5 };
         assert_int_equal(packer_plan(&in, &st, &plan), 0);
         print_message("  -> %s [%s] %s\n", plan.restricted ? mask_str(&plan.mask) : "unrestricted",
                       packer_reason_to_string(plan.reason), plan.summary);
@@ -1219,7 +1225,7 @@ static void test_run_delay_guard(void **state)
 {
     (void)state;
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS];
     cpu_set_t spill;
@@ -1229,7 +1235,7 @@ static void test_run_delay_guard(void **state)
     config_build(&cfg);
     util_build(&f.t, "0=300 1=400 2=500 3=0", util);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .cfg = &cfg };
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .params = &cfg.policy };
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_string_equal(mask_str(&plan.mask), "0");
@@ -1286,7 +1292,7 @@ static void test_benefit(void **state)
 {
     (void)state;
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     struct freq_response fr;
     int util[MAX_TEST_CPUS];
@@ -1296,7 +1302,7 @@ static void test_benefit(void **state)
     config_build(&cfg);
     util_build(&f.t, "0=1000 4=1000", util);
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .cfg = &cfg,
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .params = &cfg.policy,
                                .n_jitter_tasks = 3 };
 
     /* no table: packed by the thresholds, nothing weighed */
@@ -1406,13 +1412,13 @@ static void test_benefit(void **state)
 
     /* the table is for a package: LLCs or nodes are not weighed, nor is
      * one probed frequency for the machine */
-    cfg.domain = DOMAIN_LLC;
+    cfg.policy.domain = DOMAIN_LLC;
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
     assert_string_equal(plan.benefit_explain, "not weighed: 2 LLCs, and the frequency table is for a package");
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
-    cfg.domain = DOMAIN_PACKAGE;
+    cfg.policy.domain = DOMAIN_PACKAGE;
     struct probe_state ps;
     probe_init(&ps, NULL);
     struct packer_probe probe = { .state = &ps, .measurable = true, .busy_mhz = 3000 };
@@ -1432,7 +1438,7 @@ static void test_benefit_measured_idle(void **state)
 {
     (void)state;
     struct fake_topo f;
-    struct config cfg;
+    struct test_config cfg;
     struct packer_state st;
     struct freq_response fr;
     struct benefit_core cores[8];
@@ -1445,7 +1451,7 @@ static void test_benefit_measured_idle(void **state)
     freq_build(&fr, true);
     struct packer_idle idle = {0};
     struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .cfg = &cfg,
+                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .params = &cfg.policy,
                                .n_jitter_tasks = 3, .freq = &fr, .idle = &idle };
 
     /* nothing kept yet: not measured, as without the input */
@@ -1470,7 +1476,7 @@ static void test_benefit_measured_idle(void **state)
     assert_false(plan.restricted);
 
     /* frequency_reevaluation reaches it too */
-    cfg.freq_reeval_us = 500;
+    cfg.policy.freq_reeval_us = 500;
     packer_benefit_snapshot(&in, &plan, cores, &snap);
     assert_int_equal(snap.reeval_us, 500);
 

@@ -704,7 +704,7 @@ static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_re
         t->busy_tick_us = 0;
         /* the first tick only records the runtime: no delta yet */
         if (s->smooth_init)
-            t->daemon_util = load_ewma(t->daemon_util, sample, cfg->tick_ms, cfg->half_life_ms);
+            t->daemon_util = load_ewma(t->daemon_util, sample, cfg->tick_ms, cfg->policy.half_life_ms);
         jload += t->daemon_util;
         jit[t->cpu] = (int) MIN((unsigned) jit[t->cpu] + t->daemon_util, 1000u);
     }
@@ -712,7 +712,7 @@ static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_re
         struct cpu *c = &s->cpus[i];
         unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
         c->busy_tick_us = 0;
-        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, cfg->tick_ms, cfg->half_life_ms) : u;
+        s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, cfg->tick_ms, cfg->policy.half_life_ms) : u;
         util[i] = (int) s->cpu_util_s[i];
     }
     s->smooth_init = true;
@@ -725,7 +725,7 @@ static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_re
         .n_cpu_util = s->n_cpus,
         .cpu_jitter_milli = pass_cpu_jitter ? jit : NULL,
         .jitter_load_milli = jload,
-        .cfg = cfg,
+        .params = &cfg->policy,
         .now_ms = (uint64_t) llround(s->now / 1000.0),
     };
     int r = packer_plan(&in, &s->pst, s->plan);
@@ -787,7 +787,7 @@ static void benefit_snapshot_build(struct sim *s, const int *util, const int *ji
         unsigned intensive = (unsigned) MAX(0, u - jc);
         unsigned cap = capacity_core_milli(&cfg->capacity, (unsigned) SMT);
         cores[c] = (struct benefit_core){ .threads = (unsigned) SMT, .intensive_milli = intensive,
-                                          .busy = intensive * 1000 >= cfg->busy_threshold_milli * cap };
+                                          .busy = intensive * 1000 >= cfg->policy.busy_threshold_milli * cap };
         if (cores[c].busy)
             on_busy += (unsigned) jc;
     }
@@ -798,7 +798,7 @@ static void benefit_snapshot_build(struct sim *s, const int *util, const int *ji
         .jitter_milli = jload,
         .jitter_on_busy_milli = on_busy,
         .n_jitter_tasks = (unsigned) s->n_jit,
-        .headroom_milli = cfg->headroom_milli,
+        .headroom_milli = cfg->policy.headroom_milli,
         .freq = NULL,
     };
 }
@@ -926,8 +926,8 @@ static void benefit_table_tick(struct sim *s)
         return;
     }
     double now_ms = s->now / 1000.0;
-    bool may_change = !s->bplan_set ? now_ms >= cfg->tick_ms + cfg->hold_ms
-                                    : now_ms - s->bplan_since / 1000.0 >= cfg->min_change_ms;
+    bool may_change = !s->bplan_set ? now_ms >= cfg->tick_ms + cfg->policy.hold_ms
+                                    : now_ms - s->bplan_since / 1000.0 >= cfg->policy.min_change_ms;
     enum benefit_plan plan = ch.plan;
     if (s->bplan_set && plan != s->bplan && !may_change)
         plan = s->bplan;
@@ -962,7 +962,7 @@ static void benefit_probe_tick(struct sim *s)
         return;
     double f = s->tick_run_time > 0 ? s->tick_freq_time / s->tick_run_time : 0;
     s->tick_freq_time = s->tick_run_time = 0;
-    if (s->now / 1000.0 < cfg->tick_ms + cfg->hold_ms)
+    if (s->now / 1000.0 < cfg->tick_ms + cfg->policy.hold_ms)
         return;   /* the same start as the packer: hold before the first plan */
     benefit_snapshot_build(s, util, jit, jload, cores, &snap);
     benefit_estimate_all(&snap, est);
@@ -1498,19 +1498,19 @@ int main(int argc, char **argv)
         case O_WORK: r = parse_double(optarg, &P.work_kcycles); break;
         case O_PERIOD: r = parse_double(optarg, &P.period_us); break;
         case O_TICK: r = parse_uint(optarg, &daemon_cfg.tick_ms); break;
-        case O_HOLD: r = parse_uint(optarg, &daemon_cfg.hold_ms); break;
-        case O_MINCH: r = parse_uint(optarg, &daemon_cfg.min_change_ms); break;
-        case O_HALF: r = parse_uint(optarg, &daemon_cfg.half_life_ms); break;
-        case O_HEAD: r = parse_uint(optarg, &daemon_cfg.headroom_milli); break;
-        case O_BUSY: r = parse_uint(optarg, &daemon_cfg.busy_threshold_milli); break;
-        case O_IDLE: r = parse_uint(optarg, &daemon_cfg.idle_machine_milli); break;
+        case O_HOLD: r = parse_uint(optarg, &daemon_cfg.policy.hold_ms); break;
+        case O_MINCH: r = parse_uint(optarg, &daemon_cfg.policy.min_change_ms); break;
+        case O_HALF: r = parse_uint(optarg, &daemon_cfg.policy.half_life_ms); break;
+        case O_HEAD: r = parse_uint(optarg, &daemon_cfg.policy.headroom_milli); break;
+        case O_BUSY: r = parse_uint(optarg, &daemon_cfg.policy.busy_threshold_milli); break;
+        case O_IDLE: r = parse_uint(optarg, &daemon_cfg.policy.idle_machine_milli); break;
         case O_DOMAIN:
             if (strcmp(optarg, "package") == 0)
-                daemon_cfg.domain = DOMAIN_PACKAGE;
+                daemon_cfg.policy.domain = DOMAIN_PACKAGE;
             else if (strcmp(optarg, "llc") == 0)
-                daemon_cfg.domain = DOMAIN_LLC;
+                daemon_cfg.policy.domain = DOMAIN_LLC;
             else if (strcmp(optarg, "numa") == 0)
-                daemon_cfg.domain = DOMAIN_NUMA;
+                daemon_cfg.policy.domain = DOMAIN_NUMA;
             else
                 r = -EINVAL;
             break;
@@ -1606,9 +1606,12 @@ int main(int argc, char **argv)
     else
         printf("# turboschedd: tick %u ms, hold %u ms, min-change %u ms, half-life %u ms, busy %u, headroom %u, "
                "idle-machine %u (milli), domain %s, per-CPU jitter shares %s\n",
-               daemon_cfg.tick_ms, daemon_cfg.hold_ms, daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
-               daemon_cfg.busy_threshold_milli, daemon_cfg.headroom_milli, daemon_cfg.idle_machine_milli,
-               daemon_cfg.domain == DOMAIN_LLC ? "llc" : daemon_cfg.domain == DOMAIN_NUMA ? "numa" : "package",
+               daemon_cfg.tick_ms, daemon_cfg.policy.hold_ms, daemon_cfg.policy.min_change_ms,
+               daemon_cfg.policy.half_life_ms, daemon_cfg.policy.busy_threshold_milli,
+               daemon_cfg.policy.headroom_milli, daemon_cfg.policy.idle_machine_milli,
+               daemon_cfg.policy.domain == DOMAIN_LLC    ? "llc"
+               : daemon_cfg.policy.domain == DOMAIN_NUMA ? "numa"
+                                                         : "package",
                pass_cpu_jitter ? "on" : "off");
     printf("# ops/s and mean frequency of the intensive threads, relative to cfs (%%)\n");
     printf("%4s %8s %7s | %14s | %14s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
@@ -1692,8 +1695,9 @@ int main(int argc, char **argv)
             snprintf(arg, sizeof(arg),
                      "csv='%s'; out='%s'; fmax=%.0f; chip='%s: %d SMT%d cores'; "
                      "tsd='turboschedd (packer_plan; tick %u ms, hold %u ms, min-change %u ms, half-life %u ms%s)'",
-                     csv_path, png_path, P.f_max_mhz, P.chip, P.n_cores, P.smt, daemon_cfg.tick_ms, daemon_cfg.hold_ms,
-                     daemon_cfg.min_change_ms, daemon_cfg.half_life_ms,
+                     csv_path, png_path, P.f_max_mhz, P.chip, P.n_cores, P.smt, daemon_cfg.tick_ms,
+                     daemon_cfg.policy.hold_ms,
+                     daemon_cfg.policy.min_change_ms, daemon_cfg.policy.half_life_ms,
                      pass_cpu_jitter ? "" : ", no per-CPU jitter shares");
             execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);
             fprintf(stderr, "gnuplot: %s\n", strerror(errno));
