@@ -7,7 +7,7 @@
  * no restriction is weighed by the first, and isolation, under the load it
  * was measured in, by the second. Where isolation is worth a trial to
  * measure it (benefit_choice.trial), this is where the trial is followed. */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include "log.h"
 #include "util.h"

@@ -4,7 +4,7 @@
  * CPU set back while tracking and classification go on. The engine
  * consults engine_paused() where it places tasks; this file only changes
  * who holds a pause and undoes or redoes the changes. */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -12,6 +12,11 @@
 #include "apply.h"
 #include "log.h"
 #include "util.h"
+
+bool engine_paused(const struct engine *e)
+{
+    return e->pause.admin || e->pause.n_sessions > 0;
+}
 
 static int find_session(const struct engine *e, uint64_t session)
 {

@@ -5,7 +5,7 @@
  * frequency of the cores that were busy since the previous tick, the packer
  * steps the loop with it and applies the plan it returns (packer-benefit.c),
  * and this file says when the learned plan changes, and why. */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /* The daemon's turbosched-jitter.slice, and the CPU pins of every other
  * task around the cpuset controller toggles that setting its AllowedCPUs=
  * may cause (see pins.h). */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <time.h>

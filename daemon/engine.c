@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -342,6 +342,13 @@ fail:
 }
 
 int engine_procmon_fd(const struct engine *e) { return e->events.procmon ? procmon_fd(e->events.procmon) : -EBADF; }
+
+const struct config *engine_config(const struct engine *e) { return e->cfg; }
+struct classifier *engine_classifier(struct engine *e) { return e->classifier; }
+struct seat *engine_seat(struct engine *e) { return &e->seat; }
+bool engine_cgroup_privileged(const struct engine *e) { return e->group.privileged; }
+const bool *engine_rescan_pending(const struct engine *e) { return &e->events.rescan_pending; }
+void engine_set_tick_at_rt(struct engine *e, bool at_rt) { e->events.tick_at_rt = at_rt; }
 
 /* Tasks by class and in the jitter slice, as of this tick. */
 static void count_tasks(struct engine *e)

@@ -21,7 +21,7 @@
 
 #include "apply.h"
 #include "engine-fixture.h"
-#include "engine.h"
+#include "engine-internal.h"
 #include "fd-limit.h"
 #include "packer.h"
 #include "procmon.h"
