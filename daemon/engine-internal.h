@@ -46,9 +46,10 @@ struct engine_group {
     bool ready;                  /* created by the applier */
 };
 
-/* turbosched-jitter.slice under systemd: its AllowedCPUs= is ours while
- * set; pins survive the cpuset controller toggles that causes. */
-struct engine_slice {
+/* The jitter unit, turbosched-jitter.slice under systemd (the unit opt-in;
+ * "slice" alone means the EEVDF slice of slice.h): its AllowedCPUs= is
+ * ours while set; pins survive the cpuset controller toggles that causes. */
+struct engine_unit {
     bool set;
     unsigned n_tasks;            /* tasks in it, as of the last tick */
     struct pins pins;
@@ -210,7 +211,7 @@ struct engine {
     bool planned;
 
     struct engine_group group;
-    struct engine_slice slice;
+    struct engine_unit unit;
     struct engine_events events;
 
     /* bookkeeping */
@@ -388,7 +389,7 @@ bool engine_delay_of(const struct engine *e, pid_t tid, uint64_t *mean_ns, uint6
  * classified task under the current plan. */
 int engine_undo_all(struct engine *e);
 void engine_place_all(struct engine *e);
-/* engine-slice.c: the jitter slice's CPUs follow the plan (mask NULL: no
+/* engine-unit.c: the jitter unit's CPUs follow the plan (mask NULL: no
  * restriction); undo every change, keeping other tasks' pins. */
-void engine_set_slice(struct engine *e, const cpu_set_t *mask);
+void engine_unit_follow_plan(struct engine *e, const cpu_set_t *mask);
 int engine_restore_everything(struct engine *e, bool wait_for_toggle);

@@ -166,7 +166,7 @@ static void placement(const struct engine *e, const struct task *t, char *buf, s
                      at->slice.set_runtime_ns / 1000, at->slice.orig.runtime_ns / 1000);
         snprintf(buf, size, "packed on CPUs %.200s%s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
                  slice, e->plan->summary);
-    } else if (t->source == SOURCE_SLICE && e->slice.set)
+    } else if (t->source == SOURCE_SLICE && e->unit.set)
         snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
                  e->plan->summary);
     else if (t->flags & TASK_F_GROUP)
