@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "apply.h"
+#include "engine-adopt.h"
+
 #include "engine-internal.h"
 #include "procscan.h"
 #include "task.h"

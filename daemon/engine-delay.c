@@ -5,6 +5,8 @@
  * go into a small record per thread here. Once a tick the percentile of the
  * threads' mean wait per wake-up goes to delay_guard_step(), and its answer
  * to the packer: busy cores to spill to, or packing given up for a while. */
+#include "engine-delay.h"
+
 #include "engine-internal.h"
 
 #include <errno.h>

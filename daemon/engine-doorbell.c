@@ -20,6 +20,8 @@
  * is not handled again when the ring comes. */
 #include <errno.h>
 
+#include "engine-doorbell.h"
+
 #include "engine-internal.h"
 #include "log.h"
 

@@ -4,6 +4,8 @@
 
 #include "apply.h"
 #include "classifier.h"
+#include "engine-events.h"
+
 #include "engine-internal.h"
 #include "log.h"
 #include "procmon.h"

@@ -7,6 +7,8 @@
  * no restriction is weighed by the first, and isolation, under the load it
  * was measured in, by the second. Where isolation is worth a trial to
  * measure it (benefit_choice.trial), this is where the trial is followed. */
+#include "engine-idle.h"
+
 #include "engine-internal.h"
 
 #include "log.h"

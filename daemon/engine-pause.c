@@ -4,6 +4,8 @@
  * CPU set back while tracking and classification go on. The engine
  * consults engine_paused() where it places tasks; this file only changes
  * who holds a pause and undoes or redoes the changes. */
+#include "engine-pause.h"
+
 #include "engine-internal.h"
 
 #include <errno.h>

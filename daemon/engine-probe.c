@@ -5,6 +5,8 @@
  * frequency of the cores that were busy since the previous tick, the packer
  * steps the loop with it and applies the plan it returns (packer-benefit.c),
  * and this file says when the learned plan changes, and why. */
+#include "engine-probe.h"
+
 #include "engine-internal.h"
 
 #include <stdio.h>

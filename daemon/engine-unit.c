@@ -3,6 +3,8 @@
  * unit: not the EEVDF slice of slice.h), and the CPU pins of every other
  * task around the cpuset controller toggles that setting its AllowedCPUs=
  * may cause (see pins.h). */
+#include "engine-unit.h"
+
 #include "engine-internal.h"
 
 #include <errno.h>
