@@ -243,3 +243,17 @@ bool engine_delay_of(const struct engine *e, pid_t tid, uint64_t *mean_ns, uint6
     *mean_ns = delay_thread_mean_ns(&rec->d, wakeups);
     return *wakeups > 0;
 }
+
+void engine_delay_snapshot(const struct engine *e, struct engine_delay_snapshot *out)
+{
+    const struct engine_delay *d = &e->delay;
+    *out = (struct engine_delay_snapshot){
+        .limit_ns = d->cfg.max_run_delay_ns,
+        .delay_ns = d->delay_ns,
+        .wakeups = d->wakeups,
+        .percentile = d->cfg.percentile,
+        .guard = &d->guard,
+        .hist = &d->hist,
+        .last = d->last,
+    };
+}

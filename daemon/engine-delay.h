@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "delay-guard.h"
+#include "engine-snapshot.h"
 #include "histogram.h"
 #include "pidmap.h"
 
@@ -46,3 +47,5 @@ void engine_delay_plan_changed(struct engine *e);
 /* A thread's mean wait per wake-up over its last readings; false when
  * there is none to tell (not packed jitter, or too few readings). */
 bool engine_delay_of(const struct engine *e, pid_t tid, uint64_t *mean_ns, uint64_t *wakeups);
+/* For status and metrics (engine-snapshot.h). */
+void engine_delay_snapshot(const struct engine *e, struct engine_delay_snapshot *out);

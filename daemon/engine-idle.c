@@ -98,3 +98,14 @@ void engine_idle_planned(struct engine *e, uint64_t now)
     if (pl->benefit_trial)
         d->fig.trial_from = pl->benefit_trial_from;
 }
+
+void engine_idle_snapshot(const struct engine *e, struct engine_idle_snapshot *out)
+{
+    const struct engine_idle *d = &e->idle;
+    *out = (struct engine_idle_snapshot){
+        .on = d->on,
+        .fig = d->fig,
+        .what = d->meter.what,
+        .trials = d->trials,
+    };
+}

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine-snapshot.h"
 #include "idle-meter.h"
 #include "packer.h"
 
@@ -34,3 +35,5 @@ const struct packer_idle *engine_idle_measure(struct engine *e, uint64_t now);
 /* After the plan: whether the jitter runs unconfined, or isolated, until
  * the next tick, and the trial of isolation it starts or ends. */
 void engine_idle_planned(struct engine *e, uint64_t now);
+/* For status and metrics (engine-snapshot.h). */
+void engine_idle_snapshot(const struct engine *e, struct engine_idle_snapshot *out);

@@ -94,3 +94,15 @@ uint64_t engine_paused_ms_total(const struct engine *e)
         t += now_ms() - e->pause.since_ms;
     return t;
 }
+
+void engine_pause_snapshot(const struct engine *e, struct engine_pause_snapshot *out)
+{
+    *out = (struct engine_pause_snapshot){
+        .paused = engine_paused(e),
+        .admin = e->pause.admin,
+        .n_sessions = e->pause.n_sessions,
+        .since_ms = e->pause.since_ms,
+        .pauses = e->pause.pauses,
+        .paused_ms_total = engine_paused_ms_total(e),
+    };
+}

@@ -130,3 +130,20 @@ void engine_probe_planned(struct engine *e)
         p->learned_round = ps->rounds;
     }
 }
+
+void engine_probe_snapshot(const struct engine *e, struct engine_probe_snapshot *out)
+{
+    const struct engine_probe *p = &e->probe;
+    *out = (struct engine_probe_snapshot){
+        .on = p->on,
+        .phase = engine_probe_phase(e),
+        .source = freq_source_name(p->meter.source),
+        .what = p->on ? p->meter.what : p->off_why,
+        .explain = p->on ? p->state.explain : NULL,
+        .rounds = p->state.rounds,
+        .discarded = p->state.discarded,
+        .learned_any = p->learned_round != 0,
+        .learned = p->learned,
+        .last_change = p->last_change,
+    };
+}

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "benefit.h"
+#include "engine-snapshot.h"
 #include "freq-meter.h"
 #include "packer.h"
 
@@ -37,3 +38,5 @@ void engine_probe_planned(struct engine *e);
 /* The probe phase in one word: "off", "idle", "running", "learned",
  * "unmeasurable". */
 const char *engine_probe_phase(const struct engine *e);
+/* For status and metrics (engine-snapshot.h). */
+void engine_probe_snapshot(const struct engine *e, struct engine_probe_snapshot *out);

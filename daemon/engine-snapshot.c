@@ -15,60 +15,6 @@
 #include "task.h"
 #include "util.h"
 
-void engine_pause_snapshot(const struct engine *e, struct engine_pause_snapshot *out)
-{
-    *out = (struct engine_pause_snapshot){
-        .paused = engine_paused(e),
-        .admin = e->pause.admin,
-        .n_sessions = e->pause.n_sessions,
-        .since_ms = e->pause.since_ms,
-        .pauses = e->pause.pauses,
-        .paused_ms_total = engine_paused_ms_total(e),
-    };
-}
-
-static void delay_snapshot(const struct engine *e, struct engine_delay_snapshot *out)
-{
-    const struct engine_delay *d = &e->delay;
-    *out = (struct engine_delay_snapshot){
-        .limit_ns = d->cfg.max_run_delay_ns,
-        .delay_ns = d->delay_ns,
-        .wakeups = d->wakeups,
-        .percentile = d->cfg.percentile,
-        .guard = &d->guard,
-        .hist = &d->hist,
-        .last = d->last,
-    };
-}
-
-static void probe_snapshot(const struct engine *e, struct engine_probe_snapshot *out)
-{
-    const struct engine_probe *p = &e->probe;
-    *out = (struct engine_probe_snapshot){
-        .on = p->on,
-        .phase = engine_probe_phase(e),
-        .source = freq_source_name(p->meter.source),
-        .what = p->on ? p->meter.what : p->off_why,
-        .explain = p->on ? p->state.explain : NULL,
-        .rounds = p->state.rounds,
-        .discarded = p->state.discarded,
-        .learned_any = p->learned_round != 0,
-        .learned = p->learned,
-        .last_change = p->last_change,
-    };
-}
-
-static void idle_snapshot(const struct engine *e, struct engine_idle_snapshot *out)
-{
-    const struct engine_idle *d = &e->idle;
-    *out = (struct engine_idle_snapshot){
-        .on = d->on,
-        .fig = d->fig,
-        .what = d->meter.what,
-        .trials = d->trials,
-    };
-}
-
 void engine_snapshot(const struct engine *e, struct engine_snapshot *out)
 {
     const struct engine_events *ev = &e->events;
@@ -116,9 +62,9 @@ void engine_snapshot(const struct engine *e, struct engine_snapshot *out)
     };
     engine_count_now(e, out->by_class, &out->packed);
     engine_pause_snapshot(e, &out->pause);
-    delay_snapshot(e, &out->delay);
-    probe_snapshot(e, &out->probe);
-    idle_snapshot(e, &out->idle);
+    engine_delay_snapshot(e, &out->delay);
+    engine_probe_snapshot(e, &out->probe);
+    engine_idle_snapshot(e, &out->idle);
 }
 
 void engine_snapshot_status(const struct engine *e, struct engine_snapshot *out)
