@@ -97,3 +97,9 @@ int engine_restore_everything(struct engine *e, bool wait_for_toggle)
         pins_repair(&e->unit.pins, e->ops);
     return n;
 }
+
+void engine_unit_tick(struct engine *e) { pins_repair(&e->unit.pins, e->ops); }
+
+bool engine_unit_repairing(const struct engine *e) { return e->unit.pins.repairs_left != 0; }
+
+void engine_unit_done(struct engine_unit *u) { pins_clear(&u->pins); }

@@ -21,3 +21,9 @@ struct engine_unit {
  * undo every change, keeping other tasks' pins. */
 void engine_unit_follow_plan(struct engine *e, const cpu_set_t *mask);
 int engine_restore_everything(struct engine *e, bool wait_for_toggle);
+/* Each tick: put back the pins a cpuset controller toggle reset. */
+void engine_unit_tick(struct engine *e);
+/* Whether a toggle may still reset masks: a packed task whose mask changed
+ * is being put back then, not changed by someone else. */
+bool engine_unit_repairing(const struct engine *e);
+void engine_unit_done(struct engine_unit *u);

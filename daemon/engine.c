@@ -473,7 +473,7 @@ static void plan(struct engine *e, uint64_t now)
     }
     /* While a cpuset toggle may still reset masks, a packed task whose mask
      * changed is being put back, not changed by someone else. */
-    if (e->unit.pins.repairs_left == 0)
+    if (!engine_unit_repairing(e))
         applier_verify(e->applier, 256);
     applier_flush_state(e->applier);
     e->n_packed = (unsigned)applier_count(e->applier);
@@ -501,7 +501,7 @@ int engine_tick(struct engine *e)
     if (e->events.rescan_pending && !e->events.tick_at_rt && engine_rescan_due(e, e->events.rescan_gap_ms))
         engine_rescan(e);
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
-    pins_repair(&e->unit.pins, e->ops);
+    engine_unit_tick(e);
     refresh_topology(e);
     if (sampler_sample_cpus(&e->sampler, now, e->cfg->half_life_ms) < 0)
         return 0;
@@ -696,7 +696,7 @@ void engine_free(struct engine *e)
     engine_delay_done(&e->delay);
     engine_reqpath_done(&e->reqpath);
     freq_meter_close(&e->probe.meter);
-    pins_clear(&e->unit.pins);
+    engine_unit_done(&e->unit);
     free(e->plan);
     config_destroy(e->cfg);
     free(e);
