@@ -468,7 +468,8 @@ static int run(struct daemon *d)
         log_error_errno(r, "adding the tick timer: %m");
         return r;
     }
-    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, on_control, d, &d->control);
+    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, on_control,
+                           d, &d->control);
     if (r < 0) {
         /* control.c said why; the shipped unit leaves chown out of reach. */
         if (r == -EPERM && engine_config(e)->control_group)
