@@ -6,6 +6,7 @@
 
 #include "control.h"
 #include "engine.h"
+#include "engine-snapshot.h"
 #include "log.h"
 #include "util.h"
 
@@ -14,10 +15,12 @@ struct json_object *control_pause_json(const struct engine *e)
     struct json_object *o = json_object_new_object();
     if (!o)
         return NULL;
-    json_object_object_add(o, "paused", json_object_new_boolean(engine_paused(e)));
-    json_object_object_add(o, "admin", json_object_new_boolean(e->pause.admin));
-    json_object_object_add(o, "sessions", json_object_new_int64(e->pause.n_sessions));
-    uint64_t since = engine_paused(e) && e->pause.since_ms ? (now_ms() - e->pause.since_ms) / 1000 : 0;
+    struct engine_pause_snapshot p;
+    engine_pause_snapshot(e, &p);
+    json_object_object_add(o, "paused", json_object_new_boolean(p.paused));
+    json_object_object_add(o, "admin", json_object_new_boolean(p.admin));
+    json_object_object_add(o, "sessions", json_object_new_int64(p.n_sessions));
+    uint64_t since = p.paused && p.since_ms ? (now_ms() - p.since_ms) / 1000 : 0;
     json_object_object_add(o, "since_s", json_object_new_int64((int64_t)since));
     return o;
 }

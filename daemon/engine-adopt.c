@@ -4,7 +4,9 @@
 #include <stdlib.h>
 
 #include "apply.h"
-#include "engine.h"
+#include "engine-adopt.h"
+
+#include "engine-internal.h"
 #include "procscan.h"
 #include "task.h"
 #include "util.h"

@@ -5,7 +5,9 @@
  * go into a small record per thread here. Once a tick the percentile of the
  * threads' mean wait per wake-up goes to delay_guard_step(), and its answer
  * to the packer: busy cores to spill to, or packing given up for a while. */
-#include "engine.h"
+#include "engine-delay.h"
+
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -240,4 +242,18 @@ bool engine_delay_of(const struct engine *e, pid_t tid, uint64_t *mean_ns, uint6
         return false;
     *mean_ns = delay_thread_mean_ns(&rec->d, wakeups);
     return *wakeups > 0;
+}
+
+void engine_delay_snapshot(const struct engine *e, struct engine_delay_snapshot *out)
+{
+    const struct engine_delay *d = &e->delay;
+    *out = (struct engine_delay_snapshot){
+        .limit_ns = d->cfg.max_run_delay_ns,
+        .delay_ns = d->delay_ns,
+        .wakeups = d->wakeups,
+        .percentile = d->cfg.percentile,
+        .guard = &d->guard,
+        .hist = &d->hist,
+        .last = d->last,
+    };
 }

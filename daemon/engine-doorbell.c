@@ -20,7 +20,9 @@
  * is not handled again when the ring comes. */
 #include <errno.h>
 
-#include "engine.h"
+#include "engine-doorbell.h"
+
+#include "engine-internal.h"
 #include "log.h"
 
 void engine_doorbell_open(struct engine *e)

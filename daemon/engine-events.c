@@ -4,7 +4,9 @@
 
 #include "apply.h"
 #include "classifier.h"
-#include "engine.h"
+#include "engine-events.h"
+
+#include "engine-internal.h"
 #include "log.h"
 #include "procmon.h"
 #include "procscan.h"

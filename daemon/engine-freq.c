@@ -3,7 +3,9 @@
  * configuration's [capacity] active<N> keys, else the CPU's own turbo
  * ratios (turbo-ratio.h), read at start and at each reload. Without one,
  * the probe loop learns from measured frequency (engine-probe.c). */
-#include "engine.h"
+#include "engine-freq.h"
+
+#include "engine-internal.h"
 
 #include "log.h"
 #include "turbo-ratio.h"

@@ -7,7 +7,9 @@
  * no restriction is weighed by the first, and isolation, under the load it
  * was measured in, by the second. Where isolation is worth a trial to
  * measure it (benefit_choice.trial), this is where the trial is followed. */
-#include "engine.h"
+#include "engine-idle.h"
+
+#include "engine-internal.h"
 
 #include "log.h"
 #include "util.h"
@@ -95,4 +97,15 @@ void engine_idle_planned(struct engine *e, uint64_t now)
     d->fig.in_trial = benefit_trial_goes_on(d->fig.in_trial, pl->benefit_trial, pl->benefit, may_change);
     if (pl->benefit_trial)
         d->fig.trial_from = pl->benefit_trial_from;
+}
+
+void engine_idle_snapshot(const struct engine *e, struct engine_idle_snapshot *out)
+{
+    const struct engine_idle *d = &e->idle;
+    *out = (struct engine_idle_snapshot){
+        .on = d->on,
+        .fig = d->fig,
+        .what = d->meter.what,
+        .trials = d->trials,
+    };
 }

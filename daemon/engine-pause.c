@@ -4,7 +4,9 @@
  * CPU set back while tracking and classification go on. The engine
  * consults engine_paused() where it places tasks; this file only changes
  * who holds a pause and undoes or redoes the changes. */
-#include "engine.h"
+#include "engine-pause.h"
+
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -12,6 +14,11 @@
 #include "apply.h"
 #include "log.h"
 #include "util.h"
+
+bool engine_paused(const struct engine *e)
+{
+    return e->pause.admin || e->pause.n_sessions > 0;
+}
 
 static int find_session(const struct engine *e, uint64_t session)
 {
@@ -86,4 +93,16 @@ uint64_t engine_paused_ms_total(const struct engine *e)
     if (engine_paused(e) && e->pause.since_ms)
         t += now_ms() - e->pause.since_ms;
     return t;
+}
+
+void engine_pause_snapshot(const struct engine *e, struct engine_pause_snapshot *out)
+{
+    *out = (struct engine_pause_snapshot){
+        .paused = engine_paused(e),
+        .admin = e->pause.admin,
+        .n_sessions = e->pause.n_sessions,
+        .since_ms = e->pause.since_ms,
+        .pauses = e->pause.pauses,
+        .paused_ms_total = engine_paused_ms_total(e),
+    };
 }

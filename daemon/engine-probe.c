@@ -5,7 +5,9 @@
  * frequency of the cores that were busy since the previous tick, the packer
  * steps the loop with it and applies the plan it returns (packer-benefit.c),
  * and this file says when the learned plan changes, and why. */
-#include "engine.h"
+#include "engine-probe.h"
+
+#include "engine-internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -127,4 +129,21 @@ void engine_probe_planned(struct engine *e)
         log_debug("benefit probe: round %u: %s", ps->rounds, ps->explain);
         p->learned_round = ps->rounds;
     }
+}
+
+void engine_probe_snapshot(const struct engine *e, struct engine_probe_snapshot *out)
+{
+    const struct engine_probe *p = &e->probe;
+    *out = (struct engine_probe_snapshot){
+        .on = p->on,
+        .phase = engine_probe_phase(e),
+        .source = freq_source_name(p->meter.source),
+        .what = p->on ? p->meter.what : p->off_why,
+        .explain = p->on ? p->state.explain : NULL,
+        .rounds = p->state.rounds,
+        .discarded = p->state.discarded,
+        .learned_any = p->learned_round != 0,
+        .learned = p->learned,
+        .last_change = p->last_change,
+    };
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "apply.h"
-#include "engine.h"
+#include "engine-internal.h"
 #include "sampler.h"
 #include "task.h"
 #include "util.h"

@@ -2,7 +2,9 @@
 /* Renames not heard during a flood of them (engine.h says why). */
 #include <inttypes.h>
 
-#include "engine.h"
+#include "engine-shed.h"
+
+#include "engine-internal.h"
 #include "log.h"
 #include "procmon.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "engine.h"
+#include "engine-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +19,7 @@
 #include "task.h"
 #include "util.h"
 
-/* The jitter slice's AllowedCPUs= follows the plan where systemd owns it. */
+/* The jitter unit's AllowedCPUs= follows the plan where systemd owns it. */
 
 static const char *root_of(const struct engine *e) { return e->params.root; }
 
@@ -36,7 +36,7 @@ static bool uses_group(const struct engine *e, const struct task *t)
 }
 
 /* Tasks confined per thread: jitter, except those whose group is confined
- * as a whole (the daemon's cpuset group, or the jitter slice under systemd). */
+ * as a whole (the daemon's cpuset group, or the jitter unit under systemd). */
 static bool packs_per_thread(const struct engine *e, const struct task *t)
 {
     if (t->class != CLASS_JITTER || uses_group(e, t))
@@ -343,18 +343,25 @@ fail:
 
 int engine_procmon_fd(const struct engine *e) { return e->events.procmon ? procmon_fd(e->events.procmon) : -EBADF; }
 
-/* Tasks by class and in the jitter slice, as of this tick. */
+const struct config *engine_config(const struct engine *e) { return e->cfg; }
+struct classifier *engine_classifier(struct engine *e) { return e->classifier; }
+struct seat *engine_seat(struct engine *e) { return &e->seat; }
+bool engine_cgroup_privileged(const struct engine *e) { return e->group.privileged; }
+const bool *engine_rescan_pending(const struct engine *e) { return &e->events.rescan_pending; }
+void engine_set_tick_at_rt(struct engine *e, bool at_rt) { e->events.tick_at_rt = at_rt; }
+
+/* Tasks by class and in the jitter unit, as of this tick. */
 static void count_tasks(struct engine *e)
 {
     size_t iter = 0;
     const struct task *t;
     memset(e->n_by_class, 0, sizeof e->n_by_class);
-    e->slice.n_tasks = 0;
+    e->unit.n_tasks = 0;
     while ((t = task_table_next(e->tasks, &iter))) {
         if ((unsigned)t->class < ELEMENTSOF(e->n_by_class))
             e->n_by_class[t->class]++;
         if (t->source == SOURCE_SLICE)
-            e->slice.n_tasks++;
+            e->unit.n_tasks++;
     }
 }
 
@@ -382,7 +389,7 @@ static void apply_plan(struct engine *e)
     /* Groups follow with one write each; the applier logs failures. */
     if (e->group.ready)
         applier_group_set_v1(e->applier, e->group.path, mask);
-    engine_set_slice(e, mask);
+    engine_unit_follow_plan(e, mask);
 }
 
 /* Topology changes (hotplug, SMT switches) show in the online list first:
@@ -466,7 +473,7 @@ static void plan(struct engine *e, uint64_t now)
     }
     /* While a cpuset toggle may still reset masks, a packed task whose mask
      * changed is being put back, not changed by someone else. */
-    if (e->slice.pins.repairs_left == 0)
+    if (!engine_unit_repairing(e))
         applier_verify(e->applier, 256);
     applier_flush_state(e->applier);
     e->n_packed = (unsigned)applier_count(e->applier);
@@ -494,7 +501,7 @@ int engine_tick(struct engine *e)
     if (e->events.rescan_pending && !e->events.tick_at_rt && engine_rescan_due(e, e->events.rescan_gap_ms))
         engine_rescan(e);
     engine_adopt_due(e, now_ns() - (uint64_t)e->cfg->tick_ms * 1000000);
-    pins_repair(&e->slice.pins, e->ops);
+    engine_unit_tick(e);
     refresh_topology(e);
     if (sampler_sample_cpus(&e->sampler, now, e->cfg->policy.half_life_ms) < 0)
         return 0;
@@ -689,7 +696,7 @@ void engine_free(struct engine *e)
     engine_delay_done(&e->delay);
     engine_reqpath_done(&e->reqpath);
     freq_meter_close(&e->probe.meter);
-    pins_clear(&e->slice.pins);
+    engine_unit_done(&e->unit);
     free(e->plan);
     config_destroy(e->cfg);
     free(e);

@@ -26,6 +26,7 @@
 #include "power_capacity.h"
 #include "privileges.h"
 #include "report.h"
+#include "seat.h"
 #include "sysops.h"
 #include "topology.h"
 #include "turbo-ratio.h"
@@ -170,12 +171,12 @@ static int reload(struct daemon *d, char *msg, size_t size)
     sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
     int r = engine_reload(d->engine, msg, size);
     if (r >= 0) {
-        note_lost_privileges(d->engine->cfg, msg, size);
-        set_own_nice(d->engine->cfg->nice);
-        loop_set_priority(&d->loop, d->engine->cfg->realtime_priority);
+        note_lost_privileges(engine_config(d->engine), msg, size);
+        set_own_nice(engine_config(d->engine)->nice);
+        loop_set_priority(&d->loop, engine_config(d->engine)->realtime_priority);
     }
     /* The tick period may have changed. */
-    int t = sd_event_source_set_time_relative(d->tick_source, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    int t = sd_event_source_set_time_relative(d->tick_source, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
     if (t < 0)
         log_warning_errno(t, "rearming the tick: %m; the new tick_interval applies from the next tick");
     d->status[0] = '\0';
@@ -194,12 +195,12 @@ static int arm_oneshot(sd_event_source *s, uint64_t usec)
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
-    d->engine->events.tick_at_rt = d->loop.at_rt;
+    engine_set_tick_at_rt(d->engine, d->loop.at_rt);
     engine_tick(d->engine);
-    seat_tick(&d->engine->seat);
+    seat_tick(engine_seat(d->engine));
     update_status(d);
     /* A time source fires once; arm it again. */
-    int r = arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    int r = arm_oneshot(s, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
     if (r < 0)
         log_error_errno(r, "arming the tick timer: %m");
     return 0;
@@ -445,13 +446,13 @@ static int run(struct daemon *d)
     if ((r = sd_event_set_watchdog(d->event, true)) < 0)
         return log_error_errno(r, "the service manager's watchdog: %m");
 
-    if (e->cfg->state_file && (r = lock_instance(e->cfg->state_file)) < 0)
+    if (engine_config(e)->state_file && (r = lock_instance(engine_config(e)->state_file)) < 0)
         return r;
     /* systemd's Reloading signal flushes the unit property cache. */
-    if ((r = classifier_attach_event(e->classifier, d->event)) < 0)
+    if ((r = classifier_attach_event(engine_classifier(e), d->event)) < 0)
         log_warning_errno(r, "unit opt-in: attaching the system bus to the event loop: %m; "
                              "X-TurboSched= is read, but not again after a daemon-reload");
-    set_own_nice(e->cfg->nice);
+    set_own_nice(engine_config(e)->nice);
     if ((r = engine_start(e)) < 0)
         return r;
     r = sd_event_add_io(d->event, &d->events_source, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
@@ -462,15 +463,16 @@ static int run(struct daemon *d)
         return r;
     }
     r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
-                                   (uint64_t)e->cfg->tick_ms * 1000, 1000, on_tick, d);
+                                   (uint64_t)engine_config(e)->tick_ms * 1000, 1000, on_tick, d);
     if (r < 0) {
         log_error_errno(r, "adding the tick timer: %m");
         return r;
     }
-    r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
+    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, on_control,
+                           d, &d->control);
     if (r < 0) {
         /* control.c said why; the shipped unit leaves chown out of reach. */
-        if (r == -EPERM && e->cfg->control_group)
+        if (r == -EPERM && engine_config(e)->control_group)
             log_notice("control_group= needs CAP_CHOWN and the @chown system calls: under systemd, add them with "
                        "the drop-in shown under PRIVILEGES in turboschedd(8)");
         return r;
@@ -478,9 +480,9 @@ static int run(struct daemon *d)
     control_server_set_close_hook(d->control, on_control_close);
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded((struct privilege_needs){
-        .cpuset_v1 = e->group.privileged,
-        .exe_rules = privileges_config_reads_exe(e->cfg),
-        .request_paths = privileges_config_reads_sockets(e->cfg),
+        .cpuset_v1 = engine_cgroup_privileged(e),
+        .exe_rules = privileges_config_reads_exe(engine_config(e)),
+        .request_paths = privileges_config_reads_sockets(engine_config(e)),
     });
 
     update_status(d);
@@ -493,11 +495,11 @@ static int run(struct daemon *d)
     if ((r = add_event_timers(d)) < 0)
         return r;
     sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
-    seat_init(&e->seat);
-    loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
+    seat_init(engine_seat(e));
+    loop_init(&d->loop, d->event, events, ELEMENTSOF(events), engine_config(e)->realtime_priority);
     /* A walk of /proc after lost events is the work of a tick at normal
      * priority: until it is done, the tick does not follow the events. */
-    loop_follow(&d->loop, d->tick_source, &e->events.rescan_pending);
+    loop_follow(&d->loop, d->tick_source, engine_rescan_pending(e));
     r = loop_run(&d->loop);
     loop_done(&d->loop);
     return r;

@@ -8,14 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "apply.h"
-#include "classifier.h"
 #include "control-pause.h"
 #include "cpustats.h"
+#include "delay-guard.h"
+#include "engine-snapshot.h"
 #include "engine.h"
+#include "histogram.h"
+#include "power_capacity.h"
 #include "procmon.h"
-#include "sysops.h"
+#include "sampler.h"
 #include "task.h"
+#include "topology.h"
 #include "util.h"
 #include "version.h"
 
@@ -42,18 +45,18 @@ static void add_mask(struct json_object *o, const char *k, const cpu_set_t *m)
 
 /* The run-delay guard: its limit, this tick's figure and decision, the
  * cores it spilled to. */
-static struct json_object *run_delay_json(const struct engine *e)
+static struct json_object *run_delay_json(const struct engine_snapshot *s)
 {
-    const struct engine_delay *d = &e->delay;
+    const struct engine_delay_snapshot *d = &s->delay;
     struct json_object *o = json_object_new_object();
-    add_int(o, "limit_us", (int64_t)(d->cfg.max_run_delay_ns / 1000));
+    add_int(o, "limit_us", (int64_t)(d->limit_ns / 1000));
     add_int(o, "delay_us", (int64_t)(d->delay_ns / 1000));
-    add_int(o, "percentile", d->cfg.percentile);
+    add_int(o, "percentile", d->percentile);
     add_int(o, "wakeups", (int64_t)d->wakeups);
-    add_bool(o, "fallen_back", d->guard.fallen_back);
+    add_bool(o, "fallen_back", d->guard->fallen_back);
     struct json_object *sp = json_object_new_array();
-    for (unsigned i = 0; i < d->guard.n_spilled; i++)
-        json_object_array_add(sp, json_object_new_int(d->guard.spilled[i]));
+    for (unsigned i = 0; i < d->guard->n_spilled; i++)
+        json_object_array_add(sp, json_object_new_int(d->guard->spilled[i]));
     json_object_object_add(o, "spilled_cores", sp);
     add_str(o, "decision", d->last[0] ? d->last : "none yet");
     return o;
@@ -61,27 +64,27 @@ static struct json_object *run_delay_json(const struct engine *e)
 
 /* The probe loop: whether it runs and from what, its phase and words, its
  * rounds, and why the learned plan last changed. */
-static struct json_object *probe_json(const struct engine *e)
+static struct json_object *probe_json(const struct engine_snapshot *s)
 {
-    const struct engine_probe *p = &e->probe;
+    const struct engine_probe_snapshot *p = &s->probe;
     struct json_object *o = json_object_new_object();
-    add_str(o, "state", engine_probe_phase(e));
-    add_str(o, "source", freq_source_name(p->meter.source));
-    add_str(o, "what", p->on ? p->meter.what : p->off_why);
-    add_str(o, "explain", p->on ? p->state.explain : NULL);
-    add_int(o, "rounds", p->on ? p->state.rounds : 0);
-    add_int(o, "discarded", p->on ? p->state.discarded : 0);
-    add_str(o, "learned", p->on && p->learned_round ? benefit_plan_name(p->learned) : NULL);
+    add_str(o, "state", p->phase);
+    add_str(o, "source", p->source);
+    add_str(o, "what", p->what);
+    add_str(o, "explain", p->explain);
+    add_int(o, "rounds", p->on ? p->rounds : 0);
+    add_int(o, "discarded", p->on ? p->discarded : 0);
+    add_str(o, "learned", p->on && p->learned_any ? benefit_plan_name(p->learned) : NULL);
     add_str(o, "last_change", p->on && p->last_change[0] ? p->last_change : NULL);
     return o;
 }
 
 /* The estimate behind the plan, or why there is none. */
-static const char *benefit_estimate(const struct engine *e)
+static const char *benefit_estimate(const struct engine_snapshot *s)
 {
-    if (!engine_freq_table(e) && !e->probe.on)
+    if (!s->freq_table && !s->probe.on)
         return "no frequency table: packing by the thresholds alone";
-    return e->planned && e->plan->benefit_explain[0] ? e->plan->benefit_explain : "not weighed this tick";
+    return s->planned && s->plan->benefit_explain[0] ? s->plan->benefit_explain : "not weighed this tick";
 }
 
 /* measured, woken_milli, wakes_per_s of a kept measurement (null when none) */
@@ -94,9 +97,9 @@ static void add_kept(struct json_object *o, const struct idle_kept *k)
 
 /* What the model weighs no restriction and isolation by: the idle cores
  * the jitter kept out of the deep idle states, as measured, or why not. */
-static struct json_object *deep_idle_json(const struct engine *e)
+static struct json_object *deep_idle_json(const struct engine_snapshot *s)
 {
-    const struct engine_idle *d = &e->idle;
+    const struct engine_idle_snapshot *d = &s->idle;
     struct json_object *o = json_object_new_object();
     add_bool(o, "available", d->on);
     add_kept(o, &d->fig.none);
@@ -104,31 +107,31 @@ static struct json_object *deep_idle_json(const struct engine *e)
     add_kept(i, &d->fig.iso);
     add_bool(i, "trial", d->fig.in_trial);
     json_object_object_add(o, "isolated", i);
-    add_str(o, "what", d->meter.what);
+    add_str(o, "what", d->what);
     return o;
 }
 
-static struct json_object *plan_json(const struct engine *e)
+static struct json_object *plan_json(const struct engine_snapshot *s)
 {
     struct json_object *p = json_object_new_object();
-    const struct packer_plan *pl = e->plan;
-    add_bool(p, "restricted", e->planned && pl->restricted);
-    if (e->planned && pl->restricted) {
+    const struct packer_plan *pl = s->plan;
+    add_bool(p, "restricted", s->planned && pl->restricted);
+    if (s->planned && pl->restricted) {
         char kind[192];
         add_mask(p, "cpus", &pl->mask);
-        add_str(p, "packing", packer_packing_kind(e->topo, &pl->mask, kind, sizeof kind));
+        add_str(p, "packing", packer_packing_kind(s->topo, &pl->mask, kind, sizeof kind));
     } else
         add_str(p, "cpus", NULL);
-    add_str(p, "reason", e->planned ? pl->summary : "no plan yet");
-    add_str(p, "state", e->planned ? packer_reason_to_string(pl->reason) : "none");
-    add_str(p, "wait", e->planned ? packer_wait_to_string(pl->wait) : "none");
-    add_int(p, "jitter_load_milli", e->sampler.jitter_load_milli);
-    json_object_object_add(p, "run_delay", run_delay_json(e));
+    add_str(p, "reason", s->planned ? pl->summary : "no plan yet");
+    add_str(p, "state", s->planned ? packer_reason_to_string(pl->reason) : "none");
+    add_str(p, "wait", s->planned ? packer_wait_to_string(pl->wait) : "none");
+    add_int(p, "jitter_load_milli", s->sampler->jitter_load_milli);
+    json_object_object_add(p, "run_delay", run_delay_json(s));
     struct json_object *b = json_object_new_object();
-    add_str(b, "plan", e->planned ? benefit_plan_name(pl->benefit) : "unknown");
-    add_str(b, "estimate", benefit_estimate(e));
-    json_object_object_add(b, "probe", probe_json(e));
-    json_object_object_add(b, "deep_idle", deep_idle_json(e));
+    add_str(b, "plan", s->planned ? benefit_plan_name(pl->benefit) : "unknown");
+    add_str(b, "estimate", benefit_estimate(s));
+    json_object_object_add(b, "probe", probe_json(s));
+    json_object_object_add(b, "deep_idle", deep_idle_json(s));
     json_object_object_add(p, "benefit", b);
     return p;
 }
@@ -157,38 +160,38 @@ static struct json_object *latency_json(const struct histogram *h)
 
 struct json_object *report_status(const struct engine *e)
 {
+    struct engine_snapshot snap, *s = &snap;
+    engine_snapshot_status(e, s);
     struct json_object *o = json_object_new_object();
     add_str(o, "version", TS_VERSION);
-    add_int(o, "uptime_s", (int64_t)((now_ms() - e->start_ms) / 1000));
-    add_str(o, "mode", e->cfg->mode == APPLY_CGROUP ? "cgroup" : "affinity");
-    add_bool(o, "dry_run", e->cfg->dry_run);
-    add_bool(o, "uclamp_supported", classifier_uclamp_supported(e->classifier));
-    add_bool(o, "unit_optin", classifier_unit_optin_active(e->classifier));
+    add_int(o, "uptime_s", (int64_t)((now_ms() - s->start_ms) / 1000));
+    add_str(o, "mode", s->mode_cgroup ? "cgroup" : "affinity");
+    add_bool(o, "dry_run", s->dry_run);
+    add_bool(o, "uclamp_supported", s->uclamp_supported);
+    add_bool(o, "unit_optin", s->unit_optin);
 
-    unsigned by_class[_TASK_CLASS_MAX], packed;
-    engine_count_now(e, by_class, &packed);
     struct json_object *t = json_object_new_object();
-    add_int(t, "tracked", task_table_count(e->tasks));
-    add_int(t, "jitter", by_class[CLASS_JITTER]);
-    add_int(t, "intensive", by_class[CLASS_INTENSIVE]);
-    add_int(t, "ignore", by_class[CLASS_IGNORE]);
-    add_int(t, "unclassified", by_class[CLASS_UNSET]);
-    add_int(t, "packed", packed);
-    add_int(t, "max", task_table_max(e->tasks));
-    add_int(t, "memory_bytes", (int64_t)task_table_memory_bytes(e->tasks));
+    add_int(t, "tracked", s->tracked);
+    add_int(t, "jitter", s->by_class[CLASS_JITTER]);
+    add_int(t, "intensive", s->by_class[CLASS_INTENSIVE]);
+    add_int(t, "ignore", s->by_class[CLASS_IGNORE]);
+    add_int(t, "unclassified", s->by_class[CLASS_UNSET]);
+    add_int(t, "packed", s->packed);
+    add_int(t, "max", s->max_tasks);
+    add_int(t, "memory_bytes", (int64_t)s->memory_bytes);
     json_object_object_add(o, "tasks", t);
 
     struct json_object *rq = json_object_new_object();
-    add_bool(rq, "on", e->cfg->behaviour.enabled && e->cfg->request_paths);
-    add_bool(rq, "tail_guard", e->cfg->behaviour.enabled && e->cfg->tail_guard);
-    add_int(rq, "held_serving", (int64_t)e->reqpath.held_serving);
-    add_int(rq, "held_sleep", (int64_t)e->reqpath.held_sleep);
-    add_int(rq, "released", (int64_t)e->reqpath.released);
-    add_int(rq, "kept_out", engine_reqpath_cooling(e));
+    add_bool(rq, "on", s->request_paths);
+    add_bool(rq, "tail_guard", s->tail_guard);
+    add_int(rq, "held_serving", (int64_t)s->held_serving);
+    add_int(rq, "held_sleep", (int64_t)s->held_sleep);
+    add_int(rq, "released", (int64_t)s->released);
+    add_int(rq, "kept_out", s->kept_out);
     json_object_object_add(o, "request_paths", rq);
 
     struct json_object *ev = json_object_new_object();
-    const struct procmon_counters *pc = e->events.procmon ? procmon_counters(e->events.procmon) : NULL;
+    const struct procmon_counters *pc = s->procmon;
     static const struct procmon_counters zero;
     if (!pc)
         pc = &zero;
@@ -201,68 +204,56 @@ struct json_object *report_status(const struct engine *e)
     add_int(ev, "malformed", (int64_t)pc->malformed);
     json_object_object_add(o, "events", ev);
     add_int(o, "overflows", (int64_t)pc->overflows);
-    add_int(o, "rename_floods", (int64_t)e->events.shed.sheds);
-    add_bool(o, "renames_unheard", e->events.shed.on);
-    add_int(o, "rescans", (int64_t)e->counters.rescans);
-    json_object_object_add(o, "placement_latency", latency_json(&e->events.placement_latency));
-    json_object_object_add(o, "plan", plan_json(e));
+    add_int(o, "rename_floods", (int64_t)s->rename_floods);
+    add_bool(o, "renames_unheard", s->renames_unheard);
+    add_int(o, "rescans", (int64_t)s->counters.rescans);
+    json_object_object_add(o, "placement_latency", latency_json(s->placement_latency));
+    json_object_object_add(o, "plan", plan_json(s));
 
     struct json_object *rl = json_object_new_object();
-    add_bool(rl, "ok", e->last_reload.ok);
-    add_int(rl, "time_s", (int64_t)e->last_reload.time);
-    add_str(rl, "message", e->last_reload.msg[0] ? e->last_reload.msg : "no reload yet");
+    add_bool(rl, "ok", s->last_reload->ok);
+    add_int(rl, "time_s", (int64_t)s->last_reload->time);
+    add_str(rl, "message", s->last_reload->msg[0] ? s->last_reload->msg : "no reload yet");
     json_object_object_add(o, "last_reload", rl);
     json_object_object_add(o, "cpus", cpus_json());
     json_object_object_add(o, "pause", control_pause_json(e));
     return o;
 }
 
-static void task_detail(const struct engine *e, const struct task *t, char *buf, size_t size)
-{
-    if (classifier_explain(e->classifier, t, buf, size) < 0)
-        snprintf(buf, size, "%s", class_source_to_string(t->source));
-}
-
-static struct json_object *task_json(const struct engine *e, const struct task *t)
+static struct json_object *task_json(const struct task *t, const struct engine_task_snapshot *ts)
 {
     struct json_object *o = json_object_new_object();
-    char detail[512];
     add_int(o, "tid", t->tid);
     add_int(o, "pid", t->pid);
     add_str(o, "comm", t->comm);
     add_str(o, "class", task_class_to_string(t->class));
     add_str(o, "source", class_source_to_string(t->source));
-    task_detail(e, t, detail, sizeof detail);
-    add_str(o, "detail", detail);
-    const struct applied_task *at = applier_find(e->applier, t->tid);
-    cpu_set_t cur;
-    if (at) {
-        add_mask(o, "original_mask", &at->original);
-        add_mask(o, "current_mask", &at->set);
-        /* the jitter slice we gave it, and the one it had */
-        if (at->slice.applied) {
-            add_int(o, "slice_us", (int64_t)(at->slice.set_runtime_ns / 1000));
-            add_int(o, "original_slice_us", (int64_t)(at->slice.orig.runtime_ns / 1000));
-        }
-        uint64_t delay_ns, wakeups;
-        if (engine_delay_of(e, t->tid, &delay_ns, &wakeups)) {
-            add_int(o, "run_delay_us", (int64_t)(delay_ns / 1000));
-            add_int(o, "run_delay_wakeups", (int64_t)wakeups);
-        }
-    } else if (e->ops->getaffinity(e->ops->userdata, t->tid, &cur) == 0) {
-        add_mask(o, "original_mask", &cur);
-        add_mask(o, "current_mask", &cur);
+    add_str(o, "detail", ts->detail);
+    if (ts->masks) {
+        add_mask(o, "original_mask", &ts->original);
+        add_mask(o, "current_mask", &ts->current);
+    }
+    /* the jitter slice we gave it, and the one it had */
+    if (ts->slice) {
+        add_int(o, "slice_us", (int64_t)(ts->slice_ns / 1000));
+        add_int(o, "original_slice_us", (int64_t)(ts->original_slice_ns / 1000));
+    }
+    if (ts->run_delay) {
+        add_int(o, "run_delay_us", (int64_t)(ts->run_delay_ns / 1000));
+        add_int(o, "run_delay_wakeups", (int64_t)ts->run_delay_wakeups);
     }
     return o;
 }
 
 struct json_object *report_dump(const struct engine *e)
 {
+    struct engine_snapshot snap, *s = &snap;
+    engine_snapshot(e, s);
     struct json_object *o = json_object_new_object();
     struct json_object *cores = json_object_new_array();
-    const struct packer_plan *pl = e->plan;
-    for (int i = 0; i < e->topo->n_cores; i++) {
-        const struct topo_core *c = &e->topo->cores[i];
+    const struct packer_plan *pl = s->plan;
+    for (int i = 0; i < s->topo->n_cores; i++) {
+        const struct topo_core *c = &s->topo->cores[i];
         struct json_object *co = json_object_new_object();
         add_int(co, "package", c->package);
         add_int(co, "core", c->index);
@@ -271,10 +262,10 @@ struct json_object *report_dump(const struct engine *e)
         add_mask(co, "online", &c->online);
         add_int(co, "n_online", c->n_online);
         const struct packer_core_info *pi = NULL;
-        for (int k = 0; e->planned && k < pl->n_cores; k++)
+        for (int k = 0; s->planned && k < pl->n_cores; k++)
             if (pl->cores[k].core == i)
                 pi = &pl->cores[k];
-        add_int(co, "capacity_milli", capacity_core_milli(&e->cfg->capacity, (unsigned)c->n_online));
+        add_int(co, "capacity_milli", capacity_core_milli(s->capacity, (unsigned)c->n_online));
         if (pi) {
             add_int(co, "util_milli", pi->util_milli);
             add_int(co, "spare_milli", pi->spare_milli);
@@ -287,79 +278,36 @@ struct json_object *report_dump(const struct engine *e)
 
     struct json_object *tasks = json_object_new_array();
     size_t iter = 0;
-    struct task *t;
-    while ((t = task_table_next(e->tasks, &iter)))
-        if (t->class == CLASS_JITTER || t->class == CLASS_INTENSIVE)
-            json_object_array_add(tasks, task_json(e, t));
+    const struct task *t;
+    while ((t = engine_task_next(e, &iter)))
+        if (t->class == CLASS_JITTER || t->class == CLASS_INTENSIVE) {
+            struct engine_task_snapshot ts;
+            engine_task_snapshot(e, t, &ts);
+            json_object_array_add(tasks, task_json(t, &ts));
+        }
     json_object_object_add(o, "tasks", tasks);
-    json_object_object_add(o, "plan", plan_json(e));
+    json_object_object_add(o, "plan", plan_json(s));
     json_object_object_add(o, "cpus", cpus_json());
     return o;
-}
-
-static void placement(const struct engine *e, const struct task *t, char *buf, size_t size)
-{
-    char mask[256];
-    const struct applied_task *at = applier_find(e->applier, t->tid);
-    int hands_off = applier_hands_off(e->applier, t->tid);
-    if (at) {
-        char slice[96] = "";
-        if (at->slice.applied)
-            snprintf(slice, sizeof slice, " with a %" PRIu64 " us slice (its own: %" PRIu64 " us)",
-                     at->slice.set_runtime_ns / 1000, at->slice.orig.runtime_ns / 1000);
-        snprintf(buf, size, "packed on CPUs %.200s%s (plan: %.200s)", format_cpulist(&at->set, mask, sizeof mask),
-                 slice, e->plan->summary);
-    } else if (t->source == SOURCE_SLICE && e->slice.set)
-        snprintf(buf, size, "confined with turbosched-jitter.slice, whose AllowedCPUs= follows the plan (%.200s)",
-                 e->plan->summary);
-    else if (t->flags & TASK_F_GROUP)
-        snprintf(buf, size, "in cpuset group %.100s, whose CPUs follow the plan (%.200s)", e->group.path,
-                 e->planned ? e->plan->summary : "no plan yet");
-    else if (hands_off == -EBUSY)
-        snprintf(buf, size, "left alone: its affinity was changed by someone else after we set it");
-    else if (hands_off < 0)
-        snprintf(buf, size, "left alone: the kernel refused a change (%s)", strerror(-hands_off));
-    else if (t->class != CLASS_JITTER)
-        snprintf(buf, size, "not moved: class %s", task_class_to_string(t->class));
-    else if (!e->planned || !e->plan->restricted)
-        snprintf(buf, size, "not confined: %s", e->planned ? e->plan->summary : "no plan yet");
-    else
-        snprintf(buf, size, "not confined: its own affinity does not intersect the plan");
-}
-
-/* "0.14 ms per wake-up over its last 48 wake-ups (limit 1 ms)" */
-static void run_delay_explain(const struct engine *e, const struct task *t, char *buf, size_t size)
-{
-    uint64_t ns, n, limit = e->delay.cfg.max_run_delay_ns;
-    if (!limit)
-        snprintf(buf, size, "not guarded (max_run_delay = off)");
-    else if (engine_delay_of(e, t->tid, &ns, &n))
-        snprintf(buf, size, "%.2f ms per wake-up over its last %" PRIu64 " wake-ups (limit %.2f ms)", (double)ns / 1e6,
-                 n, (double)limit / 1e6);
-    else if (t->class != CLASS_JITTER || !engine_plan_mask(e))
-        snprintf(buf, size, "not measured: only packed jitter is");
-    else
-        snprintf(buf, size, "not measured yet");
 }
 
 int report_explain(const struct engine *e, pid_t pid, struct json_object **ret)
 {
     struct json_object *threads = json_object_new_array();
     size_t iter = 0, total = 0;
-    struct task *t;
-    while ((t = task_table_next(e->tasks, &iter))) {
+    const struct task *t;
+    while ((t = engine_task_next(e, &iter))) {
         if (t->pid != pid || total++ >= REPORT_EXPLAIN_THREADS_MAX)
             continue;
-        struct json_object *o = task_json(e, t);
-        char buf[512];
-        placement(e, t, buf, sizeof buf);
-        add_str(o, "placement", buf);
-        sampler_behaviour_explain(&e->sampler, t, &e->cfg->behaviour, now_ms(), buf, sizeof buf);
-        add_str(o, "behaviour", buf);
-        run_delay_explain(e, t, buf, sizeof buf);
-        add_str(o, "run_delay", buf);
-        engine_reqpath_explain(e, t, buf, sizeof buf);
-        add_str(o, "request_path", buf);
+        struct engine_task_snapshot ts;
+        struct engine_task_explain tx;
+        engine_task_snapshot(e, t, &ts);
+        struct json_object *o = task_json(t, &ts);
+        engine_task_explain(e, t, &tx);
+        add_str(o, "placement", tx.placement);
+        add_str(o, "behaviour", tx.behaviour);
+        add_str(o, "run_delay", tx.run_delay);
+        add_str(o, "request_path", tx.request_path);
         json_object_array_add(threads, o);
     }
     if (json_object_array_length(threads) == 0) {
@@ -428,12 +376,12 @@ static void histogram_family(struct json_object *arr, const char *name, const ch
 }
 
 /* Tasks per class and what decided it, and behaviour's releases. */
-static void behaviour_metrics(const struct engine *e, struct json_object *arr)
+static void behaviour_metrics(const struct engine *e, const struct engine_snapshot *sn, struct json_object *arr)
 {
     unsigned n[_TASK_CLASS_MAX][SOURCE_BEHAVIOUR + 1] = {{0}};
     size_t iter = 0;
-    struct task *t;
-    while ((t = task_table_next(e->tasks, &iter)))
+    const struct task *t;
+    while ((t = engine_task_next(e, &iter)))
         if ((unsigned)t->class < _TASK_CLASS_MAX && (unsigned)t->source <= SOURCE_BEHAVIOUR)
             n[t->class][t->source]++;
     struct json_object *s = family(arr, "turbosched_tasks_by_source", "gauge", "Tracked threads by class and what decided it");
@@ -443,33 +391,33 @@ static void behaviour_metrics(const struct engine *e, struct json_object *arr)
                     class_source_to_string((enum class_source)src), n[c][src]);
     s = family(arr, "turbosched_behaviour_releases_total", "counter",
                "Jitter by behaviour that turned heavy and got its mask back");
-    sample(s, NULL, NULL, (double)e->counters.behaviour_released);
+    sample(s, NULL, NULL, (double)sn->counters.behaviour_released);
     s = family(arr, "turbosched_request_path_holds_total", "counter",
                "Threads light and frequent enough for jitter but held back: their process serves, or they sleep "
                "in an untimed wait");
-    sample(s, "why", "serves", (double)e->reqpath.held_serving);
-    sample(s, "why", "sleep", (double)e->reqpath.held_sleep);
+    sample(s, "why", "serves", (double)sn->held_serving);
+    sample(s, "why", "sleep", (double)sn->held_sleep);
     s = family(arr, "turbosched_tail_guard_releases_total", "counter",
                "Processes packed by behaviour whose run-queue wait tail got worse than unpacked: released");
-    sample(s, NULL, NULL, (double)e->reqpath.released);
+    sample(s, NULL, NULL, (double)sn->released);
     s = family(arr, "turbosched_behaviour_watched", "gauge", "Threads watched for classification by behaviour");
-    sample(s, NULL, NULL, e->sampler.n_watching);
+    sample(s, NULL, NULL, sn->sampler->n_watching);
     s = family(arr, "turbosched_thread_reads_total", "counter",
                "Per-thread and per-process /proc reads of the tick's samplers, and thread reads spared");
-    sample(s, "read", "behaviour", (double)e->sampler.behaviour_reads);
-    sample(s, "read", "sockets", (double)e->reqpath.socket_checks);
-    sample(s, "read", "syscall", (double)e->reqpath.sleep_reads);
-    sample(s, "read", "jitter", (double)e->sampler.jitter_reads);
-    sample(s, "read", "process", (double)e->sampler.gate_reads);
-    sample(s, "read", "spared", (double)e->sampler.gate_skips);
+    sample(s, "read", "behaviour", (double)sn->sampler->behaviour_reads);
+    sample(s, "read", "sockets", (double)sn->socket_checks);
+    sample(s, "read", "syscall", (double)sn->sleep_reads);
+    sample(s, "read", "jitter", (double)sn->sampler->jitter_reads);
+    sample(s, "read", "process", (double)sn->sampler->gate_reads);
+    sample(s, "read", "spared", (double)sn->sampler->gate_skips);
 }
 
-static void run_delay_metrics(const struct engine *e, struct json_object *arr)
+static void run_delay_metrics(const struct engine_snapshot *sn, struct json_object *arr)
 {
-    const struct delay_guard *g = &e->delay.guard;
+    const struct delay_guard *g = sn->delay.guard;
     histogram_family(arr, "turbosched_run_delay_seconds",
                      "Packed jitter's mean run-queue wait per wake-up between two readings, once per wake-up",
-                     &e->delay.hist);
+                     sn->delay.hist);
     struct json_object *s = family(arr, "turbosched_run_delay_actions_total", "counter",
                                    "What the run-delay guard did: spilled to a core, released one, gave packing up");
     sample(s, "action", "spill", (double)g->spills_total);
@@ -480,21 +428,19 @@ static void run_delay_metrics(const struct engine *e, struct json_object *arr)
 }
 
 /* Tracked threads and the proc connector's events. */
-static void metrics_tasks(struct json_object *arr, const struct engine *e)
+static void metrics_tasks(struct json_object *arr, const struct engine_snapshot *sn)
 {
     struct json_object *s;
     static const enum task_class classes[] = {CLASS_JITTER, CLASS_INTENSIVE, CLASS_IGNORE, CLASS_UNSET};
     static_assert(ELEMENTSOF(classes) == _TASK_CLASS_MAX, "every class has its sample");
 
-    unsigned by_class[_TASK_CLASS_MAX], packed;
-    engine_count_now(e, by_class, &packed);
     s = family(arr, "turbosched_tasks", "gauge", "Tracked threads by class");
     for (size_t i = 0; i < ELEMENTSOF(classes); i++)
-        sample(s, "class", task_class_to_string(classes[i]), by_class[classes[i]]);
+        sample(s, "class", task_class_to_string(classes[i]), sn->by_class[classes[i]]);
     s = family(arr, "turbosched_tasks_packed", "gauge", "Threads whose affinity the daemon set");
-    sample(s, NULL, NULL, packed);
+    sample(s, NULL, NULL, sn->packed);
 
-    const struct procmon_counters *pc = e->events.procmon ? procmon_counters(e->events.procmon) : NULL;
+    const struct procmon_counters *pc = sn->procmon;
     if (pc) {
         s = family(arr, "turbosched_events_total", "counter", "Proc connector events handled by kind");
         sample(s, "kind", "fork", (double)pc->fork);
@@ -508,62 +454,60 @@ static void metrics_tasks(struct json_object *arr, const struct engine *e)
         sample(s, NULL, NULL, (double)pc->overflows);
         s = family(arr, "turbosched_rename_floods_total", "counter",
                    "Times renames were left unheard for a while, coming faster than the daemon reads them usefully");
-        sample(s, NULL, NULL, (double)e->events.shed.sheds);
+        sample(s, NULL, NULL, (double)sn->rename_floods);
     }
     histogram_family(arr, "turbosched_placement_latency_seconds",
                      "From the kernel's event to the call that placed its task, per placement made for an event",
-                     &e->events.placement_latency);
+                     sn->placement_latency);
     histogram_family(arr, "turbosched_event_delay_seconds",
                      "From the kernel's event to the start of its handling (queued in the socket or behind other work)",
-                     &e->events.queue_delay);
+                     sn->queue_delay);
     s = family(arr, "turbosched_event_handling_seconds_total", "counter",
                "Time spent handling events, by kind (turbosched_events_total counts them)");
     for (unsigned k = PROCMON_FORK; k < PROCMON_KINDS; k++)
-        sample(s, "kind", procmon_kind_to_string((enum procmon_kind)k), (double)e->events.handled_ns[k] / 1e9);
-    const struct engine_doorbell *d = &e->events.doorbell;
-    if (d->procmon) {
+        sample(s, "kind", procmon_kind_to_string((enum procmon_kind)k), (double)sn->handled_ns[k] / 1e9);
+    if (sn->doorbell) {
         s = family(arr, "turbosched_exec_doorbell_total", "counter",
                    "The exec-only socket: wake-ups it rang, execs handled from it ahead of the main socket, "
                    "those the main socket then brought and were skipped, and rung execs the main socket "
                    "had handled already");
-        sample(s, "what", "rung", (double)d->rings);
-        sample(s, "what", "ahead", (double)d->ahead);
-        sample(s, "what", "skipped", (double)d->skipped);
-        sample(s, "what", "already", (double)d->already);
+        sample(s, "what", "rung", (double)sn->doorbell_rings);
+        sample(s, "what", "ahead", (double)sn->doorbell_ahead);
+        sample(s, "what", "skipped", (double)sn->doorbell_skipped);
+        sample(s, "what", "already", (double)sn->doorbell_already);
     }
-    const struct engine_adopt *ad = &e->events.adopt;
     s = family(arr, "turbosched_adoptions_waited_total", "counter",
                "New processes of a task whose mask the daemon set, recorded once their start time could be read "
                "without waiting on an exec: at their exec, at a tick, or before a restore of everything");
-    sample(s, "at", "exec", (double)ad->at_exec);
-    sample(s, "at", "tick", (double)ad->at_tick);
-    sample(s, "at", "restore", (double)ad->at_restore);
+    sample(s, "at", "exec", (double)sn->adopted_at_exec);
+    sample(s, "at", "tick", (double)sn->adopted_at_tick);
+    sample(s, "at", "restore", (double)sn->adopted_at_restore);
     s = family(arr, "turbosched_event_wakeups_total", "counter", "Wake-ups that read the proc connector");
-    sample(s, NULL, NULL, (double)e->events.wakeups);
+    sample(s, NULL, NULL, (double)sn->wakeups);
     s = family(arr, "turbosched_event_wakeups_seconds_total", "counter",
                "Time spent in those wake-ups: reading the socket and handling what it held");
-    sample(s, NULL, NULL, (double)e->events.wakeups_ns / 1e9);
+    sample(s, NULL, NULL, (double)sn->wakeups_ns / 1e9);
 }
 
 /* The plan the benefit model chose, the probe loop's progress (where it
  * runs) and the deep idle measurement (where there is one). */
-static void benefit_metrics(const struct engine *e, struct json_object *arr)
+static void benefit_metrics(const struct engine_snapshot *sn, struct json_object *arr)
 {
     struct json_object *s = family(arr, "turbosched_benefit_plan", "gauge",
                                    "1 for the plan the benefit model chose at the last tick");
     for (unsigned p = 0; p < BENEFIT_N_PLANS; p++)
-        sample(s, "plan", benefit_plan_name((enum benefit_plan)p), e->planned && e->plan->benefit == (enum benefit_plan)p);
-    const struct engine_probe *pr = &e->probe;
+        sample(s, "plan", benefit_plan_name((enum benefit_plan)p), sn->planned && sn->plan->benefit == (enum benefit_plan)p);
+    const struct engine_probe_snapshot *pr = &sn->probe;
     if (pr->on) {
         s = family(arr, "turbosched_probe_rounds_total", "counter", "Probe rounds completed, and probes thrown away");
-        sample(s, "outcome", "completed", pr->state.rounds);
-        sample(s, "outcome", "discarded", pr->state.discarded);
+        sample(s, "outcome", "completed", pr->rounds);
+        sample(s, "outcome", "discarded", pr->discarded);
         s = family(arr, "turbosched_probe_learned", "gauge", "1 for the plan the probes found best so far");
         for (unsigned p = 0; p < BENEFIT_N_PLANS; p++)
             sample(s, "plan", benefit_plan_name((enum benefit_plan)p),
-                   pr->learned_round && pr->learned == (enum benefit_plan)p);
+                   pr->learned_any && pr->learned == (enum benefit_plan)p);
     }
-    const struct engine_idle *d = &e->idle;
+    const struct engine_idle_snapshot *d = &sn->idle;
     if (d->fig.none.measured) {
         s = family(arr, "turbosched_idle_cores_woken_ratio", "gauge",
                    "Idle cores kept out of the deep idle states while the jitter ran free (cores)");
@@ -580,50 +524,50 @@ static void benefit_metrics(const struct engine *e, struct json_object *arr)
 }
 
 /* The engine's own counters and its current plan. */
-static void metrics_engine(struct json_object *arr, const struct engine *e)
+static void metrics_engine(struct json_object *arr, const struct engine *e, const struct engine_snapshot *sn)
 {
     struct json_object *s;
     s = family(arr, "turbosched_untracked_tasks_total", "counter", "Threads not tracked because the task table was full");
-    sample(s, NULL, NULL, (double)e->counters.table_full);
+    sample(s, NULL, NULL, (double)sn->counters.table_full);
     s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
-    sample(s, NULL, NULL, (double)e->counters.rescans);
+    sample(s, NULL, NULL, (double)sn->counters.rescans);
     s = family(arr, "turbosched_ticks_total", "counter", "Ticks: load sampled and the plan made again");
-    sample(s, NULL, NULL, (double)e->counters.ticks);
+    sample(s, NULL, NULL, (double)sn->counters.ticks);
     s = family(arr, "turbosched_daemon_moves_total", "counter",
                "Moves of the daemon itself to the CPU where most of a tick's execs were");
-    sample(s, NULL, NULL, (double)e->seat.moves);
+    sample(s, NULL, NULL, (double)sn->daemon_moves);
     s = family(arr, "turbosched_plan_changes_total", "counter", "Changes of the jitter CPU mask");
-    sample(s, NULL, NULL, (double)e->counters.plan_changes);
+    sample(s, NULL, NULL, (double)sn->counters.plan_changes);
     s = family(arr, "turbosched_plan_restricted", "gauge", "1 when jitter tasks are confined");
-    sample(s, NULL, NULL, e->planned && e->plan->restricted);
+    sample(s, NULL, NULL, sn->planned && sn->plan->restricted);
     s = family(arr, "turbosched_paused", "gauge", "1 while packing is paused (turbosched-ctl pause, compare)");
-    sample(s, NULL, NULL, engine_paused(e));
+    sample(s, NULL, NULL, sn->pause.paused);
     s = family(arr, "turbosched_pauses_total", "counter", "Times packing was paused");
-    sample(s, NULL, NULL, (double)e->pause.pauses);
+    sample(s, NULL, NULL, (double)sn->pause.pauses);
     s = family(arr, "turbosched_paused_seconds_total", "counter", "Time spent paused");
-    sample(s, NULL, NULL, engine_paused_ms_total(e) / 1000.0);
+    sample(s, NULL, NULL, sn->pause.paused_ms_total / 1000.0);
     s = family(arr, "turbosched_jitter_load_ratio", "gauge", "Load of jitter tasks in CPUs");
-    sample(s, NULL, NULL, e->sampler.jitter_load_milli / 1000.0);
+    sample(s, NULL, NULL, sn->sampler->jitter_load_milli / 1000.0);
     s = family(arr, "turbosched_reloads_total", "counter", "Configuration reloads by result");
-    sample(s, "result", "ok", (double)e->counters.reloads_ok);
-    sample(s, "result", "failed", (double)e->counters.reloads_failed);
-    behaviour_metrics(e, arr);
-    run_delay_metrics(e, arr);
-    benefit_metrics(e, arr);
+    sample(s, "result", "ok", (double)sn->counters.reloads_ok);
+    sample(s, "result", "failed", (double)sn->counters.reloads_failed);
+    behaviour_metrics(e, sn, arr);
+    run_delay_metrics(sn, arr);
+    benefit_metrics(sn, arr);
 }
 
 /* Per CPU: the smoothed utilisation, then frequency and idle states as the
  * kernel reports them. */
-static void metrics_cpus(struct json_object *arr, const struct engine *e)
+static void metrics_cpus(struct json_object *arr, const struct engine_snapshot *sn)
 {
     struct json_object *s;
     s = family(arr, "turbosched_cpu_utilisation_ratio", "gauge", "Smoothed utilisation per CPU");
-    for (int i = 0; i < e->sampler.n_cpus; i++) {
-        if (e->sampler.util_milli[i] < 0)
+    for (int i = 0; i < sn->sampler->n_cpus; i++) {
+        if (sn->sampler->util_milli[i] < 0)
             continue;
         char cpu[16];
         snprintf(cpu, sizeof cpu, "%d", i);
-        sample(s, "cpu", cpu, e->sampler.util_milli[i] / 1000.0);
+        sample(s, "cpu", cpu, sn->sampler->util_milli[i] / 1000.0);
     }
 
     struct cpustats cs;
@@ -657,10 +601,12 @@ static void metrics_cpus(struct json_object *arr, const struct engine *e)
 
 struct json_object *report_metrics(const struct engine *e)
 {
+    struct engine_snapshot sn;
+    engine_snapshot(e, &sn);
     struct json_object *arr = json_object_new_array();
-    metrics_tasks(arr, e);
-    metrics_engine(arr, e);
-    metrics_cpus(arr, e);
+    metrics_tasks(arr, &sn);
+    metrics_engine(arr, e, &sn);
+    metrics_cpus(arr, &sn);
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "metrics", arr);
     return o;

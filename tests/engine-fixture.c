@@ -23,6 +23,9 @@
 
 #include <json-c/json.h>
 #include "config.h"
+#include "engine-internal.h"
+#include "histogram.h"
+#include "task.h"
 #include "log.h"
 #include "procscan.h"
 #include "report.h"
@@ -592,3 +595,12 @@ double efx_metric(struct engine_fixture *fx, const char *family, const char *lab
     json_object_put(o);
     return found;
 }
+
+unsigned efx_packed_at_tick(struct engine_fixture *fx) { return fx->e->n_packed; }
+
+int efx_track(struct engine_fixture *fx, pid_t pid, pid_t tid)
+{
+    return task_table_add(fx->e->tasks, &(struct task){.tid = tid, .pid = pid, .rule = -1}, NULL);
+}
+
+struct histogram *efx_placement_latency(struct engine_fixture *fx) { return &fx->e->events.placement_latency; }

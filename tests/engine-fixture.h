@@ -120,6 +120,13 @@ const char *efx_log(void);
 const char *efx_fmt(const cpu_set_t *set);
 void efx_log_reset(void);
 
+/* For tests that see the engine through engine.h alone (test-report): the
+ * packed count as of the last tick, a thread put straight into the task
+ * table (0 or -errno), and the placement latency histogram. */
+unsigned efx_packed_at_tick(struct engine_fixture *fx);
+int efx_track(struct engine_fixture *fx, pid_t pid, pid_t tid);
+struct histogram *efx_placement_latency(struct engine_fixture *fx);
+
 /* One sample's value of a metrics family in report_metrics(), the sample
  * with label=value (label NULL: the family's last sample); -1 if absent. */
 double efx_metric(struct engine_fixture *fx, const char *family, const char *label, const char *value);

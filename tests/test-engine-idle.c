@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "engine-fixture.h"
-#include "engine.h"
+#include "engine-internal.h"
 #include "report.h"
 
 static const unsigned load[EFX_N_CPUS] = {70, 0};

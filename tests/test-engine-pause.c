@@ -14,7 +14,7 @@
 
 #include "apply.h"
 #include "engine-fixture.h"
-#include "engine.h"
+#include "engine-internal.h"
 #include "util.h"
 
 static void expect_jitter_on(struct engine_fixture *fx, const char *cpus)

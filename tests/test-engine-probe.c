@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "engine-fixture.h"
-#include "engine.h"
+#include "engine-internal.h"
 #include "report.h"
 #include "util.h"
 

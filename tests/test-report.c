@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "engine-fixture.h"
+#include "config.h"
 #include "engine.h"
+#include "engine-snapshot.h"
+#include "histogram.h"
 #include "report.h"
 #include "task.h"
 #include "util.h"
@@ -55,7 +58,9 @@ static void start_packed(struct engine_fixture *fx)
     efx_start(fx);
     efx_tick_with(fx, efx_busy_load);
     efx_tick_with(fx, efx_busy_load);
-    assert_true(fx->e->plan->restricted);
+    struct engine_snapshot s;
+    engine_snapshot(fx->e, &s);
+    assert_true(s.planned && s.plan->restricted);
 }
 
 static void test_status(void **state)
@@ -78,14 +83,16 @@ static void test_status(void **state)
     assert_int_equal(get_int(t, "ignore"), 1);
     assert_int_equal(get_int(t, "unclassified"), 0);
     assert_int_equal(get_int(t, "packed"), 3);
-    assert_int_equal(get_int(t, "max"), fx->e->cfg->max_tasks);
+    assert_int_equal(get_int(t, "max"), engine_config(fx->e)->max_tasks);
 
     struct json_object *p = get(o, "plan");
     assert_true(get_bool(p, "restricted"));
     assert_string_equal(get_str(p, "cpus"), EFX_BUSY_PLAN);
     assert_string_equal(get_str(p, "state"), "packed");
     assert_string_equal(get_str(p, "wait"), "none");
-    assert_string_equal(get_str(p, "reason"), fx->e->plan->summary);
+    struct engine_snapshot s;
+    engine_snapshot(fx->e, &s);
+    assert_string_equal(get_str(p, "reason"), s.plan->summary);
 
     struct json_object *rl = get(o, "last_reload");
     assert_true(get_bool(rl, "ok"));
@@ -95,7 +102,7 @@ static void test_status(void **state)
     /* counted when asked, not as of the last tick: after a stop nothing is
      * packed although no tick has run since */
     engine_stop(fx->e);
-    assert_int_equal(fx->e->n_packed, 3);
+    assert_int_equal(efx_packed_at_tick(fx), 3);
     o = report_status(fx->e);
     assert_int_equal(get_int(get(o, "tasks"), "packed"), 0);
     assert_int_equal(get_int(get(o, "tasks"), "jitter"), 3);
@@ -186,7 +193,7 @@ static void test_explain(void **state)
 
     /* a process of many threads: the first REPORT_EXPLAIN_THREADS_MAX explained, all counted */
     for (pid_t tid = 5000; tid < 5000 + REPORT_EXPLAIN_THREADS_MAX + 44; tid++)
-        assert_int_equal(task_table_add(fx->e->tasks, &(struct task){.tid = tid, .pid = 5000, .rule = -1}, NULL), 0);
+        assert_int_equal(efx_track(fx, 5000, tid), 0);
     assert_int_equal(report_explain(fx->e, 5000, &o), 0);
     assert_int_equal(json_object_array_length(get(o, "threads")), REPORT_EXPLAIN_THREADS_MAX);
     assert_int_equal(get_int(o, "threads_total"), REPORT_EXPLAIN_THREADS_MAX + 44);
@@ -247,9 +254,9 @@ static void test_metrics(void **state)
     struct engine_fixture *fx = *state;
     start_packed(fx);
     /* what the ticks placed is not timed; two placements for events are */
-    assert_int_equal(fx->e->events.placement_latency.count, 0);
-    histogram_add(&fx->e->events.placement_latency, 300000);
-    histogram_add(&fx->e->events.placement_latency, 30000000);
+    assert_int_equal(efx_placement_latency(fx)->count, 0);
+    histogram_add(efx_placement_latency(fx), 300000);
+    histogram_add(efx_placement_latency(fx), 30000000);
     struct json_object *o = report_metrics(fx->e);
     struct json_object *arr = get(o, "metrics");
     size_t n = json_object_array_length(arr);
