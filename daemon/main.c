@@ -51,10 +51,7 @@ struct daemon {
     sd_event_source *state_source;  /* one-shot: a change waiting for the state file (always there) */
     sd_event_source *events_source; /* the proc connector */
     sd_event_source *doorbell_source;   /* its exec-only socket, NULL without one */
-    sd_event_source *batch_source;  /* one-shot: the proc connector is heard again (always there) */
-    uint64_t events_woke_ns;        /* the last wake-up for the main socket */
-    uint64_t rings, rings_at_mute;  /* the exec socket's wake-ups, in all and when the mute began */
-    unsigned mute_ms;               /* the main socket is unheard for this long (0: heard) */
+    struct loop_batch batch;        /* the main socket's mutes */
     struct loop loop;
     char status[256];
 };
@@ -184,13 +181,6 @@ static int reload(struct daemon *d, char *msg, size_t size)
     return r;
 }
 
-/* A one-shot timer source, armed again to fire usec from now. */
-static int arm_oneshot(sd_event_source *s, uint64_t usec)
-{
-    int r = sd_event_source_set_time_relative(s, usec);
-    return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
@@ -199,7 +189,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     seat_tick(&d->engine->seat);
     update_status(d);
     /* A time source fires once; arm it again. */
-    int r = arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
+    int r = loop_arm_oneshot(s, (uint64_t)d->engine->cfg->tick_ms * 1000);
     if (r < 0)
         log_error_errno(r, "arming the tick timer: %m");
     return 0;
@@ -210,7 +200,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 static void write_state(struct daemon *d)
 {
     int64_t due = engine_state_due_ms(d->engine);
-    int r = due > 0 ? arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
+    int r = due > 0 ? loop_arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
     if (r < 0)
         log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
 }
@@ -221,66 +211,13 @@ static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
     return 0;
 }
 
-/* Begin a mute of the main socket of ms, or another one after it. */
-static int mute_events(struct daemon *d, unsigned ms)
-{
-    d->mute_ms = ms;
-    d->rings_at_mute = d->rings;
-    return arm_oneshot(d->batch_source, (uint64_t)ms * 1000);
-}
-
-static void hear_events(struct daemon *d)
-{
-    d->mute_ms = 0;
-    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_ON);
-    if (r < 0)
-        log_warning_errno(r, "listening to the proc connector again: %m");
-}
-
-/* A mute ends: heard again, unless the exec socket rang during it. */
-static int on_events_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
-{
-    struct daemon *d = userdata;
-    unsigned next = loop_mute_next_ms(d->mute_ms, d->rings != d->rings_at_mute);
-    if (!next || mute_events(d, next) < 0)
-        hear_events(d);
-    return 0;
-}
-
-/* With the exec doorbell, the main socket's other events (fork, exit, comm,
- * uid) need no wake-up each: after a wake-up for them that follows another
- * within LOOP_MUTE_MIN_MS, the main socket is left unheard (each doorbell
- * still reads it), and a storm's forks and exits are read with its execs.
- * It stays so while the doorbell keeps ringing, each mute twice as long as
- * the last up to LOOP_MUTE_MAX_MS (loop_mute_next_ms). With mutes of 5 ms
- * alone, an exec storm's forks woke the daemon again after each: 0.19
- * wake-ups per exec beside the ring's, and 0.09 for the timer. Only the
- * events that come once the execs stop wait for the mute's end. */
-static void batch_events(struct daemon *d)
-{
-    uint64_t now = now_ns(), last = d->events_woke_ns;
-    d->events_woke_ns = now;
-    if (!d->doorbell_source || now - last >= LOOP_MUTE_MIN_MS * 1000000ull)
-        return;
-    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_OFF);
-    if (r >= 0)
-        r = mute_events(d, loop_mute_next_ms(0, false));
-    if (r < 0) {
-        log_warning_errno(r, "batching the proc connector's events: %m");
-        hear_events(d);
-    }
-}
-
-/* The event timers, made now (off) so that the loop knows them from the
- * start and they are there to arm. */
+/* The state file's timer, made now (off) so that the loop knows it from the
+ * start and it is there to arm; the main socket's mute timer with it. */
 static int add_event_timers(struct daemon *d)
 {
-    int r = sd_event_add_time_relative(d->event, &d->batch_source, CLOCK_MONOTONIC, LOOP_MUTE_MIN_MS * 1000, 1000,
-                                       on_events_batch_due, d);
+    int r = loop_batch_init(&d->batch, d->event, d->events_source, d->doorbell_source != NULL, NULL);
     if (r >= 0)
         r = sd_event_add_time_relative(d->event, &d->state_source, CLOCK_MONOTONIC, 0, 1000, on_state_due, d);
-    if (r >= 0)
-        r = sd_event_source_set_enabled(d->batch_source, SD_EVENT_OFF);
     if (r >= 0)
         r = sd_event_source_set_enabled(d->state_source, SD_EVENT_OFF);
     if (r < 0)
@@ -293,14 +230,14 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
     struct daemon *d = userdata;
     engine_on_events(d->engine);
     write_state(d);
-    batch_events(d);
+    loop_batch_woke(&d->batch);
     return 0;
 }
 
 static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
     struct daemon *d = userdata;
-    d->rings++;
+    loop_batch_rang(&d->batch);
     engine_on_doorbell(d->engine);
     write_state(d);
     return 0;
@@ -492,7 +429,7 @@ static int run(struct daemon *d)
      * a storm's tasks placed within 20 ms, a p99 of 45 ms). */
     if ((r = add_event_timers(d)) < 0)
         return r;
-    sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
+    sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch.timer, d->state_source};
     seat_init(&e->seat);
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), e->cfg->realtime_priority);
     /* A walk of /proc after lost events is the work of a tick at normal
@@ -644,7 +581,7 @@ int main(int argc, char **argv)
     sd_event_source_unref(d.state_source);
     sd_event_source_unref(d.events_source);
     sd_event_source_unref(d.doorbell_source);
-    sd_event_source_unref(d.batch_source);
+    loop_batch_done(&d.batch);
     sd_event_unref(d.event);
     log_info("stopped");
     return r < 0 ? EXIT_RUNTIME : EXIT_OK;
