@@ -7,7 +7,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <getopt.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,18 +18,16 @@
 #include "classifier.h"
 #include "config.h"
 #include "control.h"
-#include "control-pause.h"
+#include "control-methods.h"
 #include "engine.h"
 #include "log.h"
 #include "loop.h"
 #include "power_capacity.h"
 #include "privileges.h"
-#include "report.h"
 #include "sysops.h"
 #include "topology.h"
 #include "turbo-ratio.h"
 #include "util.h"
-#include "varlink.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG CONFIG_PATH_DEFAULT
@@ -47,6 +44,7 @@ struct daemon {
     sd_event *event;
     struct engine *engine;
     struct control_server *control;
+    struct control_methods methods; /* what the control socket's methods act on */
     sd_event_source *tick_source;
     sd_event_source *state_source;  /* one-shot: a change waiting for the state file (always there) */
     sd_event_source *events_source; /* the proc connector */
@@ -118,8 +116,9 @@ static int print_topology(const char *root, const struct config *cfg)
     return stdout_written();
 }
 
-static void update_status(struct daemon *d)
+static void update_status(void *userdata)
 {
+    struct daemon *d = userdata;
     char buf[256];
     engine_status_line(d->engine, buf, sizeof buf);
     if (engine_paused(d->engine) && strlen(buf) + sizeof "; paused" <= sizeof buf)
@@ -162,8 +161,9 @@ static void set_own_nice(int nice)
         log_debug("nice %d", nice);
 }
 
-static int reload(struct daemon *d, char *msg, size_t size)
+static int reload(void *userdata, char *msg, size_t size)
 {
+    struct daemon *d = userdata;
     sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
     int r = engine_reload(d->engine, msg, size);
     if (r >= 0) {
@@ -256,80 +256,6 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
     return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* How process events are handled (loop.c): for status. */
-static struct json_object *loop_json(const struct daemon *d)
-{
-    const struct loop *l = &d->loop;
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "realtime_priority", json_object_new_int64(loop_realtime(l) ? l->priority : 0));
-    json_object_object_add(o, "realtime_refused", json_object_new_boolean(l->priority > 0 && l->rt_failed));
-    json_object_object_add(o, "exec_socket", json_object_new_boolean(d->doorbell_source != NULL));
-    json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
-    json_object_object_add(o, "dispatched_normal", json_object_new_int64((int64_t)l->dispatched_normal));
-    json_object_object_add(o, "dispatched_over_budget", json_object_new_int64((int64_t)l->dispatched_over_budget));
-    json_object_object_add(o, "dispatched_demoted", json_object_new_int64((int64_t)l->dispatched_demoted));
-    json_object_object_add(o, "dispatched_resting", json_object_new_int64((int64_t)l->dispatched_resting));
-    json_object_object_add(o, "realtime_cpu_ns", json_object_new_int64((int64_t)l->rt_cpu_ns));
-    json_object_object_add(o, "sigxcpu", json_object_new_int64((int64_t)l->xcpu));
-    return o;
-}
-
-static int on_control(void *userdata, const char *method, struct json_object *params,
-                      const struct control_peer *peer, struct json_object **reply, const char **error)
-{
-    struct daemon *d = userdata;
-    switch (varlink_method_from_name(method)) {
-    case VARLINK_METHOD_STATUS:
-        *reply = report_status(d->engine);
-        if (*reply)
-            json_object_object_add(*reply, "event_loop", loop_json(d));
-        return 0;
-    case VARLINK_METHOD_DUMP:
-        *reply = report_dump(d->engine);
-        return 0;
-    case VARLINK_METHOD_METRICS:
-        *reply = report_metrics(d->engine);
-        return 0;
-    case VARLINK_METHOD_EXPLAIN: {
-        struct json_object *pid;
-        if (!json_object_object_get_ex(params, "pid", &pid))
-            return -EINVAL;
-        int r = report_explain(d->engine, (pid_t)json_object_get_int64(pid), reply);
-        if (r == -ESRCH)
-            *error = TS_ERROR_NO_SUCH_PROCESS;
-        return r;
-    }
-    case VARLINK_METHOD_RELOAD: {
-        char msg[256];
-        log_info("reload requested over the control socket by uid %u pid %d", (unsigned)peer->uid, (int)peer->pid);
-        int r = reload(d, msg, sizeof msg);
-        struct json_object *o = json_object_new_object();
-        json_object_object_add(o, "message", json_object_new_string(msg));
-        *reply = o;
-        if (r < 0)
-            *error = "io.turbosched.ReloadFailed";
-        return r;
-    }
-    case VARLINK_METHOD_PAUSE:
-    case VARLINK_METHOD_RESUME: {
-        int r = control_pause_handle(d->engine, varlink_method_from_name(method) == VARLINK_METHOD_RESUME,
-                                     params, peer, reply, error);
-        update_status(d);
-        return r;
-    }
-    default:
-        return -EOPNOTSUPP;
-    }
-}
-
-/* A pause held by a connection (turbosched-ctl compare) ends with it. */
-static void on_control_close(void *userdata, const struct control_peer *peer)
-{
-    struct daemon *d = userdata;
-    engine_session_closed(d->engine, peer->conn_id);
-    update_status(d);
-}
-
 /* One daemon per state file: a second one would "recover" the first one's
  * live changes. The lock lives as long as the process (fd closed at exit). */
 static int lock_instance(const char *state_file)
@@ -404,7 +330,10 @@ static int run(struct daemon *d)
         log_error_errno(r, "adding the tick timer: %m");
         return r;
     }
-    r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, on_control, d, &d->control);
+    d->methods = (struct control_methods){.engine = e, .loop = &d->loop, .batch = &d->batch, .userdata = d,
+                                          .reload = reload, .status_changed = update_status};
+    r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, control_methods_handle,
+                           &d->methods, &d->control);
     if (r < 0) {
         /* control.c said why; the shipped unit leaves chown out of reach. */
         if (r == -EPERM && e->cfg->control_group)
@@ -412,7 +341,7 @@ static int run(struct daemon *d)
                        "the drop-in shown under PRIVILEGES in turboschedd(8)");
         return r;
     }
-    control_server_set_close_hook(d->control, on_control_close);
+    control_server_set_close_hook(d->control, control_methods_closed);
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded((struct privilege_needs){
         .cpuset_v1 = e->group.privileged,
