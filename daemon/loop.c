@@ -461,3 +461,15 @@ int loop_run(struct loop *l)
     r = sd_event_get_exit_code(l->event, &code);
     return r < 0 ? r : code;
 }
+
+void loop_set_nice(int nice)
+{
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && now == nice)
+        return;
+    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+        log_notice_errno(errno, "keeping nice %d, setting nice %d failed: %m", now, nice);
+    else
+        log_debug("nice %d", nice);
+}

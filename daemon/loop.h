@@ -119,6 +119,12 @@ void loop_done(struct loop *l);
 void loop_follow(struct loop *l, sd_event_source *s, const bool *held);
 /* A reload may change the priority; 0 turns realtime handling off. */
 void loop_set_priority(struct loop *l, unsigned priority);
+/* The daemon's own nice value, from the configuration, for everything at
+ * normal priority: under a storm of forks it competes for a CPU with the
+ * tasks it places. The daemon keeps CAP_SYS_NICE (it sets other users'
+ * affinities), so a lower value is allowed; a failure leaves it where it
+ * was and says so. */
+void loop_set_nice(int nice);
 /* sd_event_loop(), with the policy switched around each dispatch. Returns
  * the exit code given to sd_event_exit(), or a negative errno. Leaves the
  * thread at normal priority. */

@@ -1,12 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turboschedd: wiring only. Options, config, event loop, signals, shutdown. */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,29 +10,17 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "cli.h"
 #include "config.h"
 #include "control.h"
 #include "control-methods.h"
 #include "engine.h"
+#include "instance.h"
 #include "log.h"
 #include "loop.h"
-#include "power_capacity.h"
 #include "privileges.h"
 #include "sysops.h"
-#include "topology.h"
-#include "turbo-ratio.h"
 #include "util.h"
-#include "version.h"
-
-#define DEFAULT_CONFIG CONFIG_PATH_DEFAULT
-
-/* Exit codes, as documented in turboschedd(8). */
-enum {
-    EXIT_OK = 0,
-    EXIT_RUNTIME = 1,
-    EXIT_USAGE = 2,
-    EXIT_CONFIG = 3,
-};
 
 struct daemon {
     sd_event *event;
@@ -53,68 +35,6 @@ struct daemon {
     struct loop loop;
     char status[256];
 };
-
-static void help(void)
-{
-    printf("Usage: turboschedd [OPTIONS]\n"
-           "\n"
-           "Keep busy cores in turbo by packing short, low-utilisation \"jitter\" tasks\n"
-           "onto cores that are already busy and still have spare SMT capacity.\n"
-           "Runs in the foreground (a Type=notify service); SIGHUP reloads the\n"
-           "configuration, SIGTERM/SIGINT restore every change and exit.\n"
-           "\n"
-           "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG ");\n"
-           "                          drop-ins are read from FILE's directory, rules.d/*.conf\n"
-           "      --check-config      validate the configuration, print it as understood, exit\n"
-           "      --print-topology    print the packages, cores, SMT threads and capacities seen\n"
-           "      --sysfs-root DIR    with --print-topology: read DIR/sys instead of /sys\n"
-           "      --turbo-table       print the CPU's turbo frequencies by active cores as\n"
-           "                          [capacity] keys (Intel, msr module loaded, root), exit\n"
-           "  -n, --dry-run           decide and log every change, change nothing\n"
-           "  -l, --log-level LEVEL   err, warning, notice, info or debug (overrides the config)\n"
-           "  -h, --help              show this help\n"
-           "  -V, --version           show the version\n"
-           "\n"
-           "Exit status: 0 success, 1 runtime failure (--check-config: invalid), 2 usage error,\n"
-           "3 invalid configuration.\n"
-           "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
-}
-
-/* What a print option wrote reached standard output (a full disk, a closed
- * pipe): EXIT_OK, or EXIT_RUNTIME, said on stderr. */
-static int stdout_written(void)
-{
-    if (fflush(stdout) == 0 && !ferror(stdout))
-        return EXIT_OK;
-    fprintf(stderr, "turboschedd: writing to standard output: %s\n", strerror(errno ? errno : EIO));
-    return EXIT_RUNTIME;
-}
-
-/* --turbo-table: what the CPU publishes, as lines for turbosched.conf */
-static int print_turbo_table(void)
-{
-    struct freq_response fr;
-    char what[192];
-    if (turbo_ratio_read("/", &fr, what, sizeof what) < 0) {
-        fprintf(stderr, "turboschedd: no turbo ratio table: %s\n", what);
-        return EXIT_RUNTIME;
-    }
-    printf("# From %s: the highest frequency\n"
-           "# with N active cores. Check it against the CPU's specification.\n"
-           "[capacity]\n", what);
-    config_print_freq(stdout, &fr);
-    return stdout_written();
-}
-
-static int print_topology(const char *root, const struct config *cfg)
-{
-    struct topology *t;
-    if (topology_read(root, &t) < 0)
-        return EXIT_RUNTIME;   /* topology_read named the file */
-    topology_print(stdout, t, &cfg->capacity);
-    topology_free(t);
-    return stdout_written();
-}
 
 static void update_status(void *userdata)
 {
@@ -145,22 +65,6 @@ static void note_lost_privileges(const struct config *cfg, char *msg, size_t siz
                  len ? "; " : "");
 }
 
-/* The daemon's own nice value, from the configuration: under a storm of
- * forks it competes for a CPU with the tasks it places. The daemon keeps
- * CAP_SYS_NICE (it sets other users' affinities), so a lower value is
- * allowed; a failure leaves it where it was and says so. */
-static void set_own_nice(int nice)
-{
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, 0);
-    if (errno == 0 && now == nice)
-        return;
-    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
-        log_notice_errno(errno, "keeping nice %d, setting nice %d failed: %m", now, nice);
-    else
-        log_debug("nice %d", nice);
-}
-
 static int reload(void *userdata, char *msg, size_t size)
 {
     struct daemon *d = userdata;
@@ -168,7 +72,7 @@ static int reload(void *userdata, char *msg, size_t size)
     int r = engine_reload(d->engine, msg, size);
     if (r >= 0) {
         note_lost_privileges(d->engine->cfg, msg, size);
-        set_own_nice(d->engine->cfg->nice);
+        loop_set_nice(d->engine->cfg->nice);
         loop_set_priority(&d->loop, d->engine->cfg->realtime_priority);
     }
     /* The tick period may have changed. */
@@ -256,35 +160,6 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
     return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* One daemon per state file: a second one would "recover" the first one's
- * live changes. The lock lives as long as the process (fd closed at exit). */
-static int lock_instance(const char *state_file)
-{
-    char path[PATH_MAX], dir[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s.lock", state_file) >= (int)sizeof path)
-        return -ENAMETOOLONG;
-    snprintf(dir, sizeof dir, "%s", state_file);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return log_error_errno(-errno, "%s: %m", dir);
-    }
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return log_error_errno(-errno, "%s: %m", path);
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        int r = -errno;
-        if (errno == EWOULDBLOCK)
-            log_err("another turboschedd is running (%s is locked)", path);
-        else
-            log_error_errno(r, "%s: flock: %m", path);
-        close(fd);
-        return r;
-    }
-    return fd;
-}
-
 static int run(struct daemon *d)
 {
     struct engine *e = d->engine;
@@ -308,28 +183,24 @@ static int run(struct daemon *d)
     if ((r = sd_event_set_watchdog(d->event, true)) < 0)
         return log_error_errno(r, "the service manager's watchdog: %m");
 
-    if (e->cfg->state_file && (r = lock_instance(e->cfg->state_file)) < 0)
+    if (e->cfg->state_file && (r = instance_lock(e->cfg->state_file)) < 0)
         return r;
     /* systemd's Reloading signal flushes the unit property cache. */
     if ((r = classifier_attach_event(e->classifier, d->event)) < 0)
         log_warning_errno(r, "unit opt-in: attaching the system bus to the event loop: %m; "
                              "X-TurboSched= is read, but not again after a daemon-reload");
-    set_own_nice(e->cfg->nice);
+    loop_set_nice(e->cfg->nice);
     if ((r = engine_start(e)) < 0)
         return r;
     r = sd_event_add_io(d->event, &d->events_source, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
     if (r >= 0 && engine_doorbell_fd(e) >= 0)
         r = sd_event_add_io(d->event, &d->doorbell_source, engine_doorbell_fd(e), EPOLLIN, on_doorbell, d);
-    if (r < 0) {
-        log_error_errno(r, "adding the proc connector to the event loop: %m");
-        return r;
-    }
+    if (r < 0)
+        return log_error_errno(r, "adding the proc connector to the event loop: %m");
     r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
                                    (uint64_t)e->cfg->tick_ms * 1000, 1000, on_tick, d);
-    if (r < 0) {
-        log_error_errno(r, "adding the tick timer: %m");
-        return r;
-    }
+    if (r < 0)
+        return log_error_errno(r, "adding the tick timer: %m");
     d->methods = (struct control_methods){.engine = e, .loop = &d->loop, .batch = &d->batch, .userdata = d,
                                           .reload = reload, .status_changed = update_status};
     r = control_server_new(d->event, e->cfg->control_socket, e->cfg->control_group, 0, control_methods_handle,
@@ -369,125 +240,22 @@ static int run(struct daemon *d)
     return r;
 }
 
-/* What the command line asked for. */
-struct options {
-    const char *config_path, *sysfs_root;
-    bool check, topo, turbo, dry_run;
-    int log_level;               /* -1: the config decides */
-};
-
-/* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-    enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS, OPT_TURBO };
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check-config", no_argument, NULL, OPT_CHECK},
-        {"print-topology", no_argument, NULL, OPT_TOPO},
-        {"sysfs-root", required_argument, NULL, OPT_SYSFS},
-        {"turbo-table", no_argument, NULL, OPT_TURBO},
-        {"dry-run", no_argument, NULL, 'n'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {0},
-    };
-    int c;
-
-    *o = (struct options){.log_level = -1};
-    while ((c = getopt_long(argc, argv, "c:nl:hV", opts, NULL)) >= 0) {
-        switch (c) {
-        case 'c':
-            o->config_path = optarg;
-            break;
-        case OPT_CHECK:
-            o->check = true;
-            break;
-        case OPT_TOPO:
-            o->topo = true;
-            break;
-        case OPT_SYSFS:
-            o->sysfs_root = optarg;
-            break;
-        case OPT_TURBO:
-            o->turbo = true;
-            break;
-        case 'n':
-            o->dry_run = true;
-            break;
-        case 'l':
-            o->log_level = log_level_from_string(optarg);
-            if (o->log_level < 0) {
-                fprintf(stderr, "turboschedd: unknown log level '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
-            log_set_max_level(o->log_level);
-            break;
-        case 'h':
-            help();
-            return EXIT_OK;
-        case 'V':
-            printf("turboschedd %s\n", TS_VERSION);
-            return EXIT_OK;
-        default:
-            fprintf(stderr, "Try 'turboschedd --help'.\n");
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "turboschedd: unexpected argument '%s'\nTry 'turboschedd --help'.\n", argv[optind]);
-        return EXIT_USAGE;
-    }
-    if (o->sysfs_root && !o->topo) {
-        fprintf(stderr, "turboschedd: --sysfs-root only applies to --print-topology\n");
-        return EXIT_USAGE;
-    }
-    return -1;
-}
-
-/* Without --config, a missing default file means built-in defaults.
- * Returns -1 with *ret set, else the exit status. */
-static int load_config(struct options *o, struct config **ret)
-{
-    if (!o->config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
-        if (config_new_default(ret) < 0)
-            return EXIT_RUNTIME;
-        if (!o->topo)
-            log_notice("%s not found: using built-in defaults and no rules", DEFAULT_CONFIG);
-        return -1;
-    }
-    if (!o->config_path)
-        o->config_path = DEFAULT_CONFIG;
-    if (config_load(o->config_path, NULL, ret) < 0) {
-        log_err("%s: invalid configuration%s", o->config_path, o->check || o->topo ? "" : ", not starting");
-        /* --check-config answers yes or no, like sshd -t. */
-        return o->check ? EXIT_RUNTIME : EXIT_CONFIG;
-    }
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
-    struct options o;
+    struct cli_options o;
     struct config *cfg = NULL;
-    int r = parse_options(argc, argv, &o);
+    int r = cli_parse(argc, argv, &o);
     if (r >= 0)
         return r;
     if (o.turbo)
-        return print_turbo_table();
-    r = load_config(&o, &cfg);
+        return cli_print_turbo_table();
+    r = cli_load_config(&o, &cfg);
     if (r >= 0)
         return r;
     if (o.log_level < 0)
         log_set_max_level(cfg->log_level);
-
-    if (o.check) {
-        config_print(stdout, cfg);
-        config_destroy(cfg);
-        return stdout_written();
-    }
-    if (o.topo) {
-        r = print_topology(o.sysfs_root, cfg);
+    if (o.check || o.topo) {
+        r = o.check ? cli_print_config(cfg) : cli_print_topology(o.sysfs_root, cfg);
         config_destroy(cfg);
         return r;
     }
