@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "control-methods.h"
 #include "log.h"
 #include "nss.h"
 #include "util.h"
@@ -350,24 +351,24 @@ static void call_handler(struct control_client *c, const struct varlink_request 
 }
 
 /* The answer to a decoded request: the server's own (GetInfo, unknown
- * methods, refusals) or the handler's. */
+ * methods, refusals as the method table says) or the handler's. */
 static void answer(struct control_client *c, const struct varlink_request *req, struct json_object **reply,
                    const char **error)
 {
+    const struct control_method *m = control_method_find(req->method_id);
     bool unpriv = c->peer.uid != 0;
-    bool dump = req->method_id == VARLINK_METHOD_DUMP;
-    if (unpriv && (dump || req->method_id == VARLINK_METHOD_EXPLAIN) &&
-        refuse_costly(c, req->method, dump ? c->server->last_dump_len : 0, reply, error))
+    if (unpriv && m && m->costly &&
+        refuse_costly(c, req->method, m->id == VARLINK_METHOD_DUMP ? c->server->last_dump_len : 0, reply, error))
         return;
-    if (req->method_id == VARLINK_METHOD_UNKNOWN) {
+    if (!m) {
         *error = VARLINK_ERROR_METHOD_NOT_FOUND;
         *reply = json_object_new_object();
         json_object_object_add(*reply, "method", json_object_new_string(req->method));
-    } else if (req->method_id == VARLINK_METHOD_GET_INFO) {
+    } else if (!m->fn) {
         *reply = get_info();
         if (!*reply)
             *error = TS_ERROR_INTERNAL;
-    } else if (varlink_method_changes_state(req->method_id) && unpriv) {
+    } else if (m->root_only && unpriv) {
         log_ratelimited(&c->server->client_logs, LOG_NOTICE,
                         "control: client pid %d uid %u: %s refused, only root may change the daemon's state",
                         (int)c->peer.pid, (unsigned)c->peer.uid, req->method);
@@ -391,8 +392,9 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         *cost += 1;
         return reply_bad_request(c, &req, &err, r);
     }
-    *cost += req.method_id == VARLINK_METHOD_DUMP || req.method_id == VARLINK_METHOD_EXPLAIN ? COST_DUMP : 1;
-    if (req.oneway && !varlink_method_changes_state(req.method_id)) {
+    const struct control_method *m = control_method_find(req.method_id);
+    *cost += m && m->costly ? COST_DUMP : 1;
+    if (req.oneway && !(m && m->root_only)) {
         /* A query whose answer nobody wants: nothing to do. Running it
          * anyway let a flood of one-way Dumps keep the loop busy. */
         varlink_request_done(&req);

@@ -31,8 +31,9 @@ struct control_peer {
  * error's parameters). A negative return without *error becomes
  * io.turbosched.InternalError. method is the full name; compare it with
  * varlink_method_from_name() (varlink.h). Explain's "pid" is already checked
- * to be a positive integer; Reload, Pause and Resume reach the handler only
- * for uid 0. */
+ * to be a positive integer; the methods the table in control-methods.c
+ * marks root_only (Reload, Pause, Resume) reach the handler only for uid 0.
+ * The daemon's handler is control_methods_handle(). */
 typedef int (*control_handler_fn)(void *userdata, const char *method, struct json_object *params,
                                   const struct control_peer *peer, struct json_object **reply,
                                   const char **error);

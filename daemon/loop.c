@@ -4,14 +4,15 @@
  * wake-up preemption: even nice -20 waited; docs/hacking.md). So with a
  * realtime priority configured the loop sleeps at SCHED_FIFO, where a proc
  * connector event wakes it ahead of them, and handles those events there,
- * with the timers that finish their work (main.c: the main socket heard
- * again, the state file written). While they keep coming the tick runs
- * there too: they wait behind it, and at normal priority, on a CPU crowded
- * with the tasks the daemon packed there, it took 100 ms and more. Every
- * other dispatch (the tick on a quiet machine, control requests, reloads,
- * signals, D-Bus) runs at SCHED_OTHER with the configured nice value: no
- * local user gets work done at realtime priority by asking for it, and a
- * walk of /proc after lost events (main.c) waits for a tick there.
+ * with the timers that finish their work (the main socket heard again:
+ * loop_batch; the state file written: main.c). While they keep coming the
+ * tick runs there too: they wait behind it, and at normal priority, on a
+ * CPU crowded with the tasks the daemon packed there, it took 100 ms and
+ * more. Every other dispatch (the tick on a quiet machine, control
+ * requests, reloads, signals, D-Bus) runs at SCHED_OTHER with the
+ * configured nice value: no local user gets work done at realtime priority
+ * by asking for it, and a walk of /proc after lost events (main.c) waits
+ * for a tick there.
  *
  * sd-event dispatches one source per iteration, the pending one of highest
  * priority; the event sources are given the highest, so when one is
@@ -57,6 +58,71 @@ unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
     if (!rang)
         return 0;
     return last_ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * last_ms;
+}
+
+int loop_arm_oneshot(sd_event_source *s, uint64_t usec)
+{
+    int r = sd_event_source_set_time_relative(s, usec);
+    return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Begin a mute of the main socket of ms, or another one after it. */
+static int mute_events(struct loop_batch *b, unsigned ms)
+{
+    b->mute_ms = ms;
+    b->rings_at_mute = b->rings;
+    return loop_arm_oneshot(b->timer, (uint64_t)ms * 1000);
+}
+
+static void hear_events(struct loop_batch *b)
+{
+    b->mute_ms = 0;
+    int r = sd_event_source_set_enabled(b->events, SD_EVENT_ON);
+    if (r < 0)
+        log_warning_errno(r, "listening to the proc connector again: %m");
+}
+
+/* A mute ends: heard again, unless the exec socket rang during it. */
+void loop_batch_due(struct loop_batch *b)
+{
+    unsigned next = loop_mute_next_ms(b->mute_ms, b->rings != b->rings_at_mute);
+    if (!next || mute_events(b, next) < 0)
+        hear_events(b);
+}
+
+static int on_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
+{
+    loop_batch_due(userdata);
+    return 0;
+}
+
+void loop_batch_woke(struct loop_batch *b)
+{
+    uint64_t now = b->now_ns(), last = b->woke_ns;
+    b->woke_ns = now;
+    if (!b->doorbell || now - last >= LOOP_MUTE_MIN_MS * 1000000ull)
+        return;
+    int r = sd_event_source_set_enabled(b->events, SD_EVENT_OFF);
+    if (r >= 0)
+        r = mute_events(b, loop_mute_next_ms(0, false));
+    if (r < 0) {
+        log_warning_errno(r, "batching the proc connector's events: %m");
+        hear_events(b);
+    }
+}
+
+int loop_batch_init(struct loop_batch *b, sd_event *event, sd_event_source *events, bool doorbell,
+                    uint64_t (*now)(void))
+{
+    *b = (struct loop_batch){.events = events, .doorbell = doorbell, .now_ns = now ? now : now_ns};
+    int r = sd_event_add_time_relative(event, &b->timer, CLOCK_MONOTONIC, LOOP_MUTE_MIN_MS * 1000, 1000,
+                                       on_batch_due, b);
+    return r < 0 ? r : sd_event_source_set_enabled(b->timer, SD_EVENT_OFF);
+}
+
+void loop_batch_done(struct loop_batch *b)
+{
+    b->timer = sd_event_source_unref(b->timer);
 }
 
 bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
@@ -291,7 +357,7 @@ void loop_follow(struct loop *l, sd_event_source *s, const bool *held)
 }
 
 /* Take the event sources out of (false) or back into (true) this dispatch,
- * as they were: the main socket may be left unheard for a while (main.c). */
+ * as they were: the main socket may be left unheard for a while (loop_batch). */
 static void hold_events(struct loop *l, bool back, int *was)
 {
     for (unsigned i = 0; i < l->n_events; i++) {
@@ -394,4 +460,16 @@ int loop_run(struct loop *l)
     int code = 0;
     r = sd_event_get_exit_code(l->event, &code);
     return r < 0 ? r : code;
+}
+
+void loop_set_nice(int nice)
+{
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && now == nice)
+        return;
+    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+        log_notice_errno(errno, "keeping nice %d, setting nice %d failed: %m", now, nice);
+    else
+        log_debug("nice %d", nice);
 }

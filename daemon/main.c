@@ -1,13 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* turboschedd: wiring only. Options, config, event loop, signals, shutdown. */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <getopt.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,113 +10,36 @@
 #include <unistd.h>
 
 #include "classifier.h"
+#include "cli.h"
 #include "config.h"
 #include "control.h"
-#include "control-pause.h"
+#include "control-methods.h"
 #include "engine.h"
+#include "instance.h"
 #include "log.h"
 #include "loop.h"
-#include "power_capacity.h"
 #include "privileges.h"
-#include "report.h"
 #include "seat.h"
 #include "sysops.h"
-#include "topology.h"
-#include "turbo-ratio.h"
 #include "util.h"
-#include "varlink.h"
-#include "version.h"
-
-#define DEFAULT_CONFIG CONFIG_PATH_DEFAULT
-
-/* Exit codes, as documented in turboschedd(8). */
-enum {
-    EXIT_OK = 0,
-    EXIT_RUNTIME = 1,
-    EXIT_USAGE = 2,
-    EXIT_CONFIG = 3,
-};
 
 struct daemon {
     sd_event *event;
     struct engine *engine;
     struct control_server *control;
+    struct control_methods methods; /* what the control socket's methods act on */
     sd_event_source *tick_source;
     sd_event_source *state_source;  /* one-shot: a change waiting for the state file (always there) */
     sd_event_source *events_source; /* the proc connector */
     sd_event_source *doorbell_source;   /* its exec-only socket, NULL without one */
-    sd_event_source *batch_source;  /* one-shot: the proc connector is heard again (always there) */
-    uint64_t events_woke_ns;        /* the last wake-up for the main socket */
-    uint64_t rings, rings_at_mute;  /* the exec socket's wake-ups, in all and when the mute began */
-    unsigned mute_ms;               /* the main socket is unheard for this long (0: heard) */
+    struct loop_batch batch;        /* the main socket's mutes */
     struct loop loop;
     char status[256];
 };
 
-static void help(void)
+static void update_status(void *userdata)
 {
-    printf("Usage: turboschedd [OPTIONS]\n"
-           "\n"
-           "Keep busy cores in turbo by packing short, low-utilisation \"jitter\" tasks\n"
-           "onto cores that are already busy and still have spare SMT capacity.\n"
-           "Runs in the foreground (a Type=notify service); SIGHUP reloads the\n"
-           "configuration, SIGTERM/SIGINT restore every change and exit.\n"
-           "\n"
-           "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG ");\n"
-           "                          drop-ins are read from FILE's directory, rules.d/*.conf\n"
-           "      --check-config      validate the configuration, print it as understood, exit\n"
-           "      --print-topology    print the packages, cores, SMT threads and capacities seen\n"
-           "      --sysfs-root DIR    with --print-topology: read DIR/sys instead of /sys\n"
-           "      --turbo-table       print the CPU's turbo frequencies by active cores as\n"
-           "                          [capacity] keys (Intel, msr module loaded, root), exit\n"
-           "  -n, --dry-run           decide and log every change, change nothing\n"
-           "  -l, --log-level LEVEL   err, warning, notice, info or debug (overrides the config)\n"
-           "  -h, --help              show this help\n"
-           "  -V, --version           show the version\n"
-           "\n"
-           "Exit status: 0 success, 1 runtime failure (--check-config: invalid), 2 usage error,\n"
-           "3 invalid configuration.\n"
-           "See turboschedd(8), turbosched.conf(5), turbosched-ctl(8).\n");
-}
-
-/* What a print option wrote reached standard output (a full disk, a closed
- * pipe): EXIT_OK, or EXIT_RUNTIME, said on stderr. */
-static int stdout_written(void)
-{
-    if (fflush(stdout) == 0 && !ferror(stdout))
-        return EXIT_OK;
-    fprintf(stderr, "turboschedd: writing to standard output: %s\n", strerror(errno ? errno : EIO));
-    return EXIT_RUNTIME;
-}
-
-/* --turbo-table: what the CPU publishes, as lines for turbosched.conf */
-static int print_turbo_table(void)
-{
-    struct freq_response fr;
-    char what[192];
-    if (turbo_ratio_read("/", &fr, what, sizeof what) < 0) {
-        fprintf(stderr, "turboschedd: no turbo ratio table: %s\n", what);
-        return EXIT_RUNTIME;
-    }
-    printf("# From %s: the highest frequency\n"
-           "# with N active cores. Check it against the CPU's specification.\n"
-           "[capacity]\n", what);
-    config_print_freq(stdout, &fr);
-    return stdout_written();
-}
-
-static int print_topology(const char *root, const struct config *cfg)
-{
-    struct topology *t;
-    if (topology_read(root, &t) < 0)
-        return EXIT_RUNTIME;   /* topology_read named the file */
-    topology_print(stdout, t, &cfg->capacity);
-    topology_free(t);
-    return stdout_written();
-}
-
-static void update_status(struct daemon *d)
-{
+    struct daemon *d = userdata;
     char buf[256];
     engine_status_line(d->engine, buf, sizeof buf);
     if (engine_paused(d->engine) && strlen(buf) + sizeof "; paused" <= sizeof buf)
@@ -150,29 +66,14 @@ static void note_lost_privileges(const struct config *cfg, char *msg, size_t siz
                  len ? "; " : "");
 }
 
-/* The daemon's own nice value, from the configuration: under a storm of
- * forks it competes for a CPU with the tasks it places. The daemon keeps
- * CAP_SYS_NICE (it sets other users' affinities), so a lower value is
- * allowed; a failure leaves it where it was and says so. */
-static void set_own_nice(int nice)
+static int reload(void *userdata, char *msg, size_t size)
 {
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, 0);
-    if (errno == 0 && now == nice)
-        return;
-    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
-        log_notice_errno(errno, "keeping nice %d, setting nice %d failed: %m", now, nice);
-    else
-        log_debug("nice %d", nice);
-}
-
-static int reload(struct daemon *d, char *msg, size_t size)
-{
+    struct daemon *d = userdata;
     sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", (unsigned long long)(now_ns() / 1000));
     int r = engine_reload(d->engine, msg, size);
     if (r >= 0) {
         note_lost_privileges(engine_config(d->engine), msg, size);
-        set_own_nice(engine_config(d->engine)->nice);
+        loop_set_nice(engine_config(d->engine)->nice);
         loop_set_priority(&d->loop, engine_config(d->engine)->realtime_priority);
     }
     /* The tick period may have changed. */
@@ -185,13 +86,6 @@ static int reload(struct daemon *d, char *msg, size_t size)
     return r;
 }
 
-/* A one-shot timer source, armed again to fire usec from now. */
-static int arm_oneshot(sd_event_source *s, uint64_t usec)
-{
-    int r = sd_event_source_set_time_relative(s, usec);
-    return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
@@ -200,7 +94,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
     seat_tick(engine_seat(d->engine));
     update_status(d);
     /* A time source fires once; arm it again. */
-    int r = arm_oneshot(s, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
+    int r = loop_arm_oneshot(s, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
     if (r < 0)
         log_error_errno(r, "arming the tick timer: %m");
     return 0;
@@ -211,7 +105,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 static void write_state(struct daemon *d)
 {
     int64_t due = engine_state_due_ms(d->engine);
-    int r = due > 0 ? arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
+    int r = due > 0 ? loop_arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
     if (r < 0)
         log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
 }
@@ -222,66 +116,13 @@ static int on_state_due(sd_event_source *s, uint64_t usec, void *userdata)
     return 0;
 }
 
-/* Begin a mute of the main socket of ms, or another one after it. */
-static int mute_events(struct daemon *d, unsigned ms)
-{
-    d->mute_ms = ms;
-    d->rings_at_mute = d->rings;
-    return arm_oneshot(d->batch_source, (uint64_t)ms * 1000);
-}
-
-static void hear_events(struct daemon *d)
-{
-    d->mute_ms = 0;
-    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_ON);
-    if (r < 0)
-        log_warning_errno(r, "listening to the proc connector again: %m");
-}
-
-/* A mute ends: heard again, unless the exec socket rang during it. */
-static int on_events_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
-{
-    struct daemon *d = userdata;
-    unsigned next = loop_mute_next_ms(d->mute_ms, d->rings != d->rings_at_mute);
-    if (!next || mute_events(d, next) < 0)
-        hear_events(d);
-    return 0;
-}
-
-/* With the exec doorbell, the main socket's other events (fork, exit, comm,
- * uid) need no wake-up each: after a wake-up for them that follows another
- * within LOOP_MUTE_MIN_MS, the main socket is left unheard (each doorbell
- * still reads it), and a storm's forks and exits are read with its execs.
- * It stays so while the doorbell keeps ringing, each mute twice as long as
- * the last up to LOOP_MUTE_MAX_MS (loop_mute_next_ms). With mutes of 5 ms
- * alone, an exec storm's forks woke the daemon again after each: 0.19
- * wake-ups per exec beside the ring's, and 0.09 for the timer. Only the
- * events that come once the execs stop wait for the mute's end. */
-static void batch_events(struct daemon *d)
-{
-    uint64_t now = now_ns(), last = d->events_woke_ns;
-    d->events_woke_ns = now;
-    if (!d->doorbell_source || now - last >= LOOP_MUTE_MIN_MS * 1000000ull)
-        return;
-    int r = sd_event_source_set_enabled(d->events_source, SD_EVENT_OFF);
-    if (r >= 0)
-        r = mute_events(d, loop_mute_next_ms(0, false));
-    if (r < 0) {
-        log_warning_errno(r, "batching the proc connector's events: %m");
-        hear_events(d);
-    }
-}
-
-/* The event timers, made now (off) so that the loop knows them from the
- * start and they are there to arm. */
+/* The state file's timer, made now (off) so that the loop knows it from the
+ * start and it is there to arm; the main socket's mute timer with it. */
 static int add_event_timers(struct daemon *d)
 {
-    int r = sd_event_add_time_relative(d->event, &d->batch_source, CLOCK_MONOTONIC, LOOP_MUTE_MIN_MS * 1000, 1000,
-                                       on_events_batch_due, d);
+    int r = loop_batch_init(&d->batch, d->event, d->events_source, d->doorbell_source != NULL, NULL);
     if (r >= 0)
         r = sd_event_add_time_relative(d->event, &d->state_source, CLOCK_MONOTONIC, 0, 1000, on_state_due, d);
-    if (r >= 0)
-        r = sd_event_source_set_enabled(d->batch_source, SD_EVENT_OFF);
     if (r >= 0)
         r = sd_event_source_set_enabled(d->state_source, SD_EVENT_OFF);
     if (r < 0)
@@ -294,14 +135,14 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
     struct daemon *d = userdata;
     engine_on_events(d->engine);
     write_state(d);
-    batch_events(d);
+    loop_batch_woke(&d->batch);
     return 0;
 }
 
 static int on_doorbell(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
     struct daemon *d = userdata;
-    d->rings++;
+    loop_batch_rang(&d->batch);
     engine_on_doorbell(d->engine);
     write_state(d);
     return 0;
@@ -318,109 +159,6 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
     log_info("%s: restoring every change and exiting", strsignal((int)si->ssi_signo));
     sd_notify(false, "STOPPING=1\nSTATUS=stopping: restoring every change");
     return sd_event_exit(sd_event_source_get_event(s), 0);
-}
-
-/* How process events are handled (loop.c): for status. */
-static struct json_object *loop_json(const struct daemon *d)
-{
-    const struct loop *l = &d->loop;
-    struct json_object *o = json_object_new_object();
-    json_object_object_add(o, "realtime_priority", json_object_new_int64(loop_realtime(l) ? l->priority : 0));
-    json_object_object_add(o, "realtime_refused", json_object_new_boolean(l->priority > 0 && l->rt_failed));
-    json_object_object_add(o, "exec_socket", json_object_new_boolean(d->doorbell_source != NULL));
-    json_object_object_add(o, "dispatched_realtime", json_object_new_int64((int64_t)l->dispatched_rt));
-    json_object_object_add(o, "dispatched_normal", json_object_new_int64((int64_t)l->dispatched_normal));
-    json_object_object_add(o, "dispatched_over_budget", json_object_new_int64((int64_t)l->dispatched_over_budget));
-    json_object_object_add(o, "dispatched_demoted", json_object_new_int64((int64_t)l->dispatched_demoted));
-    json_object_object_add(o, "dispatched_resting", json_object_new_int64((int64_t)l->dispatched_resting));
-    json_object_object_add(o, "realtime_cpu_ns", json_object_new_int64((int64_t)l->rt_cpu_ns));
-    json_object_object_add(o, "sigxcpu", json_object_new_int64((int64_t)l->xcpu));
-    return o;
-}
-
-static int on_control(void *userdata, const char *method, struct json_object *params,
-                      const struct control_peer *peer, struct json_object **reply, const char **error)
-{
-    struct daemon *d = userdata;
-    switch (varlink_method_from_name(method)) {
-    case VARLINK_METHOD_STATUS:
-        *reply = report_status(d->engine);
-        if (*reply)
-            json_object_object_add(*reply, "event_loop", loop_json(d));
-        return 0;
-    case VARLINK_METHOD_DUMP:
-        *reply = report_dump(d->engine);
-        return 0;
-    case VARLINK_METHOD_METRICS:
-        *reply = report_metrics(d->engine);
-        return 0;
-    case VARLINK_METHOD_EXPLAIN: {
-        struct json_object *pid;
-        if (!json_object_object_get_ex(params, "pid", &pid))
-            return -EINVAL;
-        int r = report_explain(d->engine, (pid_t)json_object_get_int64(pid), reply);
-        if (r == -ESRCH)
-            *error = TS_ERROR_NO_SUCH_PROCESS;
-        return r;
-    }
-    case VARLINK_METHOD_RELOAD: {
-        char msg[256];
-        log_info("reload requested over the control socket by uid %u pid %d", (unsigned)peer->uid, (int)peer->pid);
-        int r = reload(d, msg, sizeof msg);
-        struct json_object *o = json_object_new_object();
-        json_object_object_add(o, "message", json_object_new_string(msg));
-        *reply = o;
-        if (r < 0)
-            *error = "io.turbosched.ReloadFailed";
-        return r;
-    }
-    case VARLINK_METHOD_PAUSE:
-    case VARLINK_METHOD_RESUME: {
-        int r = control_pause_handle(d->engine, varlink_method_from_name(method) == VARLINK_METHOD_RESUME,
-                                     params, peer, reply, error);
-        update_status(d);
-        return r;
-    }
-    default:
-        return -EOPNOTSUPP;
-    }
-}
-
-/* A pause held by a connection (turbosched-ctl compare) ends with it. */
-static void on_control_close(void *userdata, const struct control_peer *peer)
-{
-    struct daemon *d = userdata;
-    engine_session_closed(d->engine, peer->conn_id);
-    update_status(d);
-}
-
-/* One daemon per state file: a second one would "recover" the first one's
- * live changes. The lock lives as long as the process (fd closed at exit). */
-static int lock_instance(const char *state_file)
-{
-    char path[PATH_MAX], dir[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s.lock", state_file) >= (int)sizeof path)
-        return -ENAMETOOLONG;
-    snprintf(dir, sizeof dir, "%s", state_file);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return log_error_errno(-errno, "%s: %m", dir);
-    }
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return log_error_errno(-errno, "%s: %m", path);
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        int r = -errno;
-        if (errno == EWOULDBLOCK)
-            log_err("another turboschedd is running (%s is locked)", path);
-        else
-            log_error_errno(r, "%s: flock: %m", path);
-        close(fd);
-        return r;
-    }
-    return fd;
 }
 
 static int run(struct daemon *d)
@@ -446,30 +184,28 @@ static int run(struct daemon *d)
     if ((r = sd_event_set_watchdog(d->event, true)) < 0)
         return log_error_errno(r, "the service manager's watchdog: %m");
 
-    if (engine_config(e)->state_file && (r = lock_instance(engine_config(e)->state_file)) < 0)
+    if (engine_config(e)->state_file && (r = instance_lock(engine_config(e)->state_file)) < 0)
         return r;
     /* systemd's Reloading signal flushes the unit property cache. */
     if ((r = classifier_attach_event(engine_classifier(e), d->event)) < 0)
         log_warning_errno(r, "unit opt-in: attaching the system bus to the event loop: %m; "
                              "X-TurboSched= is read, but not again after a daemon-reload");
-    set_own_nice(engine_config(e)->nice);
+    loop_set_nice(engine_config(e)->nice);
     if ((r = engine_start(e)) < 0)
         return r;
     r = sd_event_add_io(d->event, &d->events_source, engine_procmon_fd(e), EPOLLIN, on_netlink, d);
     if (r >= 0 && engine_doorbell_fd(e) >= 0)
         r = sd_event_add_io(d->event, &d->doorbell_source, engine_doorbell_fd(e), EPOLLIN, on_doorbell, d);
-    if (r < 0) {
-        log_error_errno(r, "adding the proc connector to the event loop: %m");
-        return r;
-    }
+    if (r < 0)
+        return log_error_errno(r, "adding the proc connector to the event loop: %m");
     r = sd_event_add_time_relative(d->event, &d->tick_source, CLOCK_MONOTONIC,
                                    (uint64_t)engine_config(e)->tick_ms * 1000, 1000, on_tick, d);
-    if (r < 0) {
-        log_error_errno(r, "adding the tick timer: %m");
-        return r;
-    }
-    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, on_control,
-                           d, &d->control);
+    if (r < 0)
+        return log_error_errno(r, "adding the tick timer: %m");
+    d->methods = (struct control_methods){.engine = e, .loop = &d->loop, .batch = &d->batch, .userdata = d,
+                                          .reload = reload, .status_changed = update_status};
+    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, control_methods_handle,
+                           &d->methods, &d->control);
     if (r < 0) {
         /* control.c said why; the shipped unit leaves chown out of reach. */
         if (r == -EPERM && engine_config(e)->control_group)
@@ -477,7 +213,7 @@ static int run(struct daemon *d)
                        "the drop-in shown under PRIVILEGES in turboschedd(8)");
         return r;
     }
-    control_server_set_close_hook(d->control, on_control_close);
+    control_server_set_close_hook(d->control, control_methods_closed);
     /* Everything that needs privilege beyond the working set is opened. */
     privileges_drop_unneeded((struct privilege_needs){
         .cpuset_v1 = engine_cgroup_privileged(e),
@@ -494,7 +230,7 @@ static int run(struct daemon *d)
      * a storm's tasks placed within 20 ms, a p99 of 45 ms). */
     if ((r = add_event_timers(d)) < 0)
         return r;
-    sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch_source, d->state_source};
+    sd_event_source *events[] = {d->doorbell_source, d->events_source, d->batch.timer, d->state_source};
     seat_init(engine_seat(e));
     loop_init(&d->loop, d->event, events, ELEMENTSOF(events), engine_config(e)->realtime_priority);
     /* A walk of /proc after lost events is the work of a tick at normal
@@ -505,125 +241,22 @@ static int run(struct daemon *d)
     return r;
 }
 
-/* What the command line asked for. */
-struct options {
-    const char *config_path, *sysfs_root;
-    bool check, topo, turbo, dry_run;
-    int log_level;               /* -1: the config decides */
-};
-
-/* Returns -1 to go on, else the exit status (--help, --version, a usage error). */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-    enum { OPT_CHECK = 0x100, OPT_TOPO, OPT_SYSFS, OPT_TURBO };
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check-config", no_argument, NULL, OPT_CHECK},
-        {"print-topology", no_argument, NULL, OPT_TOPO},
-        {"sysfs-root", required_argument, NULL, OPT_SYSFS},
-        {"turbo-table", no_argument, NULL, OPT_TURBO},
-        {"dry-run", no_argument, NULL, 'n'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {0},
-    };
-    int c;
-
-    *o = (struct options){.log_level = -1};
-    while ((c = getopt_long(argc, argv, "c:nl:hV", opts, NULL)) >= 0) {
-        switch (c) {
-        case 'c':
-            o->config_path = optarg;
-            break;
-        case OPT_CHECK:
-            o->check = true;
-            break;
-        case OPT_TOPO:
-            o->topo = true;
-            break;
-        case OPT_SYSFS:
-            o->sysfs_root = optarg;
-            break;
-        case OPT_TURBO:
-            o->turbo = true;
-            break;
-        case 'n':
-            o->dry_run = true;
-            break;
-        case 'l':
-            o->log_level = log_level_from_string(optarg);
-            if (o->log_level < 0) {
-                fprintf(stderr, "turboschedd: unknown log level '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
-            log_set_max_level(o->log_level);
-            break;
-        case 'h':
-            help();
-            return EXIT_OK;
-        case 'V':
-            printf("turboschedd %s\n", TS_VERSION);
-            return EXIT_OK;
-        default:
-            fprintf(stderr, "Try 'turboschedd --help'.\n");
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "turboschedd: unexpected argument '%s'\nTry 'turboschedd --help'.\n", argv[optind]);
-        return EXIT_USAGE;
-    }
-    if (o->sysfs_root && !o->topo) {
-        fprintf(stderr, "turboschedd: --sysfs-root only applies to --print-topology\n");
-        return EXIT_USAGE;
-    }
-    return -1;
-}
-
-/* Without --config, a missing default file means built-in defaults.
- * Returns -1 with *ret set, else the exit status. */
-static int load_config(struct options *o, struct config **ret)
-{
-    if (!o->config_path && access(DEFAULT_CONFIG, F_OK) < 0) {
-        if (config_new_default(ret) < 0)
-            return EXIT_RUNTIME;
-        if (!o->topo)
-            log_notice("%s not found: using built-in defaults and no rules", DEFAULT_CONFIG);
-        return -1;
-    }
-    if (!o->config_path)
-        o->config_path = DEFAULT_CONFIG;
-    if (config_load(o->config_path, NULL, ret) < 0) {
-        log_err("%s: invalid configuration%s", o->config_path, o->check || o->topo ? "" : ", not starting");
-        /* --check-config answers yes or no, like sshd -t. */
-        return o->check ? EXIT_RUNTIME : EXIT_CONFIG;
-    }
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
-    struct options o;
+    struct cli_options o;
     struct config *cfg = NULL;
-    int r = parse_options(argc, argv, &o);
+    int r = cli_parse(argc, argv, &o);
     if (r >= 0)
         return r;
     if (o.turbo)
-        return print_turbo_table();
-    r = load_config(&o, &cfg);
+        return cli_print_turbo_table();
+    r = cli_load_config(&o, &cfg);
     if (r >= 0)
         return r;
     if (o.log_level < 0)
         log_set_max_level(cfg->log_level);
-
-    if (o.check) {
-        config_print(stdout, cfg);
-        config_destroy(cfg);
-        return stdout_written();
-    }
-    if (o.topo) {
-        r = print_topology(o.sysfs_root, cfg);
+    if (o.check || o.topo) {
+        r = o.check ? cli_print_config(cfg) : cli_print_topology(o.sysfs_root, cfg);
         config_destroy(cfg);
         return r;
     }
@@ -646,7 +279,7 @@ int main(int argc, char **argv)
     sd_event_source_unref(d.state_source);
     sd_event_source_unref(d.events_source);
     sd_event_source_unref(d.doorbell_source);
-    sd_event_source_unref(d.batch_source);
+    loop_batch_done(&d.batch);
     sd_event_unref(d.event);
     log_info("stopped");
     return r < 0 ? EXIT_RUNTIME : EXIT_OK;

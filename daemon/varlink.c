@@ -37,11 +37,6 @@ enum varlink_method varlink_method_from_name(const char *name)
     return VARLINK_METHOD_UNKNOWN;
 }
 
-bool varlink_method_changes_state(enum varlink_method m)
-{
-    return m == VARLINK_METHOD_RELOAD || m == VARLINK_METHOD_PAUSE || m == VARLINK_METHOD_RESUME;
-}
-
 void varlink_reader_init(struct varlink_reader *r, size_t max_message)
 {
     *r = (struct varlink_reader){.max_message = max_message ? max_message : VARLINK_MAX_MESSAGE_DEFAULT};

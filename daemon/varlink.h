@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Varlink wire format: NUL-terminated JSON objects on a stream socket.
  * Pure: framing, request/reply encoding and decoding, the io.turbosched
- * method table. No I/O; shared by the control server and turbosched-ctl. */
+ * method names (control-methods.c routes them). No I/O; shared by the
+ * control server and turbosched-ctl. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,8 +41,6 @@ enum varlink_method {
 /* Full method name ("io.turbosched.Status"), NULL for an out-of-range id. */
 const char *varlink_method_name(enum varlink_method m);
 enum varlink_method varlink_method_from_name(const char *name);
-/* Methods that change daemon state; the server grants them to uid 0 only. */
-bool varlink_method_changes_state(enum varlink_method m);
 
 /* Accumulates bytes from a stream and hands out complete NUL-terminated
  * frames. A partial frame longer than max_message is an error. */

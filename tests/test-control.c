@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "control-internal.h"
+#include "control-methods.h"
 #include "control.h"
 #include "fd-limit.h"
 #include "log.h"
@@ -911,6 +912,67 @@ static void test_peer_credentials(void **state)
 }
 
 
+/* The method table the server checks: a row for each of our methods and
+ * none for others; root only for what changes the daemon's state, the
+ * whole budget and the unprivileged rate for what grows with the tasks;
+ * GetInfo the server's own. */
+static void test_method_table(void **state)
+{
+    assert_null(control_method_find(VARLINK_METHOD_UNKNOWN));
+    assert_null(control_method_find(_VARLINK_METHOD_MAX));
+    for (int id = 0; id < _VARLINK_METHOD_MAX; id++) {
+        const struct control_method *m = control_method_find((enum varlink_method)id);
+        assert_non_null(m);
+        assert_int_equal(m->id, id);
+        assert_int_equal(m->root_only,
+                         id == VARLINK_METHOD_RELOAD || id == VARLINK_METHOD_PAUSE || id == VARLINK_METHOD_RESUME);
+        assert_int_equal(m->costly, id == VARLINK_METHOD_DUMP || id == VARLINK_METHOD_EXPLAIN);
+        assert_int_equal(m->fn == NULL, id == VARLINK_METHOD_GET_INFO);
+    }
+}
+
+/* Each method of the table, called by nobody: the root-only ones refused
+ * before the handler, the others answered; a method not ours is not found. */
+static void test_table_permissions(void **state)
+{
+    struct fixture *fx = *state;
+    if (geteuid() != 0)
+        skip();  /* needs root to become another user */
+    serve_nobody(fx);
+    unsigned reached = 0;
+    for (int id = 0; id < _VARLINK_METHOD_MAX; id++)
+        reached += !control_method_find((enum varlink_method)id)->root_only &&
+                   control_method_find((enum varlink_method)id)->fn;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        int fd = child_connect(fx->path);
+        if (fd < 0)
+            _exit(11);
+        for (int id = 0; id < _VARLINK_METHOD_MAX; id++) {
+            char req[128], *err;
+            struct json_object *p;
+            snprintf(req, sizeof req, "{\"method\":\"%s\"%s}", varlink_method_name((enum varlink_method)id),
+                     id == VARLINK_METHOD_EXPLAIN ? ",\"parameters\":{\"pid\":4242}" : "");
+            if (child_call(fd, req, &err, &p) < 0)
+                _exit(12);
+            bool refused = err && strcmp(err, TS_ERROR_PERMISSION_DENIED) == 0;
+            if (refused != control_method_find((enum varlink_method)id)->root_only || (!refused && err))
+                _exit(20 + id);
+        }
+        char *err;
+        struct json_object *p;
+        if (child_call(fd, "{\"method\":\"io.turbosched.Nope\"}", &err, &p) < 0 || !err ||
+            strcmp(err, VARLINK_ERROR_METHOD_NOT_FOUND) != 0)
+            _exit(13);
+        _exit(0);
+    }
+    assert_int_equal(run_child(fx, pid), 0);
+    assert_int_equal(fx->reloads, 0);
+    assert_int_equal(fx->handler_calls, reached);
+}
+
 /* An unprivileged client that asks for a reload again and again is refused
  * each time, but the journal hears of the first LOG_RATELIMIT_BURST only. */
 static void test_refusals_logged_bounded(void **state)
@@ -1219,6 +1281,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_logged_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
+        cmocka_unit_test(test_method_table),
+        cmocka_unit_test_setup_teardown(test_table_permissions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_exhaustion_by_user, setup, teardown),
         cmocka_unit_test(test_bucket_rate),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),

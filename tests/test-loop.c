@@ -55,6 +55,163 @@ static void test_mute_grows_while_rung(void **state)
     assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MAX_MS, false), 0);
 }
 
+/* The main socket's mutes, on a clock the test turns. */
+static uint64_t fake_now;
+static uint64_t fake_clock(void) { return fake_now; }
+#define MS 1000000ull
+
+struct batch_fixture {
+    sd_event *e;
+    int fd;
+    sd_event_source *events;
+    struct loop_batch b;
+};
+
+static int no_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) { return 0; }
+
+static void batch_setup(struct batch_fixture *f, bool doorbell)
+{
+    fake_now = 1000 * MS;
+    assert_int_equal(sd_event_new(&f->e), 0);
+    f->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    assert_true(f->fd >= 0);
+    assert_int_equal(sd_event_add_io(f->e, &f->events, f->fd, EPOLLIN, no_io, NULL), 0);
+    assert_int_equal(loop_batch_init(&f->b, f->e, f->events, doorbell, fake_clock), 0);
+    int on = -1;
+    assert_int_equal(sd_event_source_get_enabled(f->b.timer, &on), 0);
+    assert_int_equal(on, SD_EVENT_OFF);
+}
+
+static void batch_teardown(struct batch_fixture *f)
+{
+    loop_batch_done(&f->b);
+    assert_null(f->b.timer);
+    sd_event_source_unref(f->events);
+    close(f->fd);
+    sd_event_unref(f->e);
+}
+
+static int enabled(sd_event_source *s)
+{
+    int on = -1;
+    assert_true(sd_event_source_get_enabled(s, &on) >= 0);
+    return on;
+}
+
+/* Muted: the main socket off, the timer armed once, for ms. */
+static void assert_muted(struct batch_fixture *f, unsigned ms)
+{
+    assert_int_equal(f->b.mute_ms, ms);
+    assert_int_equal(enabled(f->events), SD_EVENT_OFF);
+    assert_int_equal(enabled(f->b.timer), SD_EVENT_ONESHOT);
+}
+
+static void assert_heard(struct batch_fixture *f)
+{
+    assert_int_equal(f->b.mute_ms, 0);
+    assert_int_equal(enabled(f->events), SD_EVENT_ON);
+}
+
+/* Wake-ups further apart than the least mute, or without an exec socket,
+ * leave the main socket heard: each wake-up is one for its events. */
+static void test_batch_heard_when_spaced_or_no_doorbell(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, false);
+    for (int i = 0; i < 10; i++) {
+        loop_batch_woke(&f.b);
+        fake_now += 1 * MS;
+        assert_heard(&f);
+    }
+    assert_int_equal(enabled(f.b.timer), SD_EVENT_OFF);
+    batch_teardown(&f);
+
+    batch_setup(&f, true);
+    for (int i = 0; i < 10; i++) {
+        loop_batch_woke(&f.b);
+        fake_now += LOOP_MUTE_MIN_MS * MS;
+        assert_heard(&f);
+    }
+    assert_int_equal(enabled(f.b.timer), SD_EVENT_OFF);
+    batch_teardown(&f);
+}
+
+/* The second wake-up within LOOP_MUTE_MIN_MS mutes the main socket; the
+ * mute doubles while the exec socket rings, up to LOOP_MUTE_MAX_MS, and the
+ * first mute without a ring ends it. */
+static void test_batch_mutes_and_grows_while_rung(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, true);
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    fake_now += LOOP_MUTE_MIN_MS * MS - 1;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    unsigned ms = LOOP_MUTE_MIN_MS;
+    for (int i = 0; i < 8; i++) {
+        loop_batch_rang(&f.b);
+        loop_batch_rang(&f.b);
+        loop_batch_due(&f.b);
+        ms = ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        assert_muted(&f, ms);
+        assert_int_equal(f.b.rings_at_mute, f.b.rings);
+    }
+    assert_int_equal(ms, LOOP_MUTE_MAX_MS);
+    assert_int_equal(f.b.rings, 16);
+    /* a mute that passes without a ring ends it */
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    /* the next pair of wake-ups starts again from the least mute */
+    fake_now += 100 * MS;
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    /* the first mute without a ring: heard again at once */
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    batch_teardown(&f);
+}
+
+/* Rings before a mute begins do not extend it; a clock that went back
+ * (now before the last wake-up) is no burst of wake-ups. */
+static void test_batch_edges(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, true);
+    loop_batch_rang(&f.b);
+    loop_batch_rang(&f.b);
+    loop_batch_woke(&f.b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    fake_now -= 3 * MS;
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    assert_int_equal(f.b.woke_ns, fake_now);
+    batch_teardown(&f);
+}
+
+/* Through the loop: the mute's timer fires on its own and the main socket
+ * is heard again. */
+static void test_batch_timer_in_the_loop(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, true);
+    loop_batch_woke(&f.b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    for (int i = 0; i < 10 && f.b.mute_ms; i++)
+        assert_true(sd_event_run(f.e, 100 * 1000) >= 0);
+    assert_heard(&f);
+    batch_teardown(&f);
+}
+
 /* The realtime budget: full at first, emptied by all that is spent (a long
  * dispatch overdraws it in full: the time passed at realtime priority, not
  * a part of it), filled again at the share of the time passing, never
@@ -441,6 +598,10 @@ int main(void)
         cmocka_unit_test(test_long_dispatch_dropped_mid_work),
         cmocka_unit_test(test_sigxcpu_drops_to_normal),
         cmocka_unit_test(test_mute_grows_while_rung),
+        cmocka_unit_test(test_batch_heard_when_spaced_or_no_doorbell),
+        cmocka_unit_test(test_batch_mutes_and_grows_while_rung),
+        cmocka_unit_test(test_batch_edges),
+        cmocka_unit_test(test_batch_timer_in_the_loop),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
         cmocka_unit_test(test_follower_at_other_when_quiet),
