@@ -62,10 +62,10 @@
 #include <stdint.h>
 
 #include "benefit.h"
-#include "idle-meter.h"
+#include "idle-kept.h"
 #include "policy-params.h"
 #include "power_capacity.h"
-#include "topology.h"
+#include "topology-types.h"
 
 /* cpu_set_t holds CPU_SETSIZE CPUs, so there are never more cores. */
 #define PACKER_MAX_CORES CPU_SETSIZE

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for the configuration parser. Besides not crashing, a
  * config that parses must print (config_print) to text that parses again to
- * the same printed form. tests/test-fuzz-replay.c runs the corpus through
+ * the same printed form. tests/unit/model/test-fuzz-replay.c runs the corpus through
  * the same two library calls in ordinary builds. */
 #include <errno.h>
 #include <stddef.h>

@@ -11,6 +11,9 @@ PACKAGES="
     clang libclang-rt-14-dev
     valgrind util-linux procps
 "
+# tests/format.sh checks every C file against .clang-format with the
+# version Debian 12 ships (clang-format 14).
+PACKAGES="$PACKAGES clang-format"
 # The Debian package (debian/, `dpkg-buildpackage -us -uc -b`) and its
 # check: package-lintian builds it and runs lintian on it.
 PACKAGES="$PACKAGES debhelper dpkg-dev fakeroot lintian"

@@ -26,7 +26,7 @@ KEEP="ok$$"
 SHORT="os$$"
 write_config <<CONF
 [daemon]
-# the minimum (daemon/config.c): a few events fill it
+# the minimum (daemon/model/config.c): a few events fill it
 netlink_rcvbuf = 4K
 
 [classify]

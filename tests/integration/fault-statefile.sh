@@ -28,7 +28,7 @@ harness_on_cpu0
 start_hog 40
 
 # fnv1a FILE: the state file's checksum of its lines before the end line
-# (64-bit FNV-1a, as daemon/state.c; bash arithmetic wraps at 64 bits)
+# (64-bit FNV-1a, as daemon/apply/state.c; bash arithmetic wraps at 64 bits)
 fnv1a() {
     local h=$((0xcbf29ce484222325)) b
     for b in $(od -An -v -tu1 "$1"); do

@@ -3,7 +3,7 @@
 # A rename flood against the real daemon: a process renaming itself in a
 # loop (any local user can) sends the daemon a comm event per rename. Over
 # COMM_FLOOD_PER_S the daemon leaves them out through the kernel's event
-# filter for a while (daemon/engine.h), then finds what was renamed
+# filter for a while (daemon/engine/engine.h), then finds what was renamed
 # meanwhile by a rescan. Checked:
 #   - the flood is noticed, said once, and counted in status;
 #   - the daemon reads far fewer comm events than the flood sent;

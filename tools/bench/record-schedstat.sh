@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Record /proc/PID/task/TID/schedstat of running programs, as the daemon's
-# sampler will read it: the sample sequences behind tests/test-behaviour.c's
+# sampler will read it: the sample sequences behind tests/unit/policy/test-behaviour.c's
 # recorded cases (tests/fixtures/behaviour/*.txt) were made with this.
 #
 # usage: record-schedstat.sh SECONDS INTERVAL_MS PID...

@@ -10,20 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "policy-params.h"
 #include "sysops.h"
 
-/* Default [packing] jitter_slice. tools/bench/slice.sh on the 2-CPU VM,
- * six jitter threads (200 µs every 20 ms, waking together) pinned beside a
- * 100% hog, two passes: run-queue wait per wake-up 851/1408 µs with the
- * default 1.4 ms slice, 645/760 µs with 300 µs, 683/714 µs with 100 µs,
- * 616/921 µs with no hog at all; p99 3.8/9.7 ms, 3.3/3.4 ms, 2.7/5.0 ms.
- * 300 µs was as good as 100 µs within the noise, the steadiest, and keeps a
- * burst of up to 300 µs in one slice. No hog throughput cost measurable. */
-#define SLICE_DEFAULT_NS 300000ull
-
-/* The kernel clamps a custom slice to 0.1..100 ms. */
-#define SLICE_MIN_NS 100000ull
-#define SLICE_MAX_NS 100000000ull
+/* SLICE_DEFAULT_NS, SLICE_MIN_NS, SLICE_MAX_NS: policy-params.h, with the
+ * parameter they bound. */
 
 struct slice_support {
     bool supported;

@@ -8,10 +8,12 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "varlink.h"
+
 struct json_object;
 struct control_server;
 
-#define CONTROL_SOCKET_PATH_DEFAULT "/run/turbosched/control"
+/* CONTROL_SOCKET_PATH_DEFAULT: varlink.h, beside the interface it serves */
 #define CONTROL_MAX_CLIENTS_DEFAULT 64u
 #define CONTROL_MAX_REQUEST_DEFAULT (64u * 1024u)
 #define CONTROL_MAX_OUTPUT_DEFAULT (16u * 1024u * 1024u)

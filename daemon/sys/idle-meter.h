@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idle-kept.h"
 #include "topology.h"
 
 /* Exit latency (us) from which a state leaves the turbo count. Intel's
@@ -93,14 +94,6 @@ struct idle_measure_input {
  * without both readings (counters that went back: a replugged CPU). */
 void idle_measure(const struct idle_measure_input *in, uint64_t *carry_us, struct idle_measurement *out);
 
-/* The measurement the model is given: the last ones taken with the jitter
- * unconfined, smoothed (load_ewma, half_life_ms). */
-struct idle_kept {
-    bool measured;
-    unsigned woken_milli;
-    unsigned wakes_per_s;
-    uint64_t at_ms;              /* when last updated */
-};
 /* Fold m in when it was measured over a tick with the jitter unconfined;
  * otherwise *k stays. */
 void idle_keep(struct idle_kept *k, const struct idle_measurement *m, bool unconfined, uint64_t now_ms,

@@ -15,11 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "control.h"
 #include "delay-guard.h"
 #include "log.h"
-#include "slice.h"
 #include "util.h"
+#include "varlink.h"
 
 #define CONFIG_MAX_FILE_BYTES (1024 * 1024)
 

@@ -12,6 +12,8 @@
 struct json_object;
 
 #define VARLINK_MAX_MESSAGE_DEFAULT (64u * 1024u)
+/* Where the daemon serves io.turbosched unless control_socket= says otherwise. */
+#define CONTROL_SOCKET_PATH_DEFAULT "/run/turbosched/control"
 
 #define VARLINK_ERROR_METHOD_NOT_FOUND   "org.varlink.service.MethodNotFound"
 #define VARLINK_ERROR_INVALID_PARAMETER  "org.varlink.service.InvalidParameter"

@@ -9,7 +9,6 @@
 #include "config-parse.h"
 #include "delay-guard.h"
 #include "log.h"
-#include "slice.h"
 #include "util.h"
 
 /* Longest value of a path-like key; keeps config_print's lines parseable. */

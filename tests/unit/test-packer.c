@@ -2,6 +2,7 @@
 /* The packing policy, on topologies built by hand: POWER9 SMT4 (with and
  * without offline threads, LLC pairs), x86 two-socket SMT2, this 2-CPU
  * machine; every fallback, domains, and the hysteresis over time. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
