@@ -59,8 +59,8 @@ int ctl_call(const char *path, const char *method, struct json_object *params, i
     return ctl_call_fd(fd, method, params, timeout_ms, reply, error);
 }
 
-int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms,
-                struct json_object **reply, char **error)
+int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms, struct json_object **reply,
+                char **error)
 {
     *reply = NULL;
     *error = NULL;

@@ -13,7 +13,7 @@ int ctl_call(const char *path, const char *method, struct json_object *params, i
  * it): the fd, or -errno. */
 int ctl_connect(const char *path);
 /* One call on a connection from ctl_connect; as ctl_call. */
-int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms,
-                struct json_object **reply, char **error);
+int ctl_call_fd(int fd, const char *method, struct json_object *params, int timeout_ms, struct json_object **reply,
+                char **error);
 /* Where it failed, for the message: "connecting to" or "talking to". */
 extern const char *ctl_call_stage;

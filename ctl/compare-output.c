@@ -59,8 +59,8 @@ static double measured_seconds(const struct cmp_block_result *b, size_t n, enum 
 }
 
 void print_text(FILE *f, const struct cmp_block_result *b, size_t n, const struct cmp_summary *sum,
-                const bool *idle_cpus, bool any_idle, struct wakers *w, bool rapl, bool cpufreq,
-                bool cpuidle, const char *verdict)
+                const bool *idle_cpus, bool any_idle, struct wakers *w, bool rapl, bool cpufreq, bool cpuidle,
+                const char *verdict)
 {
     unsigned cpus = MIN(sum[0].n_cpus, sum[1].n_cpus);
     fprintf(f, "Compared %u paused and %u packed blocks of %.0f s (the first of each discarded as warm-up)\n",
@@ -82,12 +82,12 @@ void print_text(FILE *f, const struct cmp_block_result *b, size_t n, const struc
         row(f, "package power W", &sum[0].energy_w, &sum[1].energy_w, 2);
     row(f, "intensive tasks CPU %", &sum[0].intensive_cpu_pct, &sum[1].intensive_cpu_pct, 1);
     row(f, "intensive tasks run-queue ms/s", &sum[0].intensive_wait_ms_ps, &sum[1].intensive_wait_ms_ps, 1);
-    row(f, "jitter run-queue ms per wake-up", &sum[0].jitter_wait_ms_per_wakeup, &sum[1].jitter_wait_ms_per_wakeup,
-        3);
+    row(f, "jitter run-queue ms per wake-up", &sum[0].jitter_wait_ms_per_wakeup, &sum[1].jitter_wait_ms_per_wakeup, 3);
     row(f, "daemon CPU %", &sum[0].daemon_cpu_pct, &sum[1].daemon_cpu_pct, 2);
     row(f, "daemon wake-ups/s", &sum[0].daemon_wakeups_ps, &sum[1].daemon_wakeups_ps, 1);
-    fprintf(f, "Wake-ups: %s\n", cpuidle ? "idle-state entries (cpuidle)"
-                                         : "local timer + rescheduling interrupts (no cpuidle states here)");
+    fprintf(f, "Wake-ups: %s\n",
+            cpuidle ? "idle-state entries (cpuidle)"
+                    : "local timer + rescheduling interrupts (no cpuidle states here)");
     if (!rapl)
         fprintf(f, "Package energy: not measured (no RAPL zone under /sys/class/powercap)\n");
     if (!cpufreq)
@@ -156,8 +156,8 @@ static struct json_object *summary_json(const struct cmp_summary *s)
     return o;
 }
 
-void print_json_out(const struct cmp_block_result *b, size_t n, const struct cmp_summary *sum,
-                    const bool *idle_cpus, bool any_idle, struct wakers *w, const char *verdict)
+void print_json_out(const struct cmp_block_result *b, size_t n, const struct cmp_summary *sum, const bool *idle_cpus,
+                    bool any_idle, struct wakers *w, const char *verdict)
 {
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "paused", summary_json(&sum[CMP_PAUSED]));
@@ -341,11 +341,15 @@ static void plot_script(FILE *f, const char *output, const char *data, unsigned 
     for (unsigned c = 0; c < n_cpus; c++) {
         fputs(c ? ", " : "", f);
         gp_quoted(f, data);
-        fprintf(f, " using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with points pt 7 "
-                   "title 'CPU %u paused', ", c, c);
+        fprintf(f,
+                " using ($5==%u && stringcolumn(2) eq 'paused' ? $1 : NaN):6 with points pt 7 "
+                "title 'CPU %u paused', ",
+                c, c);
         gp_quoted(f, data);
-        fprintf(f, " using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with points pt 5 "
-                   "title 'CPU %u packed'", c, c);
+        fprintf(f,
+                " using ($5==%u && stringcolumn(2) eq 'packed' ? $1 : NaN):6 with points pt 5 "
+                "title 'CPU %u packed'",
+                c, c);
     }
     fputc('\n', f);
 }

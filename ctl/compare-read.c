@@ -145,7 +145,7 @@ int cmp_read_rapl(const char *root, struct cmp_rapl *out)
         uint64_t e, range;
         snprintf(rel, sizeof rel, "/sys/class/powercap/%s/energy_uj", n);
         if (read_u64_below(root, rel, &e) < 0)
-            continue;   /* energy_uj is root-only on current kernels */
+            continue; /* energy_uj is root-only on current kernels */
         snprintf(rel, sizeof rel, "/sys/class/powercap/%s/max_energy_range_uj", n);
         if (read_u64_below(root, rel, &range) < 0)
             range = 0;
@@ -162,7 +162,7 @@ double cmp_rapl_joules(const struct cmp_rapl *a, const struct cmp_rapl *b)
     double j = 0;
     for (unsigned i = 0; i < a->n_zones && i < b->n_zones; i++) {
         uint64_t d = b->energy_uj[i] >= a->energy_uj[i] ? b->energy_uj[i] - a->energy_uj[i]
-                                                          : b->energy_uj[i] + a->range_uj[i] - a->energy_uj[i];
+                                                        : b->energy_uj[i] + a->range_uj[i] - a->energy_uj[i];
         j += (double)d / 1e6;
     }
     return j;
@@ -225,7 +225,7 @@ static void read_thread(const char *dir, pid_t pid, pid_t tid, struct cmp_thread
     snprintf(p, sizeof p, "%s/%d/schedstat", dir, (int)tid);
     unsigned long long run, wait, slices;
     if (read_file(p, buf, sizeof buf) < 0 || sscanf(buf, "%llu %llu %llu", &run, &wait, &slices) != 3)
-        return;     /* gone meanwhile */
+        return; /* gone meanwhile */
     t.run_ns = run;
     t.wait_ns = wait;
     t.slices = slices;

@@ -11,17 +11,17 @@
 #include "compare-stats.h"
 
 struct cmp_cpu {
-    bool present;               /* a cpuN line in /proc/stat */
-    uint64_t idle_jiffies, total_jiffies;   /* /proc/stat: idle + iowait, all fields */
-    bool has_cpuidle;           /* /sys/devices/system/cpu/cpuN/cpuidle/state* */
-    uint64_t idle_entries;      /* cpuidle: usage, all states */
-    uint64_t idle_time_us;      /* cpuidle: time, all states */
-    uint64_t irq_wakeups;       /* /proc/interrupts: LOC + RES */
-    unsigned freq_khz;          /* cpufreq scaling_cur_freq; 0 without cpufreq */
+    bool present;                         /* a cpuN line in /proc/stat */
+    uint64_t idle_jiffies, total_jiffies; /* /proc/stat: idle + iowait, all fields */
+    bool has_cpuidle;                     /* /sys/devices/system/cpu/cpuN/cpuidle/state* */
+    uint64_t idle_entries;                /* cpuidle: usage, all states */
+    uint64_t idle_time_us;                /* cpuidle: time, all states */
+    uint64_t irq_wakeups;                 /* /proc/interrupts: LOC + RES */
+    unsigned freq_khz;                    /* cpufreq scaling_cur_freq; 0 without cpufreq */
 };
 
 struct cmp_cpus {
-    unsigned n_cpus;            /* highest present CPU + 1 */
+    unsigned n_cpus; /* highest present CPU + 1 */
     struct cmp_cpu cpu[CMP_MAX_CPUS];
 };
 /* Every source that exists; -errno only when /proc/stat is unreadable. */
@@ -40,14 +40,14 @@ double cmp_rapl_joules(const struct cmp_rapl *a, const struct cmp_rapl *b);
 
 struct cmp_thread {
     pid_t tid, pid;
-    uint64_t start_time;        /* /proc/TID/stat field 22: guards against TID reuse */
-    uint64_t run_ns, wait_ns, slices;   /* /proc/TID/schedstat */
-    int last_cpu;               /* /proc/TID/stat field 39 */
+    uint64_t start_time;              /* /proc/TID/stat field 22: guards against TID reuse */
+    uint64_t run_ns, wait_ns, slices; /* /proc/TID/schedstat */
+    int last_cpu;                     /* /proc/TID/stat field 39 */
     char comm[32];
 };
 struct cmp_threads {
     size_t n, cap;
-    struct cmp_thread *t;       /* sorted by tid */
+    struct cmp_thread *t; /* sorted by tid */
 };
 /* Every thread under root/proc; a thread that exits meanwhile is skipped.
  * only_pid > 0 reads one process's threads. */

@@ -6,10 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *cmp_mode_name(enum cmp_mode m)
-{
-    return m == CMP_PAUSED ? "paused" : m == CMP_PACKED ? "packed" : "?";
-}
+const char *cmp_mode_name(enum cmp_mode m) { return m == CMP_PAUSED ? "paused" : m == CMP_PACKED ? "packed" : "?"; }
 
 int cmp_schedule(uint64_t duration_ms, uint64_t block_ms, struct cmp_block *out, size_t max)
 {
@@ -98,16 +95,16 @@ static bool overlap(const struct cmp_spread *a, const struct cmp_spread *b)
 }
 
 /* Appends to buf at *len, keeping it NUL-terminated when truncated. */
-#define APPEND(...)                                                                                    \
-    do {                                                                                               \
-        int _w = snprintf(buf + MIN_SZ(*len, size), size - MIN_SZ(*len, size), __VA_ARGS__);          \
-        if (_w > 0)                                                                                    \
-            *len += (size_t)_w;                                                                        \
+#define APPEND(...) \
+    do { \
+        int _w = snprintf(buf + MIN_SZ(*len, size), size - MIN_SZ(*len, size), __VA_ARGS__); \
+        if (_w > 0) \
+            *len += (size_t)_w; \
     } while (0)
 #define MIN_SZ(a, b) ((a) < (b) ? (a) : (b))
 
-static void cpu_part(const struct cmp_summary *pa, const struct cmp_summary *pk, const bool *idle_cpus,
-                     char *buf, size_t size, size_t *len)
+static void cpu_part(const struct cmp_summary *pa, const struct cmp_summary *pk, const bool *idle_cpus, char *buf,
+                     size_t size, size_t *len)
 {
     unsigned n = pa->n_cpus < pk->n_cpus ? pa->n_cpus : pk->n_cpus;
     bool any_idle = false;

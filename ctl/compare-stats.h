@@ -16,7 +16,7 @@ const char *cmp_mode_name(enum cmp_mode m);
 
 struct cmp_block {
     enum cmp_mode mode;
-    bool warmup;        /* the first block of each mode: discarded */
+    bool warmup; /* the first block of each mode: discarded */
 };
 
 /* duration / block blocks, rounded down to an even number: a paused then a
@@ -37,11 +37,11 @@ struct cmp_block_result {
     double wakeups_ps[CMP_MAX_CPUS];
     double idle_pct[CMP_MAX_CPUS];
     double freq_mhz[CMP_MAX_CPUS];
-    double energy_w;                    /* package power, RAPL */
-    double intensive_cpu_pct;           /* CPU time of intensive tasks, % of one CPU */
-    double intensive_wait_ms_ps;        /* their run-queue wait, ms per second */
-    double jitter_wait_ms_per_wakeup;   /* jitter run-queue wait per timeslice */
-    double daemon_cpu_pct;              /* the daemon's CPU time, % of one CPU */
+    double energy_w;                  /* package power, RAPL */
+    double intensive_cpu_pct;         /* CPU time of intensive tasks, % of one CPU */
+    double intensive_wait_ms_ps;      /* their run-queue wait, ms per second */
+    double jitter_wait_ms_per_wakeup; /* jitter run-queue wait per timeslice */
+    double daemon_cpu_pct;            /* the daemon's CPU time, % of one CPU */
     double daemon_wakeups_ps;
 };
 
@@ -55,7 +55,7 @@ struct cmp_spread {
 void cmp_spread_of(const double *v, size_t n, struct cmp_spread *out);
 
 struct cmp_summary {
-    unsigned n_blocks;                  /* measured blocks of this mode */
+    unsigned n_blocks; /* measured blocks of this mode */
     unsigned n_cpus;
     struct cmp_spread wakeups_ps[CMP_MAX_CPUS], idle_pct[CMP_MAX_CPUS], freq_mhz[CMP_MAX_CPUS];
     struct cmp_spread energy_w, intensive_cpu_pct, intensive_wait_ms_ps, jitter_wait_ms_per_wakeup;
@@ -71,5 +71,5 @@ void cmp_summarize(const struct cmp_block_result *b, size_t n, enum cmp_mode m, 
  * idle_cpus (CPUs the plan kept free; all CPUs when NULL or empty) whose
  * wake-ups fell most. Ranges that overlap are said to be within the
  * spread. Returns the length written (truncated to size). */
-int cmp_verdict(const struct cmp_summary *paused, const struct cmp_summary *packed, const bool *idle_cpus,
-                char *buf, size_t size);
+int cmp_verdict(const struct cmp_summary *paused, const struct cmp_summary *packed, const bool *idle_cpus, char *buf,
+                size_t size);

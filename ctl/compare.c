@@ -43,7 +43,7 @@ struct opts {
 /* tid -> class, from the daemon's dump */
 struct class_entry {
     pid_t tid;
-    char cls;           /* 'j'itter, 'i'ntensive, 'g' ignore, 0 unknown */
+    char cls; /* 'j'itter, 'i'ntensive, 'g' ignore, 0 unknown */
 };
 struct class_map {
     size_t n;
@@ -114,7 +114,11 @@ static void classes_from_dump(struct class_map *m, struct json_object *dump)
             continue;
         pid_t tid = (pid_t)json_object_get_int64(v);
         const char *c = json_object_object_get_ex(t, "class", &v) ? json_object_get_string(v) : "";
-        char cls = !c ? 0 : strcmp(c, "jitter") == 0 ? 'j' : strcmp(c, "intensive") == 0 ? 'i' : strcmp(c, "ignore") == 0 ? 'g' : 0;
+        char cls = !c                            ? 0
+                   : strcmp(c, "jitter") == 0    ? 'j'
+                   : strcmp(c, "intensive") == 0 ? 'i'
+                   : strcmp(c, "ignore") == 0    ? 'g'
+                                                 : 0;
         m->e[m->n++] = (struct class_entry){tid, cls};
     }
     qsort(m->e, m->n, sizeof *m->e, by_class_tid);
@@ -237,7 +241,7 @@ static void block_measure(const struct snapshot *a, const struct snapshot *b, co
     for (size_t i = 0; i < b->threads.n; i++) {
         const struct cmp_thread *y = &b->threads.t[i], *x = cmp_threads_find(&a->threads, y->tid);
         if (!x || x->start_time != y->start_time || y->slices < x->slices)
-            continue;   /* new in this block, or the TID was reused */
+            continue; /* new in this block, or the TID was reused */
         char c = class_of(cls, y->tid);
         if (c == 'i') {
             irun += y->run_ns - x->run_ns;
@@ -265,8 +269,7 @@ static void block_measure(const struct snapshot *a, const struct snapshot *b, co
 
 /* Sleeps until deadline, keeping the connection alive and sampling the
  * CPU frequency now and then; false when interrupted or the daemon went. */
-static bool wait_block(const struct opts *o, struct session *s, uint64_t deadline, double *freq_sum,
-                       unsigned *freq_n)
+static bool wait_block(const struct opts *o, struct session *s, uint64_t deadline, double *freq_sum, unsigned *freq_n)
 {
     uint64_t next_keepalive = now_ms() + KEEPALIVE_MS;
     for (;;) {
@@ -414,7 +417,7 @@ struct run {
     struct cmp_block_result *res;
     struct wakers w;
     bool idle_cpus[CMP_MAX_CPUS], any_idle, rapl, cpufreq, cpuidle;
-    int done, n_blocks;          /* blocks measured, of n_blocks */
+    int done, n_blocks; /* blocks measured, of n_blocks */
 };
 
 /* The CPUs a packed block's plan left out are the ones to keep idle. */
@@ -510,8 +513,7 @@ static int report(const struct opts *o, struct run *run, int ret)
 
 int ctl_compare_main(int argc, char **argv)
 {
-    struct opts o = {.socket_path = CONTROL_SOCKET_PATH_DEFAULT, .root = "/", .duration_ms = 600000,
-                     .block_ms = 30000};
+    struct opts o = {.socket_path = CONTROL_SOCKET_PATH_DEFAULT, .root = "/", .duration_ms = 600000, .block_ms = 30000};
     int ret = parse_args(argc, argv, &o);
     if (ret >= 0)
         return ret;

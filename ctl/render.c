@@ -64,10 +64,7 @@ static int boolean(struct json_object *o, const char *key)
     return json_object_get_boolean(v);
 }
 
-static const char *yes_no(int b, const char *yes, const char *no)
-{
-    return b < 0 ? "-" : b ? yes : no;
-}
+static const char *yes_no(int b, const char *yes, const char *no) { return b < 0 ? "-" : b ? yes : no; }
 
 static struct json_object *array(struct json_object *o, const char *key)
 {
@@ -276,8 +273,7 @@ static void render_plan_line(FILE *f, struct json_object *plan)
         fprintf(f, "Plan:          jitter tasks on CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
         if (get(plan, "packing"))
             fprintf(f, "Packing kind:  %s\n", str(plan, "packing"));
-    }
-    else if (restricted == 0)
+    } else if (restricted == 0)
         fprintf(f, "Plan:          unrestricted: %s\n", str(plan, "reason"));
     else
         fprintf(f, "Plan:          CPUs %s: %s\n", str(plan, "cpus"), str(plan, "reason"));
@@ -304,9 +300,8 @@ static void render_loop_line(FILE *f, struct json_object *l)
     num(l, "dispatched_over_budget", &over);
     if (prio > 0)
         fprintf(f, "Event loop:    SCHED_FIFO %" PRId64 ", %s; %s dispatches there, %s at normal priority%s%s%s\n",
-                prio, woken, str(l, "dispatched_realtime"), str(l, "dispatched_normal"),
-                over > 0 ? " (events: " : "", over > 0 ? str(l, "dispatched_over_budget") : "",
-                over > 0 ? " over the realtime budget)" : "");
+                prio, woken, str(l, "dispatched_realtime"), str(l, "dispatched_normal"), over > 0 ? " (events: " : "",
+                over > 0 ? str(l, "dispatched_over_budget") : "", over > 0 ? " over the realtime budget)" : "");
     else
         fprintf(f, "Event loop:    normal priority%s, %s\n",
                 boolean(l, "realtime_refused") > 0 ? " (SCHED_FIFO refused: see the log)" : "", woken);
@@ -352,7 +347,8 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
     int dry = boolean(reply, "dry_run");
     fprintf(f, "Mode:          %s%s\n", str(reply, "mode"), dry > 0 ? " (dry run: nothing is changed)" : "");
     int uclamp = boolean(reply, "uclamp_supported");
-    fprintf(f, "uclamp:        %s\n", yes_no(uclamp, "supported", "not supported by this kernel, classifying by rules"));
+    fprintf(f, "uclamp:        %s\n",
+            yes_no(uclamp, "supported", "not supported by this kernel, classifying by rules"));
     fprintf(f, "Unit opt-in:   %s\n", yes_no(boolean(reply, "unit_optin"), "on", "off"));
     struct json_object *pause = get(reply, "pause");
     if (pause && boolean(pause, "paused") > 0)
@@ -393,7 +389,10 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
                 strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
         }
         int ok = boolean(rl, "ok");
-        const char *col = !o->color ? "" : ok > 0 ? table_color_on(TABLE_GREEN) : ok == 0 ? table_color_on(TABLE_RED) : "";
+        const char *col = !o->color ? ""
+                          : ok > 0  ? table_color_on(TABLE_GREEN)
+                          : ok == 0 ? table_color_on(TABLE_RED)
+                                    : "";
         _cleanup_free_ char *msg = str_sanitized(rl, "message");
         fprintf(f, "Last reload:   %s%s%s%s%s: %s\n", col, yes_no(ok, "ok", "failed"), *col ? TABLE_COLOR_OFF : "",
                 strcmp(when, "-") ? " at " : "", strcmp(when, "-") ? when : "", msg ? msg : "-");
@@ -404,7 +403,8 @@ int render_status(FILE *f, struct json_object *reply, const struct render_opts *
 
 static int render_cores(FILE *f, struct json_object *cores, const struct render_opts *o)
 {
-    static const char *const headers[] = {"PKG", "CORE", "THREADS", "ONLINE", "CAPACITY", "UTIL", "SPARE", "STATE", "JITTER MASK"};
+    static const char *const headers[] = {"PKG",  "CORE",  "THREADS", "ONLINE",     "CAPACITY",
+                                          "UTIL", "SPARE", "STATE",   "JITTER MASK"};
     if (!cores) {
         fprintf(f, "Cores: -\n");
         return 0;
@@ -500,9 +500,8 @@ int render_dump(FILE *f, struct json_object *reply, const struct render_opts *o)
     return r;
 }
 
-static const char *const explain_keys[] = {"class",         "source",       "detail",    "placement",
-                                           "original_mask", "current_mask", "behaviour", "request_path",
-                                           "run_delay"};
+static const char *const explain_keys[] = {"class",        "source",    "detail",       "placement", "original_mask",
+                                           "current_mask", "behaviour", "request_path", "run_delay"};
 
 static bool same_explanation(struct json_object *a, struct json_object *b)
 {
@@ -527,10 +526,17 @@ int render_explain(FILE *f, struct json_object *reply, const struct render_opts 
     _cleanup_free_ bool *done = calloc(n + 1, sizeof *done);
     if (!done)
         return -ENOMEM;
-    static const struct { const char *label, *key; } lines[] = {
-        {"source", "source"}, {"why", "detail"}, {"placement", "placement"},
-        {"original mask", "original_mask"}, {"current mask", "current_mask"}, {"behaviour", "behaviour"},
-        {"request path", "request_path"}, {"run delay", "run_delay"},
+    static const struct {
+        const char *label, *key;
+    } lines[] = {
+        {"source", "source"},
+        {"why", "detail"},
+        {"placement", "placement"},
+        {"original mask", "original_mask"},
+        {"current mask", "current_mask"},
+        {"behaviour", "behaviour"},
+        {"request path", "request_path"},
+        {"run delay", "run_delay"},
     };
     for (size_t i = 0; i < n; i++) {
         if (done[i])
@@ -640,7 +646,8 @@ static void put_samples(FILE *f, const char *name, struct json_object *samples)
         if (labels && json_object_is_type(labels, json_type_object) && json_object_object_length(labels) > 0) {
             fputc('{', f);
             bool first = true;
-            json_object_object_foreach(labels, key, val) {
+            json_object_object_foreach(labels, key, val)
+            {
                 if (!first)
                     fputc(',', f);
                 first = false;
@@ -680,7 +687,7 @@ int render_metrics(FILE *f, struct json_object *reply)
         for (size_t k = 0; k < i; k++)
             done |= strcmp(names[k], names[i]) == 0;
         if (done)
-            continue;  /* merged into its first occurrence */
+            continue; /* merged into its first occurrence */
         struct json_object *fam = json_object_array_get_idx(families, i);
         const char *help = str(fam, "help"), *type = str(fam, "type");
         bool known = false;

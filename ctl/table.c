@@ -15,7 +15,7 @@ struct cell {
 
 struct table {
     unsigned n_cols;
-    struct cell *cells;   /* headers first, then rows */
+    struct cell *cells; /* headers first, then rows */
     size_t n_cells, cap;
     bool *right;
 };
@@ -39,12 +39,18 @@ size_t table_text_width(const char *s)
 const char *table_color_on(enum table_color c)
 {
     switch (c) {
-    case TABLE_GREEN: return "\033[32m";
-    case TABLE_YELLOW: return "\033[33m";
-    case TABLE_RED: return "\033[31m";
-    case TABLE_DIM: return "\033[2m";
-    case TABLE_BOLD: return "\033[1m";
-    default: return "";
+    case TABLE_GREEN:
+        return "\033[32m";
+    case TABLE_YELLOW:
+        return "\033[33m";
+    case TABLE_RED:
+        return "\033[31m";
+    case TABLE_DIM:
+        return "\033[2m";
+    case TABLE_BOLD:
+        return "\033[1m";
+    default:
+        return "";
     }
 }
 
@@ -116,10 +122,7 @@ int table_addf(struct table *t, enum table_color color, const char *fmt, ...)
     return table_add(t, s, color);
 }
 
-unsigned table_rows(const struct table *t)
-{
-    return (unsigned)(t->n_cells / t->n_cols) - 1;
-}
+unsigned table_rows(const struct table *t) { return (unsigned)(t->n_cells / t->n_cols) - 1; }
 
 int table_print(const struct table *t, FILE *f, bool color)
 {

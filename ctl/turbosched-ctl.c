@@ -108,8 +108,9 @@ static int render_pause_cb(FILE *f, struct json_object *reply, const struct rend
     bool changed = json_object_object_get_ex(reply, "changed", &v) && json_object_get_boolean(v);
     int64_t sessions = json_object_object_get_ex(reply, "sessions", &v) ? json_object_get_int64(v) : 0;
     if (paused && changed)
-        fprintf(f, "Paused: every task has its own mask and CPU set back (%" PRId64 " changes undone); "
-                   "tasks are still tracked and classified.\n",
+        fprintf(f,
+                "Paused: every task has its own mask and CPU set back (%" PRId64 " changes undone); "
+                "tasks are still tracked and classified.\n",
                 json_object_object_get_ex(reply, "undone", &v) ? json_object_get_int64(v) : 0);
     else if (paused && sessions > 0)
         fprintf(f, "Still paused: %" PRId64 " running comparison%s hold%s a pause until %s.\n", sessions,
@@ -137,7 +138,7 @@ static const struct command commands[] = {
 static void print_json(struct json_object *o)
 {
     printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 static int print_error(const char *error, struct json_object *params, bool json, const char *pid)

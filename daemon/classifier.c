@@ -25,9 +25,9 @@ struct classifier {
     void *uclamp_userdata;
     struct units *units;
     bool units_tried;
-    sd_event *event;            /* the loop a bus made later is attached to (classifier_attach_event) */
-    unsigned keys;              /* what procinfo_read must fill */
-    classifier_behaviour_fn behaviour_get;   /* NULL: no behaviour verdicts */
+    sd_event *event;                       /* the loop a bus made later is attached to (classifier_attach_event) */
+    unsigned keys;                         /* what procinfo_read must fill */
+    classifier_behaviour_fn behaviour_get; /* NULL: no behaviour verdicts */
     void *behaviour_userdata;
     /* batch cache of process-wide inputs */
     bool batch;
@@ -36,8 +36,8 @@ struct classifier {
     struct procinfo cache;
     /* What the process-wide inputs decided, per process, for comm and uid
      * changes (see struct proc_entry). */
-    struct pidmap procs;        /* PID -> struct proc_entry * */
-    uint32_t procs_gen;         /* entries of an older one predate the last rescan */
+    struct pidmap procs; /* PID -> struct proc_entry * */
+    uint32_t procs_gen;  /* entries of an older one predate the last rescan */
 };
 
 /* Keys that belong to one thread and change without an exec: comm (comm
@@ -51,10 +51,10 @@ struct classifier {
  * plus a bit per rule plus the unit's name, and a 16-byte map entry, per
  * process. */
 struct proc_entry {
-    uint32_t gen;               /* the classifier's procs_gen when it was read */
+    uint32_t gen; /* the classifier's procs_gen when it was read */
     bool in_jitter_slice;
-    char *optin_unit;           /* whose X-TurboSched= counts; NULL: none */
-    uint8_t wide_ok[];          /* bit i: rule i's keys other than THREAD_KEYS match */
+    char *optin_unit;  /* whose X-TurboSched= counts; NULL: none */
+    uint8_t wide_ok[]; /* bit i: rule i's keys other than THREAD_KEYS match */
 };
 
 /* What decide looks at: the thread's comm and user in `in`, and either the
@@ -144,7 +144,7 @@ static void procs_flush(struct classifier *c)
     struct proc_entry **e;
     while ((e = pidmap_next(&c->procs, &iter, NULL)))
         proc_entry_free(*e);
-    pidmap_clear(&c->procs);     /* keeps the table for the next batch */
+    pidmap_clear(&c->procs); /* keeps the table for the next batch */
 }
 
 static struct proc_entry *procs_find(struct classifier *c, pid_t pid)
@@ -330,10 +330,14 @@ static int gather(struct classifier *c, const struct task *t, bool use_cache, st
         *pi = c->cache;
         /* Re-point the inputs into our copy of the buffers. */
         struct match_input *in = &pi->in;
-        if (in->exe) in->exe = pi->exe;
-        if (in->cmdline) in->cmdline = pi->cmdline;
-        if (in->cgroup) in->cgroup = pi->cgroup;
-        if (in->unit) in->unit = pi->unit;
+        if (in->exe)
+            in->exe = pi->exe;
+        if (in->cmdline)
+            in->cmdline = pi->cmdline;
+        if (in->cgroup)
+            in->cgroup = pi->cgroup;
+        if (in->unit)
+            in->unit = pi->unit;
     } else if (wide == 0) {
         /* Rules on comm alone: nothing to read from /proc for a new task. */
         pi->in = (struct match_input){0};
@@ -491,8 +495,8 @@ int classifier_classify_thread(struct classifier *c, struct task *t)
     int r = gather_thread(c, t, &in, comm, user, sizeof user);
     if (r < 0)
         return r;
-    struct view v = {.in = &in, .in_jitter_slice = e->in_jitter_slice, .optin_unit = e->optin_unit,
-                     .wide_ok = e->wide_ok};
+    struct view v = {
+        .in = &in, .in_jitter_slice = e->in_jitter_slice, .optin_unit = e->optin_unit, .wide_ok = e->wide_ok};
     struct decision d;
     r = decide(c, t, &v, &d);
     if (r < 0)

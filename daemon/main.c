@@ -29,10 +29,10 @@ struct daemon {
     struct control_server *control;
     struct control_methods methods; /* what the control socket's methods act on */
     sd_event_source *tick_source;
-    sd_event_source *state_source;  /* one-shot: a change waiting for the state file (always there) */
-    sd_event_source *events_source; /* the proc connector */
-    sd_event_source *doorbell_source;   /* its exec-only socket, NULL without one */
-    struct loop_batch batch;        /* the main socket's mutes */
+    sd_event_source *state_source;    /* one-shot: a change waiting for the state file (always there) */
+    sd_event_source *events_source;   /* the proc connector */
+    sd_event_source *doorbell_source; /* its exec-only socket, NULL without one */
+    struct loop_batch batch;          /* the main socket's mutes */
     struct loop loop;
     char status[256];
 };
@@ -202,10 +202,14 @@ static int run(struct daemon *d)
                                    (uint64_t)engine_config(e)->tick_ms * 1000, 1000, on_tick, d);
     if (r < 0)
         return log_error_errno(r, "adding the tick timer: %m");
-    d->methods = (struct control_methods){.engine = e, .loop = &d->loop, .batch = &d->batch, .userdata = d,
-                                          .reload = reload, .status_changed = update_status};
-    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0, control_methods_handle,
-                           &d->methods, &d->control);
+    d->methods = (struct control_methods){.engine = e,
+                                          .loop = &d->loop,
+                                          .batch = &d->batch,
+                                          .userdata = d,
+                                          .reload = reload,
+                                          .status_changed = update_status};
+    r = control_server_new(d->event, engine_config(e)->control_socket, engine_config(e)->control_group, 0,
+                           control_methods_handle, &d->methods, &d->control);
     if (r < 0) {
         /* control.c said why; the shipped unit leaves chown out of reach. */
         if (r == -EPERM && engine_config(e)->control_group)
@@ -271,10 +275,10 @@ int main(int argc, char **argv)
     r = engine_new(cfg, &p, &d.engine);
     if (r < 0)
         return EXIT_RUNTIME;
-    r = run(&d);   /* a failure was logged where it happened */
+    r = run(&d); /* a failure was logged where it happened */
     control_server_free(d.control);
-    engine_free(d.engine);   /* restores every change */
-    sysops_real_close();     /* the system bus the unit operations opened */
+    engine_free(d.engine); /* restores every change */
+    sysops_real_close();   /* the system bus the unit operations opened */
     sd_event_source_unref(d.tick_source);
     sd_event_source_unref(d.state_source);
     sd_event_source_unref(d.events_source);

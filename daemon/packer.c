@@ -23,15 +23,18 @@ static const char *const reason_names[_PACKER_REASON_MAX] = {
 
 const char *packer_reason_to_string(enum packer_reason r)
 {
-    return (unsigned) r < _PACKER_REASON_MAX ? reason_names[r] : "unknown";
+    return (unsigned)r < _PACKER_REASON_MAX ? reason_names[r] : "unknown";
 }
 
 const char *packer_wait_to_string(enum packer_wait w)
 {
     switch (w) {
-    case PACKER_WAIT_NONE: return "none";
-    case PACKER_WAIT_HOLD: return "hold";
-    case PACKER_WAIT_MIN_CHANGE: return "min-change";
+    case PACKER_WAIT_NONE:
+        return "none";
+    case PACKER_WAIT_HOLD:
+        return "hold";
+    case PACKER_WAIT_MIN_CHANGE:
+        return "min-change";
     }
     return "unknown";
 }
@@ -47,9 +50,12 @@ void packer_state_init(struct packer_state *s)
 static int core_domain_id(const struct topo_core *c, enum pack_domain d)
 {
     switch (d) {
-    case DOMAIN_LLC: return c->llc;
-    case DOMAIN_NUMA: return c->node;
-    case DOMAIN_PACKAGE: break;
+    case DOMAIN_LLC:
+        return c->llc;
+    case DOMAIN_NUMA:
+        return c->node;
+    case DOMAIN_PACKAGE:
+        break;
     }
     return c->package;
 }
@@ -65,11 +71,11 @@ static bool set_intersects(const cpu_set_t *a, const cpu_set_t *b)
  * threads sit in a 1024-bit set, and this runs for every core every tick. */
 static int set_next(const cpu_set_t *s, int from)
 {
-    const int bits = 8 * (int) sizeof(s->__bits[0]);
-    for (int w = from / bits; from >= 0 && w < (int) ELEMENTSOF(s->__bits); w++) {
+    const int bits = 8 * (int)sizeof(s->__bits[0]);
+    for (int w = from / bits; from >= 0 && w < (int)ELEMENTSOF(s->__bits); w++) {
         __cpu_mask m = s->__bits[w];
         if (w == from / bits)
-            m &= ~(__cpu_mask) 0 << (from % bits);
+            m &= ~(__cpu_mask)0 << (from % bits);
         if (m)
             return w * bits + __builtin_ctzl(m);
     }
@@ -88,18 +94,18 @@ static bool same_plan(bool a_restricted, const cpu_set_t *a, bool b_restricted, 
  * stays linear in the size of the domain. */
 struct members {
     int start[PACKER_MAX_DOMAINS + 1];
-    int core[PACKER_MAX_CORES];        /* indices into plan.cores */
+    int core[PACKER_MAX_CORES]; /* indices into plan.cores */
     bool kept[2][PACKER_MAX_CORES];
-    bool spill[PACKER_MAX_CORES];      /* the run-delay guard spilled to it */
+    bool spill[PACKER_MAX_CORES]; /* the run-delay guard spilled to it */
 };
 
 #define FOREACH_MEMBER(m, dom, i) \
     for (int _k = (m)->start[dom], i; _k < (m)->start[(dom) + 1] && ((i) = (m)->core[_k], 1); _k++)
 
-static void members_build(const struct packer_input *in, const struct packer_state *st,
-                          const struct packer_plan *out, struct members *m)
+static void members_build(const struct packer_input *in, const struct packer_state *st, const struct packer_plan *out,
+                          struct members *m)
 {
-    int count[PACKER_MAX_DOMAINS + 1] = { 0 };
+    int count[PACKER_MAX_DOMAINS + 1] = {0};
     for (int i = 0; i < out->n_cores; i++)
         if (out->cores[i].domain >= 0)
             count[out->cores[i].domain + 1]++;
@@ -107,7 +113,7 @@ static void members_build(const struct packer_input *in, const struct packer_sta
     for (int d = 0; d < out->n_domains; d++)
         m->start[d + 1] = m->start[d] + count[d + 1];
     int fill[PACKER_MAX_DOMAINS];
-    memcpy(fill, m->start, sizeof(int) * (size_t) out->n_domains);
+    memcpy(fill, m->start, sizeof(int) * (size_t)out->n_domains);
     for (int i = 0; i < out->n_cores; i++) {
         const struct packer_core_info *ci = &out->cores[i];
         const cpu_set_t *online = &in->topo->cores[ci->core].online;
@@ -124,7 +130,8 @@ static unsigned kept_spare(const struct packer_plan *out, const struct members *
 {
     unsigned spare = 0;
     *n = 0;
-    FOREACH_MEMBER(m, dom, i) {
+    FOREACH_MEMBER(m, dom, i)
+    {
         if (!out->cores[i].busy || !m->kept[t][i])
             continue;
         spare += out->cores[i].spare_milli;
@@ -156,7 +163,8 @@ static void plan_domain(const struct members *m, struct packer_plan *out, int do
     /* Most spare first: taking the largest spares is what reaches the need
      * with the fewest cores. Ties go to the lower index so the choice is
      * stable from one tick to the next. */
-    FOREACH_MEMBER(m, dom, i) {
+    FOREACH_MEMBER(m, dom, i)
+    {
         const struct packer_core_info *ci = &out->cores[i];
         if (!ci->busy)
             continue;
@@ -180,8 +188,8 @@ static void plan_domain(const struct members *m, struct packer_plan *out, int do
         unsigned ks = kept_spare(out, m, dom, t, &kn);
         if (kn > 0 && kn <= k && ks >= out->need_milli) {
             FOREACH_MEMBER(m, dom, i)
-                if (out->cores[i].busy && m->kept[t][i])
-                    out->cores[i].chosen = true;
+            if (out->cores[i].busy && m->kept[t][i])
+                out->cores[i].chosen = true;
             d->reason = PACKER_REASON_PACKED;
             d->packed = true;
             goto done;
@@ -192,7 +200,8 @@ static void plan_domain(const struct members *m, struct packer_plan *out, int do
     d->reason = PACKER_REASON_PACKED;
     d->packed = true;
 done:
-    FOREACH_MEMBER(m, dom, i) {
+    FOREACH_MEMBER(m, dom, i)
+    {
         struct packer_core_info *ci = &out->cores[i];
         /* Jitter waited too long to run on the others: one more busy core
          * shares it (an idle one never: that is what packing protects). */
@@ -231,8 +240,8 @@ static bool sum_core(const struct packer_input *in, const struct topo_core *tc, 
         known = true;
         u = MIN(u, 1000);
         int j = in->cpu_jitter_milli && cpu < in->n_cpu_util ? in->cpu_jitter_milli[cpu] : 0;
-        *util += (unsigned) u;
-        *jitter += (unsigned) MAX(0, j);
+        *util += (unsigned)u;
+        *jitter += (unsigned)MAX(0, j);
     }
     return known;
 }
@@ -242,8 +251,8 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
 {
     const struct policy_params *pp = in->params;
     unsigned enter = pp->busy_threshold_milli;
-    unsigned leave = in->busy_exit_milli ? in->busy_exit_milli
-                                         : (unsigned) ((uint64_t) enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
+    unsigned leave =
+        in->busy_exit_milli ? in->busy_exit_milli : (unsigned)((uint64_t)enter * PACKER_BUSY_EXIT_PERMILLE / 1000);
     if (leave > enter)
         leave = enter;
 
@@ -257,7 +266,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         for (int i = 0; i < in->topo->n_cores; i++)
             n += set_intersects(&in->topo->cores[i].online, &st->chosen_cpus);
         if (n > 0)
-            est_jitter = in->jitter_load_milli / (unsigned) n;
+            est_jitter = in->jitter_load_milli / (unsigned)n;
     }
 
     for (int i = 0; i < in->topo->n_cores; i++) {
@@ -268,7 +277,7 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         memset(ci, 0, sizeof(*ci));
         ci->core = i;
         ci->domain = -1;
-        ci->n_online = (unsigned) CPU_COUNT(&tc->online);
+        ci->n_online = (unsigned)CPU_COUNT(&tc->online);
         if (ci->n_online == 0)
             continue;
         ci->known = sum_core(in, tc, &util, &jitter);
@@ -290,8 +299,8 @@ static int measure(const struct packer_input *in, const struct packer_state *st,
         /* A core that was busy leaves the state only below the lower
          * threshold, so load hovering at the threshold does not toggle it. */
         bool was_busy = set_intersects(&tc->online, &st->busy_cpus);
-        uint64_t thr = (uint64_t) (was_busy ? leave : enter) * ci->capacity_milli;
-        ci->busy = ci->known && (uint64_t) util_for_busy * 1000 >= thr;
+        uint64_t thr = (uint64_t)(was_busy ? leave : enter) * ci->capacity_milli;
+        ci->busy = ci->known && (uint64_t)util_for_busy * 1000 >= thr;
         int dom = find_or_add_domain(out, core_domain_id(tc, pp->domain));
         if (dom < 0)
             return dom;
@@ -362,8 +371,8 @@ static void plan_domains(const struct packer_input *in, const struct packer_stat
         /* Jitter never crosses domains: a domain that cannot pack keeps
          * all its CPUs for its own jitter. */
         FOREACH_MEMBER(&m, dom, i)
-            if (!d->packed || out->cores[i].chosen)
-                CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
+        if (!d->packed || out->cores[i].chosen)
+            CPU_OR(&mask, &mask, &in->topo->cores[out->cores[i].core].online);
         if (d->packed) {
             any_packed = true;
         } else {
@@ -386,7 +395,7 @@ static void plan_wanted(const struct packer_input *in, const struct packer_state
 {
     if (out->capacity_milli == 0) {
         plan_fallback(out, in->topo, PACKER_REASON_NO_DATA);
-    } else if ((uint64_t) out->util_milli * 1000 < (uint64_t) in->params->idle_machine_milli * out->capacity_milli) {
+    } else if ((uint64_t)out->util_milli * 1000 < (uint64_t)in->params->idle_machine_milli * out->capacity_milli) {
         /* Nothing throttles a nearly idle chip: packing would only cost
          * latency (TurboSched lost ~5% at 2 busy threads). */
         for (int i = 0; i < out->n_domains; i++)
@@ -457,8 +466,7 @@ static void advance_hysteresis(const struct packer_input *in, struct packer_stat
         }
         st->cand_chosen_cpus = *wanted_chosen;
         uint64_t held_ms = now > st->cand_since_ms ? now - st->cand_since_ms : 0;
-        uint64_t since_change_ms = !st->ever_changed ? UINT64_MAX
-                                 : now > st->changed_ms ? now - st->changed_ms : 0;
+        uint64_t since_change_ms = !st->ever_changed ? UINT64_MAX : now > st->changed_ms ? now - st->changed_ms : 0;
         bool held = held_ms >= pp->hold_ms;
         bool spaced = since_change_ms >= pp->min_change_ms;
         if (urgent || (held && spaced)) {

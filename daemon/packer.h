@@ -77,16 +77,16 @@
 #define PACKER_BUSY_EXIT_PERMILLE 800
 
 enum packer_reason {
-    PACKER_REASON_NONE = 0,        /* nothing computed yet (initial state: no restriction) */
-    PACKER_REASON_PACKED,          /* jitter confined to chosen busy cores */
-    PACKER_REASON_IDLE_MACHINE,    /* machine nearly idle: nothing to protect */
-    PACKER_REASON_ALL_BUSY,        /* every core busy: nothing idle to protect */
-    PACKER_REASON_NO_BUSY,         /* no core busy: nowhere to pack without waking one */
-    PACKER_REASON_NO_ROOM,         /* busy cores' spare does not cover jitter + headroom */
-    PACKER_REASON_NO_DATA,         /* no online core with a utilisation sample */
-    PACKER_REASON_RUN_DELAY,       /* the run-delay guard gave packing up for now */
-    PACKER_REASON_NO_BENEFIT,      /* the benefit model: packing would not pay */
-    PACKER_REASON_ISOLATED,        /* the benefit model: jitter on the fewest idle cores */
+    PACKER_REASON_NONE = 0,     /* nothing computed yet (initial state: no restriction) */
+    PACKER_REASON_PACKED,       /* jitter confined to chosen busy cores */
+    PACKER_REASON_IDLE_MACHINE, /* machine nearly idle: nothing to protect */
+    PACKER_REASON_ALL_BUSY,     /* every core busy: nothing idle to protect */
+    PACKER_REASON_NO_BUSY,      /* no core busy: nowhere to pack without waking one */
+    PACKER_REASON_NO_ROOM,      /* busy cores' spare does not cover jitter + headroom */
+    PACKER_REASON_NO_DATA,      /* no online core with a utilisation sample */
+    PACKER_REASON_RUN_DELAY,    /* the run-delay guard gave packing up for now */
+    PACKER_REASON_NO_BENEFIT,   /* the benefit model: packing would not pay */
+    PACKER_REASON_ISOLATED,     /* the benefit model: jitter on the fewest idle cores */
     _PACKER_REASON_MAX,
 };
 /* "none", "packed", "idle-machine", "all-busy", "no-busy", "no-room", "no-data",
@@ -98,9 +98,9 @@ const char *packer_reason_describe(enum packer_reason r);
 
 /* Why the applied mask is not (yet) the wanted one. */
 enum packer_wait {
-    PACKER_WAIT_NONE = 0,          /* applied == wanted */
-    PACKER_WAIT_HOLD,              /* wanted plan has not held for hold_ms yet */
-    PACKER_WAIT_MIN_CHANGE,        /* held, but the mask changed less than min_change_ms ago */
+    PACKER_WAIT_NONE = 0,   /* applied == wanted */
+    PACKER_WAIT_HOLD,       /* wanted plan has not held for hold_ms yet */
+    PACKER_WAIT_MIN_CHANGE, /* held, but the mask changed less than min_change_ms ago */
 };
 const char *packer_wait_to_string(enum packer_wait w);
 
@@ -111,7 +111,7 @@ struct packer_state {
     cpu_set_t mask;
     enum packer_reason reason;
     bool ever_changed;
-    uint64_t changed_ms;           /* when the applied mask last changed */
+    uint64_t changed_ms; /* when the applied mask last changed */
     /* candidate (a wanted mask that differs from the applied one) */
     bool has_candidate;
     bool cand_restricted;
@@ -119,9 +119,9 @@ struct packer_state {
     uint64_t cand_since_ms;
     /* memory for the busy-state hysteresis and core stickiness, by CPU number
      * so that it survives topology re-indexing */
-    cpu_set_t busy_cpus;           /* online threads of cores busy on the last call */
-    cpu_set_t chosen_cpus;         /* threads of the applied plan's chosen cores */
-    cpu_set_t cand_chosen_cpus;    /* threads of the candidate's chosen cores */
+    cpu_set_t busy_cpus;        /* online threads of cores busy on the last call */
+    cpu_set_t chosen_cpus;      /* threads of the applied plan's chosen cores */
+    cpu_set_t cand_chosen_cpus; /* threads of the candidate's chosen cores */
     uint64_t last_ms;
 };
 
@@ -130,24 +130,24 @@ struct packer_state {
  * it weighs the plan, and applies the plan it returns through the same
  * path as the table's choice. */
 struct packer_probe {
-    struct probe_state *state;     /* stepped by packer_plan */
-    bool measurable;               /* false: no frequency could be read this time */
-    double busy_mhz;               /* the busy cores' mean since the previous call */
+    struct probe_state *state; /* stepped by packer_plan */
+    bool measurable;           /* false: no frequency could be read this time */
+    double busy_mhz;           /* the busy cores' mean since the previous call */
 };
 
 struct packer_input {
     const struct topology *topo;
     const struct capacity_table *cap;
-    const int *cpu_util_milli;     /* per CPU, 0..1000; < 0 = no sample (offline, just onlined) */
-    int n_cpu_util;                /* entries in cpu_util_milli; CPUs beyond are "no sample" */
+    const int *cpu_util_milli; /* per CPU, 0..1000; < 0 = no sample (offline, just onlined) */
+    int n_cpu_util;            /* entries in cpu_util_milli; CPUs beyond are "no sample" */
     /* Share of each CPU's util that comes from jitter tasks. NULL: estimated
      * as jitter_load_milli spread evenly over the applied plan's chosen cores
      * (right when the jitter runs where it was put). Pass it when known. */
     const int *cpu_jitter_milli;
-    unsigned jitter_load_milli;    /* total load of jitter tasks, milli of one CPU */
+    unsigned jitter_load_milli;         /* total load of jitter tasks, milli of one CPU */
     const struct policy_params *params; /* busy_threshold, headroom, idle_machine, hold, min_change, domain,
                                          * freq_reeval (the configuration's, config.h) */
-    unsigned busy_exit_milli;      /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
+    unsigned busy_exit_milli;           /* leave busy below this share of capacity; 0 = 80% of busy_threshold */
     uint64_t now_ms;
     /* The run-delay guard's say (delay-guard.h, engine-delay.c): threads of
      * busy cores to choose besides those the spare asks for, in a domain
@@ -175,58 +175,58 @@ struct packer_input {
 
 /* The benefit model's measured inputs about idle cores (engine-idle.c). */
 struct packer_idle {
-    struct idle_kept none;         /* with the jitter unconfined */
-    struct idle_kept iso;          /* with the jitter isolated, under the load iso_sig */
-    uint64_t iso_sig;              /* the isolation estimate's load_sig when it was chosen */
-    bool trial_ok;                 /* no trial of isolation lately: one may start */
-    bool in_trial;                 /* the isolation applied is a trial, which displaced trial_from */
+    struct idle_kept none; /* with the jitter unconfined */
+    struct idle_kept iso;  /* with the jitter isolated, under the load iso_sig */
+    uint64_t iso_sig;      /* the isolation estimate's load_sig when it was chosen */
+    bool trial_ok;         /* no trial of isolation lately: one may start */
+    bool in_trial;         /* the isolation applied is a trial, which displaced trial_from */
     enum benefit_plan trial_from;
 };
 
 struct packer_core_info {
-    int core;                      /* index into topology.cores */
-    int domain;                    /* index into packer_plan.domains */
+    int core;   /* index into topology.cores */
+    int domain; /* index into packer_plan.domains */
     unsigned n_online;
     unsigned capacity_milli;
-    unsigned util_milli;           /* sum over online threads, jitter share removed */
-    unsigned jitter_milli;         /* the jitter share removed: measured, or estimated (see below) */
+    unsigned util_milli;   /* sum over online threads, jitter share removed */
+    unsigned jitter_milli; /* the jitter share removed: measured, or estimated (see below) */
     unsigned spare_milli;
-    bool known;                    /* at least one online thread had a sample */
+    bool known; /* at least one online thread had a sample */
     bool busy;
-    bool chosen;                   /* chosen by this call's plan (wanted) */
-    bool applied;                  /* its online threads are in the applied restricted mask */
+    bool chosen;  /* chosen by this call's plan (wanted) */
+    bool applied; /* its online threads are in the applied restricted mask */
 };
 
 struct packer_domain_info {
-    int id;                        /* package / LLC / node number (-1 unknown) */
-    int n_cores;                   /* cores with an online thread */
+    int id;      /* package / LLC / node number (-1 unknown) */
+    int n_cores; /* cores with an online thread */
     int n_busy;
     int n_chosen;
     unsigned capacity_milli;
     unsigned util_milli;
-    unsigned busy_spare_milli;     /* spare of all busy cores */
+    unsigned busy_spare_milli; /* spare of all busy cores */
     unsigned chosen_spare_milli;
-    bool packed;                   /* false: the domain's online CPUs are all in the mask */
+    bool packed; /* false: the domain's online CPUs are all in the mask */
     enum packer_reason reason;
 };
 
 struct packer_plan {
     /* what to apply now (after hysteresis) */
-    bool restricted;               /* false: leave jitter tasks unconfined */
-    cpu_set_t mask;                /* when restricted: the jitter mask; else all online CPUs */
-    enum packer_reason reason;     /* why the applied mask is what it is */
-    bool changed;                  /* restricted/mask differ from the previous call's */
+    bool restricted;           /* false: leave jitter tasks unconfined */
+    cpu_set_t mask;            /* when restricted: the jitter mask; else all online CPUs */
+    enum packer_reason reason; /* why the applied mask is what it is */
+    bool changed;              /* restricted/mask differ from the previous call's */
     /* what this call's input asks for */
     bool wanted_restricted;
     cpu_set_t wanted_mask;
     enum packer_reason wanted_reason;
     enum packer_wait wait;
-    uint64_t wait_left_ms;         /* until the wanted plan may apply, if nothing changes */
+    uint64_t wait_left_ms; /* until the wanted plan may apply, if nothing changes */
     /* machine totals */
     unsigned capacity_milli;
     unsigned util_milli;
     unsigned jitter_load_milli;
-    unsigned need_milli;           /* jitter + headroom each packing domain must cover */
+    unsigned need_milli; /* jitter + headroom each packing domain must cover */
     /* details for explain and dump */
     int n_cores;
     struct packer_core_info cores[PACKER_MAX_CORES];
@@ -279,8 +279,8 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
 /* The benefit model's snapshot of this call (cores[] has out->n_cores
  * entries, snap->cores points to it): the packer's cores, the jitter, and
  * the measured idle figures. packer_weigh_benefit weighs by it. */
-void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
-                             struct benefit_core *cores, struct benefit_snapshot *snap);
+void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out, struct benefit_core *cores,
+                             struct benefit_snapshot *snap);
 
 /* ---- The plan in words (packer-describe.c) ---- */
 

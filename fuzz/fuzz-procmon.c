@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (procmon_decode(data + off, len, &ev) == 0) {
             check(&ev);
             if (ev.tid > 0 && ev.kind == PROCMON_FORK) {
-                struct task t = { .tid = ev.tid, .pid = ev.tgid, .rule = -1 };
+                struct task t = {.tid = ev.tid, .pid = ev.tgid, .rule = -1};
                 task_table_add(tt, &t, NULL);
             }
             procscan_handle_event("/nonexistent-root", tt, &ev, NULL);

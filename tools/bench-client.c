@@ -46,7 +46,7 @@
 #define TIME_MAX_S 3600u
 #define COUNT_MAX 10000000u
 #define CONNS_MAX 64u
-#define RING 1024u          /* requests outstanding on one connection at most */
+#define RING 1024u /* requests outstanding on one connection at most */
 #define RBUF 65536u
 
 enum proto { PROTO_HTTP, PROTO_REDIS, PROTO_MEMCACHED };
@@ -55,7 +55,7 @@ struct conn {
     int fd;
     char rbuf[RBUF];
     size_t rlen;
-    uint32_t ring[RING];     /* indices of the requests outstanding, oldest first */
+    uint32_t ring[RING]; /* indices of the requests outstanding, oldest first */
     unsigned head, n;
 };
 
@@ -169,7 +169,7 @@ static ssize_t response_len(const char *buf, size_t len, bool *err)
         if (strncmp(buf, "HTTP/1.", 7) != 0 || line < 13)
             return -EBADMSG;
         *err = buf[9] != '2';
-        for (const char *p = eol + 2; p < end; ) {
+        for (const char *p = eol + 2; p < end;) {
             const char *q = memmem(p, (size_t)(end + 2 - p), "\r\n", 2);
             if (!q)
                 break;
@@ -178,7 +178,7 @@ static ssize_t response_len(const char *buf, size_t len, bool *err)
             p = q + 2;
         }
         if (body < 0)
-            return -EBADMSG;     /* chunked or close-delimited: not from a static file */
+            return -EBADMSG; /* chunked or close-delimited: not from a static file */
         return len >= hdr + (size_t)body ? (ssize_t)(hdr + (size_t)body) : 0;
     }
     case PROTO_REDIS:
@@ -210,7 +210,7 @@ static ssize_t response_len(const char *buf, size_t len, bool *err)
             size_t need = line + strtoul(p, NULL, 10) + 2 + 5;
             return len >= need ? (ssize_t)need : 0;
         }
-        *err = true;             /* ERROR, SERVER_ERROR ...: one line */
+        *err = true; /* ERROR, SERVER_ERROR ...: one line */
         return (ssize_t)line;
     }
     return -EBADMSG;
@@ -237,13 +237,20 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"proto", required_argument, NULL, 'p'},   {"unix", required_argument, NULL, 'u'},
-        {"tcp", required_argument, NULL, 'T'},     {"rate", required_argument, NULL, 'r'},
-        {"time", required_argument, NULL, 't'},    {"count", required_argument, NULL, 'n'},
-        {"connections", required_argument, NULL, 'c'}, {"poisson", no_argument, NULL, 'P'},
-        {"seed", required_argument, NULL, 'S'},    {"key", required_argument, NULL, 'k'},
-        {"from", required_argument, NULL, 'F'},    {"grace", required_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},          {},
+        {"proto", required_argument, NULL, 'p'},
+        {"unix", required_argument, NULL, 'u'},
+        {"tcp", required_argument, NULL, 'T'},
+        {"rate", required_argument, NULL, 'r'},
+        {"time", required_argument, NULL, 't'},
+        {"count", required_argument, NULL, 'n'},
+        {"connections", required_argument, NULL, 'c'},
+        {"poisson", no_argument, NULL, 'P'},
+        {"seed", required_argument, NULL, 'S'},
+        {"key", required_argument, NULL, 'k'},
+        {"from", required_argument, NULL, 'F'},
+        {"grace", required_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'},
+        {},
     };
     bool have_proto = false;
     int c;
@@ -263,24 +270,48 @@ static int parse_args(int argc, char **argv)
                 return -EINVAL;
             }
             continue;
-        case 'u': opt.unix_path = optarg; continue;
-        case 'T': opt.tcp = optarg; continue;
-        case 'k': opt.key = optarg; continue;
-        case 'P': opt.poisson = true; continue;
+        case 'u':
+            opt.unix_path = optarg;
+            continue;
+        case 'T':
+            opt.tcp = optarg;
+            continue;
+        case 'k':
+            opt.key = optarg;
+            continue;
+        case 'P':
+            opt.poisson = true;
+            continue;
         case 'S':
             if (parse_u64(optarg, &opt.seed) < 0) {
                 fprintf(stderr, "invalid seed '%s'\n", optarg);
                 return -EINVAL;
             }
             continue;
-        case 'r': dst = &opt.rate; break;
-        case 't': dst = &opt.time_s; break;
-        case 'n': dst = &opt.count; break;
-        case 'c': dst = &opt.conns; break;
-        case 'F': dst = &opt.from_s; break;
-        case 'G': dst = &opt.grace_s; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return -EINVAL;
+        case 'r':
+            dst = &opt.rate;
+            break;
+        case 't':
+            dst = &opt.time_s;
+            break;
+        case 'n':
+            dst = &opt.count;
+            break;
+        case 'c':
+            dst = &opt.conns;
+            break;
+        case 'F':
+            dst = &opt.from_s;
+            break;
+        case 'G':
+            dst = &opt.grace_s;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return -EINVAL;
         }
         if (parse_uint(optarg, dst) < 0) {
             fprintf(stderr, "invalid number '%s'\n", optarg);
@@ -347,9 +378,9 @@ int main(int argc, char **argv)
     }
     uint64_t want = (uint64_t)opt.rate * opt.time_s;
     size_t total = (size_t)MIN(want, (uint64_t)opt.count);
-    _cleanup_free_ int64_t *due = calloc(total, sizeof *due);   /* offsets from the start, ns */
-    _cleanup_free_ int64_t *lat = calloc(total, sizeof *lat);   /* -1: no answer */
-    _cleanup_free_ int64_t *lag = calloc(total, sizeof *lag);   /* send time - due time */
+    _cleanup_free_ int64_t *due = calloc(total, sizeof *due); /* offsets from the start, ns */
+    _cleanup_free_ int64_t *lat = calloc(total, sizeof *lat); /* -1: no answer */
+    _cleanup_free_ int64_t *lag = calloc(total, sizeof *lag); /* send time - due time */
     _cleanup_free_ struct conn *conns = calloc(opt.conns, sizeof *conns);
     if (!due || !lat || !lag || !conns) {
         fprintf(stderr, "out of memory\n");
@@ -374,8 +405,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < opt.conns; i++) {
         conns[i].fd = connect_one();
         if (conns[i].fd < 0) {
-            fprintf(stderr, "connecting to %s: %s\n", opt.unix_path ? opt.unix_path : opt.tcp,
-                    strerror(-conns[i].fd));
+            fprintf(stderr, "connecting to %s: %s\n", opt.unix_path ? opt.unix_path : opt.tcp, strerror(-conns[i].fd));
             for (unsigned k = 0; k < i; k++)
                 close(conns[k].fd);
             return 1;
@@ -386,7 +416,7 @@ int main(int argc, char **argv)
 
     uint64_t errors = 0, bad = 0;
     size_t next = 0, outstanding = 0;
-    const int64_t start = mono_ns() + 10000000;      /* 10 ms to settle */
+    const int64_t start = mono_ns() + 10000000; /* 10 ms to settle */
     const int64_t deadline = start + (int64_t)opt.time_s * 1000000000 + (int64_t)opt.grace_s * 1000000000;
     int64_t now;
     while ((now = mono_ns()) < deadline && (next < total || outstanding)) {
@@ -451,8 +481,7 @@ int main(int argc, char **argv)
                 if (len == 0)
                     break;
                 if (len < 0 || cn->n == 0) {
-                    fprintf(stderr, "connection %u: not an answer to a request: %.40s\n", evs[k].data.u32,
-                            cn->rbuf);
+                    fprintf(stderr, "connection %u: not an answer to a request: %.40s\n", evs[k].data.u32, cn->rbuf);
                     bad++;
                     goto out;
                 }

@@ -46,10 +46,7 @@ static int on_event(const struct procmon_event *ev, void *userdata)
     return 0;
 }
 
-static void *thread_noop(void *arg)
-{
-    return arg;
-}
+static void *thread_noop(void *arg) { return arg; }
 
 static void generate(unsigned forks, unsigned threads)
 {
@@ -84,9 +81,9 @@ static void bench_pure(void)
         struct cn_msg cn;
         struct proc_event ev;
     } __attribute__((packed)) m = {
-        .nlh = { .nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE },
-        .cn = { .id = { CN_IDX_PROC, CN_VAL_PROC }, .len = sizeof(struct proc_event) },
-        .ev = { .what = PROC_EVENT_FORK, .event_data.fork = { 1, 1, 2, 2 } },
+        .nlh = {.nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE},
+        .cn = {.id = {CN_IDX_PROC, CN_VAL_PROC}, .len = sizeof(struct proc_event)},
+        .ev = {.what = PROC_EVENT_FORK, .event_data.fork = {1, 1, 2, 2}},
     };
     enum { N = 2000000 };
     struct procmon_event ev;
@@ -104,7 +101,7 @@ static void bench_pure(void)
     enum { T = 200000 };
     if (task_table_new(T, &tt) < 0)
         return;
-    struct task p = { .rule = -1 };
+    struct task p = {.rule = -1};
     t0 = now_ns();
     for (int i = 1; i <= T; i++) {
         p.tid = i * 3;
@@ -128,14 +125,15 @@ static void bench_pure(void)
         task_table_add(tt, &p, NULL);
     }
     uint64_t t_readd = now_ns() - t0;
-    printf("task table:       add %.1f ns (first touch of memory), %.1f ns (reused slots), find %.1f ns, remove %.1f ns (%d tasks)\n",
+    printf("task table:       add %.1f ns (first touch of memory), %.1f ns (reused slots), find %.1f ns, remove %.1f "
+           "ns (%d tasks)\n",
            (double)t_add / T, (double)t_readd / T, (double)t_find / (5.0 * T), (double)t_rm / T, T);
     printf("task table:       %zu bytes for %d tasks = %.1f bytes/thread (sizeof(struct task) = %zu)\n", mem, T,
            (double)mem / T, sizeof(struct task));
     task_table_free(tt);
 
     /* The /proc side of a fork event: one stat read of a live thread. */
-    struct task t = { 0 };
+    struct task t = {0};
     enum { R = 20000 };
     t0 = now_ns();
     for (int i = 0; i < R; i++)
@@ -151,10 +149,10 @@ static void bench_pure(void)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "forks", required_argument, NULL, 'f' },
-        { "threads", required_argument, NULL, 't' },
-        { "procs", required_argument, NULL, 'p' },
-        { "rcvbuf", required_argument, NULL, 'r' },
+        {"forks", required_argument, NULL, 'f'},
+        {"threads", required_argument, NULL, 't'},
+        {"procs", required_argument, NULL, 'p'},
+        {"rcvbuf", required_argument, NULL, 'r'},
         {},
     };
     unsigned forks = 20000, threads = 0, procs = 2;
@@ -168,10 +166,22 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
         switch (c) {
-        case 'f': if (parse_uint(optarg, &forks) < 0) return 2; break;
-        case 't': if (parse_uint(optarg, &threads) < 0) return 2; break;
-        case 'p': if (parse_uint(optarg, &procs) < 0 || procs == 0) return 2; break;
-        case 'r': if (parse_size(optarg, &rcvbuf) < 0) return 2; break;
+        case 'f':
+            if (parse_uint(optarg, &forks) < 0)
+                return 2;
+            break;
+        case 't':
+            if (parse_uint(optarg, &threads) < 0)
+                return 2;
+            break;
+        case 'p':
+            if (parse_uint(optarg, &procs) < 0 || procs == 0)
+                return 2;
+            break;
+        case 'r':
+            if (parse_size(optarg, &rcvbuf) < 0)
+                return 2;
+            break;
         default:
             fprintf(stderr, "usage: %s [--forks N] [--threads N] [--procs P] [--rcvbuf BYTES]\n", argv[0]);
             return 2;
@@ -180,7 +190,7 @@ int main(int argc, char **argv)
     log_set_max_level(LOG_WARNING);
     bench_pure();
 
-    struct bench b = { 0 };
+    struct bench b = {0};
     struct procmon *pm;
     int r = procmon_open(rcvbuf, &pm);
     if (r < 0) {
@@ -211,7 +221,7 @@ int main(int argc, char **argv)
     unsigned running = procs, rescans = 0;
     uint64_t last_event_ns = now_ns();
     for (;;) {
-        struct pollfd p = { .fd = procmon_fd(pm), .events = POLLIN };
+        struct pollfd p = {.fd = procmon_fd(pm), .events = POLLIN};
         int n = poll(&p, 1, running ? 50 : 300);
         if (n > 0) {
             r = procmon_dispatch(pm, on_event, &b);

@@ -32,7 +32,11 @@
 #include "task.h"
 
 static volatile sig_atomic_t stopping;
-static void on_stop(int sig) { (void)sig; stopping = 1; }
+static void on_stop(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
 
 struct floor {
     const char *comm;
@@ -52,7 +56,7 @@ static void place(struct floor *f, pid_t pid, uint64_t event_ns)
         sysops_real.getattr(NULL, pid, &a) < 0)
         return;
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);   /* the proc connector's timestamp is monotonic */
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the proc connector's timestamp is monotonic */
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     a.runtime_ns = f->slice_ns;
     if (sysops_real.setattr(NULL, pid, &a) == 0) {
@@ -82,18 +86,28 @@ int main(int argc, char **argv)
 {
     struct floor f = {.slice_ns = 300000};
     int cpu = 0, fifo = 1;
-    static const struct option opts[] = {{"comm", required_argument, NULL, 'n'}, {"cpu", required_argument, NULL, 'c'},
-                                          {"slice-us", required_argument, NULL, 's'},
-                                          {"fifo", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"comm", required_argument, NULL, 'n'},     {"cpu", required_argument, NULL, 'c'},
+        {"slice-us", required_argument, NULL, 's'}, {"fifo", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     for (int o; (o = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (o) {
-        case 'n': f.comm = optarg; break;
-        case 'c': cpu = atoi(optarg); break;
-        case 's': f.slice_ns = strtoull(optarg, NULL, 10) * 1000; break;
-        case 'f': fifo = atoi(optarg); break;
-        case 'h': return usage(stdout, 0);
-        default: return usage(stderr, 2);
+        case 'n':
+            f.comm = optarg;
+            break;
+        case 'c':
+            cpu = atoi(optarg);
+            break;
+        case 's':
+            f.slice_ns = strtoull(optarg, NULL, 10) * 1000;
+            break;
+        case 'f':
+            fifo = atoi(optarg);
+            break;
+        case 'h':
+            return usage(stdout, 0);
+        default:
+            return usage(stderr, 2);
         }
     }
     if (!f.comm || cpu < 0 || cpu >= CPU_SETSIZE)

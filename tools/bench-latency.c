@@ -28,8 +28,8 @@
 #include "util.h"
 
 struct sample {
-    int64_t first_ns;    /* exec to the first sched_getaffinity */
-    int64_t placed_ns;   /* exec to the narrowed mask; -1: not within the timeout */
+    int64_t first_ns;  /* exec to the first sched_getaffinity */
+    int64_t placed_ns; /* exec to the narrowed mask; -1: not within the timeout */
 };
 
 static int64_t mono_ns(void)
@@ -89,19 +89,32 @@ int main(int argc, char **argv)
     const char *probe = NULL, *expect = "0";
     unsigned samples = 500, interval_ms = 20, timeout_ms = 1000;
     static const struct option longopts[] = {
-        {"probe", required_argument, NULL, 'P'},       {"samples", required_argument, NULL, 'n'},
-        {"interval-ms", required_argument, NULL, 'i'}, {"expect", required_argument, NULL, 'e'},
-        {"timeout-ms", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
+        {"probe", required_argument, NULL, 'P'},
+        {"samples", required_argument, NULL, 'n'},
+        {"interval-ms", required_argument, NULL, 'i'},
+        {"expect", required_argument, NULL, 'e'},
+        {"timeout-ms", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "P:n:i:e:t:h", longopts, NULL)) >= 0) {
         switch (c) {
-        case 'P': probe = optarg; break;
-        case 'n': samples = (unsigned)atoi(optarg); break;
-        case 'i': interval_ms = (unsigned)atoi(optarg); break;
-        case 'e': expect = optarg; break;
-        case 't': timeout_ms = (unsigned)atoi(optarg); break;
+        case 'P':
+            probe = optarg;
+            break;
+        case 'n':
+            samples = (unsigned)atoi(optarg);
+            break;
+        case 'i':
+            interval_ms = (unsigned)atoi(optarg);
+            break;
+        case 'e':
+            expect = optarg;
+            break;
+        case 't':
+            timeout_ms = (unsigned)atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: bench-latency --probe PATH [--samples N] [--interval-ms MS]\n"
                             "                     [--expect CPULIST] [--timeout-ms MS]\n");

@@ -109,7 +109,7 @@ struct waker {
 static void *waker_run(void *arg)
 {
     struct waker *w = arg;
-    struct slice_saved saved = { .applied = false };
+    struct slice_saved saved = {.applied = false};
     pid_t self = gettid();
     if (w->slice_us >= 0) {
         int r = slice_apply(&sysops_real, w->sup, 0, (uint64_t)w->slice_us * 1000, &saved);
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 {
     int cpu = 0;
     unsigned period_us = 1000, seconds = 10, work_us = 20, n_wakers = 1;
-    long slice_us = -1;    /* -1: leave the default */
+    long slice_us = -1; /* -1: leave the default */
     bool hog = true, waker = true;
     int nice_val = 0;
     static const struct option opts[] = {
@@ -160,16 +160,35 @@ int main(int argc, char **argv)
     };
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (c) {
-        case 'c': cpu = atoi(optarg); break;
-        case 'p': period_us = (unsigned)atoi(optarg); break;
-        case 's': seconds = (unsigned)atoi(optarg); break;
-        case 'w': work_us = (unsigned)atoi(optarg); break;
-        case 'l': slice_us = strcmp(optarg, "default") == 0 ? -1 : atol(optarg); break;
-        case 'n': hog = false; break;
-        case 'o': waker = false; break;
-        case 'k': n_wakers = (unsigned)atoi(optarg); break;
-        case 'i': nice_val = atoi(optarg); break;
-        default: return 2;
+        case 'c':
+            cpu = atoi(optarg);
+            break;
+        case 'p':
+            period_us = (unsigned)atoi(optarg);
+            break;
+        case 's':
+            seconds = (unsigned)atoi(optarg);
+            break;
+        case 'w':
+            work_us = (unsigned)atoi(optarg);
+            break;
+        case 'l':
+            slice_us = strcmp(optarg, "default") == 0 ? -1 : atol(optarg);
+            break;
+        case 'n':
+            hog = false;
+            break;
+        case 'o':
+            waker = false;
+            break;
+        case 'k':
+            n_wakers = (unsigned)atoi(optarg);
+            break;
+        case 'i':
+            nice_val = atoi(optarg);
+            break;
+        default:
+            return 2;
         }
     }
     if (period_us == 0 || seconds == 0 || n_wakers == 0 || n_wakers > 64)
@@ -234,8 +253,12 @@ int main(int argc, char **argv)
     unsigned started = 0;
     if (waker)
         for (; started < n_wakers; started++) {
-            w[started] = (struct waker){ .period_us = period_us, .work_us = work_us, .slice_us = slice_us,
-                                         .sup = &sup, .n_max = n_max, .start = start };
+            w[started] = (struct waker){.period_us = period_us,
+                                        .work_us = work_us,
+                                        .slice_us = slice_us,
+                                        .sup = &sup,
+                                        .n_max = n_max,
+                                        .start = start};
             w[started].lat = calloc(n_max ? n_max : 1, sizeof(int64_t));
             if (!w[started].lat || pthread_create(&w[started].thread, NULL, waker_run, &w[started]) != 0) {
                 free(w[started].lat);

@@ -35,7 +35,7 @@
 
 #include "util.h"
 
-#define DEFAULT_INFLIGHT 256   /* children alive per worker: bounds the PIDs a storm takes */
+#define DEFAULT_INFLIGHT 256 /* children alive per worker: bounds the PIDs a storm takes */
 
 static uint64_t mono_ns(void)
 {
@@ -113,8 +113,9 @@ static void worker(const struct opts *o, unsigned count, unsigned rate, int fd)
     snprintf(check_s, sizeof check_s, "%u", o->check_ms);
     snprintf(life_s, sizeof life_s, "%u", o->lifetime_ms);
     const char *name = strrchr(o->probe, '/') ? strrchr(o->probe, '/') + 1 : o->probe;
-    char *const args[] = {(char *)name, "--probe-run", fd_s, check_s, (char *)o->expect,
-                          (char *)(o->cgroup ? o->cgroup : "-"), life_s, NULL};
+    char *const args[] = {
+        (char *)name, "--probe-run", fd_s, check_s, (char *)o->expect, (char *)(o->cgroup ? o->cgroup : "-"),
+        life_s,       NULL};
     unsigned inflight = 0, fork_retries = 0;
     uint64_t next = mono_ns(), step = rate ? 1000000000ull / rate : 0;
     for (unsigned i = 0; i < count; i++) {
@@ -129,7 +130,7 @@ static void worker(const struct opts *o, unsigned count, unsigned rate, int fd)
             execv(o->probe, args);
             _exit(127);
         }
-        if (pid < 0) {   /* EAGAIN: out of PIDs or the pids limit; let children finish */
+        if (pid < 0) { /* EAGAIN: out of PIDs or the pids limit; let children finish */
             fork_retries++;
             if (inflight > 0 && waitpid(-1, NULL, 0) > 0)
                 inflight--;
@@ -153,25 +154,49 @@ int main(int argc, char **argv)
     struct opts o = {.expect = "0", .children = 10000, .workers = 2, .check_ms = 20, .inflight = DEFAULT_INFLIGHT};
     bool lifetime_set = false;
     static const struct option longopts[] = {
-        {"probe", required_argument, NULL, 'P'},   {"children", required_argument, NULL, 'n'},
-        {"workers", required_argument, NULL, 'w'}, {"rate", required_argument, NULL, 'r'},
-        {"check-ms", required_argument, NULL, 'c'}, {"expect", required_argument, NULL, 'e'},
-        {"cgroup", required_argument, NULL, 'g'},  {"lifetime-ms", required_argument, NULL, 'l'},
-        {"inflight", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
+        {"probe", required_argument, NULL, 'P'},
+        {"children", required_argument, NULL, 'n'},
+        {"workers", required_argument, NULL, 'w'},
+        {"rate", required_argument, NULL, 'r'},
+        {"check-ms", required_argument, NULL, 'c'},
+        {"expect", required_argument, NULL, 'e'},
+        {"cgroup", required_argument, NULL, 'g'},
+        {"lifetime-ms", required_argument, NULL, 'l'},
+        {"inflight", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "P:n:w:r:c:e:g:l:i:h", longopts, NULL)) >= 0) {
         switch (c) {
-        case 'P': o.probe = optarg; break;
-        case 'n': o.children = (unsigned)atoi(optarg); break;
-        case 'w': o.workers = (unsigned)atoi(optarg); break;
-        case 'r': o.rate = (unsigned)atoi(optarg); break;
-        case 'c': o.check_ms = (unsigned)atoi(optarg); break;
-        case 'e': o.expect = optarg; break;
-        case 'g': o.cgroup = optarg; break;
-        case 'l': o.lifetime_ms = (unsigned)atoi(optarg); lifetime_set = true; break;
-        case 'i': o.inflight = (unsigned)atoi(optarg); break;
+        case 'P':
+            o.probe = optarg;
+            break;
+        case 'n':
+            o.children = (unsigned)atoi(optarg);
+            break;
+        case 'w':
+            o.workers = (unsigned)atoi(optarg);
+            break;
+        case 'r':
+            o.rate = (unsigned)atoi(optarg);
+            break;
+        case 'c':
+            o.check_ms = (unsigned)atoi(optarg);
+            break;
+        case 'e':
+            o.expect = optarg;
+            break;
+        case 'g':
+            o.cgroup = optarg;
+            break;
+        case 'l':
+            o.lifetime_ms = (unsigned)atoi(optarg);
+            lifetime_set = true;
+            break;
+        case 'i':
+            o.inflight = (unsigned)atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: bench-storm --probe PATH [--children N] [--workers W] [--rate PER_S]\n"
                             "                   [--check-ms MS] [--lifetime-ms MS] [--inflight N]\n"
@@ -186,7 +211,8 @@ int main(int argc, char **argv)
         o.lifetime_ms = o.check_ms;
     if (!o.probe || o.workers == 0 || o.children < o.workers || o.inflight == 0 ||
         cpulist_parse(o.expect, &expect) < 0) {
-        fprintf(stderr, "bench-storm: need --probe, at least one child per worker, --inflight above 0 and a valid --expect\n");
+        fprintf(stderr,
+                "bench-storm: need --probe, at least one child per worker, --inflight above 0 and a valid --expect\n");
         return 2;
     }
     int p[2];
@@ -226,8 +252,9 @@ int main(int argc, char **argv)
         ;
     double el = (double)(mono_ns() - t0) / 1e9;
     uint64_t reported = placed + missed + unjudged;
-    printf("children=%u\nreported=%llu\nplaced=%llu\nnot_placed=%llu\nunjudged=%llu\nelapsed_s=%.3f\nexecs_per_s=%.0f\n",
-           o.children, (unsigned long long)reported, (unsigned long long)placed, (unsigned long long)missed,
-           (unsigned long long)unjudged, el, (double)o.children / el);
+    printf(
+        "children=%u\nreported=%llu\nplaced=%llu\nnot_placed=%llu\nunjudged=%llu\nelapsed_s=%.3f\nexecs_per_s=%.0f\n",
+        o.children, (unsigned long long)reported, (unsigned long long)placed, (unsigned long long)missed,
+        (unsigned long long)unjudged, el, (double)o.children / el);
     return 0;
 }

@@ -14,7 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define STACK_BYTES (64 * 1024)   /* 10,000 default 8 MiB stacks would reserve 80 GB */
+#define STACK_BYTES (64 * 1024) /* 10,000 default 8 MiB stacks would reserve 80 GB */
 
 static const char *jitter_name = "tsst-jitter", *idle_name = "tsst-idle";
 static unsigned jitter_every = 10;
@@ -36,10 +36,18 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt(argc, argv, "n:j:J:I:h")) >= 0) {
         switch (c) {
-        case 'n': n = (unsigned)atoi(optarg); break;
-        case 'j': jitter_every = (unsigned)atoi(optarg); break;
-        case 'J': jitter_name = optarg; break;
-        case 'I': idle_name = optarg; break;
+        case 'n':
+            n = (unsigned)atoi(optarg);
+            break;
+        case 'j':
+            jitter_every = (unsigned)atoi(optarg);
+            break;
+        case 'J':
+            jitter_name = optarg;
+            break;
+        case 'I':
+            idle_name = optarg;
+            break;
         default:
             fprintf(stderr, "usage: bench-threads -n N [-j JITTER_EVERY] [-J JITTER_NAME] [-I IDLE_NAME]\n");
             return c == 'h' ? 0 : 2;

@@ -60,8 +60,11 @@ int main(int argc, char **argv)
     unsigned long light_s = 20, heavy_s = 20, interval_us = 5000, run_us = 30;
     int opt;
     while ((opt = getopt(argc, argv, "l:H:i:r:")) != -1) {
-        unsigned long *v = opt == 'l' ? &light_s : opt == 'H' ? &heavy_s : opt == 'i' ? &interval_us
-                         : opt == 'r' ? &run_us : NULL;
+        unsigned long *v = opt == 'l'   ? &light_s
+                           : opt == 'H' ? &heavy_s
+                           : opt == 'i' ? &interval_us
+                           : opt == 'r' ? &run_us
+                                        : NULL;
         if (!v || number(optarg, v) < 0) {
             fprintf(stderr, "usage: ts-phase [-l LIGHT_S] [-H HEAVY_S] [-i INTERVAL_US] [-r RUN_US]\n");
             return 2;

@@ -32,7 +32,7 @@
 
 #include "util.h"
 
-#define ARRAY_LEN 10000           /* turbo_bench's array_size */
+#define ARRAY_LEN 10000 /* turbo_bench's array_size */
 #define NAME_INTENSIVE "tb-intensive"
 #define NAME_JITTER "tb-jitter"
 
@@ -43,10 +43,10 @@ struct options {
     unsigned work_us;
     unsigned time_s;
     bool json;
-    bool uclamp;                 /* jitter threads ask for util_max = 0, as turbo_bench -u did */
-    int intensive_cpu;           /* pin intensive threads here (-1: anywhere); jitter stays free */
-    unsigned duty_pct;           /* intensive threads compute this share of each 10 ms, sleep the rest */
-    unsigned ops_from_s;         /* count intensive ops from this many seconds in (0: from the start) */
+    bool uclamp;         /* jitter threads ask for util_max = 0, as turbo_bench -u did */
+    int intensive_cpu;   /* pin intensive threads here (-1: anywhere); jitter stays free */
+    unsigned duty_pct;   /* intensive threads compute this share of each 10 ms, sleep the rest */
+    unsigned ops_from_s; /* count intensive ops from this many seconds in (0: from the start) */
 };
 
 struct intensive {
@@ -59,9 +59,9 @@ struct intensive {
 struct jitter {
     pthread_t thread;
     bool started;
-    uint64_t *lat_ns;            /* one sample per wake-up */
+    uint64_t *lat_ns; /* one sample per wake-up */
     size_t n_lat, cap_lat;
-    uint64_t wakeups, missed;    /* missed: periods skipped because work overran */
+    uint64_t wakeups, missed; /* missed: periods skipped because work overran */
     cpu_set_t cpus;
 };
 
@@ -79,15 +79,20 @@ struct bench_sched_attr {
 #define BENCH_FLAG_UTIL_CLAMP_MAX 0x40
 
 static atomic_bool stop_flag;
-static atomic_int uclamp_err;    /* first error from sched_setattr, as -errno */
+static atomic_int uclamp_err; /* first error from sched_setattr, as -errno */
 static struct options opt = {
-    .n_intensive = 1, .n_jitter = 2, .period_ms = 3, .work_us = 300, .time_s = 10, .intensive_cpu = -1,
+    .n_intensive = 1,
+    .n_jitter = 2,
+    .period_ms = 3,
+    .work_us = 300,
+    .time_s = 10,
+    .intensive_cpu = -1,
     .duty_pct = 100,
 };
 
 static uint64_t ts_ns(const struct timespec *ts)
 {
-    return (uint64_t) ts->tv_sec * 1000000000ull + (uint64_t) ts->tv_nsec;
+    return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }
 
 static void note_cpu(cpu_set_t *set)
@@ -114,7 +119,7 @@ static void *intensive_main(void *arg)
     if (!a)
         return NULL;
     for (unsigned i = 0; i < ARRAY_LEN; i++)
-        a[i] = (double) (i % 97) + 0.1;
+        a[i] = (double)(i % 97) + 0.1;
 
     /* Below 100% duty: compute for duty% of each period, sleep to its end
      * (a busy core that still has room, as a POWER core beside its SMT
@@ -137,7 +142,7 @@ static void *intensive_main(void *arg)
             continue;
         period_start += period_ns;
         if (period_start < ts_ns(&now))
-            period_start = ts_ns(&now);     /* overran (preempted): start afresh */
+            period_start = ts_ns(&now); /* overran (preempted): start afresh */
         struct timespec until = {.tv_sec = (time_t)(period_start / 1000000000ull),
                                  .tv_nsec = (long)(period_start % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
@@ -153,7 +158,7 @@ static void spin_until(uint64_t end_ns)
 
     do {
         for (unsigned i = 0; i < 256; i++)
-            x += 45;              /* turbo_bench's jitter adds 45 in a loop */
+            x += 45; /* turbo_bench's jitter adds 45 in a loop */
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (ts_ns(&now) < end_ns);
 }
@@ -161,7 +166,7 @@ static void spin_until(uint64_t end_ns)
 static void *jitter_main(void *arg)
 {
     struct jitter *t = arg;
-    const uint64_t period_ns = (uint64_t) opt.period_ms * 1000000ull;
+    const uint64_t period_ns = (uint64_t)opt.period_ms * 1000000ull;
     struct timespec now;
     uint64_t next_ns;
 
@@ -183,8 +188,8 @@ static void *jitter_main(void *arg)
 
     while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
         struct timespec target = {
-            .tv_sec = (time_t) (next_ns / 1000000000ull),
-            .tv_nsec = (long) (next_ns % 1000000000ull),
+            .tv_sec = (time_t)(next_ns / 1000000000ull),
+            .tv_nsec = (long)(next_ns % 1000000000ull),
         };
         /* Absolute time, so the period does not drift by the work and the
          * wake-up latency; EINTR only comes from a signal we do not expect. */
@@ -206,7 +211,7 @@ static void *jitter_main(void *arg)
         t->lat_ns[t->n_lat++] = woke_ns - next_ns;
         t->wakeups++;
         note_cpu(&t->cpus);
-        spin_until(woke_ns + (uint64_t) opt.work_us * 1000ull);
+        spin_until(woke_ns + (uint64_t)opt.work_us * 1000ull);
         note_cpu(&t->cpus);
 
         next_ns += period_ns;
@@ -221,7 +226,7 @@ static void *jitter_main(void *arg)
 
 static int cmp_u64(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -236,36 +241,35 @@ static uint64_t percentile(const uint64_t *v, size_t n, unsigned pct)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: turbo-bench [OPTIONS]\n"
-            "  -n, --intensive N    CPU-intensive threads (default 1)\n"
-            "  -m, --jitter M       jitter threads (default 2)\n"
-            "  -p, --period-ms P    jitter wake-up period in ms (default 3)\n"
-            "  -w, --work-us W      jitter work per period in us (default 300)\n"
-            "  -t, --time T         run time in seconds (default 10)\n"
-            "  -u, --uclamp-max0    jitter threads set their uclamp util_max to 0\n"
-            "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
-            "  -d, --intensive-duty D  intensive threads compute D%% of each 10 ms and sleep the rest\n"
-            "                       (default 100)\n"
-            "      --ops-from S     count intensive ops from S seconds in, to the end (default 0)\n"
-            "      --json           print the report as JSON\n"
-            "  -h, --help\n");
+    fprintf(f, "Usage: turbo-bench [OPTIONS]\n"
+               "  -n, --intensive N    CPU-intensive threads (default 1)\n"
+               "  -m, --jitter M       jitter threads (default 2)\n"
+               "  -p, --period-ms P    jitter wake-up period in ms (default 3)\n"
+               "  -w, --work-us W      jitter work per period in us (default 300)\n"
+               "  -t, --time T         run time in seconds (default 10)\n"
+               "  -u, --uclamp-max0    jitter threads set their uclamp util_max to 0\n"
+               "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
+               "  -d, --intensive-duty D  intensive threads compute D%% of each 10 ms and sleep the rest\n"
+               "                       (default 100)\n"
+               "      --ops-from S     count intensive ops from S seconds in, to the end (default 0)\n"
+               "      --json           print the report as JSON\n"
+               "  -h, --help\n");
 }
 
 static int parse_args(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "intensive", required_argument, NULL, 'n' },
-        { "jitter", required_argument, NULL, 'm' },
-        { "period-ms", required_argument, NULL, 'p' },
-        { "work-us", required_argument, NULL, 'w' },
-        { "time", required_argument, NULL, 't' },
-        { "json", no_argument, NULL, 'J' },
-        { "uclamp-max0", no_argument, NULL, 'u' },
-        { "intensive-cpu", required_argument, NULL, 'c' },
-        { "intensive-duty", required_argument, NULL, 'd' },
-        { "ops-from", required_argument, NULL, 'O' },
-        { "help", no_argument, NULL, 'h' },
+        {"intensive", required_argument, NULL, 'n'},
+        {"jitter", required_argument, NULL, 'm'},
+        {"period-ms", required_argument, NULL, 'p'},
+        {"work-us", required_argument, NULL, 'w'},
+        {"time", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'J'},
+        {"uclamp-max0", no_argument, NULL, 'u'},
+        {"intensive-cpu", required_argument, NULL, 'c'},
+        {"intensive-duty", required_argument, NULL, 'd'},
+        {"ops-from", required_argument, NULL, 'O'},
+        {"help", no_argument, NULL, 'h'},
         {},
     };
     int c;
@@ -273,15 +277,33 @@ static int parse_args(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "n:m:p:w:t:c:d:uh", longopts, NULL)) >= 0) {
         unsigned *dst = NULL;
         switch (c) {
-        case 'n': dst = &opt.n_intensive; break;
-        case 'm': dst = &opt.n_jitter; break;
-        case 'p': dst = &opt.period_ms; break;
-        case 'w': dst = &opt.work_us; break;
-        case 't': dst = &opt.time_s; break;
-        case 'd': dst = &opt.duty_pct; break;
-        case 'O': dst = &opt.ops_from_s; break;
-        case 'J': opt.json = true; continue;
-        case 'u': opt.uclamp = true; continue;
+        case 'n':
+            dst = &opt.n_intensive;
+            break;
+        case 'm':
+            dst = &opt.n_jitter;
+            break;
+        case 'p':
+            dst = &opt.period_ms;
+            break;
+        case 'w':
+            dst = &opt.work_us;
+            break;
+        case 't':
+            dst = &opt.time_s;
+            break;
+        case 'd':
+            dst = &opt.duty_pct;
+            break;
+        case 'O':
+            dst = &opt.ops_from_s;
+            break;
+        case 'J':
+            opt.json = true;
+            continue;
+        case 'u':
+            opt.uclamp = true;
+            continue;
         case 'c': {
             unsigned cpu;
             if (parse_uint(optarg, &cpu) < 0 || cpu >= CPU_SETSIZE) {
@@ -291,8 +313,12 @@ static int parse_args(int argc, char **argv)
             opt.intensive_cpu = (int)cpu;
             continue;
         }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return -EINVAL;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return -EINVAL;
         }
         if (parse_uint(optarg, dst) < 0) {
             fprintf(stderr, "invalid number for -%c: '%s'\n", c, optarg);
@@ -303,8 +329,7 @@ static int parse_args(int argc, char **argv)
         fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
         return -EINVAL;
     }
-    if (opt.n_intensive + opt.n_jitter == 0 || opt.time_s == 0 ||
-        (opt.n_jitter > 0 && opt.period_ms == 0)) {
+    if (opt.n_intensive + opt.n_jitter == 0 || opt.time_s == 0 || (opt.n_jitter > 0 && opt.period_ms == 0)) {
         fprintf(stderr, "need at least one thread, a run time and a period\n");
         return -EINVAL;
     }
@@ -317,8 +342,7 @@ static int parse_args(int argc, char **argv)
         return -EINVAL;
     }
     if (opt.work_us >= opt.period_ms * 1000u)
-        fprintf(stderr, "warning: jitter work %u us fills the whole %u ms period\n", opt.work_us,
-                opt.period_ms);
+        fprintf(stderr, "warning: jitter work %u us fills the whole %u ms period\n", opt.work_us, opt.period_ms);
     return 1;
 }
 
@@ -409,8 +433,8 @@ int main(int argc, char **argv)
         if (ji[i].started)
             pthread_join(ji[i].thread, NULL);
 
-    double elapsed_s = (double) (ts_ns(&t1) - ts_ns(&t0)) / 1e9;
-    double ops_s = (double) (ts_ns(&t1) - ts_ns(&t_ops)) / 1e9;   /* the time ops were counted over */
+    double elapsed_s = (double)(ts_ns(&t1) - ts_ns(&t0)) / 1e9;
+    double ops_s = (double)(ts_ns(&t1) - ts_ns(&t_ops)) / 1e9; /* the time ops were counted over */
     uint64_t total_ops = 0, wakeups = 0, missed = 0;
     size_t n_lat = 0;
     cpu_set_t cpus_in, cpus_ji;
@@ -453,18 +477,17 @@ int main(int argc, char **argv)
 
     if (opt.json) {
         printf("{\n  \"elapsed_s\": %.3f,\n  \"ended_by\": \"%s\",\n", elapsed_s, ended);
-        printf("  \"intensive\": %u,\n  \"jitter\": %u,\n  \"period_ms\": %u,\n  \"work_us\": %u,\n",
-               opt.n_intensive, opt.n_jitter, opt.period_ms, opt.work_us);
+        printf("  \"intensive\": %u,\n  \"jitter\": %u,\n  \"period_ms\": %u,\n  \"work_us\": %u,\n", opt.n_intensive,
+               opt.n_jitter, opt.period_ms, opt.work_us);
         printf("  \"jitter_uclamp\": \"%s\",\n", uclamp_txt);
         printf("  \"ops_counted_s\": %.3f,\n", ops_s);
         printf("  \"ops_per_s_total\": %.0f,\n  \"ops_per_s_thread\": [", total_ops / ops_s);
         for (unsigned i = 0; i < opt.n_intensive; i++)
             printf("%s%.0f", i ? ", " : "", (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
         printf("],\n");
-        printf("  \"jitter_wakeups\": %" PRIu64 ",\n  \"jitter_missed_periods\": %" PRIu64 ",\n",
-               wakeups, missed);
-        printf("  \"latency_us\": { \"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, \"max\": %.1f },\n",
-               p50, p90, p99, pmax);
+        printf("  \"jitter_wakeups\": %" PRIu64 ",\n  \"jitter_missed_periods\": %" PRIu64 ",\n", wakeups, missed);
+        printf("  \"latency_us\": { \"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, \"max\": %.1f },\n", p50, p90, p99,
+               pmax);
         print_json_cpus("cpus_intensive", &cpus_in, true);
         print_json_cpus("cpus_jitter", &cpus_ji, false);
         printf("}\n");
@@ -475,8 +498,8 @@ int main(int argc, char **argv)
         if (cpulist_format(&cpus_ji, buf_ji, sizeof(buf_ji)) < 0)
             strcpy(buf_ji, "?");
         printf("elapsed: %.3f s (ended by %s)\n", elapsed_s, ended);
-        printf("intensive threads: %u, jitter threads: %u (period %u ms, work %u us)\n",
-               opt.n_intensive, opt.n_jitter, opt.period_ms, opt.work_us);
+        printf("intensive threads: %u, jitter threads: %u (period %u ms, work %u us)\n", opt.n_intensive, opt.n_jitter,
+               opt.period_ms, opt.work_us);
         for (unsigned i = 0; i < opt.n_intensive; i++)
             printf("intensive %u: %.0f ops/s\n", i, (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
         printf("ops/s total: %.0f (over the last %.1f s)\n", total_ops / ops_s, ops_s);

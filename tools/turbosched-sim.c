@@ -50,13 +50,13 @@
 #define HAVE_PACKER 0
 #endif
 
-#define SMT (P.smt)              /* threads per core of the modelled chip */
+#define SMT (P.smt) /* threads per core of the modelled chip */
 #define MAX_SMT 8
 #define MAX_CORES 64
 #define MAX_CPUS (MAX_CORES * MAX_SMT)
 #define MAX_TASKS 256
-#define MAX_QUEUE MAX_TASKS       /* never full: at most every task waits on one CPU */
-#define LAT_BINS 20000            /* wake-up latency histogram, 1 us bins */
+#define MAX_QUEUE MAX_TASKS /* never full: at most every task waits on one CPU */
+#define LAT_BINS 20000      /* wake-up latency histogram, 1 us bins */
 #define NEVER 1e300
 
 /* ---- parameters ---- */
@@ -65,65 +65,55 @@ struct idle_state {
     const char *name;
     double exit_us;
     double residency_us;
-    bool deep;                    /* loses full context: the core counts as inactive */
+    bool deep; /* loses full context: the core counts as inactive */
 };
 
 /* skiboot hw/slw.c power9_cpu_idle_states[], with the default OPAL mask
  * ~0xEC000000 (stop8 and stop11 disabled). */
 static const struct idle_state p9_states[] = {
-    { "stop0_lite", 1, 10, false },
-    { "stop0", 2, 20, false },
-    { "stop1", 5, 50, false },
-    { "stop2", 10, 100, false },
-    { "stop4", 100, 10000, true },
-    { "stop5", 200, 20000, true },
+    {"stop0_lite", 1, 10, false}, {"stop0", 2, 20, false},     {"stop1", 5, 50, false},
+    {"stop2", 10, 100, false},    {"stop4", 100, 10000, true}, {"stop5", 200, 20000, true},
 };
 
 /* intel_idle's skl_cstates[] (Skylake/Coffee Lake client): exit latency and
  * target residency in us. A core in C3 or deeper has its clocks stopped and,
  * as assumed here, no longer counts as active for the turbo limit. */
 static const struct idle_state x86_states[] = {
-    { "C1", 2, 2, false },
-    { "C1E", 10, 20, false },
-    { "C3", 70, 100, true },
-    { "C6", 85, 200, true },
-    { "C7s", 124, 800, true },
-    { "C8", 200, 800, true },
-    { "C9", 480, 5000, true },
-    { "C10", 890, 5000, true },
+    {"C1", 2, 2, false},     {"C1E", 10, 20, false}, {"C3", 70, 100, true},   {"C6", 85, 200, true},
+    {"C7s", 124, 800, true}, {"C8", 200, 800, true}, {"C9", 480, 5000, true}, {"C10", 890, 5000, true},
 };
 
 /* intel_idle's ivt_cstates[] (Ivy Bridge-EP, Xeon E5 v2): exit latency and
  * target residency in us; C3 and deeper count as inactive, as above. */
 static const struct idle_state ivt_states[] = {
-    { "C1", 1, 1, false },
-    { "C1E", 10, 80, false },
-    { "C3", 59, 156, true },
-    { "C6", 82, 300, true },
+    {"C1", 1, 1, false},
+    {"C1E", 10, 80, false},
+    {"C3", 59, 156, true},
+    {"C6", 82, 300, true},
 };
 
 struct params {
-    const char *chip;             /* the shape's name, for reports */
-    int smt;                      /* threads per core */
+    const char *chip; /* the shape's name, for reports */
+    int smt;          /* threads per core */
     const struct idle_state *stop;
     int n_stop;
-    unsigned f_given_mhz[MAX_CORES + 1];   /* a published table by active cores; [1] == 0: the power law */
+    unsigned f_given_mhz[MAX_CORES + 1]; /* a published table by active cores; [1] == 0: the power law */
     int n_cores;
-    int llc_cores;                /* cores sharing an LLC: the stock wake-up search span */
-    double f_nominal_mhz;         /* sustainable with every core active */
-    double f_max_mhz;             /* highest WOF/boost frequency */
-    double power_exp;             /* core power ~ f^power_exp along the V/f curve */
-    double wof_interval_us;       /* how often the limit may rise again */
-    double period_us;             /* jitter period */
-    double work_kcycles;          /* jitter work per period, fixed in cycles */
-    double slack_us;              /* hrtimer slack: wake-up lands in [t, t + slack] */
+    int llc_cores;          /* cores sharing an LLC: the stock wake-up search span */
+    double f_nominal_mhz;   /* sustainable with every core active */
+    double f_max_mhz;       /* highest WOF/boost frequency */
+    double power_exp;       /* core power ~ f^power_exp along the V/f curve */
+    double wof_interval_us; /* how often the limit may rise again */
+    double period_us;       /* jitter period */
+    double work_kcycles;    /* jitter work per period, fixed in cycles */
+    double slack_us;        /* hrtimer slack: wake-up lands in [t, t + slack] */
     double pelt_half_life_us;
     double warmup_s, measure_s;
     bool wof_by_quad;
     uint64_t seed;
 };
 
-static bool trace;                /* print every daemon tick's plan to stderr */
+static bool trace; /* print every daemon tick's plan to stderr */
 /* Give packer_plan() each CPU's jitter share, as engine.c does; off: NULL, as
  * the daemon passed before it charged jitter time to CPUs. */
 static bool pass_cpu_jitter = true;
@@ -148,7 +138,7 @@ static struct params P = {
     .chip = "p9-16",
     .smt = 4,
     .stop = p9_states,
-    .n_stop = (int) ELEMENTSOF(p9_states),
+    .n_stop = (int)ELEMENTSOF(p9_states),
     .n_cores = 16,
     .llc_cores = 2,
     .f_nominal_mhz = 2700,
@@ -171,33 +161,33 @@ enum task_kind { T_INTENSIVE, T_JITTER };
 
 struct task {
     enum task_kind kind;
-    int cpu;                      /* CPU it runs or is queued on, or last ran on (prev_cpu) */
+    int cpu; /* CPU it runs or is queued on, or last ran on (prev_cpu) */
     bool runnable;
-    double wake_at;               /* sleeping jitter: when its timer fires */
-    int timer_cpu;                /* the hrtimer lives on the CPU the task slept on */
-    double intended;              /* timer's nominal expiry, for latency */
-    double left_cycles;           /* jitter work still to do this period, in cycles */
-    double util;                  /* PELT-like utilisation, 0..1000 */
+    double wake_at;     /* sleeping jitter: when its timer fires */
+    int timer_cpu;      /* the hrtimer lives on the CPU the task slept on */
+    double intended;    /* timer's nominal expiry, for latency */
+    double left_cycles; /* jitter work still to do this period, in cycles */
+    double util;        /* PELT-like utilisation, 0..1000 */
     cpu_set_t allowed;
     /* measurement */
-    double ops;                   /* intensive: cycles x SMT share */
-    double freq_time;             /* intensive: integral of frequency while running */
+    double ops;       /* intensive: cycles x SMT share */
+    double freq_time; /* intensive: integral of frequency while running */
     double run_time;
-    double busy_tick_us;          /* jitter: running time in the current daemon tick */
-    unsigned daemon_util;         /* jitter: the daemon's smoothed view of its utilisation */
+    double busy_tick_us;  /* jitter: running time in the current daemon tick */
+    unsigned daemon_util; /* jitter: the daemon's smoothed view of its utilisation */
 };
 
 struct cpu {
     int core;
-    int home;                     /* intensive task living here, -1 none */
-    int cur;                      /* jitter task running (or starting), -1 none */
-    int queue[MAX_QUEUE];         /* waiting jitter tasks */
+    int home;             /* intensive task living here, -1 none */
+    int cur;              /* jitter task running (or starting), -1 none */
+    int queue[MAX_QUEUE]; /* waiting jitter tasks */
     int n_queue;
-    double start_at;              /* cur (or the intensive thread) runs from then on */
-    double transient_until;       /* woken only to run a timer interrupt */
-    int idle_state;               /* when idle: chosen stop state */
-    double util;                  /* PELT-like, 0..1000 */
-    double busy_tick_us;          /* running time in the current daemon tick */
+    double start_at;        /* cur (or the intensive thread) runs from then on */
+    double transient_until; /* woken only to run a timer interrupt */
+    int idle_state;         /* when idle: chosen stop state */
+    double util;            /* PELT-like, 0..1000 */
+    double busy_tick_us;    /* running time in the current daemon tick */
 };
 
 struct sim {
@@ -217,8 +207,8 @@ struct sim {
     double chip_freq_time, active_time, f_seen_max;
     uint64_t lat_hist[LAT_BINS + 1];
     uint64_t n_lat;
-    double packed_time;           /* turboschedd: time the mask was restricted */
-    unsigned mask_changes;        /* turboschedd: applied mask changes while measuring */
+    double packed_time;    /* turboschedd: time the mask was restricted */
+    unsigned mask_changes; /* turboschedd: applied mask changes while measuring */
     bool restricted;
 #if HAVE_PACKER
     struct topology topo;
@@ -230,29 +220,29 @@ struct sim {
     bool smooth_init;
 #endif
     /* the benefit policies */
-    enum benefit_plan bplan;      /* applied */
-    double bplan_since;           /* when it was applied */
+    enum benefit_plan bplan; /* applied */
+    double bplan_since;      /* when it was applied */
     bool bplan_set;
-    bool iso_core[MAX_CORES];     /* BENEFIT_ISOLATE: the cores jitter is confined to */
-    cpu_set_t jit_mask;           /* the jitter tasks' affinity as last applied */
-    struct freq_response fr;      /* benefit-table: the chip's table, as a [capacity] section would give it */
-    struct probe_state probe;     /* benefit-probe */
+    bool iso_core[MAX_CORES]; /* BENEFIT_ISOLATE: the cores jitter is confined to */
+    cpu_set_t jit_mask;       /* the jitter tasks' affinity as last applied */
+    struct freq_response fr;  /* benefit-table: the chip's table, as a [capacity] section would give it */
+    struct probe_state probe; /* benefit-probe */
     uint64_t noise_rng;
-    double tick_freq_time, tick_run_time;   /* intensive threads' frequency since the last tick */
-    double tick_active_time, tick_time;     /* active cores since the last tick (benefit-table) */
-    double none_woken;            /* benefit-table: idle cores unconfined jitter keeps active */
+    double tick_freq_time, tick_run_time; /* intensive threads' frequency since the last tick */
+    double tick_active_time, tick_time;   /* active cores since the last tick (benefit-table) */
+    double none_woken;                    /* benefit-table: idle cores unconfined jitter keeps active */
     bool none_woken_known;
     bool core_was_deep[MAX_CORES];
-    unsigned tick_core_wakes[MAX_CORES];   /* benefit-table: wake-ups out of deep states since the last tick */
-    double none_wakes;            /* benefit-table: per second, of idle cores, with jitter unconfined */
-    bool iso_known;               /* benefit-table: the same two, measured with jitter isolated */
+    unsigned tick_core_wakes[MAX_CORES]; /* benefit-table: wake-ups out of deep states since the last tick */
+    double none_wakes;                   /* benefit-table: per second, of idle cores, with jitter unconfined */
+    bool iso_known;                      /* benefit-table: the same two, measured with jitter isolated */
     double iso_woken, iso_wakes;
-    uint64_t iso_sig;             /* the load they were measured under (the isolation estimate's load_sig) */
-    uint64_t iso_plan_sig;        /* the load the applied isolation was chosen under */
-    bool in_trial;                /* the applied isolation is a trial, which displaced trial_from */
+    uint64_t iso_sig;      /* the load they were measured under (the isolation estimate's load_sig) */
+    uint64_t iso_plan_sig; /* the load the applied isolation was chosen under */
+    bool in_trial;         /* the applied isolation is a trial, which displaced trial_from */
     enum benefit_plan trial_from;
-    double trial_at;              /* when isolation was last tried (us); < 0: never */
-    unsigned deep_wakes;          /* cores woken out of the deep states while measuring */
+    double trial_at;     /* when isolation was last tried (us); < 0: never */
+    unsigned deep_wakes; /* cores woken out of the deep states while measuring */
     char bexplain[BENEFIT_EXPLAIN_MAX];
 };
 
@@ -260,7 +250,7 @@ struct policy {
     const char *name;
     /* where a waking jitter task goes (t->timer_cpu is the CPU whose timer fired) */
     int (*select)(struct sim *s, struct task *t);
-    void (*tick)(struct sim *s);  /* NULL: no periodic work */
+    void (*tick)(struct sim *s); /* NULL: no periodic work */
 };
 
 /* ---- helpers ---- */
@@ -274,10 +264,7 @@ static uint64_t rng_next(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-static double rng_unit(struct sim *s)
-{
-    return (double) (rng_next(&s->rng) >> 11) / 9007199254740992.0;
-}
+static double rng_unit(struct sim *s) { return (double)(rng_next(&s->rng) >> 11) / 9007199254740992.0; }
 
 static int core_first_cpu(int core) { return core * SMT; }
 
@@ -329,7 +316,7 @@ static int n_active_units(const struct sim *s)
             bool active = false;
             for (int c = q; c < q + 4 && c < P.n_cores; c++)
                 active |= !core_deep(s, c);
-            n += active ? 4 : 0;  /* a quad counts as its four cores */
+            n += active ? 4 : 0; /* a quad counts as its four cores */
         }
         return MIN(n, P.n_cores);
     }
@@ -432,7 +419,7 @@ static int turbosched_select(struct sim *s, struct task *t)
 {
     const unsigned core_cap = capacity_core_milli(&s->cap, SMT);
     int start = t->cpu >= 0 ? t->cpu : 0;
-    bool seen[MAX_CORES] = { false };
+    bool seen[MAX_CORES] = {false};
 
     for (int k = 0; k < s->n_cpus; k++) {
         int cpu = (start + k) % s->n_cpus;
@@ -466,12 +453,12 @@ static void benefit_table_tick(struct sim *s);
 static void benefit_probe_tick(struct sim *s);
 
 static const struct policy policies[] = {
-    { "cfs", cfs_select, NULL },
-    { "turbosched", turbosched_select, NULL },
-    { "iso", cfs_select, NULL },
-    { "turboschedd", cfs_select, turboschedd_tick },
-    { "benefit-table", cfs_select, benefit_table_tick },
-    { "benefit-probe", cfs_select, benefit_probe_tick },
+    {"cfs", cfs_select, NULL},
+    {"turbosched", turbosched_select, NULL},
+    {"iso", cfs_select, NULL},
+    {"turboschedd", cfs_select, turboschedd_tick},
+    {"benefit-table", cfs_select, benefit_table_tick},
+    {"benefit-probe", cfs_select, benefit_probe_tick},
 };
 
 /* ---- dynamics ---- */
@@ -481,7 +468,7 @@ static double share_of_core(const struct sim *s, int core)
     int k = 0;
     for (int i = 0; i < SMT; i++)
         k += cpu_running(s, &s->cpus[core_first_cpu(core) + i]);
-    return k ? capacity_core_milli(&s->cap, (unsigned) k) / 1000.0 / k : 0;
+    return k ? capacity_core_milli(&s->cap, (unsigned)k) / 1000.0 / k : 0;
 }
 
 /* Advance every continuous quantity by dt, with rates fixed since the last event. */
@@ -500,7 +487,7 @@ static void advance(struct sim *s, double dt, const double *share, int n_active)
         if (!run)
             continue;
         c->busy_tick_us += dt;
-        double rate = s->f_mhz * share[c->core];   /* MHz x us = cycles */
+        double rate = s->f_mhz * share[c->core]; /* MHz x us = cycles */
         if (c->cur >= 0) {
             struct task *t = &s->tasks[c->cur];
             t->left_cycles -= rate * dt;
@@ -581,7 +568,7 @@ static void record_latency(struct sim *s, double lat_us)
 {
     if (s->now < s->measure_from)
         return;
-    int bin = lat_us < 0 ? 0 : lat_us >= LAT_BINS ? LAT_BINS : (int) lat_us;
+    int bin = lat_us < 0 ? 0 : lat_us >= LAT_BINS ? LAT_BINS : (int)lat_us;
     s->lat_hist[bin]++;
     s->n_lat++;
 }
@@ -619,7 +606,7 @@ static void jitter_done(struct sim *s, int cpu)
      * wake-up is one period after this one started, plus timer slack */
     t->runnable = false;
     t->timer_cpu = cpu;
-    double started = t->wake_at;  /* wake_at still holds the last actual start */
+    double started = t->wake_at; /* wake_at still holds the last actual start */
     /* turbo_bench sleeps what is left of the period after the work, so a
      * late start (a deep core's exit latency) delays every later period;
      * an absolute timer keeps the phase */
@@ -628,7 +615,7 @@ static void jitter_done(struct sim *s, int cpu)
     c->cur = -1;
     if (c->n_queue > 0) {
         int next = c->queue[0];
-        memmove(c->queue, c->queue + 1, (size_t) (c->n_queue - 1) * sizeof(int));
+        memmove(c->queue, c->queue + 1, (size_t)(c->n_queue - 1) * sizeof(int));
         c->n_queue--;
         c->cur = next;
         c->start_at = s->now;
@@ -655,9 +642,13 @@ static void daemon_setup(struct sim *s)
     tp->n_llcs = (P.n_cores + P.llc_cores - 1) / P.llc_cores;
     tp->n_nodes = 1;
     for (int i = 0; i < s->n_cpus; i++) {
-        s->topo_cpus[i] = (struct topo_cpu){ .cpu = i, .present = true, .online = true,
-                                             .core = i / SMT, .package = 0, .llc = llc_of_core(i / SMT),
-                                             .node = 0 };
+        s->topo_cpus[i] = (struct topo_cpu){.cpu = i,
+                                            .present = true,
+                                            .online = true,
+                                            .core = i / SMT,
+                                            .package = 0,
+                                            .llc = llc_of_core(i / SMT),
+                                            .node = 0};
         CPU_SET(i, &tp->online);
         CPU_SET(i, &tp->present);
     }
@@ -700,20 +691,20 @@ static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_re
         struct task *t = &s->tasks[i];
         if (t->kind != T_JITTER)
             continue;
-        unsigned sample = (unsigned) MIN(1000.0, t->busy_tick_us / tick_us * 1000.0);
+        unsigned sample = (unsigned)MIN(1000.0, t->busy_tick_us / tick_us * 1000.0);
         t->busy_tick_us = 0;
         /* the first tick only records the runtime: no delta yet */
         if (s->smooth_init)
             t->daemon_util = load_ewma(t->daemon_util, sample, cfg->tick_ms, cfg->policy.half_life_ms);
         jload += t->daemon_util;
-        jit[t->cpu] = (int) MIN((unsigned) jit[t->cpu] + t->daemon_util, 1000u);
+        jit[t->cpu] = (int)MIN((unsigned)jit[t->cpu] + t->daemon_util, 1000u);
     }
     for (int i = 0; i < s->n_cpus; i++) {
         struct cpu *c = &s->cpus[i];
-        unsigned u = (unsigned) MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
+        unsigned u = (unsigned)MIN(1000.0, c->busy_tick_us / tick_us * 1000.0);
         c->busy_tick_us = 0;
         s->cpu_util_s[i] = s->smooth_init ? load_ewma(s->cpu_util_s[i], u, cfg->tick_ms, cfg->policy.half_life_ms) : u;
-        util[i] = (int) s->cpu_util_s[i];
+        util[i] = (int)s->cpu_util_s[i];
     }
     s->smooth_init = true;
     *jload_ret = jload;
@@ -726,7 +717,7 @@ static int daemon_observe(struct sim *s, int *util, int *jit, unsigned *jload_re
         .cpu_jitter_milli = pass_cpu_jitter ? jit : NULL,
         .jitter_load_milli = jload,
         .params = &cfg->policy,
-        .now_ms = (uint64_t) llround(s->now / 1000.0),
+        .now_ms = (uint64_t)llround(s->now / 1000.0),
     };
     int r = packer_plan(&in, &s->pst, s->plan);
     if (r < 0)
@@ -784,20 +775,21 @@ static void benefit_snapshot_build(struct sim *s, const int *util, const int *ji
             u += util[cpu];
             jc += jit[cpu];
         }
-        unsigned intensive = (unsigned) MAX(0, u - jc);
-        unsigned cap = capacity_core_milli(&cfg->capacity, (unsigned) SMT);
-        cores[c] = (struct benefit_core){ .threads = (unsigned) SMT, .intensive_milli = intensive,
-                                          .busy = intensive * 1000 >= cfg->policy.busy_threshold_milli * cap };
+        unsigned intensive = (unsigned)MAX(0, u - jc);
+        unsigned cap = capacity_core_milli(&cfg->capacity, (unsigned)SMT);
+        cores[c] = (struct benefit_core){.threads = (unsigned)SMT,
+                                         .intensive_milli = intensive,
+                                         .busy = intensive * 1000 >= cfg->policy.busy_threshold_milli * cap};
         if (cores[c].busy)
-            on_busy += (unsigned) jc;
+            on_busy += (unsigned)jc;
     }
     *snap = (struct benefit_snapshot){
-        .n_cores = (unsigned) P.n_cores,
+        .n_cores = (unsigned)P.n_cores,
         .cores = cores,
         .cap = &cfg->capacity,
         .jitter_milli = jload,
         .jitter_on_busy_milli = on_busy,
-        .n_jitter_tasks = (unsigned) s->n_jit,
+        .n_jitter_tasks = (unsigned)s->n_jit,
         .headroom_milli = cfg->policy.headroom_milli,
         .freq = NULL,
     };
@@ -825,7 +817,7 @@ static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct be
         /* the packer does not restrict (every core busy): the least loaded
          * busy cores, where jitter costs least */
         for (int c = 0; c < P.n_cores; c++)
-            if (benefit_pack_core(snap, (unsigned) c))
+            if (benefit_pack_core(snap, (unsigned)c))
                 for (int i = 0; i < SMT; i++)
                     CPU_SET(core_first_cpu(c) + i, &m);
         set_jitter_mask(s, CPU_COUNT(&m) > 0, &m);
@@ -860,8 +852,7 @@ static void benefit_apply(struct sim *s, enum benefit_plan plan, const struct be
  * their entries (stateN/usage): the idle cores' wake-ups. Kept for no
  * restriction, or for the isolation applied (under the load it was chosen
  * for), halfway towards each new tick's figure. */
-static void measure_idle(struct sim *s, const struct benefit_core *cores, double active, double tick_us,
-                         bool isolated)
+static void measure_idle(struct sim *s, const struct benefit_core *cores, double active, double tick_us, bool isolated)
 {
     unsigned n_busy = 0, wakes = 0;
     for (int c = 0; c < P.n_cores; c++) {
@@ -905,16 +896,16 @@ static void benefit_table_tick(struct sim *s)
         measure_idle(s, cores, active, tick_us, isolated);
     memset(s->tick_core_wakes, 0, sizeof(s->tick_core_wakes));
     snap.none_woken_measured = snap.none_wakes_measured = pass_none_woken && s->none_woken_known;
-    snap.none_woken_milli = (unsigned) lround(1000 * s->none_woken);
-    snap.none_wakes_per_s = (unsigned) lround(s->none_wakes);
+    snap.none_woken_milli = (unsigned)lround(1000 * s->none_woken);
+    snap.none_wakes_per_s = (unsigned)lround(s->none_wakes);
     snap.iso_measured = pass_none_woken && s->iso_known;
     snap.iso_sig = s->iso_sig;
-    snap.iso_woken_milli = (unsigned) lround(1000 * s->iso_woken);
-    snap.iso_wakes_per_s = (unsigned) lround(s->iso_wakes);
+    snap.iso_woken_milli = (unsigned)lround(1000 * s->iso_woken);
+    snap.iso_wakes_per_s = (unsigned)lround(s->iso_wakes);
     snap.iso_trial_ok = s->trial_at < 0 || s->now - s->trial_at >= BENEFIT_TRIAL_AGAIN_MS * 1000.0;
     snap.in_trial = s->in_trial;
     snap.trial_from = s->trial_from;
-    snap.reeval_us = (unsigned) lround(P.wof_interval_us);
+    snap.reeval_us = (unsigned)lround(P.wof_interval_us);
     if (benefit_choose(&snap, s->bplan_set ? s->bplan : BENEFIT_UNKNOWN, benefit_margin_bp, &ch) < 0)
         return;
     snprintf(s->bexplain, sizeof s->bexplain, "%s", ch.explain);
@@ -963,11 +954,11 @@ static void benefit_probe_tick(struct sim *s)
     double f = s->tick_run_time > 0 ? s->tick_freq_time / s->tick_run_time : 0;
     s->tick_freq_time = s->tick_run_time = 0;
     if (s->now / 1000.0 < cfg->tick_ms + cfg->policy.hold_ms)
-        return;   /* the same start as the packer: hold before the first plan */
+        return; /* the same start as the packer: hold before the first plan */
     benefit_snapshot_build(s, util, jit, jload, cores, &snap);
     benefit_estimate_all(&snap, est);
     if (probe_noise_mhz > 0)
-        f += (2 * ((double) (rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
+        f += (2 * ((double)(rng_next(&s->noise_rng) >> 11) / 9007199254740992.0) - 1) * probe_noise_mhz;
     /* the load's signature: cores with a CPU carrying at least half an
      * intensive thread, and the jitter tasks. Half a thread is far above
      * what jitter leaves behind when it moves between plans. Counted per
@@ -987,10 +978,10 @@ static void benefit_probe_tick(struct sim *s)
         n_loaded += loaded;
     }
     struct probe_input in = {
-        .now_ms = (uint64_t) llround(s->now / 1000.0),
+        .now_ms = (uint64_t)llround(s->now / 1000.0),
         .measurable = f > 0,
         .busy_mhz = f,
-        .load_sig = (uint64_t) n_loaded << 32 | (unsigned) s->n_jit,
+        .load_sig = (uint64_t)n_loaded << 32 | (unsigned)s->n_jit,
         .est = est,
     };
     enum benefit_plan plan = probe_step(&s->probe, &in);
@@ -1006,24 +997,24 @@ static void benefit_probe_tick(struct sim *s)
     benefit_apply(s, plan, &snap, est);
 }
 #else
-static void turboschedd_tick(struct sim *s) { (void) s; }
-static void benefit_table_tick(struct sim *s) { (void) s; }
-static void benefit_probe_tick(struct sim *s) { (void) s; }
+static void turboschedd_tick(struct sim *s) { (void)s; }
+static void benefit_table_tick(struct sim *s) { (void)s; }
+static void benefit_probe_tick(struct sim *s) { (void)s; }
 #endif
 
 /* ---- one run ---- */
 
 struct result {
-    double ops_per_s;             /* G thread-cycles per second (SMT share weighted) */
-    double freq_mhz;              /* mean frequency seen by intensive threads */
-    double chip_freq_mhz;         /* time-averaged chip frequency */
+    double ops_per_s;     /* G thread-cycles per second (SMT share weighted) */
+    double freq_mhz;      /* mean frequency seen by intensive threads */
+    double chip_freq_mhz; /* time-averaged chip frequency */
     double max_freq_mhz;
     double active_cores;
     double lat_p50_us, lat_p99_us;
     double packed_share;
     double mask_changes_per_min;
-    double deep_wakes_per_s;      /* cores woken out of the deep states (each throttles the chip) */
-    char plan_summary[256];       /* turboschedd: the last plan's explanation */
+    double deep_wakes_per_s; /* cores woken out of the deep states (each throttles the chip) */
+    char plan_summary[256];  /* turboschedd: the last plan's explanation */
 };
 
 /* Cores in the order CFS's fork balancing fills them: one per LLC first,
@@ -1060,7 +1051,7 @@ static double hist_pct(const struct sim *s, double pct)
 {
     if (!s->n_lat)
         return 0;
-    uint64_t rank = (uint64_t) ceil(s->n_lat * pct / 100.0), acc = 0;
+    uint64_t rank = (uint64_t)ceil(s->n_lat * pct / 100.0), acc = 0;
     for (int i = 0; i <= LAT_BINS; i++) {
         acc += s->lat_hist[i];
         if (acc >= rank)
@@ -1080,17 +1071,18 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     s->n_jit = n;
     s->trial_at = -1;
     s->n_cpus = P.n_cores * SMT;
-    s->rng = P.seed * 0x2545f4914f6cdd1dull + (uint64_t) n * 7919 + (uint64_t) iso_k * 104729;
+    s->rng = P.seed * 0x2545f4914f6cdd1dull + (uint64_t)n * 7919 + (uint64_t)iso_k * 104729;
     capacity_table_default(&s->cap);
     for (int a = 1; a <= P.n_cores; a++)
-        s->f_table[a] = P.f_given_mhz[1] ? P.f_given_mhz[a]
-                                         : MIN(P.f_max_mhz, P.f_nominal_mhz * pow((double) P.n_cores / a, 1.0 / P.power_exp));
+        s->f_table[a] = P.f_given_mhz[1]
+                            ? P.f_given_mhz[a]
+                            : MIN(P.f_max_mhz, P.f_nominal_mhz * pow((double)P.n_cores / a, 1.0 / P.power_exp));
     s->f_table[0] = s->f_table[1];
     /* benefit-table's input: the chip's table, as a [capacity] section gives it */
-    freq_response_init(&s->fr, (unsigned) P.n_cores);
+    freq_response_init(&s->fr, (unsigned)P.n_cores);
     for (int a = 1; a <= P.n_cores; a++)
-        s->fr.mhz[a] = (unsigned) lround(s->f_table[a]);
-    s->noise_rng = P.seed * 0x9e3779b97f4a7c15ull + (uint64_t) n;
+        s->fr.mhz[a] = (unsigned)lround(s->f_table[a]);
+    s->noise_rng = P.seed * 0x9e3779b97f4a7c15ull + (uint64_t)n;
     if (2 * n > MAX_TASKS || 2 * n > s->n_cpus * 2)
         return -E2BIG;
 
@@ -1113,17 +1105,17 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         }
     }
     for (int i = 0; i < s->n_cpus; i++) {
-        s->cpus[i] = (struct cpu){ .core = i / SMT, .home = -1, .cur = -1, .idle_state = P.n_stop - 1 };
+        s->cpus[i] = (struct cpu){.core = i / SMT, .home = -1, .cur = -1, .idle_state = P.n_stop - 1};
     }
 
     /* turbo_bench creates the intensive threads first, then the jitter ones,
      * 1 ms apart; fork placement spreads them by load. */
-    int order[MAX_CORES], load[MAX_CORES] = { 0 }, cpu_load[MAX_CPUS] = { 0 };
+    int order[MAX_CORES], load[MAX_CORES] = {0}, cpu_load[MAX_CPUS] = {0};
     spread_order(order);
     s->now = 0;
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
-        *t = (struct task){ .kind = T_INTENSIVE, .allowed = int_ok };
+        *t = (struct task){.kind = T_INTENSIVE, .allowed = int_ok};
         int cpu = place_fork(load, cpu_load, core_int, order);
         if (cpu < 0)
             return -EINVAL;
@@ -1137,7 +1129,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
     }
     for (int i = 0; i < n; i++) {
         struct task *t = &s->tasks[s->n_tasks];
-        *t = (struct task){ .kind = T_JITTER, .allowed = jit_ok };
+        *t = (struct task){.kind = T_JITTER, .allowed = jit_ok};
         int cpu = place_fork(load, cpu_load, core_jit, order);
         if (cpu < 0)
             return -EINVAL;
@@ -1157,7 +1149,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         daemon_setup(s);
     }
 #else
-    (void) plan_buf;
+    (void)plan_buf;
     if (pol->tick)
         return -EOPNOTSUPP;
 #endif
@@ -1244,7 +1236,7 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
         rt += s->tasks[i].run_time;
     }
     double dur = s->end - s->measure_from;
-    res->ops_per_s = ops / dur / 1000.0;   /* cycles per us / 1000 = G per s */
+    res->ops_per_s = ops / dur / 1000.0; /* cycles per us / 1000 = G per s */
     res->freq_mhz = rt > 0 ? ft / rt : 0;
     res->chip_freq_mhz = s->chip_freq_time / dur;
     res->max_freq_mhz = s->f_seen_max;
@@ -1265,8 +1257,8 @@ static int run_one(const struct policy *pol, int iso_k, int n, struct result *re
 /* ---- sweep ---- */
 
 enum { POL_CFS, POL_TS, POL_ISO1, POL_ISO2, POL_TSD, POL_BT, POL_BP, N_POL };
-static const char *const pol_names[N_POL] = { "cfs",         "turbosched",    "iso1",         "iso2",
-                                              "turboschedd", "benefit-table", "benefit-probe" };
+static const char *const pol_names[N_POL] = {"cfs",         "turbosched",    "iso1",         "iso2",
+                                             "turboschedd", "benefit-table", "benefit-probe"};
 
 #define MAX_WORKERS 16
 
@@ -1370,23 +1362,23 @@ static int set_chip(const char *name)
     } else if (strcmp(name, "p9-22") == 0) {
         P.n_cores = 22;
     } else if (strcmp(name, "x86-8") == 0) {
-        static const unsigned bins[] = { 0, 5000, 5000, 4800, 4800, 4700, 4700, 4700, 4700 };
+        static const unsigned bins[] = {0, 5000, 5000, 4800, 4800, 4700, 4700, 4700, 4700};
         P.smt = 2;
         P.stop = x86_states;
-        P.n_stop = (int) ELEMENTSOF(x86_states);
+        P.n_stop = (int)ELEMENTSOF(x86_states);
         P.n_cores = 8;
-        P.llc_cores = 8;          /* one L3 for the chip */
-        P.f_nominal_mhz = 4700;   /* all-core turbo */
+        P.llc_cores = 8;        /* one L3 for the chip */
+        P.f_nominal_mhz = 4700; /* all-core turbo */
         P.f_max_mhz = 5000;
         memcpy(P.f_given_mhz, bins, sizeof(bins));
     } else if (strcmp(name, "x86-e5v2") == 0) {
-        static const unsigned bins[] = { 0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600 };
+        static const unsigned bins[] = {0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600};
         P.smt = 2;
         P.stop = ivt_states;
-        P.n_stop = (int) ELEMENTSOF(ivt_states);
+        P.n_stop = (int)ELEMENTSOF(ivt_states);
         P.n_cores = 8;
-        P.llc_cores = 8;          /* one L3 for the chip */
-        P.f_nominal_mhz = 3600;   /* all-core turbo */
+        P.llc_cores = 8;        /* one L3 for the chip */
+        P.f_nominal_mhz = 3600; /* all-core turbo */
         P.f_max_mhz = 4000;
         memcpy(P.f_given_mhz, bins, sizeof(bins));
     } else {
@@ -1410,44 +1402,71 @@ static int parse_double(const char *s, double *ret)
 int main(int argc, char **argv)
 {
     enum {
-        O_QUICK = 256, O_N, O_CSV, O_PNG, O_SCRIPT, O_SEED, O_WARM, O_MEAS, O_CORES, O_FNOM, O_FMAX,
-        O_PEXP, O_WOF, O_WORK, O_PERIOD, O_TICK, O_HOLD, O_MINCH, O_HALF, O_HEAD, O_BUSY, O_IDLE, O_JOBS,
-        O_DOMAIN, O_NO_CPU_JITTER, O_CHIP, O_MARGIN, O_NOISE, O_NO_WOKEN, O_ABS_TIMERS,
+        O_QUICK = 256,
+        O_N,
+        O_CSV,
+        O_PNG,
+        O_SCRIPT,
+        O_SEED,
+        O_WARM,
+        O_MEAS,
+        O_CORES,
+        O_FNOM,
+        O_FMAX,
+        O_PEXP,
+        O_WOF,
+        O_WORK,
+        O_PERIOD,
+        O_TICK,
+        O_HOLD,
+        O_MINCH,
+        O_HALF,
+        O_HEAD,
+        O_BUSY,
+        O_IDLE,
+        O_JOBS,
+        O_DOMAIN,
+        O_NO_CPU_JITTER,
+        O_CHIP,
+        O_MARGIN,
+        O_NOISE,
+        O_NO_WOKEN,
+        O_ABS_TIMERS,
     };
     static const struct option longopts[] = {
-        { "quick", no_argument, NULL, O_QUICK },
-        { "n", required_argument, NULL, O_N },
-        { "csv", required_argument, NULL, O_CSV },
-        { "png", required_argument, NULL, O_PNG },
-        { "plot-script", required_argument, NULL, O_SCRIPT },
-        { "seed", required_argument, NULL, O_SEED },
-        { "warmup-s", required_argument, NULL, O_WARM },
-        { "measure-s", required_argument, NULL, O_MEAS },
-        { "cores", required_argument, NULL, O_CORES },
-        { "fnom-mhz", required_argument, NULL, O_FNOM },
-        { "fmax-mhz", required_argument, NULL, O_FMAX },
-        { "power-exp", required_argument, NULL, O_PEXP },
-        { "wof", required_argument, NULL, O_WOF },
-        { "work-kcycles", required_argument, NULL, O_WORK },
-        { "period-us", required_argument, NULL, O_PERIOD },
-        { "tick-ms", required_argument, NULL, O_TICK },
-        { "hold-ms", required_argument, NULL, O_HOLD },
-        { "min-change-ms", required_argument, NULL, O_MINCH },
-        { "half-life-ms", required_argument, NULL, O_HALF },
-        { "headroom-milli", required_argument, NULL, O_HEAD },
-        { "busy-threshold-milli", required_argument, NULL, O_BUSY },
-        { "idle-machine-milli", required_argument, NULL, O_IDLE },
-        { "jobs", required_argument, NULL, O_JOBS },
-        { "domain", required_argument, NULL, O_DOMAIN },
-        { "no-cpu-jitter", no_argument, NULL, O_NO_CPU_JITTER },
-        { "chip", required_argument, NULL, O_CHIP },
-        { "benefit-margin-bp", required_argument, NULL, O_MARGIN },
-        { "probe-noise-mhz", required_argument, NULL, O_NOISE },
-        { "no-woken", no_argument, NULL, O_NO_WOKEN },
-        { "abs-timers", no_argument, NULL, O_ABS_TIMERS },
-        { "verbose", no_argument, NULL, 'v' },
-        { "trace", no_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },
+        {"quick", no_argument, NULL, O_QUICK},
+        {"n", required_argument, NULL, O_N},
+        {"csv", required_argument, NULL, O_CSV},
+        {"png", required_argument, NULL, O_PNG},
+        {"plot-script", required_argument, NULL, O_SCRIPT},
+        {"seed", required_argument, NULL, O_SEED},
+        {"warmup-s", required_argument, NULL, O_WARM},
+        {"measure-s", required_argument, NULL, O_MEAS},
+        {"cores", required_argument, NULL, O_CORES},
+        {"fnom-mhz", required_argument, NULL, O_FNOM},
+        {"fmax-mhz", required_argument, NULL, O_FMAX},
+        {"power-exp", required_argument, NULL, O_PEXP},
+        {"wof", required_argument, NULL, O_WOF},
+        {"work-kcycles", required_argument, NULL, O_WORK},
+        {"period-us", required_argument, NULL, O_PERIOD},
+        {"tick-ms", required_argument, NULL, O_TICK},
+        {"hold-ms", required_argument, NULL, O_HOLD},
+        {"min-change-ms", required_argument, NULL, O_MINCH},
+        {"half-life-ms", required_argument, NULL, O_HALF},
+        {"headroom-milli", required_argument, NULL, O_HEAD},
+        {"busy-threshold-milli", required_argument, NULL, O_BUSY},
+        {"idle-machine-milli", required_argument, NULL, O_IDLE},
+        {"jobs", required_argument, NULL, O_JOBS},
+        {"domain", required_argument, NULL, O_DOMAIN},
+        {"no-cpu-jitter", no_argument, NULL, O_NO_CPU_JITTER},
+        {"chip", required_argument, NULL, O_CHIP},
+        {"benefit-margin-bp", required_argument, NULL, O_MARGIN},
+        {"probe-noise-mhz", required_argument, NULL, O_NOISE},
+        {"no-woken", no_argument, NULL, O_NO_WOKEN},
+        {"abs-timers", no_argument, NULL, O_ABS_TIMERS},
+        {"verbose", no_argument, NULL, 'v'},
+        {"trace", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
         {},
     };
     unsigned jobs = 0;
@@ -1457,7 +1476,7 @@ int main(int argc, char **argv)
     bool quick = false, n_given = false;
     int c, r = 0;
 
-    config_init_defaults(&daemon_cfg);   /* stays reachable until exit: never freed */
+    config_init_defaults(&daemon_cfg); /* stays reachable until exit: never freed */
     CPU_ZERO(&nset);
     /* the chip shape first, so that the other options refine it */
     for (int i = 1; i < argc; i++) {
@@ -1475,18 +1494,46 @@ int main(int argc, char **argv)
         unsigned u = 0;
         double d = 0;
         switch (c) {
-        case O_QUICK: quick = true; break;
-        case O_N: r = cpulist_parse(optarg, &nset); n_given = true; break;
-        case O_CSV: csv_path = optarg; break;
-        case O_PNG: png_path = optarg; break;
-        case O_SCRIPT: script = optarg; break;
-        case O_SEED: r = parse_uint(optarg, &u); P.seed = u; break;
-        case O_WARM: r = parse_double(optarg, &P.warmup_s); break;
-        case O_MEAS: r = parse_double(optarg, &P.measure_s); break;
-        case O_CORES: r = parse_uint(optarg, &u); P.n_cores = (int) u; break;
-        case O_FNOM: r = parse_double(optarg, &P.f_nominal_mhz); break;
-        case O_FMAX: r = parse_double(optarg, &P.f_max_mhz); break;
-        case O_PEXP: r = parse_double(optarg, &d); P.power_exp = d; break;
+        case O_QUICK:
+            quick = true;
+            break;
+        case O_N:
+            r = cpulist_parse(optarg, &nset);
+            n_given = true;
+            break;
+        case O_CSV:
+            csv_path = optarg;
+            break;
+        case O_PNG:
+            png_path = optarg;
+            break;
+        case O_SCRIPT:
+            script = optarg;
+            break;
+        case O_SEED:
+            r = parse_uint(optarg, &u);
+            P.seed = u;
+            break;
+        case O_WARM:
+            r = parse_double(optarg, &P.warmup_s);
+            break;
+        case O_MEAS:
+            r = parse_double(optarg, &P.measure_s);
+            break;
+        case O_CORES:
+            r = parse_uint(optarg, &u);
+            P.n_cores = (int)u;
+            break;
+        case O_FNOM:
+            r = parse_double(optarg, &P.f_nominal_mhz);
+            break;
+        case O_FMAX:
+            r = parse_double(optarg, &P.f_max_mhz);
+            break;
+        case O_PEXP:
+            r = parse_double(optarg, &d);
+            P.power_exp = d;
+            break;
         case O_WOF:
             if (strcmp(optarg, "cores") == 0)
                 P.wof_by_quad = false;
@@ -1495,15 +1542,33 @@ int main(int argc, char **argv)
             else
                 r = -EINVAL;
             break;
-        case O_WORK: r = parse_double(optarg, &P.work_kcycles); break;
-        case O_PERIOD: r = parse_double(optarg, &P.period_us); break;
-        case O_TICK: r = parse_uint(optarg, &daemon_cfg.tick_ms); break;
-        case O_HOLD: r = parse_uint(optarg, &daemon_cfg.policy.hold_ms); break;
-        case O_MINCH: r = parse_uint(optarg, &daemon_cfg.policy.min_change_ms); break;
-        case O_HALF: r = parse_uint(optarg, &daemon_cfg.policy.half_life_ms); break;
-        case O_HEAD: r = parse_uint(optarg, &daemon_cfg.policy.headroom_milli); break;
-        case O_BUSY: r = parse_uint(optarg, &daemon_cfg.policy.busy_threshold_milli); break;
-        case O_IDLE: r = parse_uint(optarg, &daemon_cfg.policy.idle_machine_milli); break;
+        case O_WORK:
+            r = parse_double(optarg, &P.work_kcycles);
+            break;
+        case O_PERIOD:
+            r = parse_double(optarg, &P.period_us);
+            break;
+        case O_TICK:
+            r = parse_uint(optarg, &daemon_cfg.tick_ms);
+            break;
+        case O_HOLD:
+            r = parse_uint(optarg, &daemon_cfg.policy.hold_ms);
+            break;
+        case O_MINCH:
+            r = parse_uint(optarg, &daemon_cfg.policy.min_change_ms);
+            break;
+        case O_HALF:
+            r = parse_uint(optarg, &daemon_cfg.policy.half_life_ms);
+            break;
+        case O_HEAD:
+            r = parse_uint(optarg, &daemon_cfg.policy.headroom_milli);
+            break;
+        case O_BUSY:
+            r = parse_uint(optarg, &daemon_cfg.policy.busy_threshold_milli);
+            break;
+        case O_IDLE:
+            r = parse_uint(optarg, &daemon_cfg.policy.idle_machine_milli);
+            break;
         case O_DOMAIN:
             if (strcmp(optarg, "package") == 0)
                 daemon_cfg.policy.domain = DOMAIN_PACKAGE;
@@ -1514,17 +1579,38 @@ int main(int argc, char **argv)
             else
                 r = -EINVAL;
             break;
-        case O_NO_CPU_JITTER: pass_cpu_jitter = false; break;
-        case O_CHIP: break;   /* applied above */
-        case O_MARGIN: r = parse_uint(optarg, &benefit_margin_bp); break;
-        case O_NOISE: r = parse_double(optarg, &probe_noise_mhz); break;
-        case O_NO_WOKEN: pass_none_woken = false; break;
-        case O_ABS_TIMERS: abs_timers = true; break;
-        case O_JOBS: r = parse_uint(optarg, &jobs); break;
-        case 'v': verbose = true; break;
-        case 'T': trace = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_NO_CPU_JITTER:
+            pass_cpu_jitter = false;
+            break;
+        case O_CHIP:
+            break; /* applied above */
+        case O_MARGIN:
+            r = parse_uint(optarg, &benefit_margin_bp);
+            break;
+        case O_NOISE:
+            r = parse_double(optarg, &probe_noise_mhz);
+            break;
+        case O_NO_WOKEN:
+            pass_none_woken = false;
+            break;
+        case O_ABS_TIMERS:
+            abs_timers = true;
+            break;
+        case O_JOBS:
+            r = parse_uint(optarg, &jobs);
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'T':
+            trace = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
         if (r < 0) {
             fprintf(stderr, "invalid value for --%s: '%s'\n", longopts[c - O_QUICK].name, optarg);
@@ -1567,17 +1653,17 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    _cleanup_free_ struct result *res = calloc((size_t) n_n * N_POL, sizeof(*res));
+    _cleanup_free_ struct result *res = calloc((size_t)n_n * N_POL, sizeof(*res));
     if (!res) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    bool have[N_POL] = { true, true, true, true, HAVE_PACKER, HAVE_PACKER, HAVE_PACKER };
-    struct sweep sw = { .ns = ns, .n_n = n_n, .have = have, .res = res, .lock = PTHREAD_MUTEX_INITIALIZER };
+    bool have[N_POL] = {true, true, true, true, HAVE_PACKER, HAVE_PACKER, HAVE_PACKER};
+    struct sweep sw = {.ns = ns, .n_n = n_n, .have = have, .res = res, .lock = PTHREAD_MUTEX_INITIALIZER};
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_workers = (int) MAX(1, MIN(n_online, MAX_WORKERS));
+    int n_workers = (int)MAX(1, MIN(n_online, MAX_WORKERS));
     if (jobs > 0)
-        n_workers = (int) MIN(jobs, MAX_WORKERS);
+        n_workers = (int)MIN(jobs, MAX_WORKERS);
     pthread_t workers[MAX_WORKERS];
     int started = 0;
     uint64_t t0 = now_ms();
@@ -1599,23 +1685,24 @@ int main(int argc, char **argv)
 
     printf("# chip %s: %d SMT%d cores, %.0f-%.0f MHz (%s; limit by active %s), jitter %.0f kcycles every %.0f us, "
            "warm-up %.1f s, measured %.1f s, seed %llu\n",
-           P.chip, P.n_cores, P.smt, P.f_nominal_mhz, P.f_max_mhz, P.f_given_mhz[1] ? "published table" : "power law", P.wof_by_quad ? "quads" : "cores", P.work_kcycles,
-           P.period_us, P.warmup_s, P.measure_s, (unsigned long long) P.seed);
+           P.chip, P.n_cores, P.smt, P.f_nominal_mhz, P.f_max_mhz, P.f_given_mhz[1] ? "published table" : "power law",
+           P.wof_by_quad ? "quads" : "cores", P.work_kcycles, P.period_us, P.warmup_s, P.measure_s,
+           (unsigned long long)P.seed);
     if (!HAVE_PACKER)
         printf("# turboschedd: not built (no packer.h in this tree)\n");
     else
         printf("# turboschedd: tick %u ms, hold %u ms, min-change %u ms, half-life %u ms, busy %u, headroom %u, "
                "idle-machine %u (milli), domain %s, per-CPU jitter shares %s\n",
                daemon_cfg.tick_ms, daemon_cfg.policy.hold_ms, daemon_cfg.policy.min_change_ms,
-               daemon_cfg.policy.half_life_ms, daemon_cfg.policy.busy_threshold_milli,
-               daemon_cfg.policy.headroom_milli, daemon_cfg.policy.idle_machine_milli,
+               daemon_cfg.policy.half_life_ms, daemon_cfg.policy.busy_threshold_milli, daemon_cfg.policy.headroom_milli,
+               daemon_cfg.policy.idle_machine_milli,
                daemon_cfg.policy.domain == DOMAIN_LLC    ? "llc"
                : daemon_cfg.policy.domain == DOMAIN_NUMA ? "numa"
                                                          : "package",
                pass_cpu_jitter ? "on" : "off");
     printf("# ops/s and mean frequency of the intensive threads, relative to cfs (%%)\n");
-    printf("%4s %8s %7s | %14s | %14s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched",
-           "iso1", "iso2", "turboschedd", "benefit-table", "benefit-probe");
+    printf("%4s %8s %7s | %14s | %14s | %14s | %14s | %14s | %14s\n", "N", "cfs Gop/s", "cfs MHz", "turbosched", "iso1",
+           "iso2", "turboschedd", "benefit-table", "benefit-probe");
     for (int k = 0; k < n_n; k++) {
         const struct result *b = &res[k * N_POL];
         printf("%4d %8.2f %7.0f", ns[k], b->ops_per_s, b->freq_mhz);
@@ -1696,10 +1783,9 @@ int main(int argc, char **argv)
                      "csv='%s'; out='%s'; fmax=%.0f; chip='%s: %d SMT%d cores'; "
                      "tsd='turboschedd (packer_plan; tick %u ms, hold %u ms, min-change %u ms, half-life %u ms%s)'",
                      csv_path, png_path, P.f_max_mhz, P.chip, P.n_cores, P.smt, daemon_cfg.tick_ms,
-                     daemon_cfg.policy.hold_ms,
-                     daemon_cfg.policy.min_change_ms, daemon_cfg.policy.half_life_ms,
+                     daemon_cfg.policy.hold_ms, daemon_cfg.policy.min_change_ms, daemon_cfg.policy.half_life_ms,
                      pass_cpu_jitter ? "" : ", no per-CPU jitter shares");
-            execlp("gnuplot", "gnuplot", "-e", arg, script, (char *) NULL);
+            execlp("gnuplot", "gnuplot", "-e", arg, script, (char *)NULL);
             fprintf(stderr, "gnuplot: %s\n", strerror(errno));
             _exit(127);
         }

@@ -147,9 +147,9 @@ static bool kernel_fallback(const struct applier *a, const struct applied_task *
 }
 
 enum ours {
-    NOT_OURS = 0,       /* gone, or changed by someone else: forgotten */
-    OURS,               /* the mask is still the one we set */
-    RESET,              /* the kernel's fallback replaced it: original given back, forgotten */
+    NOT_OURS = 0, /* gone, or changed by someone else: forgotten */
+    OURS,         /* the mask is still the one we set */
+    RESET,        /* the kernel's fallback replaced it: original given back, forgotten */
 };
 
 /* Read tid's mask and check it is still what we set. The cheap read first:
@@ -178,7 +178,8 @@ static enum ours check_ours(struct applier *a, struct applied_task *e)
         return OURS;
     if (kernel_fallback(a, e, &full, &reported)) {
         log_info("pid %d (%s): CPUs %s went offline and the kernel moved it to %s: giving its original %s "
-                 "back", (int)e->tid, e->comm, apply_fmt_set(&e->set), apply_fmt_set(&full), apply_fmt_set(&e->original));
+                 "back",
+                 (int)e->tid, e->comm, apply_fmt_set(&e->set), apply_fmt_set(&full), apply_fmt_set(&e->original));
         return restore_entry(a, e) > 0 ? RESET : NOT_OURS;
     }
     someone_else(a, e, &full);
@@ -239,8 +240,8 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
     if (leader && apply_mask_matches(a, current, expected_mask(a, leader))) {
         *original = leader->original;
         *slice = leader->slice;
-        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s",
-                  (int)t->tid, t->comm, (int)t->pid, apply_fmt_set(original));
+        log_debug("pid %d (%s): carries the mask we set on its leader %d, taking over its original %s", (int)t->tid,
+                  t->comm, (int)t->pid, apply_fmt_set(original));
         return true;
     }
     /* The same for a process: one whose fork we never saw (events lost and
@@ -249,14 +250,14 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
      * taken for its original it would never be undone. */
     const struct applied_task *parent = NULL;
     pid_t ppid;
-    if (a->ops->parent_of && subset_of(current, plan) &&
-        a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 && ppid != t->tid)
+    if (a->ops->parent_of && subset_of(current, plan) && a->ops->parent_of(a->ops->userdata, t->tid, &ppid) == 0 &&
+        ppid != t->tid)
         parent = tidmap_find(&a->tasks, ppid);
     if (parent && apply_mask_matches(a, current, expected_mask(a, parent))) {
         *original = parent->original;
         *slice = parent->slice;
-        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s",
-                  (int)t->tid, t->comm, (int)parent->tid, apply_fmt_set(original));
+        log_debug("pid %d (%s): carries the mask we set on its parent %d, taking over its original %s", (int)t->tid,
+                  t->comm, (int)parent->tid, apply_fmt_set(original));
         return true;
     }
     return false;
@@ -269,7 +270,7 @@ static bool take_inherited_original(struct applier *a, const struct task *t, con
 static bool still_the_task(struct applier *a, const struct task *t)
 {
     if (t->flags & TASK_F_START_FRESH)
-        return true;    /* read microseconds ago, for this very event */
+        return true; /* read microseconds ago, for this very event */
     uint64_t start_time;
     int r = a->ops->task_start_time(a->ops->userdata, t->tid, &start_time);
     if (r < 0 || start_time != t->start_time) {
@@ -299,8 +300,10 @@ static void note_untrusted(struct applier *a, const struct task *t, const cpu_se
 {
     cpu_set_t online;
     if (a->ops->online_cpus(a->ops->userdata, &online) == 0 && !subset_of(&online, original))
-        log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG, "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
-                   "as the task's own", (int)t->tid, t->comm, apply_fmt_set(original));
+        log_internal(a->untrusted_notes++ < 64 ? LOG_NOTICE : LOG_DEBUG,
+                     "pid %d (%s): mask %s may be one a previous run set (its state file was damaged); taken "
+                     "as the task's own",
+                     (int)t->tid, t->comm, apply_fmt_set(original));
 }
 
 /* Remember a task we confined (or, in a dry run, would have), with the
@@ -308,8 +311,12 @@ static void note_untrusted(struct applier *a, const struct task *t, const cpu_se
 static int record_new(struct applier *a, const struct task *t, const cpu_set_t *original, const cpu_set_t *want,
                       const cpu_set_t *current, bool changed, const struct slice_saved *slice)
 {
-    struct applied_task rec = {.tid = t->tid, .pid = t->pid, .start_time = t->start_time,
-                               .original = *original, .set = *want, .slice = *slice};
+    struct applied_task rec = {.tid = t->tid,
+                               .pid = t->pid,
+                               .start_time = t->start_time,
+                               .original = *original,
+                               .set = *want,
+                               .slice = *slice};
     memcpy(rec.comm, t->comm, sizeof rec.comm);
     rec.comm[sizeof rec.comm - 1] = '\0';
     if (!tidmap_add(&a->tasks, &rec)) {
@@ -317,9 +324,9 @@ static int record_new(struct applier *a, const struct task *t, const cpu_set_t *
         log_err("pid %d (%s): out of memory recording its affinity, restoring it", (int)t->tid, t->comm);
         int r = !a->dry_run && changed ? a->ops->setaffinity(a->ops->userdata, t->tid, current) : 0;
         if (r < 0 && !errno_is_gone(r))
-            log_error_errno(r, "pid %d (%s): restoring its affinity: %m; left on %s, unrecorded", (int)t->tid,
-                            t->comm, apply_fmt_set(want));
-        return -ENOMEM;     /* the caller takes back a slice it gave */
+            log_error_errno(r, "pid %d (%s): restoring its affinity: %m; left on %s, unrecorded", (int)t->tid, t->comm,
+                            apply_fmt_set(want));
+        return -ENOMEM; /* the caller takes back a slice it gave */
     }
     mark_task_changed(a, t->tid);
     return changed;
@@ -354,7 +361,7 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
                       apply_fmt_set(&original), apply_fmt_set(plan));
             return 0;
         }
-        want = original;        /* the mask is ours: give the original back */
+        want = original; /* the mask is ours: give the original back */
     }
     /* want is a subset of the mask the kernel keeps (or the original an
      * inherited mask came from), so the kernel stores it as it is and
@@ -385,7 +392,7 @@ static int pack_new(struct applier *a, const struct task *t, const cpu_set_t *pl
     if (a->state_untrusted && !inherited && a->ops->online_cpus)
         note_untrusted(a, t, &original);
     if (!restricting)
-        return changed;         /* nothing restricted: nothing to remember */
+        return changed; /* nothing restricted: nothing to remember */
     r = record_new(a, t, &original, &want, &current, changed, &slice);
     if (r == -ENOMEM && sliced_now)
         (void)apply_slice_undo(a, t->tid, &holder);
@@ -401,12 +408,12 @@ int applier_pack_task(struct applier *a, const struct task *t, const cpu_set_t *
     if (h) {
         if (h->start_time == t->start_time)
             return 0;
-        tidmap_remove(&a->hands_off, t->tid);       /* TID reused by a new task */
+        tidmap_remove(&a->hands_off, t->tid); /* TID reused by a new task */
     }
 
     struct applied_task *e = tidmap_find(&a->tasks, t->tid);
     if (e && e->start_time != t->start_time) {
-        forget(a, t->tid);                      /* ours exited unseen; TID reused */
+        forget(a, t->tid); /* ours exited unseen; TID reused */
         e = NULL;
     }
     if (!e)
@@ -439,8 +446,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
     return applier_adopt_from(a, tid, pid, start_time, &parent);
 }
 
-int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time,
-                       const struct applied_task *p)
+int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, const struct applied_task *p)
 {
     if (tid == p->tid)
         return 0;
@@ -454,8 +460,10 @@ int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_t
     int r = apply_get_full(a, tid, &now);
     if (r < 0) {
         if (!errno_is_gone(r))
-            log_warning_errno(r, "pid %d: reading the mask it inherited from %d: %m; not adopted, so not restored "
-                                 "with it", (int)tid, (int)p->tid);
+            log_warning_errno(r,
+                              "pid %d: reading the mask it inherited from %d: %m; not adopted, so not restored "
+                              "with it",
+                              (int)tid, (int)p->tid);
         return 0;
     }
     /* the kernel copied the parent's mask at fork; anything else is not ours */
@@ -469,7 +477,7 @@ int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_t
     rec.start_time = start_time;
     if (!tidmap_add(&a->tasks, &rec)) {
         log_err("pid %d (%s): out of memory recording the affinity it inherited, restoring it", (int)tid, rec.comm);
-        (void)restore_entry(a, &rec);   /* it logs a failure */
+        (void)restore_entry(a, &rec); /* it logs a failure */
         return -ENOMEM;
     }
     mark_task_changed(a, tid);
@@ -525,7 +533,7 @@ int applier_verify(struct applier *a, size_t max_tasks)
         if (check_ours(a, e) == OURS)
             a->verify_cursor++;
         else
-            forgotten++;        /* the last element moved into this place: check it next */
+            forgotten++; /* the last element moved into this place: check it next */
     }
     return forgotten;
 }
@@ -536,10 +544,7 @@ int applier_hands_off(const struct applier *a, pid_t tid)
     return h ? h->reason : 0;
 }
 
-const struct applied_task *applier_find(const struct applier *a, pid_t tid)
-{
-    return tidmap_find(&a->tasks, tid);
-}
+const struct applied_task *applier_find(const struct applier *a, pid_t tid) { return tidmap_find(&a->tasks, tid); }
 
 size_t applier_count(const struct applier *a) { return a->tasks.n; }
 

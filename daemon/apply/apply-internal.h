@@ -19,24 +19,24 @@
 struct hands_off {
     pid_t tid;
     uint64_t start_time;
-    int reason;                 /* -EPERM, -EINVAL...: the kernel refused; -EBUSY: changed by someone else */
+    int reason; /* -EPERM, -EINVAL...: the kernel refused; -EBUSY: changed by someone else */
 };
 
 struct applier {
     const struct sysops *ops;
     char *state_file;
     bool dry_run;
-    struct tidmap tasks;        /* of struct applied_task */
-    struct tidmap hands_off;    /* of struct hands_off */
+    struct tidmap tasks;     /* of struct applied_task */
+    struct tidmap hands_off; /* of struct hands_off */
     struct applied_group *groups;
     size_t n_groups;
     size_t verify_cursor;
     /* the last group/unit failure, so one that repeats every tick is logged once */
     char *failed_group;
     int failed_err;
-    bool dirty;                 /* the state file is behind */
-    bool unsaved;               /* ...on a change made, not only one undone */
-    uint64_t written_ms;        /* when the file was last written (monotonic) */
+    bool dirty;          /* the state file is behind */
+    bool unsaved;        /* ...on a change made, not only one undone */
+    uint64_t written_ms; /* when the file was last written (monotonic) */
     /* Changes go to the file as blocks appended (state_append) while only
      * tasks' records changed: state_fd is the file last written (-1: none),
      * pending the TIDs whose records changed since, journal_lines what the

@@ -44,8 +44,8 @@ bool apply_slice_undo(struct applier *a, pid_t tid, const struct applied_task *t
         return false;
     int r = slice_restore(a->ops, tid, &t->slice);
     if (r == SLICE_SKIP_CHANGED)
-        log_debug("pid %d (%s): scheduling attributes changed by someone else after us, leaving them alone",
-                  (int)tid, t->comm);
+        log_debug("pid %d (%s): scheduling attributes changed by someone else after us, leaving them alone", (int)tid,
+                  t->comm);
     else if (r < 0 && !errno_is_gone(r))
         log_warning_errno(r, "pid %d (%s): restoring its scheduling attributes: %m", (int)tid, t->comm);
     else if (r == 0)

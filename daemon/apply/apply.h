@@ -56,8 +56,7 @@ int applier_adopt_inherited(struct applier *a, pid_t tid, pid_t pid, uint64_t st
  * is not ours), then, later, the adoption from that copy: the parent may
  * have been restored in between, and its record is gone. */
 bool applier_inheritance(const struct applier *a, pid_t parent_tid, struct applied_task *out);
-int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time,
-                       const struct applied_task *parent);
+int applier_adopt_from(struct applier *a, pid_t tid, pid_t pid, uint64_t start_time, const struct applied_task *parent);
 
 /* Restore tid's original mask if it is ours and its mask is still what we
  * set (same start time, too); forget it either way. 1 restored, 0 not ours

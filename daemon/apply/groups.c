@@ -104,10 +104,7 @@ static bool name_ok(const char *name)
     return true;
 }
 
-static bool cpuset_group_ok(const char *group)
-{
-    return name_ok(group) && group[0] == '/' && group[1] != '\0';
-}
+static bool cpuset_group_ok(const char *group) { return name_ok(group) && group[0] == '/' && group[1] != '\0'; }
 
 static void parent_of(const char *group, char *buf, size_t size)
 {
@@ -143,8 +140,8 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
     else
         want = parent_cpus;
     if (CPU_COUNT(&want) == 0) {
-        log_debug("cpuset group %s: plan %s has no CPU of %s (%s), leaving it", group, mask ? apply_fmt_set(mask) : "(all)", parent,
-                  apply_fmt_set(&parent_cpus));
+        log_debug("cpuset group %s: plan %s has no CPU of %s (%s), leaving it", group,
+                  mask ? apply_fmt_set(mask) : "(all)", parent, apply_fmt_set(&parent_cpus));
         return 0;
     }
 
@@ -153,8 +150,7 @@ int applier_group_set_v1(struct applier *a, const char *group, const cpu_set_t *
         char mems[CPULIST_MAX];
         r = a->ops->cpuset_read(a->ops->userdata, parent, "cpuset.mems", mems, sizeof mems);
         if (r < 0) {
-            group_failed(a, group, r, "cpuset group %s: reading cpuset.mems of %s: %s", group, parent,
-                         strerror(-r));
+            group_failed(a, group, r, "cpuset group %s: reading cpuset.mems of %s: %s", group, parent, strerror(-r));
             return r;
         }
         if (a->dry_run)
@@ -326,7 +322,7 @@ int applier_group_detach_v1(struct applier *a, const char *group, pid_t tid)
     uint64_t start_time;
     int r = 0;
     if (a->ops->task_start_time(a->ops->userdata, tid, &start_time) < 0 || start_time != m->start_time)
-        goto drop;   /* gone, or another task under a reused TID */
+        goto drop; /* gone, or another task under a reused TID */
     if ((r = a->ops->cpuset_task_path(a->ops->userdata, tid, path, sizeof path)) < 0) {
         if (!errno_is_gone(r))
             log_warning_errno(r, "pid %d: reading its cpuset: %m; left in %s", (int)tid, g->name);
@@ -361,10 +357,7 @@ int applier_group_remove_v1(struct applier *a, const char *group)
     return r;
 }
 
-static bool unit_name_ok(const char *unit)
-{
-    return name_ok(unit) && strchr(unit, '.') && !strchr(unit, '/');
-}
+static bool unit_name_ok(const char *unit) { return name_ok(unit) && strchr(unit, '.') && !strchr(unit, '/'); }
 
 static bool unit_is_original(const struct applied_group *g, const cpu_set_t *now, int n_bytes)
 {
@@ -439,7 +432,7 @@ int applier_unit_set_allowed_cpus(struct applier *a, const char *unit, const cpu
         return r;
     }
     if (CPU_COUNT(mask) == 0)
-        return -EINVAL;         /* an empty AllowedCPUs= would mean all CPUs */
+        return -EINVAL; /* an empty AllowedCPUs= would mean all CPUs */
 
     uint8_t bits[CPU_SETSIZE / 8];
     bool created = false;

@@ -38,8 +38,7 @@ int pins_snapshot(struct pins *p, struct task_table *tt, const cpu_set_t *online
             p->v = v;
             p->cap = cap;
         }
-        p->v[p->n++] = (struct pin){.tid = t->tid, .start_time = t->start_time, .mask = m,
-                                    .managed = c == PIN_MANAGED};
+        p->v[p->n++] = (struct pin){.tid = t->tid, .start_time = t->start_time, .mask = m, .managed = c == PIN_MANAGED};
     }
     p->repairs_left = passes;
     return (int)p->n;
@@ -56,7 +55,7 @@ int pins_repair(struct pins *p, const struct sysops *ops)
         uint64_t st;
         if (pin->tid == 0 || ops->task_start_time(ops->userdata, pin->tid, &st) < 0 || st != pin->start_time ||
             ops->getaffinity(ops->userdata, pin->tid, &m) < 0) {
-            pin->tid = 0;   /* gone: stop looking */
+            pin->tid = 0; /* gone: stop looking */
             continue;
         }
         /* A managed task's mask is the one its manager holds it to now:

@@ -35,15 +35,15 @@ struct pin {
     pid_t tid;
     uint64_t start_time;
     cpu_set_t mask;
-    bool managed;            /* the caller's own change: ask it again at repair */
+    bool managed; /* the caller's own change: ask it again at repair */
 };
 
 struct pins {
     struct pin *v;
     size_t n, cap;
-    cpu_set_t online;        /* a task reset by the toggle has all of these */
-    unsigned repairs_left;   /* passes still to make */
-    pins_now_fn now;         /* for managed pins */
+    cpu_set_t online;      /* a task reset by the toggle has all of these */
+    unsigned repairs_left; /* passes still to make */
+    pins_now_fn now;       /* for managed pins */
     void *userdata;
 };
 

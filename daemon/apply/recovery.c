@@ -27,12 +27,12 @@ void mark_task_changed(struct applier *a, pid_t tid)
     a->dirty = true;
     a->unsaved = true;
     if (a->n_pending && a->pending[a->n_pending - 1] == tid)
-        return;     /* the same record again (its mask, then its slice) */
+        return; /* the same record again (its mask, then its slice) */
     if (a->n_pending == a->cap_pending) {
         size_t cap = a->cap_pending ? 2 * a->cap_pending : 64;
         pid_t *p = reallocarray(a->pending, cap, sizeof *p);
         if (!p) {
-            a->rewrite = true;      /* the whole file, then */
+            a->rewrite = true; /* the whole file, then */
             return;
         }
         a->pending = p;
@@ -93,11 +93,11 @@ static int append_changes(struct applier *a)
     for (size_t i = 0; i < a->n_pending; i++) {
         const struct applied_task *t = tidmap_find(&a->tasks, a->pending[i]);
         if (t)
-            recs[n++] = t;      /* a record gone since: removed is set */
+            recs[n++] = t; /* a record gone since: removed is set */
     }
     int r = n ? state_append(a->state_fd, recs, n) : 0;
     if (r < 0) {
-        close(a->state_fd);     /* the file may hold part of it: written whole next */
+        close(a->state_fd); /* the file may hold part of it: written whole next */
         a->state_fd = -1;
         a->rewrite = true;
         return r;
@@ -132,10 +132,7 @@ static int flush(struct applier *a, bool early)
     return 0;
 }
 
-int applier_flush_state(struct applier *a)
-{
-    return flush(a, false);
-}
+int applier_flush_state(struct applier *a) { return flush(a, false); }
 
 int64_t applier_changes_due_ms(const struct applier *a, uint64_t now)
 {
@@ -164,7 +161,8 @@ static bool recover_mask(struct applier *a, pid_t tid, const char *comm, const c
         return false;
     }
     if (a->dry_run) {
-        log_info("would restore pid %d (%s) affinity %s -> %s", (int)tid, comm, apply_fmt_set(set), apply_fmt_set(original));
+        log_info("would restore pid %d (%s) affinity %s -> %s", (int)tid, comm, apply_fmt_set(set),
+                 apply_fmt_set(original));
         return true;
     }
     int r = a->ops->setaffinity(a->ops->userdata, tid, original);
@@ -182,7 +180,7 @@ static bool recover_task(struct applier *a, const struct applied_task *t)
 {
     uint64_t start_time;
     if (a->ops->task_start_time(a->ops->userdata, t->tid, &start_time) < 0 || start_time != t->start_time)
-        return false;           /* exited, or the TID names another task now */
+        return false; /* exited, or the TID names another task now */
     /* The slice is judged on its own: attributes still as that run set
      * them are its change even where someone else has moved the mask. */
     bool sliced = apply_slice_undo(a, t->tid, t);
@@ -202,8 +200,11 @@ static bool recover_task(struct applier *a, const struct applied_task *t)
 struct recover_walk {
     struct applier *a;
     const struct state *s;
-    struct pidmap seen;         /* a set: no values */
-    struct { pid_t tid, pid; size_t rec; } *queue;
+    struct pidmap seen; /* a set: no values */
+    struct {
+        pid_t tid, pid;
+        size_t rec;
+    } * queue;
     size_t head, n, cap;
     int restored;
     bool truncated;
@@ -274,14 +275,16 @@ static int recover_offspring(struct applier *a, const struct state *s)
         k = a->ops->children_of(a->ops->userdata, tid, buf, RECOVER_BATCH);
         w.truncated |= k > RECOVER_BATCH;
         for (int j = 0; j < k && j < RECOVER_BATCH; j++)
-            walk_visit(&w, buf[j], buf[j], rec);     /* a child process: its TID is its PID */
+            walk_visit(&w, buf[j], buf[j], rec); /* a child process: its TID is its PID */
     }
     if (w.truncated)
         log_warning("state file %s: too many tasks created while no daemon ran; some may keep a mask a previous "
-                    "run set", a->state_file);
+                    "run set",
+                    a->state_file);
     if (w.restored)
         log_info("state file %s: %d tasks created while no daemon ran carried a mask a previous run set; "
-                 "restored", a->state_file, w.restored);
+                 "restored",
+                 a->state_file, w.restored);
     free(buf);
     free(w.queue);
     pidmap_done(&w.seen);
@@ -309,8 +312,10 @@ static int recover_salvage(struct applier *a)
     int err = 0;
     _cleanup_fclose_ FILE *f = state_open_trusted(a->state_file, &err);
     if (!f) {
-        log_warning_errno(err, "state file %s: damaged and unreadable (%m): tasks a previous run confined may "
-                               "keep their masks", a->state_file);
+        log_warning_errno(err,
+                          "state file %s: damaged and unreadable (%m): tasks a previous run confined may "
+                          "keep their masks",
+                          a->state_file);
         return 0;
     }
     char line[512 + CPULIST_MAX * 2];
@@ -322,7 +327,7 @@ static int recover_salvage(struct applier *a)
         line[strcspn(line, "\n")] = '\0';
         char boot[64];
         if (strncmp(line, "end ", 4) == 0) {
-            altered = true;             /* whole, yet its checksum or count is wrong */
+            altered = true; /* whole, yet its checksum or count is wrong */
             break;
         }
         if (sscanf(line, "boot %63s", boot) == 1) {
@@ -335,8 +340,8 @@ static int recover_salvage(struct applier *a)
         char orig[CPULIST_MAX], set[CPULIST_MAX];
         _Static_assert(CPULIST_MAX == 8192, "the scanf widths below follow CPULIST_MAX");
         if (!same_boot || n >= SALVAGE_MAX_TASKS ||
-            sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 ||
-            tid <= 0 || pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0 ||
+            sscanf(line, "task %d %d %llu %8191s %8191s %n", &tid, &pid, &start, orig, set, &comm_at) < 5 || tid <= 0 ||
+            pid <= 0 || cpulist_parse(orig, &t.original) < 0 || cpulist_parse(set, &t.set) < 0 ||
             CPU_COUNT(&t.set) == 0 || CPU_EQUAL(&t.set, &t.original) || !subset_of(&t.set, &t.original))
             continue;
         t.tid = tid;
@@ -359,7 +364,8 @@ static int recover_salvage(struct applier *a)
     int restored = 0;
     if (altered || r < 0)
         log_warning("state file %s: damaged, nothing in it restored: tasks a previous run confined may keep their "
-                    "masks", a->state_file);
+                    "masks",
+                    a->state_file);
     else {
         for (size_t i = 0; i < n; i++)
             restored += recover_task(a, &cand[i]);
@@ -411,13 +417,16 @@ int applier_recover(struct applier *a)
     for (size_t i = 0; i < s.n_tasks; i++)
         restored += recover_task(a, &s.tasks[i]);
     r = recover_offspring(a, &s);
-    if (r < 0)      /* the groups are still undone and the file removed */
-        log_error_errno(r, "state file %s: following the new processes and threads of its tasks: %m; those "
-                           "started while no daemon ran may keep the masks they inherited", a->state_file);
+    if (r < 0) /* the groups are still undone and the file removed */
+        log_error_errno(r,
+                        "state file %s: following the new processes and threads of its tasks: %m; those "
+                        "started while no daemon ran may keep the masks they inherited",
+                        a->state_file);
     else
         restored += r;
     for (size_t i = 0; i < s.n_groups; i++) {
-        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? apply_cpuset_undo(a, &s.groups[i], true) : apply_unit_undo(a, &s.groups[i]);
+        int k = s.groups[i].kind == GROUP_CPUSET_V1 ? apply_cpuset_undo(a, &s.groups[i], true)
+                                                    : apply_unit_undo(a, &s.groups[i]);
         restored += k > 0;
     }
     log_info("state file %s: undid %d of %zu changes left by a previous run", a->state_file, restored,
@@ -426,4 +435,3 @@ int applier_recover(struct applier *a)
     remove_state_file(a);
     return restored;
 }
-

@@ -132,7 +132,7 @@ static int write_file_atomically(const char *path, const char *text, size_t len,
     if (r < 0)
         unlink(tmp);
     if (r == 0 && keep_fd) {
-        *keep_fd = fd;      /* at the end of the file: blocks go after it */
+        *keep_fd = fd; /* at the end of the file: blocks go after it */
         return 0;
     }
     if (close(fd) < 0 && r == 0)
@@ -169,8 +169,7 @@ static void fill_file(struct writer *w, const void *what, char *a, char *b)
             w_line(w, "cpuset %s\n", g->name);
             for (size_t j = 0; j < g->n_members; j++) {
                 const struct applied_member *m = &g->members[j];
-                w_line(w, "member %d %d %" PRIu64 " %s\n", (int)m->tid, (int)m->pid, m->start_time,
-                       m->original_path);
+                w_line(w, "member %d %d %" PRIu64 " %s\n", (int)m->tid, (int)m->pid, m->start_time, m->original_path);
             }
         } else {
             w_line(w, "unit %s %s %s\n", format_cpulist(&g->set, a, CPULIST_MAX),
@@ -449,7 +448,8 @@ FILE *state_open_trusted(const char *path, int *err)
     if ((st.st_uid != 0 && st.st_uid != euid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))) {
         *err = -EPERM;
         log_warning("state file %s: its directory %s is owned by uid %u with mode %04o, writable by others; "
-                    "not trusting it", path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+                    "not trusting it",
+                    path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
         return NULL;
     }
     /* O_NONBLOCK: a FIFO planted here must not hang the start. */
@@ -482,15 +482,15 @@ FILE *state_open_trusted(const char *path, int *err)
         *err = log_warning_errno(-errno, "state file %s: %m, ignoring it", path);
         return NULL;
     }
-    TAKE_FD(fd);    /* the FILE owns it now */
+    TAKE_FD(fd); /* the FILE owns it now */
     return f;
 }
 
 /* What reading the lines found, checked once the file is read. */
 struct read_status {
-    unsigned lines;         /* lines before the end line, the header included */
-    unsigned bad_line;      /* the first entry that did not parse, 0 if none */
-    bool ended;             /* a valid end line was read */
+    unsigned lines;    /* lines before the end line, the header included */
+    unsigned bad_line; /* the first entry that did not parse, 0 if none */
+    bool ended;        /* a valid end line was read */
 };
 
 static bool parse_end(const char *line, unsigned *lines, uint64_t *hash)
@@ -523,7 +523,7 @@ static int check_header(const char *path, const char *line)
         log_warning("state file %s: not a turbosched state file, ignoring it", path);
         return -EBADMSG;
     }
-    if (version != STATE_VERSION && version != 1) {     /* 1: the same, never with blocks */
+    if (version != STATE_VERSION && version != 1) { /* 1: the same, never with blocks */
         log_warning("state file %s: format version %u, this daemon reads %d, ignoring it", path, version,
                     STATE_VERSION);
         return -EPROTONOSUPPORT;
@@ -549,12 +549,12 @@ static int read_lines(FILE *f, const char *path, struct state *s, struct read_st
             if (r < 0)
                 return r;
             rs->ended = true;
-            break;      /* the blocks after it: read_blocks */
+            break; /* the blocks after it: read_blocks */
         }
         hash = fnv1a(hash, line, (size_t)n);
         rs->lines++;
         if (!complete)
-            continue;           /* a truncated last line: no end line follows */
+            continue; /* a truncated last line: no end line follows */
         line[n - 1] = '\0';
 
         if (rs->lines == 1) {
@@ -631,7 +631,7 @@ static int cmp_tid_then_later(const void *x, const void *y, void *userdata)
     size_t i = *(const size_t *)x, j = *(const size_t *)y;
     if (t[i].tid != t[j].tid)
         return t[i].tid < t[j].tid ? -1 : 1;
-    return i > j ? -1 : i < j;      /* the later line first */
+    return i > j ? -1 : i < j; /* the later line first */
 }
 
 /* Keep each TID's last task line, in file order. */
@@ -695,6 +695,6 @@ int state_read(const char *path, const char *boot_id, struct state *ret)
     if (r < 0)
         return r;
     *ret = s;
-    s = (struct state){0};  /* *ret owns the members now */
+    s = (struct state){0}; /* *ret owns the members now */
     return 0;
 }

@@ -34,11 +34,11 @@
 struct applied_task {
     pid_t tid;
     pid_t pid;
-    uint64_t start_time;        /* guards against TID reuse */
-    cpu_set_t original;         /* read the first time we touched it; restored exactly */
-    cpu_set_t set;              /* what we set; anything else now means someone else changed it */
-    char comm[16];              /* for messages only */
-    struct slice_saved slice;   /* the jitter slice we gave it, if any (slice.applied) */
+    uint64_t start_time;      /* guards against TID reuse */
+    cpu_set_t original;       /* read the first time we touched it; restored exactly */
+    cpu_set_t set;            /* what we set; anything else now means someone else changed it */
+    char comm[16];            /* for messages only */
+    struct slice_saved slice; /* the jitter slice we gave it, if any (slice.applied) */
 };
 
 /* A thread we moved into a cpuset group, and where it was before. */
@@ -46,18 +46,18 @@ struct applied_member {
     pid_t tid;
     pid_t pid;
     uint64_t start_time;
-    char *original_path;        /* cpuset path relative to the hierarchy root */
+    char *original_path; /* cpuset path relative to the hierarchy root */
 };
 
 enum applied_group_kind {
-    GROUP_CPUSET_V1 = 0,        /* a cgroup v1 cpuset group the daemon created (and removes) */
-    GROUP_UNIT,                 /* a systemd unit's AllowedCPUs= (cgroup v2) */
+    GROUP_CPUSET_V1 = 0, /* a cgroup v1 cpuset group the daemon created (and removes) */
+    GROUP_UNIT,          /* a systemd unit's AllowedCPUs= (cgroup v2) */
 };
 
 struct applied_group {
     enum applied_group_kind kind;
-    char *name;                 /* cpuset group path, or unit name */
-    cpu_set_t set;              /* the CPUs we wrote */
+    char *name;    /* cpuset group path, or unit name */
+    cpu_set_t set; /* the CPUs we wrote */
     /* GROUP_UNIT: AllowedCPUs= before us; original_all = it was empty (all CPUs). */
     bool original_all;
     cpu_set_t original;

@@ -62,7 +62,8 @@ int cli_print_turbo_table(void)
     }
     printf("# From %s: the highest frequency\n"
            "# with N active cores. Check it against the CPU's specification.\n"
-           "[capacity]\n", what);
+           "[capacity]\n",
+           what);
     config_print_freq(stdout, &fr);
     return stdout_written();
 }
@@ -71,7 +72,7 @@ int cli_print_topology(const char *root, const struct config *cfg)
 {
     struct topology *t;
     if (topology_read(root, &t) < 0)
-        return EXIT_RUNTIME;   /* topology_read named the file */
+        return EXIT_RUNTIME; /* topology_read named the file */
     topology_print(stdout, t, &cfg->capacity);
     topology_free(t);
     return stdout_written();

@@ -18,7 +18,7 @@ enum {
 struct cli_options {
     const char *config_path, *sysfs_root;
     bool check, topo, turbo, dry_run;
-    int log_level;               /* -1: the config decides */
+    int log_level; /* -1: the config decides */
 };
 
 /* Returns -1 to go on, else the exit status (--help, --version, a usage

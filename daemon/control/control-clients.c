@@ -8,7 +8,6 @@
 #include "log.h"
 #include "util.h"
 
-
 /* Slots only root may take: however many connections other users hold,
  * root can still ask the daemon what it does (and reload it). */
 static unsigned root_reserved(const struct control_server *s)
@@ -17,10 +16,7 @@ static unsigned root_reserved(const struct control_server *s)
 }
 
 /* Slots one unprivileged uid may hold. */
-static unsigned per_uid_max(const struct control_server *s)
-{
-    return MAX(1u, (s->max_clients - root_reserved(s)) / 4);
-}
+static unsigned per_uid_max(const struct control_server *s) { return MAX(1u, (s->max_clients - root_reserved(s)) / 4); }
 
 static unsigned count_uid(const struct control_server *s, uid_t uid)
 {
@@ -100,8 +96,8 @@ void control_refuse(struct control_server *s, int fd, uid_t uid, const char *why
                         s->n_clients);
         else
             log_warning("control: %u clients connected (%u kept for root, %u per user); refusing uid %u: %s; "
-                        "refusing new ones until some leave", s->n_clients, root_reserved(s), per_uid_max(s),
-                        (unsigned)uid, why);
+                        "refusing new ones until some leave",
+                        s->n_clients, root_reserved(s), per_uid_max(s), (unsigned)uid, why);
         s->limit_logged = true;
     }
     struct json_object *p = json_object_new_object();

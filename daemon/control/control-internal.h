@@ -44,14 +44,14 @@ struct control_client {
     struct control_client *prev, *next;
     int fd;
     sd_event_source *io, *timer;
-    bool queued;                        /* in the server's backlog: frames left over from a used-up budget */
+    bool queued; /* in the server's backlog: frames left over from a used-up budget */
     struct control_client *q_next;
-    uint64_t last_active_usec;          /* for choosing whom to evict */
+    uint64_t last_active_usec; /* for choosing whom to evict */
     struct control_peer peer;
     struct varlink_reader in;
     char *out;
-    size_t out_off, out_len, out_cap;   /* unsent bytes are out[out_off..out_len) */
-    bool input_closed;                  /* EOF seen, or input no longer wanted */
+    size_t out_off, out_len, out_cap; /* unsent bytes are out[out_off..out_len) */
+    bool input_closed;                /* EOF seen, or input no longer wanted */
     bool close_after_flush;
 };
 
@@ -65,13 +65,13 @@ struct control_server {
     unsigned max_clients, n_clients;
     unsigned long n_refused;
     bool limit_logged;
-    struct log_ratelimit client_logs;   /* what clients cause: refusals, drops */
+    struct log_ratelimit client_logs; /* what clients cause: refusals, drops */
     size_t max_request, max_output, max_output_total;
     unsigned idle_timeout_ms;
-    uint64_t dump_tokens_milli, dump_refill_usec;   /* unprivileged Dumps' token bucket */
-    size_t last_reply_len, last_dump_len;           /* the next Dump will be about as long */
+    uint64_t dump_tokens_milli, dump_refill_usec; /* unprivileged Dumps' token bucket */
+    size_t last_reply_len, last_dump_len;         /* the next Dump will be about as long */
     struct control_client *clients;
-    control_close_fn on_close;          /* a pause held by a connection ends with it */
+    control_close_fn on_close; /* a pause held by a connection ends with it */
     uint64_t last_conn_id;
     /* Clients with frames left over, served round-robin by a defer source
      * below normal priority: any socket, timer or signal that is ready

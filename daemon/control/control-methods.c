@@ -31,8 +31,8 @@ static struct json_object *loop_json(const struct control_methods *m)
     return o;
 }
 
-static int method_status(const struct control_methods *m, struct json_object *params,
-                         const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_status(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                         struct json_object **reply, const char **error)
 {
     *reply = report_status(m->engine);
     if (*reply)
@@ -47,15 +47,15 @@ static int method_dump(const struct control_methods *m, struct json_object *para
     return 0;
 }
 
-static int method_metrics(const struct control_methods *m, struct json_object *params,
-                          const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_metrics(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                          struct json_object **reply, const char **error)
 {
     *reply = report_metrics(m->engine);
     return 0;
 }
 
-static int method_explain(const struct control_methods *m, struct json_object *params,
-                          const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_explain(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                          struct json_object **reply, const char **error)
 {
     struct json_object *pid;
     if (!json_object_object_get_ex(params, "pid", &pid))
@@ -66,8 +66,8 @@ static int method_explain(const struct control_methods *m, struct json_object *p
     return r;
 }
 
-static int method_reload(const struct control_methods *m, struct json_object *params,
-                         const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_reload(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                         struct json_object **reply, const char **error)
 {
     char msg[256];
     log_info("reload requested over the control socket by uid %u pid %d", (unsigned)peer->uid, (int)peer->pid);
@@ -88,14 +88,14 @@ static int pause_or_resume(const struct control_methods *m, bool resume, struct 
     return r;
 }
 
-static int method_pause(const struct control_methods *m, struct json_object *params,
-                        const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_pause(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                        struct json_object **reply, const char **error)
 {
     return pause_or_resume(m, false, params, peer, reply, error);
 }
 
-static int method_resume(const struct control_methods *m, struct json_object *params,
-                         const struct control_peer *peer, struct json_object **reply, const char **error)
+static int method_resume(const struct control_methods *m, struct json_object *params, const struct control_peer *peer,
+                         struct json_object **reply, const char **error)
 {
     return pause_or_resume(m, true, params, peer, reply, error);
 }

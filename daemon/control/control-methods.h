@@ -21,8 +21,8 @@ struct loop_batch;
  * control_methods_handle. */
 struct control_methods {
     struct engine *engine;
-    const struct loop *loop;            /* Status's "event_loop" */
-    const struct loop_batch *batch;     /* whether an exec socket rings */
+    const struct loop *loop;        /* Status's "event_loop" */
+    const struct loop_batch *batch; /* whether an exec socket rings */
     void *userdata;
     /* The daemon's reload (the engine's, with what the process does around
      * it); fills msg. Returns 0 or a negative errno. */
@@ -43,7 +43,7 @@ struct control_method {
      * a process): the whole of a client's budget per wake-up, and a share of
      * one rate for all unprivileged callers. */
     bool costly;
-    control_method_fn fn;               /* NULL: the server's own (GetInfo) */
+    control_method_fn fn; /* NULL: the server's own (GetInfo) */
 };
 
 /* The row of method id, NULL for one that is not ours. */

@@ -25,8 +25,8 @@ struct json_object *control_pause_json(const struct engine *e)
     return o;
 }
 
-int control_pause_handle(struct engine *e, bool resume, struct json_object *params,
-                         const struct control_peer *peer, struct json_object **reply, const char **error)
+int control_pause_handle(struct engine *e, bool resume, struct json_object *params, const struct control_peer *peer,
+                         struct json_object **reply, const char **error)
 {
     struct json_object *v;
     bool session = params && json_object_object_get_ex(params, "session", &v) && json_object_get_boolean(v);
@@ -36,14 +36,13 @@ int control_pause_handle(struct engine *e, bool resume, struct json_object *para
     if (resume) {
         r = engine_resume(e, id);
     } else {
-        log_info("pause requested over the control socket by uid %u pid %d%s", (unsigned)peer->uid,
-                 (int)peer->pid, session ? " while its connection lives" : "");
+        log_info("pause requested over the control socket by uid %u pid %d%s", (unsigned)peer->uid, (int)peer->pid,
+                 session ? " while its connection lives" : "");
         r = engine_pause(e, id);
         if (r == -EUSERS) {
             *error = "io.turbosched.Busy";
             *reply = json_object_new_object();
-            json_object_object_add(*reply, "reason",
-                                   json_object_new_string("too many connections hold a pause"));
+            json_object_object_add(*reply, "reason", json_object_new_string("too many connections hold a pause"));
             return r;
         }
     }

@@ -22,7 +22,7 @@ static int mkdir_parents(const char *path, mode_t mode)
     if (!slash || slash == p)
         return 0;
     *slash = '\0';
-    for (char *q = p + 1; ; q++) {
+    for (char *q = p + 1;; q++) {
         bool end = *q == '\0';
         if (*q == '/' || end) {
             *q = '\0';

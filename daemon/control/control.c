@@ -30,7 +30,7 @@ static void backlog_remove(struct control_client *c)
         return;
     struct control_client **pp = &s->q_head, *prev = NULL;
     while (*pp != c) {
-        assert(*pp);    /* queued means in the backlog */
+        assert(*pp); /* queued means in the backlog */
         prev = *pp;
         pp = &(*pp)->q_next;
     }
@@ -282,8 +282,8 @@ static struct json_object *get_info(void)
 
 /* A frame that did not decode: one unit of cost, and an error reply unless
  * it was one-way. Returns 0, or -errno when the client must be dropped. */
-static int reply_bad_request(struct control_client *c, struct varlink_request *req,
-                             const struct varlink_error *err, int r)
+static int reply_bad_request(struct control_client *c, struct varlink_request *req, const struct varlink_error *err,
+                             int r)
 {
     log_debug("control: client pid %d uid %u: %s: %s", (int)c->peer.pid, (unsigned)c->peer.uid,
               req->method ? req->method : "request", err->reason ? err->reason : strerror(-r));
@@ -328,8 +328,8 @@ static bool refuse_costly(struct control_client *c, const char *method, size_t e
 
 /* The daemon's handler, its result checked: a non-object reply or a failure
  * without an error name becomes io.turbosched.InternalError. */
-static void call_handler(struct control_client *c, const struct varlink_request *req,
-                         struct json_object **reply, const char **error)
+static void call_handler(struct control_client *c, const struct varlink_request *req, struct json_object **reply,
+                         const char **error)
 {
     struct control_server *s = c->server;
     int r = s->fn(s->userdata, req->method, req->params, &c->peer, reply, error);
@@ -386,7 +386,7 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
 {
     struct varlink_request req;
     struct varlink_error err = {0};
-    c->server->last_reply_len = 0;      /* this frame's reply, if it gets one */
+    c->server->last_reply_len = 0; /* this frame's reply, if it gets one */
     int r = varlink_request_decode(msg, len, &req, &err);
     if (r < 0) {
         *cost += 1;
@@ -455,7 +455,7 @@ static int client_process(struct control_client *c, unsigned *budget)
 static int client_read(struct control_client *c, unsigned *budget)
 {
     char buf[READ_CHUNK];
-    for (int i = 0; i < READS_PER_DISPATCH && *budget > 0; i++) {
+    for (int i = 0; i<READS_PER_DISPATCH && * budget> 0; i++) {
         ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
@@ -486,9 +486,9 @@ static void client_settle(struct control_client *c, int r)
 {
     if (r >= 0 && client_unsent(c) == 0 && (c->close_after_flush || (c->input_closed && !client_has_frame(c)))) {
         if (varlink_reader_pending(&c->in) > 0 && !c->close_after_flush)
-            log_debug("control: client pid %d: closed with %zu bytes of an unfinished request",
-                      (int)c->peer.pid, varlink_reader_pending(&c->in));
-        r = -ECONNRESET;  /* nothing more to say or hear */
+            log_debug("control: client pid %d: closed with %zu bytes of an unfinished request", (int)c->peer.pid,
+                      varlink_reader_pending(&c->in));
+        r = -ECONNRESET; /* nothing more to say or hear */
     }
     if (r >= 0)
         r = client_update_events(c);
@@ -509,7 +509,7 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
     if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && client_unsent(c) > 0) {
         r = client_flush(c);
         if (r >= 0 && client_unsent(c) == 0)
-            r = client_process(c, &budget);  /* frames that waited behind the reply */
+            r = client_process(c, &budget); /* frames that waited behind the reply */
     }
     if (r >= 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && client_unsent(c) == 0 && !c->input_closed &&
         !client_has_frame(c))
@@ -581,8 +581,8 @@ static int client_new(struct control_server *s, int fd)
     if (r >= 0)
         r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
     if (r >= 0)
-        r = sd_event_add_time(s->event, &c->timer, CLOCK_MONOTONIC,
-                              now + (uint64_t)s->idle_timeout_ms * 1000u, 10 * 1000u, on_client_timeout, c);
+        r = sd_event_add_time(s->event, &c->timer, CLOCK_MONOTONIC, now + (uint64_t)s->idle_timeout_ms * 1000u,
+                              10 * 1000u, on_client_timeout, c);
     if (r >= 0)
         c->last_active_usec = now;
     if (r < 0) {
@@ -646,7 +646,6 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
     }
 }
 
-
 /* The server's two event sources: the backlog's defer source, off until a
  * client has frames left over, and the listening socket. */
 static int server_add_sources(struct control_server *s)
@@ -664,8 +663,8 @@ static int server_add_sources(struct control_server *s)
     return 0;
 }
 
-int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
-                       control_handler_fn fn, void *userdata, struct control_server **ret)
+int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients, control_handler_fn fn,
+                       void *userdata, struct control_server **ret)
 {
     if (!e || !fn || !ret)
         return -EINVAL;
@@ -714,7 +713,7 @@ void control_server_free(struct control_server *s)
 {
     if (!s)
         return;
-    s->on_close = NULL;     /* shutting down: nothing is resumed on the way out */
+    s->on_close = NULL; /* shutting down: nothing is resumed on the way out */
     while (s->clients)
         control_client_free(s->clients);
     sd_event_source_disable_unref(s->listen_source);
@@ -745,22 +744,10 @@ void control_server_set_limits(struct control_server *s, size_t max_request, siz
         c->in.max_message = s->max_request;
 }
 
-void control_server_set_close_hook(struct control_server *s, control_close_fn fn)
-{
-    s->on_close = fn;
-}
+void control_server_set_close_hook(struct control_server *s, control_close_fn fn) { s->on_close = fn; }
 
-unsigned control_server_n_clients(const struct control_server *s)
-{
-    return s->n_clients;
-}
+unsigned control_server_n_clients(const struct control_server *s) { return s->n_clients; }
 
-size_t control_server_unsent(const struct control_server *s)
-{
-    return server_unsent(s);
-}
+size_t control_server_unsent(const struct control_server *s) { return server_unsent(s); }
 
-unsigned long control_server_n_refused(const struct control_server *s)
-{
-    return s->n_refused;
-}
+unsigned long control_server_n_refused(const struct control_server *s) { return s->n_refused; }

@@ -23,7 +23,7 @@ struct control_peer {
     uid_t uid;
     gid_t gid;
     pid_t pid;
-    uint64_t conn_id;    /* this connection, unique while the server lives (never 0) */
+    uint64_t conn_id; /* this connection, unique while the server lives (never 0) */
 };
 
 /* Called for io.turbosched.* methods only (GetInfo, unknown methods, bad
@@ -37,8 +37,7 @@ struct control_peer {
  * marks root_only (Reload, Pause, Resume) reach the handler only for uid 0.
  * The daemon's handler is control_methods_handle(). */
 typedef int (*control_handler_fn)(void *userdata, const char *method, struct json_object *params,
-                                  const struct control_peer *peer, struct json_object **reply,
-                                  const char **error);
+                                  const struct control_peer *peer, struct json_object **reply, const char **error);
 
 /* What a connected client can make the server do is bounded: per wake-up
  * each client gets a few requests' worth of work (a Dump is all of it), the
@@ -55,8 +54,8 @@ typedef int (*control_handler_fn)(void *userdata, const char *method, struct jso
  * socket), binds mode 0600, or 0660 owned by ro_group when given (-ENOENT if
  * the group does not exist; a numeric gid works too). max_clients 0 →
  * CONTROL_MAX_CLIENTS_DEFAULT. Logs why it failed; the caller need not. */
-int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients,
-                       control_handler_fn fn, void *userdata, struct control_server **ret);
+int control_server_new(sd_event *e, const char *path, const char *ro_group, unsigned max_clients, control_handler_fn fn,
+                       void *userdata, struct control_server **ret);
 /* Called when a connection closes, for whatever reason (a pause held by a
  * connection ends with it). */
 typedef void (*control_close_fn)(void *userdata, const struct control_peer *peer);

@@ -384,7 +384,8 @@ static void behaviour_metrics(const struct engine *e, const struct engine_snapsh
     while ((t = engine_task_next(e, &iter)))
         if ((unsigned)t->class < _TASK_CLASS_MAX && (unsigned)t->source <= SOURCE_BEHAVIOUR)
             n[t->class][t->source]++;
-    struct json_object *s = family(arr, "turbosched_tasks_by_source", "gauge", "Tracked threads by class and what decided it");
+    struct json_object *s =
+        family(arr, "turbosched_tasks_by_source", "gauge", "Tracked threads by class and what decided it");
     for (unsigned c = CLASS_IGNORE; c < _TASK_CLASS_MAX; c++)
         for (unsigned src = SOURCE_SLICE; src <= SOURCE_BEHAVIOUR; src++)
             sample2(s, "class", task_class_to_string((enum task_class)c), "source",
@@ -423,7 +424,8 @@ static void run_delay_metrics(const struct engine_snapshot *sn, struct json_obje
     sample(s, "action", "spill", (double)g->spills_total);
     sample(s, "action", "shrink", (double)g->shrinks_total);
     sample(s, "action", "fallback", (double)g->fallbacks_total);
-    s = family(arr, "turbosched_run_delay_spilled_cores", "gauge", "Busy cores jitter was spilled to for its run delay");
+    s = family(arr, "turbosched_run_delay_spilled_cores", "gauge",
+               "Busy cores jitter was spilled to for its run delay");
     sample(s, NULL, NULL, g->n_spilled);
 }
 
@@ -493,10 +495,11 @@ static void metrics_tasks(struct json_object *arr, const struct engine_snapshot 
  * runs) and the deep idle measurement (where there is one). */
 static void benefit_metrics(const struct engine_snapshot *sn, struct json_object *arr)
 {
-    struct json_object *s = family(arr, "turbosched_benefit_plan", "gauge",
-                                   "1 for the plan the benefit model chose at the last tick");
+    struct json_object *s =
+        family(arr, "turbosched_benefit_plan", "gauge", "1 for the plan the benefit model chose at the last tick");
     for (unsigned p = 0; p < BENEFIT_N_PLANS; p++)
-        sample(s, "plan", benefit_plan_name((enum benefit_plan)p), sn->planned && sn->plan->benefit == (enum benefit_plan)p);
+        sample(s, "plan", benefit_plan_name((enum benefit_plan)p),
+               sn->planned && sn->plan->benefit == (enum benefit_plan)p);
     const struct engine_probe_snapshot *pr = &sn->probe;
     if (pr->on) {
         s = family(arr, "turbosched_probe_rounds_total", "counter", "Probe rounds completed, and probes thrown away");
@@ -527,7 +530,8 @@ static void benefit_metrics(const struct engine_snapshot *sn, struct json_object
 static void metrics_engine(struct json_object *arr, const struct engine *e, const struct engine_snapshot *sn)
 {
     struct json_object *s;
-    s = family(arr, "turbosched_untracked_tasks_total", "counter", "Threads not tracked because the task table was full");
+    s = family(arr, "turbosched_untracked_tasks_total", "counter",
+               "Threads not tracked because the task table was full");
     sample(s, NULL, NULL, (double)sn->counters.table_full);
     s = family(arr, "turbosched_rescans_total", "counter", "Full rescans of /proc");
     sample(s, NULL, NULL, (double)sn->counters.rescans);
@@ -574,12 +578,12 @@ static void metrics_cpus(struct json_object *arr, const struct engine_snapshot *
     if (cpustats_read(&cs) == 0) {
         struct json_object *fq = family(arr, "turbosched_cpu_frequency_hertz", "gauge",
                                         "Current CPU frequency (absent without a cpufreq driver)");
-        struct json_object *iu = family(arr, "turbosched_cpu_idle_entries_total", "counter",
-                                        "Idle state entries per CPU, all states");
-        struct json_object *su = family(arr, "turbosched_cpu_idle_state_entries_total", "counter",
-                                        "Entries into each idle state per CPU");
-        struct json_object *st = family(arr, "turbosched_cpu_idle_state_seconds_total", "counter",
-                                        "Residency in each idle state per CPU");
+        struct json_object *iu =
+            family(arr, "turbosched_cpu_idle_entries_total", "counter", "Idle state entries per CPU, all states");
+        struct json_object *su =
+            family(arr, "turbosched_cpu_idle_state_entries_total", "counter", "Entries into each idle state per CPU");
+        struct json_object *st =
+            family(arr, "turbosched_cpu_idle_state_seconds_total", "counter", "Residency in each idle state per CPU");
         for (unsigned i = 0; i < cs.n_cpus; i++) {
             char cpu[16];
             snprintf(cpu, sizeof cpu, "%u", cs.cpus[i].cpu);

@@ -107,9 +107,8 @@ bool engine_orphan_inheritance(struct engine *e, struct task *t, struct applied_
     cpu_set_t now;
     /* found by a rescan (at normal priority): its start time may be read */
     if (!ad->n_gone || t->tid != t->pid || !e->ops->parent_of || !e->ops->getaffinity ||
-        procscan_ensure_start(e->params.root, t) < 0 ||
-        e->ops->parent_of(e->ops->userdata, t->tid, &pp) < 0 || pp != 1 ||
-        e->ops->getaffinity(e->ops->userdata, t->tid, &now) < 0)
+        procscan_ensure_start(e->params.root, t) < 0 || e->ops->parent_of(e->ops->userdata, t->tid, &pp) < 0 ||
+        pp != 1 || e->ops->getaffinity(e->ops->userdata, t->tid, &now) < 0)
         return false;
     for (unsigned i = 0; i < ad->n_gone; i++) {
         const struct applied_task *g = &ad->gone[i];
@@ -126,7 +125,7 @@ bool engine_orphan_inheritance(struct engine *e, struct task *t, struct applied_
 static void adopt(struct engine *e, struct engine_adopt_due *it, struct task *t)
 {
     t->flags &= ~TASK_F_ADOPT_DUE;
-    it->tid = 0;        /* done: dropped at the next compaction */
+    it->tid = 0; /* done: dropped at the next compaction */
     (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &it->parent);
 }
 
@@ -142,7 +141,7 @@ void engine_adopt_at_exec(struct engine *e, struct task *t)
             ad->at_exec++;
             return;
         }
-    t->flags &= ~TASK_F_ADOPT_DUE;     /* no entry: placed as any task */
+    t->flags &= ~TASK_F_ADOPT_DUE; /* no entry: placed as any task */
 }
 
 void engine_adopt_due(struct engine *e, uint64_t older_than_ns)
@@ -159,15 +158,15 @@ void engine_adopt_due(struct engine *e, uint64_t older_than_ns)
         }
         struct task *t = task_table_find(e->tasks, it->tid);
         if (!t || !entry_is_for(it, t))
-            continue;   /* gone (its exit event came), or the TID is another task's */
+            continue; /* gone (its exit event came), or the TID is another task's */
         int r = procscan_ensure_start(e->params.root, t);
         if (r < 0 && errno_is_transient(r) && older_than_ns) {
-            ad->items[kept++] = *it;    /* out of fds or memory: at a later tick */
+            ad->items[kept++] = *it; /* out of fds or memory: at a later tick */
             continue;
         }
         if (r < 0) {
             t->flags &= ~TASK_F_ADOPT_DUE;
-            continue;   /* gone: its exit event follows */
+            continue; /* gone: its exit event follows */
         }
         adopt(e, it, t);
         if (older_than_ns)

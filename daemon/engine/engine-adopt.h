@@ -15,7 +15,7 @@ struct task;
  * (engine-adopt.c): each with its creator's record as it was at the fork. */
 struct engine_adopt_due {
     pid_t tid;
-    uint64_t fork_ns;           /* the fork event's timestamp: which task of that TID */
+    uint64_t fork_ns; /* the fork event's timestamp: which task of that TID */
     struct applied_task parent;
 };
 /* The records of tasks that exited while confined, one per distinct
@@ -25,10 +25,10 @@ struct engine_adopt_due {
 struct engine_adopt {
     struct engine_adopt_due *items;
     size_t n, cap;
-    uint64_t at_exec, at_tick, at_restore;      /* adopted there */
+    uint64_t at_exec, at_tick, at_restore; /* adopted there */
     struct applied_task gone[ADOPT_GONE_MAX];
     unsigned n_gone, next_gone;
-    uint64_t orphans;                           /* adopted by the mask an exited record had set */
+    uint64_t orphans; /* adopted by the mask an exited record had set */
 };
 
 /* A process created by one whose mask we set inherited that mask.

@@ -28,9 +28,9 @@
 #define DELAY_STALE_TICKS 16u
 
 struct delay_record {
-    uint64_t start_time;        /* the thread's, so that a reused TID starts afresh */
+    uint64_t start_time; /* the thread's, so that a reused TID starts afresh */
     uint32_t seen_tick;
-    uint32_t uid;               /* its user's: the percentile is taken per user */
+    uint32_t uid; /* its user's: the percentile is taken per user */
     struct delay_thread d;
 };
 
@@ -105,7 +105,7 @@ static void on_reading(struct task *t, const struct sampler_reading *rd, void *u
         return;
     int r = pidmap_insert(&d->threads, t->tid, (void **)&rec);
     if (r == -ENOMEM)
-        return;     /* judged without it: a thread fewer */
+        return; /* judged without it: a thread fewer */
     if (r == 0 || rec->start_time != t->start_time)
         *rec = (struct delay_record){.start_time = t->start_time, .uid = thread_uid(e, t)};
     struct delay_schedstat now = {.run_ns = rd->runtime_ns, .wait_ns = rd->wait_ns, .timeslices = rd->slices};
@@ -135,7 +135,7 @@ static void measure(struct engine_delay *d, uint32_t stale_after)
     if (!pts || !stale) {
         free(pts);
         free(stale);
-        return;     /* no figure this tick: the guard holds */
+        return; /* no figure this tick: the guard holds */
     }
     while ((rec = pidmap_next(&d->threads, &iter, &tid))) {
         if (d->tick - rec->seen_tick > stale_after) {
@@ -220,8 +220,8 @@ void engine_delay_tick(struct engine *e, uint64_t now_ms)
     int *cand = calloc((size_t)(e->planned ? e->plan->n_cores : 0) + 1, sizeof *cand);
     if (!cand)
         return;
-    struct delay_guard_input in = {.now_ms = now_ms, .delay_ns = d->delay_ns, .wakeups = d->wakeups,
-                                   .candidates = cand};
+    struct delay_guard_input in = {
+        .now_ms = now_ms, .delay_ns = d->delay_ns, .wakeups = d->wakeups, .candidates = cand};
     in.n_candidates = candidates(e, cand);
     struct delay_decision dec = delay_guard_step(&d->guard, &d->cfg, &in);
     free(cand);

@@ -20,13 +20,13 @@ struct engine;
 struct engine_delay {
     struct delay_guard_config cfg;
     struct delay_guard guard;
-    struct pidmap threads;       /* tid -> its last readings (engine-delay.c) */
-    uint32_t tick;               /* ticks counted here, for the age of a reading */
-    uint64_t delay_ns;           /* this tick's figure: the percentile over packed jitter */
-    uint64_t wakeups;            /* ... and the wake-ups behind it */
-    cpu_set_t spill_cpus;        /* threads of the cores spilled to, for the packer */
-    char note[160];              /* the decision behind a spill or fallback in effect, else "" */
-    char last[160];              /* this tick's decision in words */
+    struct pidmap threads; /* tid -> its last readings (engine-delay.c) */
+    uint32_t tick;         /* ticks counted here, for the age of a reading */
+    uint64_t delay_ns;     /* this tick's figure: the percentile over packed jitter */
+    uint64_t wakeups;      /* ... and the wake-ups behind it */
+    cpu_set_t spill_cpus;  /* threads of the cores spilled to, for the packer */
+    char note[160];        /* the decision behind a spill or fallback in effect, else "" */
+    char last[160];        /* this tick's decision in words */
     /* each packed jitter thread's mean wait per wake-up between two
      * readings, once per wake-up */
     struct histogram hist;

@@ -69,7 +69,7 @@ bool engine_doorbell_filter(struct engine_doorbell *d, const struct procmon_even
         return false;
     for (unsigned i = 0; i < d->n_rung; i++)
         if (!d->rung_seen[i] && same_exec(&d->rung[i], ev->tid, ev->timestamp_ns)) {
-            d->rung_seen[i] = true;     /* handled now, in order */
+            d->rung_seen[i] = true; /* handled now, in order */
             return false;
         }
     if (take_key(d->early, ev)) {
@@ -115,7 +115,7 @@ void engine_doorbell_settle(struct engine *e)
         if (d->rung_seen[i])
             continue;
         if (take_key(d->handled, &d->rung[i])) {
-            d->already++;       /* the main socket had it before this ring */
+            d->already++; /* the main socket had it before this ring */
             continue;
         }
         engine_on_event(e, &d->rung[i]);

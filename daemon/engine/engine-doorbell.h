@@ -17,14 +17,17 @@ struct procmon;
 #define DOORBELL_RUNG_MAX 32
 #define DOORBELL_EARLY_MAX 64
 struct engine_doorbell {
-    struct procmon *procmon;     /* NULL: none (older kernel, events_from_caller) */
+    struct procmon *procmon; /* NULL: none (older kernel, events_from_caller) */
     /* the execs of this ring, and whether the main socket had each */
     struct procmon_event rung[DOORBELL_RUNG_MAX];
     bool rung_seen[DOORBELL_RUNG_MAX];
     unsigned n_rung;
     /* execs handled from the doorbell ahead of the main socket: skipped
      * when the main socket brings them (a ring of the latest) */
-    struct doorbell_key { pid_t tid; uint64_t timestamp_ns; } early[DOORBELL_EARLY_MAX];
+    struct doorbell_key {
+        pid_t tid;
+        uint64_t timestamp_ns;
+    } early[DOORBELL_EARLY_MAX];
     unsigned early_next;
     /* execs the main socket handled outside a ring (read before the
      * doorbell that rang for them): a ring that brings them later is done

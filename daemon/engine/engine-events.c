@@ -52,9 +52,11 @@ int engine_rescan(struct engine *e)
     else if (first && r < 0 && !errno_is_transient(r))
         return log_error_errno(r, "walking /proc: %m");
     else if (failed != e->events.rescan_failed)
-        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s%s%s", !failed ? "succeeded again" : r < 0 ?
-                 "the walk failed: " : "threads left unread", r < 0 ? strerror(-r) : "",
-                 failed ? "; tried again at each tick" : "");
+        log_full(failed ? LOG_WARNING : LOG_INFO, "rescan of /proc: %s%s%s",
+                 !failed ? "succeeded again"
+                 : r < 0 ? "the walk failed: "
+                         : "threads left unread",
+                 r < 0 ? strerror(-r) : "", failed ? "; tried again at each tick" : "");
     e->events.rescan_failed = failed;
     return r == -ENOSPC ? 0 : r;
 }
@@ -127,4 +129,3 @@ int engine_on_events(struct engine *e)
         return log_warning_errno(r, "reading the proc connector: %m");
     return 0;
 }
-

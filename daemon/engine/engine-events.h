@@ -23,24 +23,24 @@ struct procmon;
 #define ENGINE_RESCAN_GAP_MAX_MS 8000
 /* Where events come from, and what happens when some are lost. */
 struct engine_events {
-    struct procmon *procmon;     /* NULL with params.events_from_caller */
+    struct procmon *procmon; /* NULL with params.events_from_caller */
     struct engine_doorbell doorbell;
-    pid_t fork_parent_tid;       /* a fork event in flight: whose mask the new task inherited */
+    pid_t fork_parent_tid; /* a fork event in flight: whose mask the new task inherited */
     struct engine_adopt adopt;
     struct comm_shed shed;
-    struct log_ratelimit logs;   /* what a flood of events says: overflows, renames unheard */
-    uint64_t rescan_renames_at;  /* tick at which renames a rescan put off are looked at again; 0: none */
-    bool rescan_pending;         /* events were lost: rescan, at most once a tick */
-    bool rescan_failed;          /* the last rescan did not finish: the next tick tries again */
-    bool tick_at_rt;             /* this tick runs at realtime priority: the rescan waits for one that does not */
+    struct log_ratelimit logs;  /* what a flood of events says: overflows, renames unheard */
+    uint64_t rescan_renames_at; /* tick at which renames a rescan put off are looked at again; 0: none */
+    bool rescan_pending;        /* events were lost: rescan, at most once a tick */
+    bool rescan_failed;         /* the last rescan did not finish: the next tick tries again */
+    bool tick_at_rt;            /* this tick runs at realtime priority: the rescan waits for one that does not */
     uint64_t last_rescan_ms;
     /* Walks of /proc close together (the socket overflowing again and
      * again, which any user's fork storm can make it do) wait this long
      * after the last one: twice as long each time, up to
      * ENGINE_RESCAN_GAP_MAX_MS; 0 after a quiet while. */
     uint64_t rescan_gap_ms;
-    bool rescan_overflow;        /* the pending walk is for lost events (the one kind that backs off) */
-    uint64_t event_ns;           /* the kernel's timestamp of the event in flight (monotonic), 0: none */
+    bool rescan_overflow; /* the pending walk is for lost events (the one kind that backs off) */
+    uint64_t event_ns;    /* the kernel's timestamp of the event in flight (monotonic), 0: none */
     /* From an event's kernel timestamp to the return of the call that
      * placed its task: the daemon's own latency, per placement. */
     struct histogram placement_latency;

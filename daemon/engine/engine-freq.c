@@ -16,16 +16,18 @@ static void no_table(struct engine *e)
 {
     if (engine_probe_setup(e, false)) {
         log_notice("benefit: no frequency table ([capacity] active<N> keys; turbo ratios: %s): learning which "
-                   "plan pays by probes of the busy cores' frequency (%s)", e->freq.what, e->probe.meter.what);
+                   "plan pays by probes of the busy cores' frequency (%s)",
+                   e->freq.what, e->probe.meter.what);
         return;
     }
     if (!e->cfg->freq_probe)
         log_notice("benefit: no frequency table ([capacity] active<N> keys; turbo ratios: %s) and probe = no, "
-                   "packing by the thresholds alone", e->freq.what);
+                   "packing by the thresholds alone",
+                   e->freq.what);
     else
         log_notice("benefit: no frequency table ([capacity] active<N> keys; turbo ratios: %s) and no measurable "
-                   "frequency to probe with (%s), packing by the thresholds alone", e->freq.what,
-                   e->probe.meter.what);
+                   "frequency to probe with (%s), packing by the thresholds alone",
+                   e->freq.what, e->probe.meter.what);
 }
 
 /* Once per configuration: the frequency table plans are weighed by (the
@@ -49,7 +51,8 @@ void engine_find_freq_table(struct engine *e)
     engine_probe_setup(e, true);
     if ((int)fr->n_cores < e->topo->n_cores)
         log_notice("benefit: the frequency table stops at %u active cores, the machine has %d: above %u, "
-                   "the frequency of %u is assumed", fr->n_cores, e->topo->n_cores, fr->n_cores, fr->n_cores);
+                   "the frequency of %u is assumed",
+                   fr->n_cores, e->topo->n_cores, fr->n_cores, fr->n_cores);
     else
         log_info("benefit: frequency table for up to %u active cores: packing only where it pays", fr->n_cores);
 }

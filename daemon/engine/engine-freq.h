@@ -8,8 +8,8 @@ struct engine;
 /* The frequency table read from the CPU (turbo-ratio.h) where the
  * configuration gives none: at start and at each reload. */
 struct engine_freq {
-    struct freq_response hw;   /* n_cores 0: none */
-    char what[192];            /* what was read, or why nothing was */
+    struct freq_response hw; /* n_cores 0: none */
+    char what[192];          /* what was read, or why nothing was */
 };
 
 /* Find the table (the configuration's, else the CPU's) and say which it

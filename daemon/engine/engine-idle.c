@@ -15,10 +15,7 @@
 #include "util.h"
 
 /* Paused, every change is undone: the jitter is free whatever the plan. */
-static bool jitter_unconfined(const struct engine *e)
-{
-    return engine_paused(e) || !e->pstate.restricted;
-}
+static bool jitter_unconfined(const struct engine *e) { return engine_paused(e) || !e->pstate.restricted; }
 
 static bool jitter_isolated(const struct engine *e)
 {
@@ -30,7 +27,7 @@ void engine_idle_setup(struct engine *e, bool keep)
     struct engine_idle *d = &e->idle;
     bool was_on = d->on;
     d->on = idle_meter_open(&d->meter, e->params.root, e->topo) > 0;
-    d->unconfined = d->isolated = false;   /* the counters start over: no interval yet */
+    d->unconfined = d->isolated = false; /* the counters start over: no interval yet */
     d->last = (struct idle_measurement){0};
     d->fig.in_trial = false;
     if (!keep || !d->on) {
@@ -67,7 +64,7 @@ const struct packer_idle *engine_idle_measure(struct engine *e, uint64_t now)
         idle_keep(&d->fig.none, &d->last, jitter_unconfined(e), now, e->cfg->policy.half_life_ms);
     } else if (jitter_isolated(e)) {
         if (d->fig.iso_sig != d->planned_sig)
-            d->fig.iso = (struct idle_kept){0};     /* another load: measured afresh */
+            d->fig.iso = (struct idle_kept){0}; /* another load: measured afresh */
         d->fig.iso_sig = d->planned_sig;
         idle_keep(&d->fig.iso, &d->last, true, now, e->cfg->policy.half_life_ms);
     }

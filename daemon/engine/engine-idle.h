@@ -14,16 +14,16 @@ struct engine;
  * (engine-idle.c), where cpuidle has a deep state. */
 struct engine_idle {
     struct idle_meter meter;
-    bool on;                   /* a deep state to measure */
-    bool said;                 /* "not measured" logged */
-    bool unconfined;           /* the jitter was unconfined after the last plan */
-    bool isolated;             /* ... or isolated on idle cores, chosen under planned_sig */
+    bool on;         /* a deep state to measure */
+    bool said;       /* "not measured" logged */
+    bool unconfined; /* the jitter was unconfined after the last plan */
+    bool isolated;   /* ... or isolated on idle cores, chosen under planned_sig */
     uint64_t planned_sig;
-    struct idle_measurement last;   /* this tick's, whatever the plan */
-    struct packer_idle fig;    /* the model's: kept from ticks unconfined and isolated; the trial */
-    bool tried;                /* a trial of isolation started, at trial_at_ms */
+    struct idle_measurement last; /* this tick's, whatever the plan */
+    struct packer_idle fig;       /* the model's: kept from ticks unconfined and isolated; the trial */
+    bool tried;                   /* a trial of isolation started, at trial_at_ms */
     uint64_t trial_at_ms;
-    unsigned trials;           /* trials started, for the metrics */
+    unsigned trials; /* trials started, for the metrics */
 };
 
 /* Find the deep idle states (at start, at each reload, and after a

@@ -40,15 +40,15 @@ struct procmon_event;
 struct sysops;
 
 /* struct task.flags */
-#define TASK_F_GROUP 0x1u        /* attached to the daemon's cpuset group */
+#define TASK_F_GROUP 0x1u /* attached to the daemon's cpuset group */
 
 /* cgroup mode: jitter tasks live in a v1 cpuset group the daemon owns,
  * whose CPUs follow the plan with one write. */
 struct engine_group {
-    bool usable;                 /* v1 cpuset mounted, privilege kept */
-    bool privileged;             /* cgroup mode configured at start, v1 cpuset mounted */
-    char path[256];              /* "/" + cfg->cgroup_name */
-    bool ready;                  /* created by the applier */
+    bool usable;     /* v1 cpuset mounted, privilege kept */
+    bool privileged; /* cgroup mode configured at start, v1 cpuset mounted */
+    char path[256];  /* "/" + cfg->cgroup_name */
+    bool ready;      /* created by the applier */
 };
 
 struct engine {
@@ -60,11 +60,11 @@ struct engine {
     struct classifier *classifier;
     struct applier *applier;
     struct sampler sampler;
-    struct seat seat;            /* where the daemon itself runs (main.c moves it at each tick) */
+    struct seat seat; /* where the daemon itself runs (main.c moves it at each tick) */
 
     /* plan */
     struct packer_state pstate;
-    struct packer_plan *plan;    /* last computed plan (large: heap) */
+    struct packer_plan *plan; /* last computed plan (large: heap) */
     bool planned;
 
     struct engine_group group;
@@ -72,16 +72,16 @@ struct engine {
     struct engine_events events;
 
     /* bookkeeping */
-    bool table_full_logged;      /* said once per episode of a full table */
+    bool table_full_logged; /* said once per episode of a full table */
     uint64_t last_counters_log_ms;
     uint64_t last_uclamp_ms;
     uint64_t start_ms;
     struct engine_counters counters;
     struct engine_reload_status last_reload;
-    unsigned n_by_class[_TASK_CLASS_MAX];      /* indexed by enum task_class, as of the last tick */
+    unsigned n_by_class[_TASK_CLASS_MAX]; /* indexed by enum task_class, as of the last tick */
     unsigned n_packed;
     struct engine_pause pause;
-    struct slice_support jitter_slice;  /* found once at start (engine_start) */
+    struct slice_support jitter_slice; /* found once at start (engine_start) */
     struct engine_delay delay;
     struct engine_reqpath reqpath;
     struct engine_freq freq;
@@ -117,4 +117,3 @@ void engine_place(struct engine *e, struct task *t);
  * classified task under the current plan. */
 int engine_undo_all(struct engine *e);
 void engine_place_all(struct engine *e);
-

@@ -15,10 +15,7 @@
 #include "log.h"
 #include "util.h"
 
-bool engine_paused(const struct engine *e)
-{
-    return e->pause.admin || e->pause.n_sessions > 0;
-}
+bool engine_paused(const struct engine *e) { return e->pause.admin || e->pause.n_sessions > 0; }
 
 static int find_session(const struct engine *e, uint64_t session)
 {

@@ -12,7 +12,7 @@
 struct engine_pause {
     bool admin;
     unsigned n_sessions;
-    uint64_t sessions[ENGINE_PAUSE_SESSIONS_MAX];   /* control connection ids */
-    uint64_t since_ms;           /* when the current pause began */
-    uint64_t pauses, paused_ms_total;               /* counters for metrics */
+    uint64_t sessions[ENGINE_PAUSE_SESSIONS_MAX]; /* control connection ids */
+    uint64_t since_ms;                            /* when the current pause began */
+    uint64_t pauses, paused_ms_total;             /* counters for metrics */
 };

@@ -16,7 +16,9 @@
 #include "util.h"
 
 static const char *const phase_names[] = {
-    [PROBE_IDLE] = "idle", [PROBE_RUNNING] = "running", [PROBE_LEARNED] = "learned",
+    [PROBE_IDLE] = "idle",
+    [PROBE_RUNNING] = "running",
+    [PROBE_LEARNED] = "learned",
     [PROBE_UNMEASURABLE] = "unmeasurable",
 };
 
@@ -72,8 +74,10 @@ const struct packer_probe *engine_probe_measure(struct engine *e)
     int r = freq_meter_sample(&p->meter, &cpus, &mhz);
     if (r < 0) {
         if (!p->read_failed)
-            log_warning_errno(r, "benefit probe: reading the busy CPUs' frequency (%s): %m; "
-                              "packing by the thresholds until it reads again", freq_source_name(p->meter.source));
+            log_warning_errno(r,
+                              "benefit probe: reading the busy CPUs' frequency (%s): %m; "
+                              "packing by the thresholds until it reads again",
+                              freq_source_name(p->meter.source));
         p->read_failed = true;
     } else if (p->read_failed) {
         log_info("benefit probe: the busy CPUs' frequency reads again");

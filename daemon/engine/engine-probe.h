@@ -13,15 +13,15 @@ struct engine;
 /* Without a table: the probe loop that learns which plan pays from the
  * busy cores' measured frequency (engine-probe.c). */
 struct engine_probe {
-    struct freq_meter meter;   /* looked for once probe = yes (at start: see freq-meter.h) */
-    bool on;                   /* no table, probe = yes, and a source */
-    char off_why[448];         /* when not on: why, for status */
+    struct freq_meter meter; /* looked for once probe = yes (at start: see freq-meter.h) */
+    bool on;                 /* no table, probe = yes, and a source */
+    char off_why[448];       /* when not on: why, for status */
     struct probe_state state;
-    struct packer_probe input; /* this tick's measurement, for the packer */
-    bool read_failed;          /* said once per episode */
-    enum benefit_plan learned; /* the learned plan last logged */
-    unsigned learned_round;    /* ... and its round */
-    char last_change[BENEFIT_EXPLAIN_MAX + 64];   /* why it last changed, "" none yet */
+    struct packer_probe input;                  /* this tick's measurement, for the packer */
+    bool read_failed;                           /* said once per episode */
+    enum benefit_plan learned;                  /* the learned plan last logged */
+    unsigned learned_round;                     /* ... and its round */
+    char last_change[BENEFIT_EXPLAIN_MAX + 64]; /* why it last changed, "" none yet */
 };
 
 /* Without a table and with probe = yes: find the busy cores' frequency

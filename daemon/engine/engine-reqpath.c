@@ -60,7 +60,7 @@ static void check_sockets(struct engine *e, const struct task *t, struct reqpath
         p->serves = 0;
         p->why[0] = '\0';
     } else if (errno_is_gone(k)) {
-        p->serves = -1;   /* its exit event follows */
+        p->serves = -1; /* its exit event follows */
     } else {
         p->serves = 2;
         snprintf(p->why, sizeof p->why, "its sockets could not be read (%s)", strerror(-k));
@@ -93,7 +93,7 @@ bool engine_reqpath_may_be_jitter(struct engine *e, struct task *t, bool grantin
     uint32_t now32 = (uint32_t)now_ms();
     struct reqpath_proc *p = proc_of(e, t, e->cfg->request_paths || e->cfg->tail_guard);
     if (!p)
-        return !e->cfg->request_paths;     /* out of memory: pack nothing new by behaviour */
+        return !e->cfg->request_paths; /* out of memory: pack nothing new by behaviour */
     if (e->cfg->tail_guard && reqpath_tail_cooling(&p->tail, now32))
         return false;
     if (!e->cfg->request_paths)
@@ -193,6 +193,7 @@ void engine_reqpath_explain(const struct engine *e, const struct task *t, char *
                  "%u s more",
                  tl->packed_us, tl->unpacked_us, left_ms / 1000u);
     else if (tl->unpacked_samples || tl->packed_samples)
-        snprintf(buf + n, size - (size_t)n, "; run-queue wait tail %.0f µs per wake-up unpacked, %.0f µs packed (limit %.0f µs)",
-                 tl->unpacked_us, tl->packed_us, reqpath_tail_limit_us(tl));
+        snprintf(buf + n, size - (size_t)n,
+                 "; run-queue wait tail %.0f µs per wake-up unpacked, %.0f µs packed (limit %.0f µs)", tl->unpacked_us,
+                 tl->packed_us, reqpath_tail_limit_us(tl));
 }

@@ -21,25 +21,25 @@ struct sampler_sample;
 #define REQPATH_RECHECK_MS 60000u
 
 struct engine_reqpath {
-    struct pidmap procs;         /* pid -> struct reqpath_proc */
+    struct pidmap procs; /* pid -> struct reqpath_proc */
     struct procsock_table socks;
-    bool unreadable_said;        /* logged once: sockets of other users' processes unreadable */
+    bool unreadable_said; /* logged once: sockets of other users' processes unreadable */
     struct log_ratelimit logs;
     /* counters, for status and metrics */
-    uint64_t held_serving;       /* grants held back: the process serves */
-    uint64_t held_sleep;         /* ... the thread sleeps in an untimed wait, or could not be read */
-    uint64_t released;           /* processes released by the tail guard */
-    uint64_t socket_checks;      /* fd scans of a process */
-    uint64_t sleep_reads;        /* /proc/TID/syscall reads */
+    uint64_t held_serving;  /* grants held back: the process serves */
+    uint64_t held_sleep;    /* ... the thread sleeps in an untimed wait, or could not be read */
+    uint64_t released;      /* processes released by the tail guard */
+    uint64_t socket_checks; /* fd scans of a process */
+    uint64_t sleep_reads;   /* /proc/TID/syscall reads */
 };
 
 struct reqpath_proc {
-    uint64_t start_time;         /* its leader's, against PID reuse; 0 unknown */
-    uint32_t checked_ms;         /* when its sockets were last read */
-    int8_t serves;               /* -1 not read, 0 no, 1 yes, 2 could not be read */
-    uint8_t sleep;               /* enum reqpath_sleep of the last thread read */
-    char sleep_call[16];         /* ... and the call it was in */
-    char why[80];                /* what its sockets said */
+    uint64_t start_time; /* its leader's, against PID reuse; 0 unknown */
+    uint32_t checked_ms; /* when its sockets were last read */
+    int8_t serves;       /* -1 not read, 0 no, 1 yes, 2 could not be read */
+    uint8_t sleep;       /* enum reqpath_sleep of the last thread read */
+    char sleep_call[16]; /* ... and the call it was in */
+    char why[80];        /* what its sockets said */
     struct reqpath_tail tail;
 };
 

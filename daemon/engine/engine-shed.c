@@ -21,7 +21,7 @@ int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
     }
     uint64_t n = comm_total - s->last_total, ms = now_ms - s->last_ms;
     if (s->last_ms && ms < COMM_FLOOD_WINDOW_MS)
-        return 0;   /* too short to tell (a reload's tick right after one): counted with the next */
+        return 0; /* too short to tell (a reload's tick right after one): counted with the next */
     bool first = s->last_ms == 0;
     s->last_total = comm_total;
     s->last_ms = now_ms;
@@ -55,7 +55,8 @@ void engine_shed_renames(struct engine *e, uint64_t now_ms)
         s->unsupported = r == -EOPNOTSUPP;
         if (s->unsupported)
             log_info("renames: over %u a second, but this kernel cannot leave them out (its event filter is 6.6+): "
-                     "every one is read", COMM_FLOOD_PER_S);
+                     "every one is read",
+                     COMM_FLOOD_PER_S);
         else
             log_errno_full(log_ratelimit_level(&e->events.logs, LOG_WARNING), r,
                            "renames: over %u a second; leaving them out: %m; every one is read", COMM_FLOOD_PER_S);
@@ -71,8 +72,8 @@ void engine_shed_renames(struct engine *e, uint64_t now_ms)
     if (step > 0) {
         log_ratelimited(&e->events.logs, s->period_ms == COMM_SHED_MIN_MS ? LOG_NOTICE : LOG_DEBUG,
                         "renames: %" PRIu64 " since the last tick, over %u a second (a thread renaming itself in a "
-                        "loop?): not heard for %u ms, then a rescan finds what was renamed", s->last_total - before,
-                        COMM_FLOOD_PER_S, s->period_ms);
+                        "loop?): not heard for %u ms, then a rescan finds what was renamed",
+                        s->last_total - before, COMM_FLOOD_PER_S, s->period_ms);
         return;
     }
     /* Heard again: whatever was renamed meanwhile is found by a rescan. */

@@ -20,11 +20,11 @@ struct engine;
 #define COMM_SHED_MIN_MS 1000u
 #define COMM_SHED_MAX_MS 16000u
 struct comm_shed {
-    uint64_t last_total, last_ms;       /* comm events counted at the last step */
-    uint64_t until_ms;                  /* while on: when they are heard again */
-    unsigned period_ms;                 /* of the last shed; 0: no flood going on */
-    bool on;                            /* comm events not heard now */
-    bool unsupported;                   /* the kernel cannot filter: never tried again */
+    uint64_t last_total, last_ms; /* comm events counted at the last step */
+    uint64_t until_ms;            /* while on: when they are heard again */
+    unsigned period_ms;           /* of the last shed; 0: no flood going on */
+    bool on;                      /* comm events not heard now */
+    bool unsupported;             /* the kernel cannot filter: never tried again */
     uint64_t sheds;
 };
 /* Pure: one tick's step, from the socket's comm events so far: +1 stop

@@ -73,10 +73,7 @@ void engine_snapshot_status(const struct engine *e, struct engine_snapshot *out)
     out->kept_out = engine_reqpath_cooling(e);
 }
 
-const struct task *engine_task_next(const struct engine *e, size_t *iter)
-{
-    return task_table_next(e->tasks, iter);
-}
+const struct task *engine_task_next(const struct engine *e, size_t *iter) { return task_table_next(e->tasks, iter); }
 
 void engine_task_snapshot(const struct engine *e, const struct task *t, struct engine_task_snapshot *out)
 {

@@ -28,8 +28,8 @@ struct engine_counters {
     uint64_t ticks;
     uint64_t rescans;
     uint64_t reloads_ok, reloads_failed;
-    uint64_t classified;         /* classifications run */
-    uint64_t packs, restores;    /* affinity changes made */
+    uint64_t classified;      /* classifications run */
+    uint64_t packs, restores; /* affinity changes made */
     uint64_t plan_changes;
     uint64_t table_full;         /* tasks not tracked because the table was full */
     uint64_t behaviour_verdicts; /* behaviour verdicts that changed */
@@ -47,21 +47,21 @@ struct engine_pause_snapshot {
     bool paused;
     bool admin;
     unsigned n_sessions;
-    uint64_t since_ms;           /* when the current pause began */
-    uint64_t pauses, paused_ms_total;   /* the current pause included */
+    uint64_t since_ms;                /* when the current pause began */
+    uint64_t pauses, paused_ms_total; /* the current pause included */
 };
 void engine_pause_snapshot(const struct engine *e, struct engine_pause_snapshot *out);
 
 struct engine_snapshot {
     uint64_t start_ms;
-    bool mode_cgroup;            /* cfg mode = cgroup */
+    bool mode_cgroup; /* cfg mode = cgroup */
     bool dry_run;
     bool uclamp_supported;
     bool unit_optin;
-    bool request_paths, tail_guard;     /* on (behaviour on too) */
+    bool request_paths, tail_guard; /* on (behaviour on too) */
     const struct capacity_table *capacity;
     const struct topology *topo;
-    const struct sampler *sampler;      /* load, behaviour watch and reads */
+    const struct sampler *sampler; /* load, behaviour watch and reads */
 
     /* tasks, counted now (replies must not lag a tick behind) */
     unsigned tracked, max_tasks;
@@ -71,16 +71,16 @@ struct engine_snapshot {
 
     /* request paths and the tail guard */
     uint64_t held_serving, held_sleep, released, socket_checks, sleep_reads;
-    unsigned kept_out;           /* engine_snapshot_status only, else 0 */
+    unsigned kept_out; /* engine_snapshot_status only, else 0 */
 
     /* events: the proc connector's counters (NULL without one) */
     const struct procmon_counters *procmon;
     uint64_t rename_floods;
     bool renames_unheard;
     const struct histogram *placement_latency, *queue_delay;
-    const uint64_t *handled_ns;  /* [PROCMON_KINDS] */
+    const uint64_t *handled_ns; /* [PROCMON_KINDS] */
     uint64_t wakeups, wakeups_ns;
-    bool doorbell;               /* an exec doorbell is open */
+    bool doorbell; /* an exec doorbell is open */
     uint64_t doorbell_rings, doorbell_ahead, doorbell_skipped, doorbell_already;
     uint64_t adopted_at_exec, adopted_at_tick, adopted_at_restore;
     uint64_t daemon_moves;
@@ -92,27 +92,27 @@ struct engine_snapshot {
     /* the plan: never NULL, its contents meaningful when planned */
     bool planned;
     const struct packer_plan *plan;
-    bool freq_table;             /* a frequency table to weigh plans by */
+    bool freq_table; /* a frequency table to weigh plans by */
 
     /* the run-delay guard */
     struct engine_delay_snapshot {
-        uint64_t limit_ns;       /* 0: off */
+        uint64_t limit_ns; /* 0: off */
         uint64_t delay_ns, wakeups;
         unsigned percentile;
         const struct delay_guard *guard;
         const struct histogram *hist;
-        const char *last;        /* this tick's decision, "" none yet */
+        const char *last; /* this tick's decision, "" none yet */
     } delay;
 
     /* the probe loop */
     struct engine_probe_snapshot {
         bool on;
-        const char *phase;       /* engine_probe_phase */
-        const char *source;      /* freq_source_name */
-        const char *what;        /* on: what it measures; off: why not */
-        const char *explain;     /* on only */
+        const char *phase;   /* engine_probe_phase */
+        const char *source;  /* freq_source_name */
+        const char *what;    /* on: what it measures; off: why not */
+        const char *explain; /* on only */
         unsigned rounds, discarded;
-        bool learned_any;        /* a learned plan logged */
+        bool learned_any; /* a learned plan logged */
         enum benefit_plan learned;
         const char *last_change; /* "" none yet */
     } probe;
@@ -137,12 +137,12 @@ const struct task *engine_task_next(const struct engine *e, size_t *iter);
 
 /* One task, as dump and explain show it. */
 struct engine_task_snapshot {
-    char detail[512];            /* what decided its class */
-    bool masks;                  /* original and current known */
+    char detail[512]; /* what decided its class */
+    bool masks;       /* original and current known */
     cpu_set_t original, current;
-    bool slice;                  /* the jitter slice we gave it */
+    bool slice; /* the jitter slice we gave it */
     uint64_t slice_ns, original_slice_ns;
-    bool run_delay;              /* its mean wait per wake-up is known */
+    bool run_delay; /* its mean wait per wake-up is known */
     uint64_t run_delay_ns, run_delay_wakeups;
 };
 void engine_task_snapshot(const struct engine *e, const struct task *t, struct engine_task_snapshot *out);

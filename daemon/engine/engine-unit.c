@@ -83,7 +83,7 @@ int engine_restore_everything(struct engine *e, bool wait_for_toggle)
     bool guard = e->unit.set;
     if (guard)
         pins_guard_begin(e, wait_for_toggle ? 15 : 10);
-    engine_adopt_due(e, 0);     /* what they inherited from us, too */
+    engine_adopt_due(e, 0); /* what they inherited from us, too */
     int n = applier_restore_all(e->applier);
     applier_flush_state(e->applier);
     e->unit.set = false;

@@ -13,7 +13,7 @@ struct engine;
  * ours while set; pins survive the cpuset controller toggles that causes. */
 struct engine_unit {
     bool set;
-    unsigned n_tasks;            /* tasks in it, as of the last tick */
+    unsigned n_tasks; /* tasks in it, as of the last tick */
     struct pins pins;
 };
 

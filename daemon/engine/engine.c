@@ -52,7 +52,7 @@ static int ensure_group(struct engine *e)
         return 0;
     int r = applier_group_set_v1(e->applier, e->group.path, engine_plan_mask(e));
     if (r < 0)
-        return r;   /* the applier said why */
+        return r; /* the applier said why */
     e->group.ready = true;
     return 0;
 }
@@ -66,7 +66,7 @@ static bool narrowed_by_user(const struct engine *e, const struct task *t)
 {
     cpu_set_t now;
     if (t->flags & TASK_F_GROUP)
-        return false;       /* in the group: the mask is the group's */
+        return false; /* in the group: the mask is the group's */
     if (e->ops->getaffinity(e->ops->userdata, t->tid, &now) < 0)
         return true;
     return !cpuset_covers(&now, &e->topo->online);
@@ -80,7 +80,7 @@ static void placed(struct engine *e)
 {
     e->counters.packs++;
     if (e->events.event_ns == 0)
-        return;     /* a tick's, a rescan's or a verdict's: no event to time from */
+        return; /* a tick's, a rescan's or a verdict's: no event to time from */
     uint64_t now = now_ns();
     histogram_add(&e->events.placement_latency, now > e->events.event_ns ? now - e->events.event_ns : 0);
 }
@@ -89,15 +89,15 @@ void engine_place(struct engine *e, struct task *t)
 {
     int r;
     if (engine_paused(e) || (t->flags & TASK_F_ADOPT_DUE))
-        return;     /* paused: every task keeps its own placement (engine-pause.c); due: engine-adopt.c */
+        return; /* paused: every task keeps its own placement (engine-pause.c); due: engine-adopt.c */
     if (uses_group(e, t) && narrowed_by_user(e, t)) {
-        log_debug("tid %d (%s): mask narrower than the online CPUs, leaving it out of the cpuset group",
-                  (int)t->tid, t->comm);
+        log_debug("tid %d (%s): mask narrower than the online CPUs, leaving it out of the cpuset group", (int)t->tid,
+                  t->comm);
         return;
     }
     if (uses_group(e, t) && ensure_group(e) == 0) {
         if (procscan_ensure_start(root_of(e), t) < 0)
-            return;     /* gone: its exit event follows */
+            return; /* gone: its exit event follows */
         if (applier_find(e->applier, t->tid))
             applier_restore_task(e->applier, t->tid);
         if (applier_group_attach_v1(e->applier, e->group.path, t->tid, t->pid, t->start_time) > 0) {
@@ -119,7 +119,7 @@ void engine_place(struct engine *e, struct task *t)
         if (r > 0 && mask)
             placed(e);
         else if (r > 0)
-            e->counters.restores++;     /* an unrestricted plan puts it back */
+            e->counters.restores++; /* an unrestricted plan puts it back */
     } else if (applier_find(e->applier, t->tid)) {
         r = applier_restore_task(e->applier, t->tid);
         if (r > 0)
@@ -135,8 +135,8 @@ static void setup_group_mode(struct engine *e, bool at_start)
     char path[PATH_MAX];
     e->group.ready = false;
     snprintf(e->group.path, sizeof e->group.path, "/%s", e->cfg->cgroup_name ? e->cfg->cgroup_name : "turbosched");
-    bool mounted = path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 &&
-                   access(path, F_OK) == 0;
+    bool mounted =
+        path_join(path, sizeof path, root_of(e), "/sys/fs/cgroup/cpuset/cpuset.cpus") == 0 && access(path, F_OK) == 0;
     bool wanted = e->cfg->mode == APPLY_CGROUP;
     for (size_t i = 0; i < e->cfg->n_rules && !wanted; i++)
         wanted = e->cfg->rules[i].cgroup_mode;
@@ -176,8 +176,9 @@ static int hook_task_new(struct task *t, void *userdata)
      * the new task with the creator's original so it is restored like it. */
     pid_t parent = t->tid != t->pid ? t->pid : e->events.fork_parent_tid;
     struct applied_task from;
-    bool inherits = parent > 0 ? engine_inheritance(e, parent, &from)
-                               : engine_ancestor_inheritance(e, t->tid, &from) || engine_orphan_inheritance(e, t, &from);
+    bool inherits = parent > 0
+                        ? engine_inheritance(e, parent, &from)
+                        : engine_ancestor_inheritance(e, t->tid, &from) || engine_orphan_inheritance(e, t, &from);
     if (inherits && !engine_adopt_defer(e, t, &from) && procscan_ensure_start(root_of(e), t) == 0)
         (void)applier_adopt_from(e->applier, t->tid, t->pid, t->start_time, &from);
     return classify_and_place(e, t, false);
@@ -213,7 +214,7 @@ static bool pinned_by_user(struct engine *e, const struct task *t)
     if (a)
         mask = a->original;
     else if (e->ops->getaffinity(e->ops->userdata, t->tid, &mask) < 0)
-        return true;    /* gone, or not ours to judge */
+        return true; /* gone, or not ours to judge */
     return !cpuset_covers(&mask, &e->topo->online);
 }
 
@@ -293,7 +294,7 @@ int engine_new(struct config *cfg, const struct engine_params *p, struct engine 
     }
     e->params = *p;
     e->events.logs = (struct log_ratelimit){.what = "messages about floods of process events"};
-    freq_meter_init(&e->probe.meter);   /* before any failure: engine_free closes it */
+    freq_meter_init(&e->probe.meter); /* before any failure: engine_free closes it */
     if (!e->params.root)
         e->params.root = "/";
     e->ops = p->sysops ? p->sysops : &sysops_real;
@@ -415,7 +416,7 @@ static void refresh_topology(struct engine *e)
                format_cpulist(&t->online, now_s, sizeof now_s));
     topology_free(e->topo);
     e->topo = t;
-    engine_delay_reset(&e->delay, e->cfg);   /* it counts cores by their index */
+    engine_delay_reset(&e->delay, e->cfg); /* it counts cores by their index */
     engine_idle_setup(e, false);
 }
 
@@ -451,7 +452,7 @@ static void plan(struct engine *e, uint64_t now)
         .delay_note = e->delay.note,
         .freq = engine_freq_table(e),
         .n_jitter_tasks = e->n_by_class[CLASS_JITTER],
-        .probe = engine_probe_measure(e),   /* before the plan: the busy cores it read */
+        .probe = engine_probe_measure(e), /* before the plan: the busy cores it read */
         .idle = engine_idle_measure(e, now),
     };
     int r = packer_plan(&in, &e->pstate, e->plan);
@@ -551,7 +552,7 @@ int engine_start(struct engine *e)
     if (r > 0)
         log_notice("restored %d changes left by a previous run", r);
 
-    engine_doorbell_open(e);    /* first: the main socket, joining last, hears each event first */
+    engine_doorbell_open(e); /* first: the main socket, joining last, hears each event first */
     r = e->params.events_from_caller ? 0 : procmon_open(e->cfg->rcvbuf_bytes, &e->events.procmon);
     if (r < 0)
         return log_error_errno(r, "opening the proc connector: %m%s", r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
@@ -583,7 +584,7 @@ static void reset_classes(struct engine *e)
         t->class = CLASS_UNSET;
         t->source = SOURCE_NONE;
         t->rule = -1;
-        t->flags &= ~TASK_F_GROUP;   /* restore_all removed the group */
+        t->flags &= ~TASK_F_GROUP; /* restore_all removed the group */
     }
 }
 
@@ -608,14 +609,13 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     if (e->params.config_path)
         r = config_load(e->params.config_path, e->params.dropin_dir, &cfg);
     else
-        r = config_new_default(&cfg);   /* started without a configuration file */
+        r = config_new_default(&cfg); /* started without a configuration file */
     log_set_sink(NULL, NULL);
     e->last_reload.time = time(NULL);
     if (r < 0) {
         e->counters.reloads_failed++;
         e->last_reload.ok = false;
-        snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "%s",
-                 fe.msg[0] ? fe.msg : strerror(-r));
+        snprintf(e->last_reload.msg, sizeof e->last_reload.msg, "%s", fe.msg[0] ? fe.msg : strerror(-r));
         log_err("reload failed, keeping the previous configuration: %s", e->last_reload.msg);
         if (msg)
             snprintf(msg, size, "%s", e->last_reload.msg);
@@ -629,8 +629,8 @@ int engine_reload(struct engine *e, char *msg, size_t size)
     /* Start from a clean slate: every change undone, every task classified
      * again under the new rules, the plan recomputed from scratch. */
     int restored = engine_restore_everything(e, false);
-    if (cfg->dry_run != e->cfg->dry_run || (cfg->state_file && e->cfg->state_file &&
-                                            strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
+    if (cfg->dry_run != e->cfg->dry_run ||
+        (cfg->state_file && e->cfg->state_file && strcmp(cfg->state_file, e->cfg->state_file) != 0)) {
         struct applier *a;
         r = applier_new(e->ops, cfg->state_file, cfg->dry_run, &a);
         if (r < 0) {
@@ -708,9 +708,8 @@ void engine_status_line(const struct engine *e, char *buf, size_t size)
     const cpu_set_t *mask = engine_plan_mask(e);
     if (mask)
         format_cpulist(mask, cpus, sizeof cpus);
-    snprintf(buf, size, "%u tasks, %u jitter, %u packed %s%s; uclamp %s%s",
-             task_table_count(e->tasks), e->n_by_class[CLASS_JITTER], e->n_packed,
-             mask ? "on CPUs " : "(no restriction", mask ? cpus : ")",
+    snprintf(buf, size, "%u tasks, %u jitter, %u packed %s%s; uclamp %s%s", task_table_count(e->tasks),
+             e->n_by_class[CLASS_JITTER], e->n_packed, mask ? "on CPUs " : "(no restriction", mask ? cpus : ")",
              classifier_uclamp_supported(e->classifier) ? "supported" : "unsupported",
              e->cfg->dry_run ? "; dry run" : "");
 }
@@ -722,7 +721,7 @@ int engine_undo_all(struct engine *e)
     size_t iter = 0;
     struct task *t;
     while ((t = task_table_next(e->tasks, &iter)))
-        t->flags &= ~TASK_F_GROUP;   /* restore_all removed the group */
+        t->flags &= ~TASK_F_GROUP; /* restore_all removed the group */
     e->group.ready = false;
     return n;
 }

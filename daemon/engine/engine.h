@@ -20,11 +20,11 @@ struct seat;
 struct sysops;
 
 struct engine_params {
-    const char *config_path;     /* for reloads */
-    const char *dropin_dir;      /* NULL: derived from config_path */
-    const char *root;            /* "/" on a real system; /proc and /sys are read below it */
-    bool dry_run;                /* --dry-run: overrides the config */
-    int log_level;               /* --log-level, or -1: the config decides */
+    const char *config_path; /* for reloads */
+    const char *dropin_dir;  /* NULL: derived from config_path */
+    const char *root;        /* "/" on a real system; /proc and /sys are read below it */
+    bool dry_run;            /* --dry-run: overrides the config */
+    int log_level;           /* --log-level, or -1: the config decides */
     /* Every system call that reads or changes a task's placement goes
      * through these; NULL: sysops_real. Tests pass a fake. */
     const struct sysops *sysops;

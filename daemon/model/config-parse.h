@@ -21,16 +21,16 @@ struct parser {
     unsigned lineno;
     unsigned n_errors;
     enum line_kind line;
-    bool prev_name;             /* mirrors inih: a key was seen in this section */
+    bool prev_name; /* mirrors inih: a key was seen in this section */
     enum section_kind section;
-    char section_name[16];      /* for messages: "daemon", ... */
-    size_t rule;                /* index of the current rule (SEC_RULE) */
-    size_t first_rule;          /* first rule defined by this file */
+    char section_name[16]; /* for messages: "daemon", ... */
+    size_t rule;           /* index of the current rule (SEC_RULE) */
+    size_t first_rule;     /* first rule defined by this file */
     char last_key[32];
     /* line of each behaviour_* key in this file (0: not set here), for
      * the checks across keys that run after the file */
     unsigned behaviour_lines[8];
-    unsigned freq_line;         /* the last [capacity] active<N> key of this file */
+    unsigned freq_line; /* the last [capacity] active<N> key of this file */
     bool last_key_ok;
     /* rules with a bad key: already reported, not checked again at the end */
     size_t *broken;

@@ -14,7 +14,7 @@
 #define RULE_NAME_MAX 64u
 
 static const char *const rule_key_names[_RULE_KEY_MAX] = {
-    [RULE_COMM] = "comm", [RULE_EXE] = "exe", [RULE_CMDLINE] = "cmdline",
+    [RULE_COMM] = "comm",     [RULE_EXE] = "exe",   [RULE_CMDLINE] = "cmdline",
     [RULE_CGROUP] = "cgroup", [RULE_UNIT] = "unit", [RULE_USER] = "user",
 };
 
@@ -138,14 +138,16 @@ static bool valid_rule_name(const char *s, size_t n)
 void config_rule_start(struct parser *p, const char *name, size_t n)
 {
     if (!valid_rule_name(name, n)) {
-        config_perr(p, "invalid rule name '%.*s' (1-%u of A-Z a-z 0-9 - _ . @ : +)", (int)MIN(n, 200u), name, RULE_NAME_MAX);
+        config_perr(p, "invalid rule name '%.*s' (1-%u of A-Z a-z 0-9 - _ . @ : +)", (int)MIN(n, 200u), name,
+                    RULE_NAME_MAX);
         p->section = SEC_IGNORED;
         return;
     }
     struct config *c = p->c;
     for (size_t i = 0; i < c->n_rules; i++) {
         if (strlen(c->rules[i].name) == n && memcmp(c->rules[i].name, name, n) == 0) {
-            config_perr(p, "duplicate rule '%.*s' (first defined at %s:%u)", (int)n, name, c->rules[i].file, c->rules[i].line);
+            config_perr(p, "duplicate rule '%.*s' (first defined at %s:%u)", (int)n, name, c->rules[i].file,
+                        c->rules[i].line);
             p->section = SEC_IGNORED;
             return;
         }

@@ -423,8 +423,12 @@ static const struct setting settings[] = {
 
 /* The keys behaviour_params_check() may name, in parser.behaviour_lines order. */
 static const char *const behaviour_keys[] = {
-    "behaviour_window", "behaviour_jitter_max_util", "behaviour_jitter_max_run",
-    "behaviour_jitter_min_wakeups", "behaviour_intensive_min_util", "behaviour_cooldown",
+    "behaviour_window",
+    "behaviour_jitter_max_util",
+    "behaviour_jitter_max_run",
+    "behaviour_jitter_min_wakeups",
+    "behaviour_intensive_min_util",
+    "behaviour_cooldown",
 };
 
 static void note_behaviour_line(struct parser *p, const char *key)

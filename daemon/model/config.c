@@ -39,17 +39,18 @@ void config_init_defaults(struct config *c)
          * weight, not wake-up preemption (docs/hacking.md). */
         .realtime_priority = 1,
         .max_tasks = 131072,
-        .policy = {
-            .busy_threshold_milli = 125,
-            .headroom_milli = 100,
-            .idle_machine_milli = 50,
-            .hold_ms = 1000,
-            .min_change_ms = 2000,
-            .domain = DOMAIN_PACKAGE,
-            .half_life_ms = 1000,
-            .jitter_slice_ns = SLICE_DEFAULT_NS,
-            .max_run_delay_ns = DELAY_MAX_RUN_DELAY_NS_DEFAULT,
-        },
+        .policy =
+            {
+                .busy_threshold_milli = 125,
+                .headroom_milli = 100,
+                .idle_machine_milli = 50,
+                .hold_ms = 1000,
+                .min_change_ms = 2000,
+                .domain = DOMAIN_PACKAGE,
+                .half_life_ms = 1000,
+                .jitter_slice_ns = SLICE_DEFAULT_NS,
+                .max_run_delay_ns = DELAY_MAX_RUN_DELAY_NS_DEFAULT,
+            },
         .use_uclamp = true,
         .uclamp_threshold = 204,
         .uclamp_recheck_ms = 5000,
@@ -110,10 +111,7 @@ void config_destroyp(struct config **c)
     }
 }
 
-size_t config_max_line(void)
-{
-    return ini_max_line > 3 ? (size_t)ini_max_line - 3 : 0;
-}
+size_t config_max_line(void) { return ini_max_line > 3 ? (size_t)ini_max_line - 3 : 0; }
 
 /* -------------------------------------------------------------- parsing */
 
@@ -167,7 +165,10 @@ static void parse_section(struct parser *p, const char *start)
         const char *name;
         enum section_kind kind;
     } sections[] = {
-        {"daemon", SEC_DAEMON}, {"capacity", SEC_CAPACITY}, {"packing", SEC_PACKING}, {"classify", SEC_CLASSIFY},
+        {"daemon", SEC_DAEMON},
+        {"capacity", SEC_CAPACITY},
+        {"packing", SEC_PACKING},
+        {"classify", SEC_CLASSIFY},
     };
     for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
         if (strlen(sections[i].name) == n && memcmp(sections[i].name, s, n) == 0) {
@@ -238,7 +239,7 @@ static char *reader(char *str, int num, void *stream)
     if (content > max) {
         config_perr(p, "line too long (%zu characters, at most %zu)", content, max);
         if (p->section == SEC_RULE)
-            config_rule_mark_broken(p);     /* its key is lost: no second error for it */
+            config_rule_mark_broken(p); /* its key is lost: no second error for it */
         p->line = LINE_BLANK;
         str[0] = '\n';
         str[1] = '\0';
@@ -264,7 +265,7 @@ static int handler(void *user, const char *section, const char *name, const char
     char *cut;
     if (continuation) {
         if (!p->last_key_ok)
-            return 1;   /* the key itself was already reported */
+            return 1; /* the key itself was already reported */
         name = p->last_key;
         /* inih 55 leaves inline comments on continuation lines; newer ones
          * strip them. Strip here so both behave the same. */

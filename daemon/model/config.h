@@ -21,17 +21,17 @@ const char *rule_key_to_string(enum rule_key k);
 
 struct rule {
     char *name;
-    char *file;         /* where it was defined, for messages and explain */
+    char *file; /* where it was defined, for messages and explain */
     unsigned line;
     char **globs[_RULE_KEY_MAX];
     enum task_class class;
-    bool cgroup_mode;   /* confine the task's whole cgroup instead of its threads */
+    bool cgroup_mode; /* confine the task's whole cgroup instead of its threads */
 };
 
 struct config {
-    char *path;                 /* main file */
+    char *path; /* main file */
     /* [daemon] */
-    unsigned tick_ms;           /* load sampling and repacking period */
+    unsigned tick_ms; /* load sampling and repacking period */
     int log_level;
     bool dry_run;
     enum apply_mode mode;
@@ -40,9 +40,9 @@ struct config {
     unsigned realtime_priority; /* SCHED_FIFO priority for handling process events, 0 = off */
     unsigned max_tasks;         /* bound on tracked threads */
     char *control_socket;
-    char *control_group;        /* group allowed read-only methods; NULL: root only */
+    char *control_group; /* group allowed read-only methods; NULL: root only */
     char *state_file;
-    char *cgroup_name;          /* v1 cpuset group the daemon creates for cgroup mode */
+    char *cgroup_name; /* v1 cpuset group the daemon creates for cgroup mode */
     /* [capacity] */
     struct capacity_table capacity;
     /* the chip's frequency by number of active cores (active<N> keys);
@@ -56,10 +56,10 @@ struct config {
     struct policy_params policy;
     /* [classify] */
     bool use_uclamp;
-    unsigned uclamp_threshold;       /* util_max at or below this (0..1024) is jitter */
+    unsigned uclamp_threshold; /* util_max at or below this (0..1024) is jitter */
     unsigned uclamp_recheck_ms;
     enum task_class default_class;
-    bool unit_optin;                 /* X-TurboSched= and the jitter slice */
+    bool unit_optin;                   /* X-TurboSched= and the jitter slice */
     struct behaviour_params behaviour; /* behaviour and behaviour_* keys */
     /* Behaviour packs only housekeeping: a thread whose process serves
      * (listening socket, local stream peer, server port) or that sleeps in
@@ -123,4 +123,4 @@ int config_check_print(const struct config *c);
 void config_destroy(struct config *c);
 void config_destroyp(struct config **c);
 /* Inverse of rule_key_to_string. */
-enum rule_key rule_key_from_string(const char *s);   /* _RULE_KEY_MAX if unknown */
+enum rule_key rule_key_from_string(const char *s); /* _RULE_KEY_MAX if unknown */

@@ -17,10 +17,10 @@
 
 struct pidmap {
     char *slots;
-    size_t n_slots;             /* 0 or a power of two */
+    size_t n_slots; /* 0 or a power of two */
     size_t count;
     size_t value_size;
-    size_t value_offset;        /* of the value in an entry */
+    size_t value_offset; /* of the value in an entry */
     size_t entry_size;
 };
 

@@ -7,13 +7,20 @@
 const char *match_input_get(const struct match_input *in, enum rule_key k)
 {
     switch (k) {
-    case RULE_COMM: return in->comm;
-    case RULE_EXE: return in->exe;
-    case RULE_CMDLINE: return in->cmdline;
-    case RULE_CGROUP: return in->cgroup;
-    case RULE_UNIT: return in->unit;
-    case RULE_USER: return in->user;
-    case _RULE_KEY_MAX: break;
+    case RULE_COMM:
+        return in->comm;
+    case RULE_EXE:
+        return in->exe;
+    case RULE_CMDLINE:
+        return in->cmdline;
+    case RULE_CGROUP:
+        return in->cgroup;
+    case RULE_UNIT:
+        return in->unit;
+    case RULE_USER:
+        return in->user;
+    case _RULE_KEY_MAX:
+        break;
     }
     return NULL;
 }

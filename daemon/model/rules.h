@@ -12,10 +12,10 @@
 struct match_input {
     const char *comm;
     const char *exe;
-    const char *cmdline;    /* arguments joined by single spaces */
+    const char *cmdline; /* arguments joined by single spaces */
     const char *cgroup;
-    const char *unit;       /* e.g. "nginx.service", "session-3.scope" */
-    const char *user;       /* user name, or the uid in decimal */
+    const char *unit; /* e.g. "nginx.service", "session-3.scope" */
+    const char *user; /* user name, or the uid in decimal */
 };
 
 /* The input field for a key. */

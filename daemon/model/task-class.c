@@ -7,11 +7,16 @@
 const char *task_class_to_string(enum task_class c)
 {
     switch (c) {
-    case CLASS_UNSET: return "unset";
-    case CLASS_IGNORE: return "ignore";
-    case CLASS_JITTER: return "jitter";
-    case CLASS_INTENSIVE: return "intensive";
-    case _TASK_CLASS_MAX: break;
+    case CLASS_UNSET:
+        return "unset";
+    case CLASS_IGNORE:
+        return "ignore";
+    case CLASS_JITTER:
+        return "jitter";
+    case CLASS_INTENSIVE:
+        return "intensive";
+    case _TASK_CLASS_MAX:
+        break;
     }
     return "unknown";
 }
@@ -32,13 +37,20 @@ int task_class_from_string(const char *s)
 const char *class_source_to_string(enum class_source s)
 {
     switch (s) {
-    case SOURCE_NONE: return "none";
-    case SOURCE_SLICE: return "slice";
-    case SOURCE_UNIT: return "unit";
-    case SOURCE_RULE: return "rule";
-    case SOURCE_UCLAMP: return "uclamp";
-    case SOURCE_DEFAULT: return "default";
-    case SOURCE_BEHAVIOUR: return "behaviour";
+    case SOURCE_NONE:
+        return "none";
+    case SOURCE_SLICE:
+        return "slice";
+    case SOURCE_UNIT:
+        return "unit";
+    case SOURCE_RULE:
+        return "rule";
+    case SOURCE_UCLAMP:
+        return "uclamp";
+    case SOURCE_DEFAULT:
+        return "default";
+    case SOURCE_BEHAVIOUR:
+        return "behaviour";
     }
     return "unknown";
 }

@@ -30,10 +30,10 @@ struct task_table {
     /* slots: chunks[slot >> SHIFT][slot & (CHUNK-1)]; a free slot has tid 0 */
     struct task **chunks;
     unsigned n_chunks;
-    unsigned n_slots;           /* slots handed out so far (high-water mark) */
-    uint32_t *free_slots;       /* stack of freed slots */
+    unsigned n_slots;     /* slots handed out so far (high-water mark) */
+    uint32_t *free_slots; /* stack of freed slots */
     unsigned n_free, free_cap;
-    struct pidmap index;        /* TID -> uint32_t slot */
+    struct pidmap index; /* TID -> uint32_t slot */
 };
 
 static inline struct task *slot_task(struct task_table *t, uint32_t slot)
@@ -143,10 +143,7 @@ int task_table_remove(struct task_table *t, pid_t tid)
     return 0;
 }
 
-unsigned task_table_count(const struct task_table *t)
-{
-    return t->count;
-}
+unsigned task_table_count(const struct task_table *t) { return t->count; }
 
 struct task *task_table_next(struct task_table *t, size_t *iter)
 {
@@ -158,15 +155,9 @@ struct task *task_table_next(struct task_table *t, size_t *iter)
     return NULL;
 }
 
-unsigned task_table_max(const struct task_table *t)
-{
-    return t->max_tasks;
-}
+unsigned task_table_max(const struct task_table *t) { return t->max_tasks; }
 
-uint32_t task_table_generation(const struct task_table *t)
-{
-    return t->generation;
-}
+uint32_t task_table_generation(const struct task_table *t) { return t->generation; }
 
 uint32_t task_table_new_generation(struct task_table *t)
 {
@@ -178,7 +169,6 @@ uint32_t task_table_new_generation(struct task_table *t)
 
 size_t task_table_memory_bytes(const struct task_table *t)
 {
-    return sizeof(*t) + (size_t)t->n_chunks * TASK_CHUNK * sizeof(struct task) +
-           t->n_chunks * sizeof(struct task *) + t->free_cap * sizeof(uint32_t) +
-           pidmap_memory_bytes(&t->index);
+    return sizeof(*t) + (size_t)t->n_chunks * TASK_CHUNK * sizeof(struct task) + t->n_chunks * sizeof(struct task *) +
+           t->free_cap * sizeof(uint32_t) + pidmap_memory_bytes(&t->index);
 }

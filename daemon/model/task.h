@@ -14,23 +14,23 @@
 
 struct task {
     pid_t tid;
-    pid_t pid;                  /* thread group id */
-    uint64_t start_time;        /* field 22 of /proc/TID/stat, clock ticks after boot */
-    bool start_pending;         /* start_time not read yet (procscan_ensure_start) */
-    uint8_t idle_samples;       /* jitter samples in a row that found it had not run (sampler.c) */
-    int16_t last_cpu;           /* CPU it ran on at its last sample (its util_milli is 0 until one) */
+    pid_t pid;            /* thread group id */
+    uint64_t start_time;  /* field 22 of /proc/TID/stat, clock ticks after boot */
+    bool start_pending;   /* start_time not read yet (procscan_ensure_start) */
+    uint8_t idle_samples; /* jitter samples in a row that found it had not run (sampler.c) */
+    int16_t last_cpu;     /* CPU it ran on at its last sample (its util_milli is 0 until one) */
     char comm[16];
-    uid_t uid;                  /* effective; TASK_UID_UNKNOWN until a user rule needs it */
+    uid_t uid; /* effective; TASK_UID_UNKNOWN until a user rule needs it */
     /* classification (written by the classifier) */
     enum task_class class;
     enum class_source source;
-    int rule;                   /* index into config.rules, -1 when no rule decided */
+    int rule; /* index into config.rules, -1 when no rule decided */
     /* load tracking (written by the load sampler) */
-    uint64_t runtime_ns;        /* CPU time at the last sample */
-    unsigned util_milli;        /* smoothed utilisation of one CPU, 0..1000 */
-    uint32_t sample_ms;         /* when runtime_ns was read (monotonic ms, wraps) */
+    uint64_t runtime_ns; /* CPU time at the last sample */
+    unsigned util_milli; /* smoothed utilisation of one CPU, 0..1000 */
+    uint32_t sample_ms;  /* when runtime_ns was read (monotonic ms, wraps) */
     /* bookkeeping */
-    uint32_t seen_gen;          /* rescan generation that last saw it */
+    uint32_t seen_gen; /* rescan generation that last saw it */
     uint32_t flags;
     /* behaviour: 1 + index of its entry in the sampler's watch table, 0 for
      * none (only candidates have one: no kernel threads, no pinned tasks,
@@ -46,7 +46,7 @@ _Static_assert(sizeof(struct task) == 88, "struct task grew: update the figures 
 #endif
 
 /* struct task.flags bits of the task's own (the engine's start at 0x1) */
-#define TASK_F_NOT_CANDIDATE 0x100u  /* kernel thread or pinned by its user: never classified by behaviour */
+#define TASK_F_NOT_CANDIDATE 0x100u /* kernel thread or pinned by its user: never classified by behaviour */
 /* A kernel thread (PF_KTHREAD), as its stat said when procscan read it, or
  * as its creator is until it execs: known without reading /proc again. */
 #define TASK_F_KTHREAD 0x200u

@@ -11,7 +11,7 @@ static pid_t tid_at(const struct tidmap *m, size_t i) { return *(const pid_t *)t
 
 void tidmap_init(struct tidmap *m, size_t elem_size)
 {
-    *m = (struct tidmap){ .elem_size = elem_size };
+    *m = (struct tidmap){.elem_size = elem_size};
     PIDMAP_INIT(&m->index, uint32_t);
 }
 

@@ -14,7 +14,7 @@ struct tidmap {
     size_t elem_size;
     char *items;
     size_t n, cap;
-    struct pidmap index;        /* tid -> uint32_t position in items */
+    struct pidmap index; /* tid -> uint32_t position in items */
 };
 
 void tidmap_init(struct tidmap *m, size_t elem_size);

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>      /* snprintf only */
+#include <stdio.h> /* snprintf only */
 #include <string.h>
 
 /* The sums are floats: a figure within this share of a limit counts as at
@@ -36,16 +36,17 @@ static struct check params_check(const struct behaviour_params *p)
     if (p->window_ms < BEHAVIOUR_WINDOW_MS_MIN || p->window_ms > BEHAVIOUR_WINDOW_MS_MAX)
         return (struct check){"behaviour_window", "behaviour_window: must be between 1s and 1h"};
     if (p->jitter_max_util_milli < BEHAVIOUR_UTIL_MILLI_MIN || p->jitter_max_util_milli > BEHAVIOUR_UTIL_MILLI_MAX)
-        return (struct check){"behaviour_jitter_max_util",
-                              "behaviour_jitter_max_util: must be between 0.1% and 100%"};
-    if (p->jitter_max_run_us < BEHAVIOUR_JITTER_MAX_RUN_US_MIN || p->jitter_max_run_us > BEHAVIOUR_JITTER_MAX_RUN_US_MAX)
+        return (struct check){"behaviour_jitter_max_util", "behaviour_jitter_max_util: must be between 0.1% and 100%"};
+    if (p->jitter_max_run_us < BEHAVIOUR_JITTER_MAX_RUN_US_MIN ||
+        p->jitter_max_run_us > BEHAVIOUR_JITTER_MAX_RUN_US_MAX)
         return (struct check){"behaviour_jitter_max_run", "behaviour_jitter_max_run: must be between 1us and 1s"};
     if (p->jitter_min_wakeups_per_s < BEHAVIOUR_JITTER_MIN_WAKEUPS_MIN ||
         p->jitter_min_wakeups_per_s > BEHAVIOUR_JITTER_MIN_WAKEUPS_MAX)
         /* 0 would make every sleeping thread on the machine jitter. */
         return (struct check){"behaviour_jitter_min_wakeups",
                               "behaviour_jitter_min_wakeups: must be between 1 and 1000000 per second"};
-    if (p->intensive_min_util_milli < BEHAVIOUR_UTIL_MILLI_MIN || p->intensive_min_util_milli > BEHAVIOUR_UTIL_MILLI_MAX)
+    if (p->intensive_min_util_milli < BEHAVIOUR_UTIL_MILLI_MIN ||
+        p->intensive_min_util_milli > BEHAVIOUR_UTIL_MILLI_MAX)
         return (struct check){"behaviour_intensive_min_util",
                               "behaviour_intensive_min_util: must be between 0.1% and 100%"};
     /* A thread must never be able to be both: the intensive limit lies above
@@ -58,15 +59,9 @@ static struct check params_check(const struct behaviour_params *p)
     return (struct check){NULL, NULL};
 }
 
-const char *behaviour_params_check(const struct behaviour_params *p)
-{
-    return params_check(p).message;
-}
+const char *behaviour_params_check(const struct behaviour_params *p) { return params_check(p).message; }
 
-const char *behaviour_params_bad_key(const struct behaviour_params *p)
-{
-    return params_check(p).key;
-}
+const char *behaviour_params_bad_key(const struct behaviour_params *p) { return params_check(p).key; }
 
 int behaviour_parse_duration_us(const char *s, unsigned *ret)
 {
@@ -86,7 +81,7 @@ int behaviour_parse_duration_us(const char *s, unsigned *ret)
             return -EINVAL;
         for (; *q >= '0' && *q <= '9'; q++) {
             if (frac_div >= 1000000)
-                return -EINVAL;   /* finer than a microsecond in any unit */
+                return -EINVAL; /* finer than a microsecond in any unit */
             frac = frac * 10 + (uint64_t)(*q - '0');
             frac_div *= 10;
         }
@@ -101,7 +96,7 @@ int behaviour_parse_duration_us(const char *s, unsigned *ret)
     else
         return -EINVAL;
     if (frac_div > 1 && (frac * mult) % frac_div != 0)
-        return -EINVAL;       /* "0.5us": below the unit the value is kept in */
+        return -EINVAL; /* "0.5us": below the unit the value is kept in */
     uint64_t v = whole * mult + frac * mult / frac_div;
     if (v > UINT_MAX)
         return -ERANGE;
@@ -122,15 +117,9 @@ const char *behaviour_verdict_to_string(enum behaviour_verdict v)
     return "?";
 }
 
-void behaviour_state_init(struct behaviour_state *s)
-{
-    *s = (struct behaviour_state){0};
-}
+void behaviour_state_init(struct behaviour_state *s) { *s = (struct behaviour_state){0}; }
 
-enum behaviour_verdict behaviour_current(const struct behaviour_state *s)
-{
-    return (enum behaviour_verdict)s->verdict;
-}
+enum behaviour_verdict behaviour_current(const struct behaviour_state *s) { return (enum behaviour_verdict)s->verdict; }
 
 /* Start the window over from this sample. The cool-down survives: after a
  * reset the caller cannot tell a reused TID from its own thread's wrap, and
@@ -178,8 +167,8 @@ static void figures(const struct behaviour_params *p, const struct behaviour_sta
 static bool at_most(double v, double limit) { return v <= limit * (1 + LIMIT_SLACK); }
 static bool at_least(double v, double limit) { return v >= limit * (1 - LIMIT_SLACK); }
 
-static void decide(const struct behaviour_params *p, const struct behaviour_sample *in,
-                   const struct behaviour_state *s, struct behaviour_result *r)
+static void decide(const struct behaviour_params *p, const struct behaviour_sample *in, const struct behaviour_state *s,
+                   struct behaviour_result *r)
 {
     r->verdict = BEHAVIOUR_NONE;
     if (!p->enabled)
@@ -216,8 +205,8 @@ static void decide(const struct behaviour_params *p, const struct behaviour_samp
 }
 
 /* The figures of the window and the verdict on them. */
-static void judge(const struct behaviour_params *p, const struct behaviour_sample *in,
-                  const struct behaviour_state *s, struct behaviour_result *r)
+static void judge(const struct behaviour_params *p, const struct behaviour_sample *in, const struct behaviour_state *s,
+                  struct behaviour_result *r)
 {
     figures(p, s, in->now_ms, r);
     decide(p, in, s, r);
@@ -228,8 +217,8 @@ static void judge(const struct behaviour_params *p, const struct behaviour_sampl
  * weight in the decayed sums is the integral of exp(-age/tau) over the
  * interval, tau (1 - k) with k = exp(-dt/tau), shared out per ms of the
  * interval. */
-static void accumulate(const struct behaviour_params *p, struct behaviour_state *s,
-                       const struct behaviour_sample *in, uint32_t dt_ms)
+static void accumulate(const struct behaviour_params *p, struct behaviour_state *s, const struct behaviour_sample *in,
+                       uint32_t dt_ms)
 {
     assert(dt_ms > 0);
     uint64_t d_run = in->run_ns - s->run_ns;
@@ -253,8 +242,8 @@ static void accumulate(const struct behaviour_params *p, struct behaviour_state 
  * limit. Checked on the sample, not the window, so that a confined thread
  * that starts to compute is released at the next tick instead of after the
  * window. Starts or ends the cool-down. */
-static void note_heavy(const struct behaviour_params *p, struct behaviour_state *s, uint32_t now_ms,
-                       uint64_t d_run, uint32_t dt_ms, struct behaviour_result *r)
+static void note_heavy(const struct behaviour_params *p, struct behaviour_state *s, uint32_t now_ms, uint64_t d_run,
+                       uint32_t dt_ms, struct behaviour_result *r)
 {
     r->last_util_pct = 100.0 * ((double)d_run / 1e6) / (double)dt_ms;
     if (!at_most(r->last_util_pct, p->jitter_max_util_milli / 10.0)) {
@@ -264,7 +253,7 @@ static void note_heavy(const struct behaviour_params *p, struct behaviour_state 
     } else if ((s->flags & BEHAVIOUR_F_COOLING) && cooldown_left(s, now_ms) == 0)
         s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
     if (p->cooldown_ms == 0)
-        s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;   /* no bar; the heavy sample itself still is not jitter */
+        s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING; /* no bar; the heavy sample itself still is not jitter */
 }
 
 /* A sample too soon after the last: folded into the next one, the baseline
@@ -280,20 +269,19 @@ static void judge_fold(const struct behaviour_params *p, const struct behaviour_
     }
 }
 
-void behaviour_update(const struct behaviour_params *p, struct behaviour_state *s,
-                      const struct behaviour_sample *in, struct behaviour_result *ret)
+void behaviour_update(const struct behaviour_params *p, struct behaviour_state *s, const struct behaviour_sample *in,
+                      struct behaviour_result *ret)
 {
     struct behaviour_result r = {0};
     enum behaviour_verdict prev = (enum behaviour_verdict)s->verdict;
-    uint32_t dt_ms = in->now_ms - s->last_ms;     /* wraps with the clock */
+    uint32_t dt_ms = in->now_ms - s->last_ms; /* wraps with the clock */
 
     if (!(s->flags & BEHAVIOUR_F_SEEN)) {
         /* Seen once: a baseline, nothing to judge yet. */
         restart(s, in);
         s->flags &= (uint8_t)~BEHAVIOUR_F_COOLING;
         judge(p, in, s, &r);
-    } else if (in->run_ns < s->run_ns || in->wait_ns < s->wait_ns || in->slices < s->slices ||
-               (int32_t)dt_ms < 0) {
+    } else if (in->run_ns < s->run_ns || in->wait_ns < s->wait_ns || in->slices < s->slices || (int32_t)dt_ms < 0) {
         /* Counters never go back for one thread: another thread took the
          * TID (its exit event was lost), or the counters wrapped. */
         restart(s, in);
@@ -337,10 +325,7 @@ static void format_pct(char *buf, size_t size, double v)
     snprintf(buf, size, v >= 10 ? "%.0f%%" : v >= 1 ? "%.1f%%" : "%.2f%%", v);
 }
 
-static void format_rate(char *buf, size_t size, double v)
-{
-    snprintf(buf, size, v >= 10 ? "%.0f" : "%.1f", v);
-}
+static void format_rate(char *buf, size_t size, double v) { snprintf(buf, size, v >= 10 ? "%.0f" : "%.1f", v); }
 
 static void format_us(char *buf, size_t size, double us)
 {
@@ -401,8 +386,9 @@ int behaviour_format(const struct behaviour_params *p, const struct behaviour_re
         break;
     case BEHAVIOUR_WHY_COOLDOWN:
         format_span(a, sizeof a, r->cooldown_left_ms);
-        snprintf(lim, sizeof lim, r->cooldown_left_ms ? " (turned heavy: no jitter for %s more)"
-                                                      : " (turned heavy in the last sample)", a);
+        snprintf(lim, sizeof lim,
+                 r->cooldown_left_ms ? " (turned heavy: no jitter for %s more)" : " (turned heavy in the last sample)",
+                 a);
         break;
     default:
         lim[0] = '\0';

@@ -54,14 +54,11 @@ static enum benefit_plan next_candidate(const struct probe_state *ps, enum benef
 {
     for (int p = after + 1; p < BENEFIT_N_PLANS; p++)
         if (ps->candidate[p])
-            return (enum benefit_plan) p;
+            return (enum benefit_plan)p;
     return BENEFIT_N_PLANS;
 }
 
-static double plan_mean(const struct probe_plan_stats *s)
-{
-    return s->n ? s->sum_mhz / s->n : 0;
-}
+static double plan_mean(const struct probe_plan_stats *s) { return s->n ? s->sum_mhz / s->n : 0; }
 
 static double plan_tput(const struct probe_state *ps, const double *cost, enum benefit_plan p)
 {
@@ -119,17 +116,17 @@ struct probe_verdict {
 
 static struct probe_verdict probe_judge(const struct probe_state *ps, const double *cost)
 {
-    struct probe_verdict v = { BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, false };
+    struct probe_verdict v = {BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, BENEFIT_NONE, false};
     enum benefit_plan best = BENEFIT_N_PLANS, runner = BENEFIT_N_PLANS;
     for (int p = BENEFIT_NONE + 1; p < BENEFIT_N_PLANS; p++) {
-        double t = plan_tput(ps, cost, (enum benefit_plan) p);
+        double t = plan_tput(ps, cost, (enum benefit_plan)p);
         if (t <= 0)
             continue;
         if (best == BENEFIT_N_PLANS || t > plan_tput(ps, cost, best)) {
             runner = best;
-            best = (enum benefit_plan) p;
+            best = (enum benefit_plan)p;
         } else if (runner == BENEFIT_N_PLANS || t > plan_tput(ps, cost, runner)) {
-            runner = (enum benefit_plan) p;
+            runner = (enum benefit_plan)p;
         }
     }
     double t0 = plan_tput(ps, cost, BENEFIT_NONE);
@@ -157,8 +154,9 @@ static void probe_explain(struct probe_state *ps, const double *cost)
 {
     double f0 = plan_mean(&ps->st[BENEFIT_NONE]);
     enum benefit_plan best = ps->learned;
-    ps->learned_gain = best == BENEFIT_NONE || f0 <= 0 ? 0
-                       : plan_mean(&ps->st[best]) * (1 - cost[best]) / (f0 * (1 - cost[BENEFIT_NONE])) - 1;
+    ps->learned_gain = best == BENEFIT_NONE || f0 <= 0
+                           ? 0
+                           : plan_mean(&ps->st[best]) * (1 - cost[best]) / (f0 * (1 - cost[BENEFIT_NONE])) - 1;
     if (best == BENEFIT_NONE)
         snprintf(ps->explain, sizeof ps->explain, "probed: none pays (busy cores at %.0f MHz unrestricted)", f0);
     else

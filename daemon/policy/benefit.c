@@ -10,14 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-#define MIN_D(a, b) ((double) (a) < (double) (b) ? (double) (a) : (double) (b))
+#define MIN_D(a, b) ((double)(a) < (double)(b) ? (double)(a) : (double)(b))
 
-static const char *const plan_names[] = { "none", "pack", "isolate", "unknown" };
+static const char *const plan_names[] = {"none", "pack", "isolate", "unknown"};
 
-const char *benefit_plan_name(enum benefit_plan p)
-{
-    return (unsigned) p <= BENEFIT_UNKNOWN ? plan_names[p] : "?";
-}
+const char *benefit_plan_name(enum benefit_plan p) { return (unsigned)p <= BENEFIT_UNKNOWN ? plan_names[p] : "?"; }
 
 /* ---- frequency response ---- */
 
@@ -35,7 +32,7 @@ static int parse_count(const char *s, char **end, unsigned *ret)
     unsigned long v = strtoul(s, end, 10);
     if (errno || v == 0 || v > BENEFIT_MAX_CORES)
         return -EINVAL;
-    *ret = (unsigned) v;
+    *ret = (unsigned)v;
     return 0;
 }
 
@@ -54,7 +51,7 @@ static int parse_mhz(const char *s, unsigned *ret)
         return -EINVAL;
     if (!(v >= 1 && v <= 100000))
         return -EINVAL;
-    *ret = (unsigned) lround(v);
+    *ret = (unsigned)lround(v);
     return 0;
 }
 
@@ -101,8 +98,8 @@ int freq_response_validate(const struct freq_response *fr, char *err, size_t err
             return -EINVAL;
         }
         if (a > 1 && fr->mhz[a] > fr->mhz[a - 1]) {
-            snprintf(err, err_len, "%u MHz with %u active cores is above %u MHz with %u", fr->mhz[a], a,
-                     fr->mhz[a - 1], a - 1);
+            snprintf(err, err_len, "%u MHz with %u active cores is above %u MHz with %u", fr->mhz[a], a, fr->mhz[a - 1],
+                     a - 1);
             return -EINVAL;
         }
     }
@@ -124,7 +121,7 @@ unsigned freq_response_mhz(const struct freq_response *fr, unsigned active)
  * neighbouring counts, in proportion. */
 static double freq_response_mhz_at(const struct freq_response *fr, double active)
 {
-    unsigned lo = (unsigned) floor(active);
+    unsigned lo = (unsigned)floor(active);
     double f_lo = freq_response_mhz(fr, lo), f_hi = freq_response_mhz(fr, lo + 1);
     return f_lo + (f_hi - f_lo) * (active - lo);
 }
@@ -188,14 +185,14 @@ bool benefit_pack_core(const struct benefit_snapshot *snap, unsigned core)
  * throughput, the idle ones, and what jitter costs beside busy ones. */
 struct tally {
     unsigned n_busy, n_idle;
-    unsigned k_min;             /* intensive threads on the least loaded busy core */
-    unsigned idle_threads;      /* threads of the smallest idle core */
+    unsigned k_min;        /* intensive threads on the least loaded busy core */
+    unsigned idle_threads; /* threads of the smallest idle core */
     double busy_tput;
-    double cpw_sum;             /* cost per work beside each busy core, summed */
-    double room_milli;          /* room for packed jitter */
-    double work;                /* the jitter's work, in lone-thread time (CPUs) */
-    double share;               /* SMT share a packed jitter thread gets */
-    double cpw_pack, cpw_any;   /* cost per work packed, and unconfined on a busy core */
+    double cpw_sum;           /* cost per work beside each busy core, summed */
+    double room_milli;        /* room for packed jitter */
+    double work;              /* the jitter's work, in lone-thread time (CPUs) */
+    double share;             /* SMT share a packed jitter thread gets */
+    double cpw_pack, cpw_any; /* cost per work packed, and unconfined on a busy core */
 };
 
 static void tally_cores(const struct benefit_snapshot *snap, struct tally *t)
@@ -292,7 +289,7 @@ static uint64_t iso_sig(unsigned n_busy, unsigned n_tasks, unsigned k)
     unsigned bits = 0;
     for (; n_tasks; n_tasks >>= 1)
         bits++;
-    return (uint64_t) n_busy << 32 | (uint64_t) bits << 16 | k;
+    return (uint64_t)n_busy << 32 | (uint64_t)bits << 16 | k;
 }
 
 /* Isolation on k cores measured under the load it would be used in now. */
@@ -322,19 +319,18 @@ static double deep_wakes(const struct benefit_snapshot *snap, const struct tally
         return snap->none_wakes_per_s;
     if (p != BENEFIT_ISOLATE || !n_isolate)
         return 0;
-    double per_task = snap->none_wakes_per_s / (double) n_woken, others = (double) n_jit / n_isolate - 1;
+    double per_task = snap->none_wakes_per_s / (double)n_woken, others = (double)n_jit / n_isolate - 1;
     if (together)
         return n_isolate * per_task;
     return n_jit * per_task * pow(1 - woken_share(snap, t), others > 0 ? others : 0);
 }
 
 /* isolate: the fewest idle cores whose capacity holds the jitter */
-static void estimate_isolate(const struct benefit_snapshot *snap, const struct tally *t,
-                             struct benefit_estimate *e)
+static void estimate_isolate(const struct benefit_snapshot *snap, const struct tally *t, struct benefit_estimate *e)
 {
     if (!t->n_idle || !snap->n_jitter_tasks || !t->idle_threads)
         return;
-    double per_core = capacity_core_milli(snap->cap, t->idle_threads) - (double) snap->headroom_milli;
+    double per_core = capacity_core_milli(snap->cap, t->idle_threads) - (double)snap->headroom_milli;
     unsigned k = 1;
     if (per_core > 0)
         while (k < t->n_idle && k * per_core < t->work * 1000.0)
@@ -350,18 +346,17 @@ static void estimate_isolate(const struct benefit_snapshot *snap, const struct t
         /* each task keeps its core active a share w of the time when alone
          * on it; k cores sharing the tasks are active when any is */
         double w = woken_share(snap, t);
-        e->active_mean = t->n_busy + k * (1 - pow(1 - w, (double) snap->n_jitter_tasks / k));
+        e->active_mean = t->n_busy + k * (1 - pow(1 - w, (double)snap->n_jitter_tasks / k));
     }
     e->jitter_cost = 0;
 }
 
 /* The busy cores' frequency and the intensive throughput of an estimate
  * whose active cores, wake-ups and cost are set. */
-static void estimate_throughput(const struct benefit_snapshot *snap, const struct tally *t,
-                                struct benefit_estimate *e)
+static void estimate_throughput(const struct benefit_snapshot *snap, const struct tally *t, struct benefit_estimate *e)
 {
     const struct freq_response *fr = snap->freq;
-    e->active_cores = (unsigned) lround(e->active_mean);
+    e->active_cores = (unsigned)lround(e->active_mean);
     /* after each wake-up the limit stays one core lower until the next
      * re-evaluation, half an interval on average; wake-ups closer than
      * that share one lag (Poisson: the share of time with at least one) */
@@ -371,7 +366,7 @@ static void estimate_throughput(const struct benefit_snapshot *snap, const struc
         mhz = freq_response_mhz_at(fr, e->active_mean);
         mhz -= e->lag_share * (mhz - freq_response_mhz_at(fr, e->active_mean + 1));
     }
-    e->busy_mhz = (unsigned) lround(mhz);
+    e->busy_mhz = (unsigned)lround(mhz);
     double f = fr ? mhz : 1;
     e->throughput = f * t->busy_tput * (1 - e->jitter_cost);
 }
@@ -383,8 +378,7 @@ static void estimate_throughput(const struct benefit_snapshot *snap, const struc
 static double isolate_together(const struct benefit_snapshot *snap, const struct tally *t,
                                const struct benefit_estimate *iso)
 {
-    if (!iso->candidate || iso->measured || !snap->none_wakes_measured || !snap->none_wakes_per_s ||
-        !snap->reeval_us)
+    if (!iso->candidate || iso->measured || !snap->none_wakes_measured || !snap->none_wakes_per_s || !snap->reeval_us)
         return 0;
     struct benefit_estimate e = *iso;
     e.deep_wakes_per_s = deep_wakes(snap, t, BENEFIT_ISOLATE, e.n_isolate, true);
@@ -402,16 +396,13 @@ void benefit_estimate_all(const struct benefit_snapshot *snap, struct benefit_es
     estimate_pack(snap, &t, &est[BENEFIT_PACK]);
     estimate_isolate(snap, &t, &est[BENEFIT_ISOLATE]);
     for (int p = 0; p < BENEFIT_N_PLANS; p++) {
-        est[p].deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan) p, est[p].n_isolate, false);
+        est[p].deep_wakes_per_s = deep_wakes(snap, &t, (enum benefit_plan)p, est[p].n_isolate, false);
         estimate_throughput(snap, &t, &est[p]);
     }
     est[BENEFIT_ISOLATE].together = isolate_together(snap, &t, &est[BENEFIT_ISOLATE]);
 }
 
-static void fmt_ghz(char *b, size_t n, unsigned mhz)
-{
-    snprintf(b, n, "%.2f GHz", mhz / 1000.0);
-}
+static void fmt_ghz(char *b, size_t n, unsigned mhz) { snprintf(b, n, "%.2f GHz", mhz / 1000.0); }
 
 /* none: what the best alternative would have gained */
 static void explain_none(char *out, size_t n, const struct benefit_estimate *est)
@@ -420,7 +411,7 @@ static void explain_none(char *out, size_t n, const struct benefit_estimate *est
     enum benefit_plan alt = BENEFIT_NONE;
     for (int p = 1; p < BENEFIT_N_PLANS; p++)
         if (est[p].candidate && (alt == BENEFIT_NONE || est[p].throughput > est[alt].throughput))
-            alt = (enum benefit_plan) p;
+            alt = (enum benefit_plan)p;
     char f0[32];
     fmt_ghz(f0, sizeof f0, est[BENEFIT_NONE].busy_mhz);
     if (alt == BENEFIT_NONE)
@@ -445,8 +436,7 @@ static void explain_plan(char *out, size_t n, enum benefit_plan p, const struct 
                  e->active_cores, f, f0, 100 * e->jitter_cost);
     else if (p == BENEFIT_ISOLATE)
         snprintf(out, n, "isolate on %u core%s: %+.1f%% est. (%u active cores at %s vs %s, jitter takes %.1f%%)",
-                 e->n_isolate, e->n_isolate == 1 ? "" : "s", 100 * gain, e->active_cores, f, f0,
-                 100 * e->jitter_cost);
+                 e->n_isolate, e->n_isolate == 1 ? "" : "s", 100 * gain, e->active_cores, f, f0, 100 * e->jitter_cost);
 }
 
 /* A trial of isolation (together > 0: the estimate with its tasks
@@ -482,20 +472,21 @@ static void choose_in_trial(const struct benefit_snapshot *snap, double margin, 
 {
     const struct benefit_estimate *est = out->est, *iso = &est[BENEFIT_ISOLATE];
     double base = est[BENEFIT_NONE].throughput;
-    enum benefit_plan from = snap->trial_from < BENEFIT_N_PLANS && est[snap->trial_from].candidate
-                                 ? snap->trial_from : BENEFIT_NONE;
+    enum benefit_plan from =
+        snap->trial_from < BENEFIT_N_PLANS && est[snap->trial_from].candidate ? snap->trial_from : BENEFIT_NONE;
     if (!iso->measured) {
         out->plan = BENEFIT_ISOLATE;
         out->trial = true;
         out->trial_from = from;
         out->gain = iso->throughput / base - 1;
-        snprintf(out->explain, sizeof out->explain, "isolate on %u core%s: a trial, measuring",
-                 iso->n_isolate, iso->n_isolate == 1 ? "" : "s");
+        snprintf(out->explain, sizeof out->explain, "isolate on %u core%s: a trial, measuring", iso->n_isolate,
+                 iso->n_isolate == 1 ? "" : "s");
         return;
     }
     out->plan = iso->throughput > est[from].throughput * (1 + margin / 2) ? BENEFIT_ISOLATE : from;
     out->gain = est[out->plan].throughput / base - 1;
-    snprintf(out->explain, sizeof out->explain, "%s: after a trial, isolation measured at %+.1f%% est. "
+    snprintf(out->explain, sizeof out->explain,
+             "%s: after a trial, isolation measured at %+.1f%% est. "
              "(%u active cores at %.2f GHz, %.0f deep wake-ups/s) against %s's %+.1f%%",
              benefit_plan_name(out->plan), 100 * (iso->throughput / base - 1), iso->active_cores,
              iso->busy_mhz / 1000.0, iso->deep_wakes_per_s, benefit_plan_name(from),
@@ -540,7 +531,7 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
     enum benefit_plan best = ref;
     for (int p = 0; p < BENEFIT_N_PLANS; p++)
         if (est[p].candidate && est[p].throughput > est[best].throughput)
-            best = (enum benefit_plan) p;
+            best = (enum benefit_plan)p;
     double margin = margin_bp / 10000.0;
     enum benefit_plan chosen = ref;
     bool held = false;
@@ -551,7 +542,8 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
             held = true;
     }
     double together = chosen == BENEFIT_ISOLATE || current == BENEFIT_ISOLATE || !snap->iso_trial_ok
-                          ? 0 : est[BENEFIT_ISOLATE].together;
+                          ? 0
+                          : est[BENEFIT_ISOLATE].together;
     if (together > 0 && choose_trial(chosen, together, margin, out))
         return 0;
     out->plan = chosen;
@@ -562,8 +554,8 @@ int benefit_choose(const struct benefit_snapshot *snap, enum benefit_plan curren
     explain_plan(buf, buf_len, chosen, est, out->gain);
     size_t used = strlen(buf);
     if (held && used < buf_len)
-        snprintf(buf + used, buf_len - used, "; %s %+.2f%% more is within the %.2f%% margin",
-                 benefit_plan_name(best), 100 * (est[best].throughput / est[ref].throughput - 1), 100 * margin);
+        snprintf(buf + used, buf_len - used, "; %s %+.2f%% more is within the %.2f%% margin", benefit_plan_name(best),
+                 100 * (est[best].throughput / est[ref].throughput - 1), 100 * margin);
     return 0;
 }
 

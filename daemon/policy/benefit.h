@@ -54,32 +54,32 @@ unsigned freq_response_mhz(const struct freq_response *fr, unsigned active);
 /* ---- the model ---- */
 
 enum benefit_plan {
-    BENEFIT_NONE,                 /* no restriction: jitter wakes idle cores */
-    BENEFIT_PACK,                 /* jitter on busy cores with room */
-    BENEFIT_ISOLATE,              /* jitter on the fewest idle cores that hold it */
+    BENEFIT_NONE,    /* no restriction: jitter wakes idle cores */
+    BENEFIT_PACK,    /* jitter on busy cores with room */
+    BENEFIT_ISOLATE, /* jitter on the fewest idle cores that hold it */
     BENEFIT_N_PLANS,
-    BENEFIT_UNKNOWN = BENEFIT_N_PLANS,   /* no frequency response: keep today's policy */
+    BENEFIT_UNKNOWN = BENEFIT_N_PLANS, /* no frequency response: keep today's policy */
 };
 
 const char *benefit_plan_name(enum benefit_plan p);
 
 struct benefit_core {
-    unsigned threads;             /* online SMT threads */
-    unsigned intensive_milli;     /* utilisation of non-jitter work, thread-milli */
+    unsigned threads;         /* online SMT threads */
+    unsigned intensive_milli; /* utilisation of non-jitter work, thread-milli */
     bool busy;
 };
 
 struct benefit_snapshot {
     unsigned n_cores;
     const struct benefit_core *cores;
-    const struct capacity_table *cap;   /* SMT throughput by running threads */
+    const struct capacity_table *cap; /* SMT throughput by running threads */
     /* Jitter CPU time, thread-milli, and how much of it ran on busy cores
      * (where a thread gets only its SMT share, so the same work takes longer). */
     unsigned jitter_milli;
     unsigned jitter_on_busy_milli;
-    unsigned n_jitter_tasks;      /* each unconfined one keeps an idle core awake */
-    unsigned headroom_milli;      /* spare kept beyond the jitter when it is confined */
-    const struct freq_response *freq;   /* NULL or invalid: unknown */
+    unsigned n_jitter_tasks;          /* each unconfined one keeps an idle core awake */
+    unsigned headroom_milli;          /* spare kept beyond the jitter when it is confined */
+    const struct freq_response *freq; /* NULL or invalid: unknown */
     /* Idle cores the unconfined jitter keeps out of the deep idle states
      * that leave the turbo count, as measured (thousandths of a core, over
      * a tick with jitter unconfined). Not measured: one per jitter task,
@@ -122,15 +122,15 @@ struct benefit_snapshot {
 };
 
 struct benefit_estimate {
-    bool candidate;               /* the plan is possible in this snapshot */
-    unsigned active_cores;        /* active_mean rounded, for reports */
-    double active_mean;           /* time-averaged active cores (fractional when measured) */
-    double deep_wakes_per_s;      /* wake-ups of idle cores out of the deep states (when measured) */
-    double lag_share;             /* share of the time the limit lags one active core behind them */
-    unsigned busy_mhz;            /* 0 when the frequency is unknown; the lag counted */
-    unsigned n_isolate;           /* BENEFIT_ISOLATE: idle cores used */
-    double jitter_cost;           /* share of the busy cores' throughput jitter takes, 0..1 */
-    double throughput;            /* busy_mhz x capacity x (1 - cost); relative units */
+    bool candidate;          /* the plan is possible in this snapshot */
+    unsigned active_cores;   /* active_mean rounded, for reports */
+    double active_mean;      /* time-averaged active cores (fractional when measured) */
+    double deep_wakes_per_s; /* wake-ups of idle cores out of the deep states (when measured) */
+    double lag_share;        /* share of the time the limit lags one active core behind them */
+    unsigned busy_mhz;       /* 0 when the frequency is unknown; the lag counted */
+    unsigned n_isolate;      /* BENEFIT_ISOLATE: idle cores used */
+    double jitter_cost;      /* share of the busy cores' throughput jitter takes, 0..1 */
+    double throughput;       /* busy_mhz x capacity x (1 - cost); relative units */
     /* BENEFIT_ISOLATE: the load it is estimated for (the busy cores, the
      * jitter tasks counted by powers of two, the cores it uses), which a
      * measurement of it is kept under (benefit_snapshot.iso_sig); whether
@@ -143,7 +143,7 @@ struct benefit_estimate {
 };
 
 struct benefit_choice {
-    enum benefit_plan plan;       /* BENEFIT_UNKNOWN without a frequency response */
+    enum benefit_plan plan; /* BENEFIT_UNKNOWN without a frequency response */
     /* plan is BENEFIT_ISOLATE to measure it: idle cores' deep wake-ups are
      * in play, isolation has not been measured under this load, and it
      * would pay if its tasks woke their core together; trial_from is the
@@ -151,7 +151,7 @@ struct benefit_choice {
      * measured) */
     bool trial;
     enum benefit_plan trial_from;
-    double gain;                  /* chosen over no restriction, estimated (0.061 = +6.1%) */
+    double gain; /* chosen over no restriction, estimated (0.061 = +6.1%) */
     struct benefit_estimate est[BENEFIT_N_PLANS];
     char explain[BENEFIT_EXPLAIN_MAX];
 };
@@ -213,12 +213,12 @@ bool benefit_trial_goes_on(bool in_trial, bool trial, enum benefit_plan chosen, 
  * next call, and the first tick's costs after a learned switch are not
  * weighed: the caller's view of the load follows the jitter's move. */
 struct probe_config {
-    unsigned settle_samples;      /* ticks discarded after each switch (1) */
-    unsigned samples;             /* ticks measured per plan and per extra probe (2) */
-    unsigned margin_bp;           /* required gain beyond the noise (30 = 0.3%) */
-    uint64_t reprobe_ms;          /* re-probe this long after learning; 0 = only on load change */
-    unsigned max_samples;         /* cap per plan when two plans are within the noise (6) */
-    double confidence_se;         /* standard errors a difference must clear, many samples (2) */
+    unsigned settle_samples; /* ticks discarded after each switch (1) */
+    unsigned samples;        /* ticks measured per plan and per extra probe (2) */
+    unsigned margin_bp;      /* required gain beyond the noise (30 = 0.3%) */
+    uint64_t reprobe_ms;     /* re-probe this long after learning; 0 = only on load change */
+    unsigned max_samples;    /* cap per plan when two plans are within the noise (6) */
+    double confidence_se;    /* standard errors a difference must clear, many samples (2) */
 };
 
 enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE };
@@ -226,13 +226,13 @@ enum probe_phase { PROBE_IDLE, PROBE_RUNNING, PROBE_LEARNED, PROBE_UNMEASURABLE 
 struct probe_plan_stats {
     unsigned n;
     double sum_mhz, min_mhz, max_mhz;
-    double sumsq_mhz;             /* for the standard error */
+    double sumsq_mhz; /* for the standard error */
 };
 
 struct probe_state {
     struct probe_config cfg;
     enum probe_phase phase;
-    enum benefit_plan probing;    /* the plan under probe in PROBE_RUNNING */
+    enum benefit_plan probing; /* the plan under probe in PROBE_RUNNING */
     unsigned tick_in_probe;
     uint64_t load_sig;
     bool have_sig;
@@ -245,22 +245,22 @@ struct probe_state {
     enum benefit_plan learned;
     double learned_gain;
     uint64_t learned_at_ms;
-    unsigned rounds, discarded;   /* for status: rounds completed, probes thrown away */
+    unsigned rounds, discarded; /* for status: rounds completed, probes thrown away */
     char explain[BENEFIT_EXPLAIN_MAX];
-    unsigned block_end;           /* the probed plan's sample count at which its probe ends */
-    bool extending;               /* probing two close plans again, past the first pass */
-    unsigned extra_probes;        /* for status: probes added to rounds that were within the noise */
-    bool sig_grace;               /* the applied plan changed at the previous call (learned phase) */
-    bool recheck_seen;            /* learned phase: recheck_want beat the learned plan at the previous call */
+    unsigned block_end;    /* the probed plan's sample count at which its probe ends */
+    bool extending;        /* probing two close plans again, past the first pass */
+    unsigned extra_probes; /* for status: probes added to rounds that were within the noise */
+    bool sig_grace;        /* the applied plan changed at the previous call (learned phase) */
+    bool recheck_seen;     /* learned phase: recheck_want beat the learned plan at the previous call */
     enum benefit_plan recheck_want;
 };
 
 struct probe_input {
     uint64_t now_ms;
-    bool measurable;              /* false: no frequency source (no cpufreq, no APERF) */
-    double busy_mhz;              /* mean since the previous call, under the plan applied then */
+    bool measurable; /* false: no frequency source (no cpufreq, no APERF) */
+    double busy_mhz; /* mean since the previous call, under the plan applied then */
     uint64_t load_sig;
-    const struct benefit_estimate *est;   /* [BENEFIT_N_PLANS]: candidates and jitter costs */
+    const struct benefit_estimate *est; /* [BENEFIT_N_PLANS]: candidates and jitter costs */
 };
 
 void probe_config_default(struct probe_config *c);

@@ -17,7 +17,7 @@ int delay_parse_schedstat(const char *text, struct delay_schedstat *ret)
         return -EINVAL;
     if (text[used] != '\0' && text[used] != '\n')
         return -EINVAL;
-    *ret = (struct delay_schedstat){ .run_ns = run, .wait_ns = wait, .timeslices = slices };
+    *ret = (struct delay_schedstat){.run_ns = run, .wait_ns = wait, .timeslices = slices};
     return 0;
 }
 
@@ -27,7 +27,7 @@ uint64_t delay_thread_sample(struct delay_thread *t, const struct delay_schedsta
     bool backwards = t->have_last && (now->wait_ns < t->last.wait_ns || now->timeslices < t->last.timeslices ||
                                       now->run_ns < t->last.run_ns);
     if (!t->have_last || backwards) {
-        *t = (struct delay_thread){ .last = *now, .have_last = true };
+        *t = (struct delay_thread){.last = *now, .have_last = true};
         return 0;
     }
     uint64_t wait = now->wait_ns - t->last.wait_ns, wakeups = now->timeslices - t->last.timeslices;
@@ -117,10 +117,7 @@ void delay_guard_config_defaults(struct delay_guard_config *c)
     };
 }
 
-void delay_guard_init(struct delay_guard *g)
-{
-    *g = (struct delay_guard){ .shrink_backoff = 1, .fallback_backoff = 1 };
-}
+void delay_guard_init(struct delay_guard *g) { *g = (struct delay_guard){.shrink_backoff = 1, .fallback_backoff = 1}; }
 
 void delay_guard_reset(struct delay_guard *g)
 {
@@ -146,10 +143,14 @@ void delay_guard_forget_core(struct delay_guard *g, int core)
 const char *delay_action_to_string(enum delay_action a)
 {
     switch (a) {
-    case DELAY_HOLD: return "hold";
-    case DELAY_SPILL: return "spill";
-    case DELAY_SHRINK: return "shrink";
-    case DELAY_FALLBACK: return "fallback";
+    case DELAY_HOLD:
+        return "hold";
+    case DELAY_SPILL:
+        return "spill";
+    case DELAY_SHRINK:
+        return "shrink";
+    case DELAY_FALLBACK:
+        return "fallback";
     }
     return "?";
 }
@@ -166,7 +167,7 @@ static struct delay_decision decide(enum delay_action a, int core, const char *f
     __attribute__((format(printf, 3, 4)));
 static struct delay_decision decide(enum delay_action a, int core, const char *fmt, ...)
 {
-    struct delay_decision d = { .action = a, .core = core };
+    struct delay_decision d = {.action = a, .core = core};
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d.reason, sizeof d.reason, fmt, ap);
@@ -174,10 +175,7 @@ static struct delay_decision decide(enum delay_action a, int core, const char *f
     return d;
 }
 
-static uint64_t since(uint64_t now, uint64_t then)
-{
-    return now >= then ? now - then : 0;
-}
+static uint64_t since(uint64_t now, uint64_t then) { return now >= then ? now - then : 0; }
 
 /* Jitter is not packed now: its delay says nothing about the plan. Holds
  * until the retry time, then packs again. */
@@ -186,8 +184,7 @@ static struct delay_decision step_fallen_back(struct delay_guard *g, const struc
     uint64_t retry_ms = g->retry_after_ms;
     uint64_t waited = since(in->now_ms, g->fallback_ms);
     if (waited < retry_ms)
-        return decide(DELAY_HOLD, -1, "fallen back: packing again in %" PRIu64 " s",
-                      (retry_ms - waited + 999) / 1000);
+        return decide(DELAY_HOLD, -1, "fallen back: packing again in %" PRIu64 " s", (retry_ms - waited + 999) / 1000);
     g->fallen_back = false;
     g->above = g->below = false;
     g->last_shrink_ms = in->now_ms;
@@ -250,8 +247,8 @@ static struct delay_decision step_above(struct delay_guard *g, const struct dela
     }
     uint64_t held = since(in->now_ms, g->above_since_ms);
     if (held < cfg->hold_ms)
-        return decide(DELAY_HOLD, -1, "holding: jitter waited %s per wake-up, above %s for %" PRIu64 " ms", d,
-                      lim, held);
+        return decide(DELAY_HOLD, -1, "holding: jitter waited %s per wake-up, above %s for %" PRIu64 " ms", d, lim,
+                      held);
     g->above = false;
     adjust_shrink_backoff(g, cfg, in->now_ms);
     return spill_or_fall_back(g, cfg, in, d);
@@ -276,8 +273,8 @@ static struct delay_decision step_within(struct delay_guard *g, const struct del
     uint64_t shrink_hold = (uint64_t)cfg->shrink_hold_ms * g->shrink_backoff;
     if (since(in->now_ms, g->below_since_ms) < shrink_hold ||
         (g->spilled_once && since(in->now_ms, g->last_spill_ms) < shrink_hold))
-        return decide(DELAY_HOLD, -1, "jitter waited %s per wake-up; may release core %d after %" PRIu64 " s below",
-                      d, g->spilled[g->n_spilled - 1], shrink_hold / 1000);
+        return decide(DELAY_HOLD, -1, "jitter waited %s per wake-up; may release core %d after %" PRIu64 " s below", d,
+                      g->spilled[g->n_spilled - 1], shrink_hold / 1000);
     int core = g->spilled[--g->n_spilled];
     g->below = false;
     g->last_shrink_ms = in->now_ms;

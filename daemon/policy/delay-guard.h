@@ -36,7 +36,7 @@ int delay_parse_schedstat(const char *text, struct delay_schedstat *ret);
 struct delay_thread {
     struct delay_schedstat last;
     bool have_last;
-    unsigned head, n;                       /* ring of the last n deltas */
+    unsigned head, n; /* ring of the last n deltas */
     uint64_t wait_ns[DELAY_WINDOW];
     uint64_t wakeups[DELAY_WINDOW];
 };
@@ -52,8 +52,8 @@ uint64_t delay_thread_mean_ns(const struct delay_thread *t, uint64_t *wakeups);
 
 struct delay_point {
     uint64_t delay_ns;
-    uint64_t weight;                        /* wake-ups behind delay_ns */
-    uint32_t group;                         /* whose: the thread's uid (delay_percentile_by_group) */
+    uint64_t weight; /* wake-ups behind delay_ns */
+    uint32_t group;  /* whose: the thread's uid (delay_percentile_by_group) */
 };
 /* The smallest delay at or below which pct percent of the total weight lies
  * (pct 0..100). Sorts pts in place. 0 for no weight at all. */
@@ -72,7 +72,7 @@ uint64_t delay_percentile_by_group(struct delay_point *pts, size_t n, unsigned p
  * the first and below the second; hold_ms and the percentile keep single
  * noisy samples from acting. */
 #define DELAY_MAX_RUN_DELAY_NS_DEFAULT 1000000ull
-#define DELAY_MAX_RUN_DELAY_NS_MIN 10000u         /* [packing] max_run_delay's range */
+#define DELAY_MAX_RUN_DELAY_NS_MIN 10000u /* [packing] max_run_delay's range */
 #define DELAY_MAX_RUN_DELAY_NS_MAX 1000000000u
 #define DELAY_PERCENTILE_DEFAULT 90u
 #define DELAY_HOLD_MS_DEFAULT 3000u
@@ -86,26 +86,26 @@ uint64_t delay_percentile_by_group(struct delay_point *pts, size_t n, unsigned p
 
 struct delay_guard_config {
     uint64_t max_run_delay_ns;
-    unsigned percentile;            /* across threads, weighted by wake-ups */
-    unsigned hold_ms;               /* above the limit this long before acting */
-    unsigned shrink_pct;            /* "well below": under this share of the limit */
-    unsigned shrink_hold_ms;        /* ... this long, and this long since the last spill */
-    unsigned min_wakeups;           /* fewer in the window: no evidence, hold */
+    unsigned percentile;     /* across threads, weighted by wake-ups */
+    unsigned hold_ms;        /* above the limit this long before acting */
+    unsigned shrink_pct;     /* "well below": under this share of the limit */
+    unsigned shrink_hold_ms; /* ... this long, and this long since the last spill */
+    unsigned min_wakeups;    /* fewer in the window: no evidence, hold */
     unsigned fallback_retry_ms;
 };
 void delay_guard_config_defaults(struct delay_guard_config *c);
 
 struct delay_guard {
     unsigned n_spilled;
-    int spilled[DELAY_MAX_SPILLED];         /* cores added, oldest first */
+    int spilled[DELAY_MAX_SPILLED]; /* cores added, oldest first */
     bool fallen_back;
-    bool above, below;                      /* timers running */
+    bool above, below; /* timers running */
     uint64_t above_since_ms, below_since_ms;
     uint64_t last_spill_ms, last_shrink_ms, fallback_ms;
-    uint64_t retry_after_ms;                /* of this fallback */
+    uint64_t retry_after_ms; /* of this fallback */
     bool spilled_once, shrunk_once;
-    unsigned shrink_backoff;                /* multiplier of shrink_hold_ms, 1.. */
-    unsigned fallback_backoff;              /* multiplier of fallback_retry_ms, 1.. */
+    unsigned shrink_backoff;   /* multiplier of shrink_hold_ms, 1.. */
+    unsigned fallback_backoff; /* multiplier of fallback_retry_ms, 1.. */
     /* for metrics */
     uint64_t spills_total, shrinks_total, fallbacks_total;
 };
@@ -118,17 +118,17 @@ void delay_guard_forget_core(struct delay_guard *g, int core);
 
 struct delay_guard_input {
     uint64_t now_ms;
-    uint64_t delay_ns;                      /* delay_weighted_percentile over packed jitter */
-    uint64_t wakeups;                       /* their wake-ups in the window */
-    const int *candidates;                  /* busy cores not in the plan, best first */
+    uint64_t delay_ns;     /* delay_weighted_percentile over packed jitter */
+    uint64_t wakeups;      /* their wake-ups in the window */
+    const int *candidates; /* busy cores not in the plan, best first */
     size_t n_candidates;
 };
 
 enum delay_action {
-    DELAY_HOLD,                             /* nothing to change */
-    DELAY_SPILL,                            /* add core */
-    DELAY_SHRINK,                           /* release core; -1: end of a fallback, pack again */
-    DELAY_FALLBACK,                         /* give the plan up: no busy core left */
+    DELAY_HOLD,     /* nothing to change */
+    DELAY_SPILL,    /* add core */
+    DELAY_SHRINK,   /* release core; -1: end of a fallback, pack again */
+    DELAY_FALLBACK, /* give the plan up: no busy core left */
 };
 
 struct delay_decision {

@@ -11,5 +11,5 @@ struct idle_kept {
     bool measured;
     unsigned woken_milli;
     unsigned wakes_per_s;
-    uint64_t at_ms;              /* when last updated */
+    uint64_t at_ms; /* when last updated */
 };

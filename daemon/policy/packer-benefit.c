@@ -40,7 +40,7 @@ static void snapshot_of(const struct packer_input *in, const struct packer_plan 
             on_busy += ci->jitter_milli;
     }
     if (dom < 0) {
-        jit = jit_all = 1;          /* all of it */
+        jit = jit_all = 1; /* all of it */
     } else if (!jit_all) {
         jit = n;
         jit_all = (uint64_t)out->n_cores;
@@ -64,8 +64,8 @@ static void snapshot_of(const struct packer_input *in, const struct packer_plan 
 /* The whole machine's snapshot, with the idle cores' measurements (which
  * are the machine's, not a domain's: a domain weighed alone is left
  * without them, so nothing is tried there). */
-void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out,
-                             struct benefit_core *cores, struct benefit_snapshot *snap)
+void packer_benefit_snapshot(const struct packer_input *in, const struct packer_plan *out, struct benefit_core *cores,
+                             struct benefit_snapshot *snap)
 {
     snapshot_of(in, out, -1, cores, snap);
     const struct packer_idle *idle = in->idle;
@@ -91,8 +91,8 @@ void packer_benefit_snapshot(const struct packer_input *in, const struct packer_
  * into *mask: those of the applied isolation first, while they stay idle,
  * then the others from the highest index down (away from core 0, where
  * interrupts and housekeeping tend to run). Returns how many were found. */
-static unsigned choose_isolated(const struct packer_input *in, const struct packer_state *st,
-                                struct packer_plan *out, int dom, unsigned want, cpu_set_t *mask)
+static unsigned choose_isolated(const struct packer_input *in, const struct packer_state *st, struct packer_plan *out,
+                                int dom, unsigned want, cpu_set_t *mask)
 {
     bool keep = st->restricted && st->reason == PACKER_REASON_ISOLATED;
     unsigned have = 0;
@@ -180,7 +180,7 @@ static void weigh_by_probe(const struct packer_input *in, const struct packer_st
     out->benefit_probed = true;
     snprintf(out->benefit_explain, sizeof out->benefit_explain, "%s", ps->explain);
     if (plan == BENEFIT_UNKNOWN)
-        return;     /* nothing measurable: the thresholds' plan stays */
+        return; /* nothing measurable: the thresholds' plan stays */
     out->benefit_now = was_probing || ps->phase == PROBE_RUNNING;
     apply_choice(in, st, out, plan, est);
 }
@@ -277,8 +277,8 @@ static void weigh_domains(const struct packer_input *in, const struct packer_sta
             out->benefit = p;
         }
         if (used < sizeof out->benefit_explain)
-            used += (size_t)snprintf(out->benefit_explain + used, sizeof out->benefit_explain - used, "%spackage %d: %s",
-                                     used ? "; " : "", d->id, ch.explain);
+            used += (size_t)snprintf(out->benefit_explain + used, sizeof out->benefit_explain - used,
+                                     "%spackage %d: %s", used ? "; " : "", d->id, ch.explain);
     }
     if (isolated || packed) {
         out->wanted_restricted = true;
@@ -311,7 +311,9 @@ void packer_weigh_benefit(const struct packer_input *in, const struct packer_sta
         /* one measured frequency for the machine, or a table for a
          * package weighed over LLCs or nodes: not modelled */
         snprintf(out->benefit_explain, sizeof out->benefit_explain, "not weighed: %d %s, and the %s is for %s", n_live,
-                 in->params->domain == DOMAIN_LLC ? "LLCs" : in->params->domain == DOMAIN_NUMA ? "nodes" : "packages",
+                 in->params->domain == DOMAIN_LLC    ? "LLCs"
+                 : in->params->domain == DOMAIN_NUMA ? "nodes"
+                                                     : "packages",
                  table ? "frequency table" : "probed frequency", table ? "a package" : "the machine");
         return;
     }

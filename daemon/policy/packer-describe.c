@@ -23,7 +23,7 @@ static const char *const reason_texts[_PACKER_REASON_MAX] = {
 
 const char *packer_reason_describe(enum packer_reason r)
 {
-    return (unsigned) r < _PACKER_REASON_MAX ? reason_texts[r] : "unknown";
+    return (unsigned)r < _PACKER_REASON_MAX ? reason_texts[r] : "unknown";
 }
 
 /* Append to a fixed buffer; text that does not fit is cut, never overflows. */
@@ -42,15 +42,18 @@ static void sappend(char *buf, size_t size, const char *fmt, ...)
 static const char *domain_kind(enum pack_domain d)
 {
     switch (d) {
-    case DOMAIN_LLC: return "LLC";
-    case DOMAIN_NUMA: return "node";
-    case DOMAIN_PACKAGE: break;
+    case DOMAIN_LLC:
+        return "LLC";
+    case DOMAIN_NUMA:
+        return "node";
+    case DOMAIN_PACKAGE:
+        break;
     }
     return "package";
 }
 
-static void describe_cores(const struct packer_input *in, const struct packer_plan *out, int dom,
-                           char *cores_buf, size_t cores_size, char *cpus_buf, size_t cpus_size)
+static void describe_cores(const struct packer_input *in, const struct packer_plan *out, int dom, char *cores_buf,
+                           size_t cores_size, char *cpus_buf, size_t cpus_size)
 {
     cpu_set_t cores, cpus;
     CPU_ZERO(&cores);
@@ -79,13 +82,13 @@ static int n_cpus_chosen(const struct packer_input *in, const struct packer_plan
 
 /* "; LLCs 2-3 unrestricted (no busy core)" for each fallback reason, or with
  * without unrestricted_form ": no busy core". */
-static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out,
-                                   char *buf, size_t size, bool *first, bool unrestricted_form)
+static void append_fallback_groups(const struct packer_input *in, const struct packer_plan *out, char *buf, size_t size,
+                                   bool *first, bool unrestricted_form)
 {
     /* The reason that says most about the load first. */
     static const enum packer_reason order[] = {
-        PACKER_REASON_NO_ROOM, PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
-        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA, PACKER_REASON_NONE,
+        PACKER_REASON_NO_ROOM,      PACKER_REASON_ALL_BUSY, PACKER_REASON_NO_BUSY,
+        PACKER_REASON_IDLE_MACHINE, PACKER_REASON_NO_DATA,  PACKER_REASON_NONE,
     };
     const char *kind = domain_kind(in->params->domain);
     for (size_t k = 0; k < ELEMENTSOF(order); k++) {
@@ -155,10 +158,10 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
     }
     switch (out->wanted_reason) {
     case PACKER_REASON_IDLE_MACHINE: {
-        unsigned permille = out->capacity_milli
-            ? (unsigned) ((uint64_t) out->util_milli * 1000 / out->capacity_milli) : 0;
-        sappend(buf, size, "fallback: machine nearly idle (util %s < %s)",
-                format_percent(a, sizeof(a), permille), format_percent(b, sizeof(b), in->params->idle_machine_milli));
+        unsigned permille =
+            out->capacity_milli ? (unsigned)((uint64_t)out->util_milli * 1000 / out->capacity_milli) : 0;
+        sappend(buf, size, "fallback: machine nearly idle (util %s < %s)", format_percent(a, sizeof(a), permille),
+                format_percent(b, sizeof(b), in->params->idle_machine_milli));
         return;
     }
     case PACKER_REASON_NO_DATA:
@@ -216,13 +219,13 @@ static void describe_wanted(const struct packer_input *in, const struct packer_p
         if (d->n_cores == 0 || !d->packed)
             continue;
         describe_cores(in, out, i, cores, sizeof(cores), cpus, sizeof(cpus));
-        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->params->domain),
-                d->id, d->n_chosen > 1 ? "s" : "", cores, format_milli(a, sizeof(a), d->chosen_spare_milli));
+        sappend(buf, size, "%s %s %d on core%s %s (spare %s)", first ? "" : ";", domain_kind(in->params->domain), d->id,
+                d->n_chosen > 1 ? "s" : "", cores, format_milli(a, sizeof(a), d->chosen_spare_milli));
         first = false;
     }
     append_fallback_groups(in, out, buf, size, &first, true);
-    sappend(buf, size, "; need jitter %s + headroom %s",
-            format_milli(b, sizeof(b), out->jitter_load_milli), format_milli(c, sizeof(c), in->params->headroom_milli));
+    sappend(buf, size, "; need jitter %s + headroom %s", format_milli(b, sizeof(b), out->jitter_load_milli),
+            format_milli(c, sizeof(c), in->params->headroom_milli));
 }
 
 void packer_describe(const struct packer_input *in, struct packer_plan *out)
@@ -231,11 +234,13 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out)
     describe_wanted(in, out, wanted, sizeof(wanted));
     out->summary[0] = '\0';
     if (out->wait == PACKER_WAIT_HOLD)
-        sappend(out->summary, sizeof(out->summary), "holding: new plan must hold %u ms (%llu ms left): ",
-                in->params->hold_ms, (unsigned long long) out->wait_left_ms);
+        sappend(out->summary, sizeof(out->summary),
+                "holding: new plan must hold %u ms (%llu ms left): ", in->params->hold_ms,
+                (unsigned long long)out->wait_left_ms);
     else if (out->wait == PACKER_WAIT_MIN_CHANGE)
-        sappend(out->summary, sizeof(out->summary), "holding: mask changes at most once per %u ms (%llu ms left): ",
-                in->params->min_change_ms, (unsigned long long) out->wait_left_ms);
+        sappend(out->summary, sizeof(out->summary),
+                "holding: mask changes at most once per %u ms (%llu ms left): ", in->params->min_change_ms,
+                (unsigned long long)out->wait_left_ms);
     sappend(out->summary, sizeof(out->summary), "%s", wanted);
     if (in->delay_note && in->delay_note[0])
         sappend(out->summary, sizeof(out->summary), " (%s)", in->delay_note);
@@ -244,8 +249,8 @@ void packer_describe(const struct packer_input *in, struct packer_plan *out)
 void packer_describe_error(const struct packer_input *in, int error, struct packer_plan *out)
 {
     if (error == -E2BIG && in && in->params)
-        snprintf(out->summary, sizeof(out->summary), "fallback: no plan (more than %d %s domains)",
-                 PACKER_MAX_DOMAINS, domain_kind(in->params->domain));
+        snprintf(out->summary, sizeof(out->summary), "fallback: no plan (more than %d %s domains)", PACKER_MAX_DOMAINS,
+                 domain_kind(in->params->domain));
     else
         snprintf(out->summary, sizeof(out->summary), "fallback: no plan (invalid input)");
 }
@@ -270,8 +275,10 @@ const char *packer_packing_kind(const struct topology *topo, const cpu_set_t *ma
     else if (smt)
         snprintf(buf, size, "on idle SMT siblings of %u busy core%s", smt, smt == 1 ? "" : "s");
     else if (single)
-        snprintf(buf, size, "time-sharing %u busy CPU%s without an SMT sibling (the jitter's run time is taken from "
-                 "the busy work)", single, single == 1 ? "" : "s");
+        snprintf(buf, size,
+                 "time-sharing %u busy CPU%s without an SMT sibling (the jitter's run time is taken from "
+                 "the busy work)",
+                 single, single == 1 ? "" : "s");
     else
         snprintf(buf, size, "on no online CPU");
     return buf;

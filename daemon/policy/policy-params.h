@@ -24,11 +24,11 @@ enum pack_domain { DOMAIN_PACKAGE = 0, DOMAIN_LLC, DOMAIN_NUMA };
 
 struct policy_params {
     /* the packer (packer.h) */
-    unsigned busy_threshold_milli;   /* core busy at >= this share of its capacity (125 = 12.5%) */
-    unsigned headroom_milli;         /* extra spare capacity required beyond the jitter load, in thread-milli */
-    unsigned idle_machine_milli;     /* machine util below this share of total capacity: no restriction */
-    unsigned hold_ms;                /* a new plan must hold this long before it is applied */
-    unsigned min_change_ms;          /* the mask changes at most once per this period */
+    unsigned busy_threshold_milli; /* core busy at >= this share of its capacity (125 = 12.5%) */
+    unsigned headroom_milli;       /* extra spare capacity required beyond the jitter load, in thread-milli */
+    unsigned idle_machine_milli;   /* machine util below this share of total capacity: no restriction */
+    unsigned hold_ms;              /* a new plan must hold this long before it is applied */
+    unsigned min_change_ms;        /* the mask changes at most once per this period */
     enum pack_domain domain;
     /* how often the chip re-evaluates its frequency limit, for the benefit
      * model (benefit_snapshot.reeval_us); 0: not known, the lag after a

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <stdio.h>      /* snprintf, sscanf only */
+#include <stdio.h> /* snprintf, sscanf only */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -61,7 +61,7 @@ const char *reqpath_sleep_to_string(enum reqpath_sleep k)
 }
 
 /* futex(2) commands that wait; the timeout is the fourth argument. */
-#define FUTEX_CMD_MASK_ 0x7fu   /* without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
+#define FUTEX_CMD_MASK_ 0x7fu /* without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
 static bool futex_waits(unsigned long op)
 {
     unsigned cmd = (unsigned)op & FUTEX_CMD_MASK_;
@@ -84,9 +84,9 @@ static enum reqpath_sleep by_pointer(unsigned long arg)
 struct call {
     long nr;
     const char *name;
-    enum reqpath_sleep kind;    /* UNTIMED here: decided by the argument below */
-    int timeout_arg;            /* -1: none */
-    bool by_int;                /* the timeout is an int in ms, not a pointer */
+    enum reqpath_sleep kind; /* UNTIMED here: decided by the argument below */
+    int timeout_arg;         /* -1: none */
+    bool by_int;             /* the timeout is an int in ms, not a pointer */
 };
 
 /* The calls a sleeping thread is found in; the numbers are this
@@ -147,7 +147,7 @@ enum reqpath_sleep reqpath_sleep_of(const struct reqpath_syscall *s, const char 
         if (c->kind != REQPATH_SLEEP_UNTIMED || c->timeout_arg < 0)
             return c->kind;
         if (s->nr == SYS_futex && !futex_waits(s->args[1]))
-            return REQPATH_SLEEP_UNKNOWN;   /* a wake or requeue: not sleeping there */
+            return REQPATH_SLEEP_UNKNOWN; /* a wake or requeue: not sleeping there */
         unsigned long a = s->args[c->timeout_arg];
         return c->by_int ? by_int_timeout(a) : by_pointer(a);
     }
@@ -156,13 +156,13 @@ enum reqpath_sleep reqpath_sleep_of(const struct reqpath_syscall *s, const char 
 
 /* ------------------------------------------------------------- sockets */
 
-#define UNIX_ACCEPTCON 0x10000u     /* __SO_ACCEPTCON in the Flags column */
+#define UNIX_ACCEPTCON 0x10000u /* __SO_ACCEPTCON in the Flags column */
 #define UNIX_SS_CONNECTED 3u
 #define SOCK_STREAM_ 1u
 #define SOCK_SEQPACKET_ 5u
 #define TCP_ESTABLISHED_ 1u
 #define TCP_LISTEN_ 10u
-#define TCP_CLOSE_ 7u               /* an unconnected UDP socket */
+#define TCP_CLOSE_ 7u /* an unconnected UDP socket */
 
 int reqpath_parse_unix(const char *line, struct reqpath_sock *ret)
 {

@@ -22,18 +22,18 @@
 /* ---- where a thread sleeps: /proc/TID/syscall ---- */
 
 enum reqpath_sleep {
-    REQPATH_SLEEP_UNKNOWN = 0,  /* running, unreadable, or a call we do not judge */
-    REQPATH_SLEEP_TIMER,        /* nanosleep, clock_nanosleep: its own timer wakes it */
-    REQPATH_SLEEP_DEADLINE,     /* poll/epoll/select/futex with a timeout: a deadline of its own */
-    REQPATH_SLEEP_READ,         /* a blocking read or receive on one descriptor */
-    REQPATH_SLEEP_CHILD,        /* wait4/waitid: a shell or supervisor waiting for a child */
-    REQPATH_SLEEP_SIGNAL,       /* pause, sigsuspend, sigtimedwait: a timer signal, often */
-    REQPATH_SLEEP_UNTIMED,      /* poll/epoll/select/futex without timeout, accept: woken by others only */
+    REQPATH_SLEEP_UNKNOWN = 0, /* running, unreadable, or a call we do not judge */
+    REQPATH_SLEEP_TIMER,       /* nanosleep, clock_nanosleep: its own timer wakes it */
+    REQPATH_SLEEP_DEADLINE,    /* poll/epoll/select/futex with a timeout: a deadline of its own */
+    REQPATH_SLEEP_READ,        /* a blocking read or receive on one descriptor */
+    REQPATH_SLEEP_CHILD,       /* wait4/waitid: a shell or supervisor waiting for a child */
+    REQPATH_SLEEP_SIGNAL,      /* pause, sigsuspend, sigtimedwait: a timer signal, often */
+    REQPATH_SLEEP_UNTIMED,     /* poll/epoll/select/futex without timeout, accept: woken by others only */
 };
 
 struct reqpath_syscall {
-    bool running;               /* the file said "running": no sleep to judge */
-    long nr;                    /* this architecture's system call number */
+    bool running; /* the file said "running": no sleep to judge */
+    long nr;      /* this architecture's system call number */
     unsigned long args[6];
 };
 
@@ -52,12 +52,12 @@ enum reqpath_sock_kind { REQPATH_SOCK_UNIX = 1, REQPATH_SOCK_TCP, REQPATH_SOCK_U
 
 struct reqpath_sock {
     uint64_t ino;
-    uint8_t kind;               /* enum reqpath_sock_kind */
-    uint8_t state;              /* the table's st column (TCP states; unix: 1 unconnected, 3 connected) */
-    bool listening;             /* unix __SO_ACCEPTCON, TCP LISTEN */
-    bool stream;                /* unix SOCK_STREAM or SOCK_SEQPACKET; TCP */
-    bool peer_local;            /* TCP/UDP: the remote address is loopback or the local one */
-    uint16_t lport;             /* TCP/UDP local port */
+    uint8_t kind;    /* enum reqpath_sock_kind */
+    uint8_t state;   /* the table's st column (TCP states; unix: 1 unconnected, 3 connected) */
+    bool listening;  /* unix __SO_ACCEPTCON, TCP LISTEN */
+    bool stream;     /* unix SOCK_STREAM or SOCK_SEQPACKET; TCP */
+    bool peer_local; /* TCP/UDP: the remote address is loopback or the local one */
+    uint16_t lport;  /* TCP/UDP local port */
 };
 
 /* One line of /proc/net/unix; 0, or -EINVAL for the header or a bad line. */
@@ -104,19 +104,19 @@ bool reqpath_sock_serves(const struct reqpath_sock *s, int fd, unsigned ephemera
 #define REQPATH_GUARD_COOLDOWN_MS 600000u
 
 struct reqpath_tail {
-    float unpacked_us;          /* decayed maximum of per-sample mean wait per wake-up, unpacked */
-    float packed_us;            /* ... packed */
-    float run_us;               /* mean run per wake-up (decayed), for the margin */
-    float period_us;            /* mean time between a thread's wake-ups (decayed), for the margin */
-    float slack_us;             /* the slack given with the last sample */
-    uint32_t unpacked_ms;       /* time of the last sample of each kind (monotonic ms, wraps) */
+    float unpacked_us;    /* decayed maximum of per-sample mean wait per wake-up, unpacked */
+    float packed_us;      /* ... packed */
+    float run_us;         /* mean run per wake-up (decayed), for the margin */
+    float period_us;      /* mean time between a thread's wake-ups (decayed), for the margin */
+    float slack_us;       /* the slack given with the last sample */
+    uint32_t unpacked_ms; /* time of the last sample of each kind (monotonic ms, wraps) */
     uint32_t packed_ms;
-    uint16_t unpacked_samples;  /* windows, as the two below */
-    uint16_t packed_samples;    /* since it was last packed */
-    uint32_t acc_wakeups;       /* the window being gathered: all packed or all not */
+    uint16_t unpacked_samples; /* windows, as the two below */
+    uint16_t packed_samples;   /* since it was last packed */
+    uint32_t acc_wakeups;      /* the window being gathered: all packed or all not */
     uint64_t acc_wait_ns;
     uint64_t acc_run_ns;
-    uint64_t acc_dt_ms;         /* its threads' sampled time, summed */
+    uint64_t acc_dt_ms; /* its threads' sampled time, summed */
     bool acc_packed;
     uint32_t cooldown_until_ms; /* kept out until then (valid with cooling) */
     bool cooling;

@@ -12,20 +12,20 @@ struct json_object;
 
 struct cpustats_idle_state {
     char name[CPUSTATS_NAME_MAX];
-    uint64_t usage;                     /* times the state was entered */
-    uint64_t time_us;                   /* total residency */
+    uint64_t usage;   /* times the state was entered */
+    uint64_t time_us; /* total residency */
 };
 
 struct cpustats_cpu {
     unsigned cpu;
-    uint64_t freq_khz;                  /* 0: no cpufreq driver or unknown */
-    unsigned n_idle;                    /* 0: no cpuidle driver */
+    uint64_t freq_khz; /* 0: no cpufreq driver or unknown */
+    unsigned n_idle;   /* 0: no cpuidle driver */
     struct cpustats_idle_state idle[CPUSTATS_MAX_IDLE_STATES];
 };
 
 struct cpustats {
     unsigned n_cpus;
-    struct cpustats_cpu *cpus;          /* indexed by CPU number */
+    struct cpustats_cpu *cpus; /* indexed by CPU number */
 };
 
 /* Every configured CPU (offline ones read as n/a and no idle states).

@@ -66,7 +66,7 @@ void freq_meter_init(struct freq_meter *m)
     for (size_t i = 0; i < ELEMENTSOF(m->fd); i++)
         m->fd[i] = -1;
     m->source = FREQ_SOURCE_NONE;
-    m->seq = 1;     /* a counter read at seq 0 would pass for never read */
+    m->seq = 1; /* a counter read at seq 0 would pass for never read */
 }
 
 void freq_meter_close(struct freq_meter *m)
@@ -173,20 +173,20 @@ static int try_aperf(struct freq_meter *m, const cpu_set_t *cpus, char *why, siz
     snprintf(rel, sizeof rel, "/dev/cpu/%d/msr", first);
     if (path_join(path, sizeof path, m->root, rel) < 0)
         return -ENAMETOOLONG;
-    if ((r = read_msr(m->fd[first], MSR_IA32_MPERF, &v)) < 0 ||
-        (r = read_msr(m->fd[first], MSR_IA32_APERF, &v)) < 0) {
+    if ((r = read_msr(m->fd[first], MSR_IA32_MPERF, &v)) < 0 || (r = read_msr(m->fd[first], MSR_IA32_APERF, &v)) < 0) {
         snprintf(why, why_len, "%.120s: reading APERF/MPERF: %s (a virtual machine often hides them)", path,
                  strerror(-r));
         return r;
     }
     m->base_khz = find_base(m, first, src, sizeof src);
     if (!m->base_khz) {
-        snprintf(why, why_len, "readable, but no base frequency to scale them by (no cpufreq base_frequency, "
+        snprintf(why, why_len,
+                 "readable, but no base frequency to scale them by (no cpufreq base_frequency, "
                  "no MSR_PLATFORM_INFO, no \"@ GHz\" in the model name)");
         return -ENODEV;
     }
-    snprintf(m->what, sizeof m->what, "APERF/MPERF of /dev/cpu/N/msr, base %u MHz from %s",
-             (m->base_khz + 500) / 1000, src);
+    snprintf(m->what, sizeof m->what, "APERF/MPERF of /dev/cpu/N/msr, base %u MHz from %s", (m->base_khz + 500) / 1000,
+             src);
     return 0;
 }
 
@@ -244,7 +244,7 @@ static int sample_aperf(struct freq_meter *m, const cpu_set_t *cpus, double *mhz
         if (r == 0)
             r = read_msr(m->fd[c], MSR_IA32_APERF, &now.aperf);
         if (r < 0) {
-            err = r;        /* offline now (ENXIO), or the counters went away */
+            err = r; /* offline now (ENXIO), or the counters went away */
             p->seq = 0;
             continue;
         }
@@ -308,8 +308,7 @@ void freq_meter_prime(struct freq_meter *m, const cpu_set_t *cpus)
         struct freq_counters *p = &m->prev[c], now = {.seq = m->seq};
         if (!CPU_ISSET(c, cpus) || m->fd[c] < 0 || (p->seq && p->seq == m->seq))
             continue;
-        if (read_msr(m->fd[c], MSR_IA32_MPERF, &now.mperf) == 0 &&
-            read_msr(m->fd[c], MSR_IA32_APERF, &now.aperf) == 0)
+        if (read_msr(m->fd[c], MSR_IA32_MPERF, &now.mperf) == 0 && read_msr(m->fd[c], MSR_IA32_APERF, &now.aperf) == 0)
             *p = now;
         else
             p->seq = 0;

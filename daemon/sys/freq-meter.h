@@ -31,24 +31,24 @@
 
 enum freq_source {
     FREQ_SOURCE_NONE,
-    FREQ_SOURCE_APERF,       /* APERF/MPERF through /dev/cpu/N/msr */
-    FREQ_SOURCE_CPUFREQ,     /* cpufreq's scaling_cur_freq or cpuinfo_cur_freq */
+    FREQ_SOURCE_APERF,   /* APERF/MPERF through /dev/cpu/N/msr */
+    FREQ_SOURCE_CPUFREQ, /* cpufreq's scaling_cur_freq or cpuinfo_cur_freq */
 };
 /* "none", "APERF/MPERF", "cpufreq" */
 const char *freq_source_name(enum freq_source s);
 
 struct freq_counters {
     uint64_t aperf, mperf;
-    uint64_t seq;            /* the sample it was read at; 0: never */
+    uint64_t seq; /* the sample it was read at; 0: never */
 };
 
 struct freq_meter {
     char root[PATH_MAX];
     enum freq_source source;
-    unsigned base_khz;       /* APERF: what MPERF counts at */
-    int fd[CPU_SETSIZE];     /* APERF: /dev/cpu/N/msr, -1 where not open */
+    unsigned base_khz;   /* APERF: what MPERF counts at */
+    int fd[CPU_SETSIZE]; /* APERF: /dev/cpu/N/msr, -1 where not open */
     struct freq_counters prev[CPU_SETSIZE];
-    uint64_t seq;            /* samples taken */
+    uint64_t seq; /* samples taken */
     /* the source found ("APERF/MPERF of /dev/cpu/N/msr, base 2400 MHz from
      * ..."), or what was looked for and why each is absent */
     char what[384];

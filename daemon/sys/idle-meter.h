@@ -37,18 +37,18 @@
 
 /* A CPU's totals over its enabled deep states, as cpuidle reports them. */
 struct idle_counters {
-    bool valid;                  /* read this time */
-    uint64_t time_us;            /* residency */
-    uint64_t usage;              /* entries */
+    bool valid;       /* read this time */
+    uint64_t time_us; /* residency */
+    uint64_t usage;   /* entries */
 };
 
 struct idle_meter {
     char root[PATH_MAX];
-    int n_cpus;                  /* CPUs 0..n_cpus-1 are read */
-    uint16_t deep[CPU_SETSIZE];  /* per CPU: bit K = stateK is deep and enabled; 0: none */
+    int n_cpus;                 /* CPUs 0..n_cpus-1 are read */
+    uint16_t deep[CPU_SETSIZE]; /* per CPU: bit K = stateK is deep and enabled; 0: none */
     struct idle_counters prev[CPU_SETSIZE], cur[CPU_SETSIZE];
-    uint64_t carry_us[CPU_SETSIZE];   /* deep time that ran past its tick (see idle_measure) */
-    uint64_t prev_us;            /* monotonic time of prev; 0: none yet */
+    uint64_t carry_us[CPU_SETSIZE]; /* deep time that ran past its tick (see idle_measure) */
+    uint64_t prev_us;               /* monotonic time of prev; 0: none yet */
     /* the states found ("cpuidle, deep from 50 us (cpu0: POLL 0us, C1 1us,
      * ..., C6 82us) on 4 CPUs"), or what was looked for and why nothing is
      * measured */
@@ -58,8 +58,8 @@ struct idle_meter {
 /* What one tick measured. */
 struct idle_measurement {
     bool measured;
-    unsigned woken_milli;        /* idle cores out of the deep states, thousandths of a core */
-    unsigned wakes_per_s;        /* deep-state entries of the idle cores' threads, per second */
+    unsigned woken_milli; /* idle cores out of the deep states, thousandths of a core */
+    unsigned wakes_per_s; /* deep-state entries of the idle cores' threads, per second */
 };
 
 /* Which states of each online CPU are deep and enabled (latency and
@@ -79,13 +79,12 @@ int idle_meter_read(const struct idle_meter *m, struct idle_counters *cur);
 int idle_meter_sample(struct idle_meter *m, const struct topology *topo, const cpu_set_t *busy_cpus, uint64_t now_us,
                       struct idle_measurement *out);
 
-
 struct idle_measure_input {
     const struct topology *topo;
-    const cpu_set_t *busy_cpus;  /* threads of the cores the plan treats as busy: not counted */
-    const uint16_t *deep;        /* per CPU, as struct idle_meter's */
-    const struct idle_counters *prev, *cur;   /* per CPU */
-    uint64_t dt_us;              /* between prev and cur */
+    const cpu_set_t *busy_cpus;             /* threads of the cores the plan treats as busy: not counted */
+    const uint16_t *deep;                   /* per CPU, as struct idle_meter's */
+    const struct idle_counters *prev, *cur; /* per CPU */
+    uint64_t dt_us;                         /* between prev and cur */
 };
 
 /* The tick from prev to cur. carry_us (per CPU, in and out) holds deep

@@ -18,8 +18,8 @@ static int parse_cpu_line(const char *line, int *cpu, struct cpu_stat *st)
 {
     unsigned long long v[8] = {0};
     int id, n;
-    n = sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &id,
-               &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    n = sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &id, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+               &v[6], &v[7]);
     if (n < 5 || id < 0)
         return -EINVAL;
     uint64_t total = 0;
@@ -73,9 +73,8 @@ int load_read_stat(const char *root, struct cpu_stat *cpus, int max_cpus, int *n
     return load_parse_stat(buf, cpus, max_cpus, n_cpus);
 }
 
-void load_cpu_util(const struct cpu_stat *prev, int n_prev,
-                   const struct cpu_stat *cur, int n_cur,
-                   int *util_milli, int n_out)
+void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, int *util_milli,
+                   int n_out)
 {
     for (int i = 0; i < n_out; i++) {
         util_milli[i] = -1;

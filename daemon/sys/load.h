@@ -8,8 +8,8 @@
 #include <sys/types.h>
 
 struct cpu_stat {
-    bool present;     /* a cpuN line was seen */
-    uint64_t busy;    /* total − idle − iowait, in USER_HZ ticks */
+    bool present;  /* a cpuN line was seen */
+    uint64_t busy; /* total − idle − iowait, in USER_HZ ticks */
     uint64_t total;
 };
 
@@ -21,9 +21,8 @@ int load_read_stat(const char *root, struct cpu_stat *cpus, int max_cpus, int *n
 /* Utilisation of each CPU between two samples, in milli (0..1000), or -1
  * where there is no valid sample: absent in either snapshot, no time passed,
  * or counters that went backwards (a CPU that went offline and came back). */
-void load_cpu_util(const struct cpu_stat *prev, int n_prev,
-                   const struct cpu_stat *cur, int n_cur,
-                   int *util_milli, int n_out);
+void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, int *util_milli,
+                   int n_out);
 
 /* Exponentially weighted moving average whose weight on the past halves every
  * half_life_ms, rounded towards the sample, so that a steady sample is

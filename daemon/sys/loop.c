@@ -115,15 +115,12 @@ int loop_batch_init(struct loop_batch *b, sd_event *event, sd_event_source *even
                     uint64_t (*now)(void))
 {
     *b = (struct loop_batch){.events = events, .doorbell = doorbell, .now_ns = now ? now : now_ns};
-    int r = sd_event_add_time_relative(event, &b->timer, CLOCK_MONOTONIC, LOOP_MUTE_MIN_MS * 1000, 1000,
-                                       on_batch_due, b);
+    int r =
+        sd_event_add_time_relative(event, &b->timer, CLOCK_MONOTONIC, LOOP_MUTE_MIN_MS * 1000, 1000, on_batch_due, b);
     return r < 0 ? r : sd_event_source_set_enabled(b->timer, SD_EVENT_OFF);
 }
 
-void loop_batch_done(struct loop_batch *b)
-{
-    b->timer = sd_event_source_unref(b->timer);
-}
+void loop_batch_done(struct loop_batch *b) { b->timer = sd_event_source_unref(b->timer); }
 
 bool loop_budget_refill(struct loop_budget *b, uint64_t now_ns)
 {
@@ -152,7 +149,7 @@ uint64_t loop_rt_slice_ns(const struct loop_budget *b)
 {
     uint64_t slice = LOOP_RT_SLICE_MS * 1000000ull;
     if (b->left_ns <= 0)
-        return 1;       /* the least a timer takes: fires at the next scheduler tick */
+        return 1; /* the least a timer takes: fires at the next scheduler tick */
     return MIN(slice, (uint64_t)b->left_ns);
 }
 
@@ -179,7 +176,7 @@ static void on_slice_signal(int sig)
 {
     (void)sig;
     if (!slice_armed)
-        return;         /* a slice of a dispatch that has ended */
+        return; /* a slice of a dispatch that has ended */
     int saved = errno;
     struct sched_param sp = {.sched_priority = 0};
     (void)syscall(SYS_sched_setscheduler, 0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
@@ -205,8 +202,8 @@ static int slice_setup(struct loop *l)
 
 static void slice_arm(struct loop *l, uint64_t ns)
 {
-    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ns / 1000000000ull),
-                                          .tv_nsec = (long)(ns % 1000000000ull)}};
+    struct itimerspec its = {
+        .it_value = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)}};
     slice_fired = 0;
     slice_armed = 1;
     if (timer_settime(l->slice_timer, 0, &its, NULL) < 0) {
@@ -387,8 +384,7 @@ static int dispatch(struct loop *l)
     bool yield = pending && !first;
     /* not the events: the follower, first among the rest, when it is pending */
     bool follow = !first && budget && loop_realtime(l) && l->follower && !(l->follower_held && *l->follower_held) &&
-                  sd_event_source_get_pending(l->follower) > 0 &&
-                  loop_follows_events(l->last_events_ns, now);
+                  sd_event_source_get_pending(l->follower) > 0 && loop_follows_events(l->last_events_ns, now);
     int was[LOOP_EVENT_SOURCES_MAX];
     if (yield)
         hold_events(l, false, was);
@@ -403,9 +399,9 @@ static int dispatch(struct loop *l)
     if (at_rt) {
         slice_armed = 0;
         /* dropped to normal priority mid-work: the time up to then */
-        uint64_t cpu1 = slice_fired ? (uint64_t)slice_fired_cpu.tv_sec * 1000000000ull +
-                                          (uint64_t)slice_fired_cpu.tv_nsec
-                                    : thread_cpu_ns();
+        uint64_t cpu1 = slice_fired
+                            ? (uint64_t)slice_fired_cpu.tv_sec * 1000000000ull + (uint64_t)slice_fired_cpu.tv_nsec
+                            : thread_cpu_ns();
         if (slice_fired) {
             l->at_rt = false;
             l->dispatched_demoted++;

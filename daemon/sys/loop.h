@@ -36,7 +36,7 @@ struct loop_budget {
     unsigned share_pct;
     uint64_t burst_ns;
     int64_t left_ns;
-    uint64_t at_ns;             /* of the last refill; 0: never (full) */
+    uint64_t at_ns; /* of the last refill; 0: never (full) */
 };
 /* Pure: fill the budget for the time since the last call; whether it has
  * some left. */
@@ -77,28 +77,28 @@ struct loop {
     /* the tick: at realtime priority too while events keep coming, since
      * they wait behind it (loop_follow) */
     sd_event_source *follower;
-    const bool *follower_held;  /* while true it has work for normal priority (a walk of /proc): not followed */
-    unsigned priority;          /* SCHED_FIFO priority; 0: everything at normal priority */
-    bool at_rt;                 /* the thread's policy now */
-    bool rt_failed;             /* SCHED_FIFO was refused: said once, then not asked again */
+    const bool *follower_held; /* while true it has work for normal priority (a walk of /proc): not followed */
+    unsigned priority;         /* SCHED_FIFO priority; 0: everything at normal priority */
+    bool at_rt;                /* the thread's policy now */
+    bool rt_failed;            /* SCHED_FIFO was refused: said once, then not asked again */
     /* start of the event dispatches in a row while another source was left
      * pending; 0 when the last dispatch was another's or nothing was left */
     uint64_t events_since_ns;
-    uint64_t last_events_ns;    /* end of the last event dispatch */
+    uint64_t last_events_ns; /* end of the last event dispatch */
     /* dispatches by the priority they ran at (status, metrics); the
      * follower's at realtime priority among them */
     uint64_t dispatched_rt, dispatched_normal, dispatched_followed;
     struct loop_budget budget;
-    uint64_t dispatched_over_budget;    /* events handled at normal priority for want of budget */
-    uint64_t dispatched_demoted;        /* realtime dispatches dropped to normal priority past their slice */
-    uint64_t rt_cpu_ns;                 /* CPU time the realtime dispatches spent at realtime priority */
-    bool slice_ok;                      /* the slice timer exists: without it, no realtime priority */
+    uint64_t dispatched_over_budget; /* events handled at normal priority for want of budget */
+    uint64_t dispatched_demoted;     /* realtime dispatches dropped to normal priority past their slice */
+    uint64_t rt_cpu_ns;              /* CPU time the realtime dispatches spent at realtime priority */
+    bool slice_ok;                   /* the slice timer exists: without it, no realtime priority */
     timer_t slice_timer;
     sd_event_source *xcpu_source;
-    struct rlimit rttime;               /* the soft limit to put back after a SIGXCPU raised it */
-    uint64_t rest_until_ns;             /* after SIGXCPU: normal priority until then */
-    uint64_t xcpu;                      /* SIGXCPUs taken */
-    uint64_t dispatched_resting;        /* events handled at normal priority after a SIGXCPU */
+    struct rlimit rttime;        /* the soft limit to put back after a SIGXCPU raised it */
+    uint64_t rest_until_ns;      /* after SIGXCPU: normal priority until then */
+    uint64_t xcpu;               /* SIGXCPUs taken */
+    uint64_t dispatched_resting; /* events handled at normal priority after a SIGXCPU */
 };
 
 /* Whether events are handled at realtime priority: configured, and not
@@ -160,13 +160,13 @@ int loop_arm_oneshot(sd_event_source *s, uint64_t usec);
  * 0.09 for the timer. Only the events that come once the execs stop wait for
  * the mute's end. */
 struct loop_batch {
-    sd_event_source *events;    /* the main socket (not owned) */
-    sd_event_source *timer;     /* one-shot: the main socket is heard again (always there once made) */
-    bool doorbell;              /* an exec socket rings: without one, no mute */
-    uint64_t (*now_ns)(void);   /* the clock: tests drive time */
-    uint64_t woke_ns;           /* the last wake-up for the main socket */
-    uint64_t rings, rings_at_mute;  /* the exec socket's wake-ups, in all and when the mute began */
-    unsigned mute_ms;           /* the main socket is unheard for this long (0: heard) */
+    sd_event_source *events;       /* the main socket (not owned) */
+    sd_event_source *timer;        /* one-shot: the main socket is heard again (always there once made) */
+    bool doorbell;                 /* an exec socket rings: without one, no mute */
+    uint64_t (*now_ns)(void);      /* the clock: tests drive time */
+    uint64_t woke_ns;              /* the last wake-up for the main socket */
+    uint64_t rings, rings_at_mute; /* the exec socket's wake-ups, in all and when the mute began */
+    unsigned mute_ms;              /* the main socket is unheard for this long (0: heard) */
 };
 /* Makes the timer (off) in event, so that the loop knows it from the start
  * and it is there to arm. events is the main socket, in event already;

@@ -18,15 +18,12 @@ bool privileges_config_reads_exe(const struct config *cfg)
     return (rules_keys_used(cfg->rules, cfg->n_rules) & (1u << RULE_EXE)) != 0;
 }
 
-bool privileges_config_reads_sockets(const struct config *cfg)
-{
-    return cfg->behaviour.enabled && cfg->request_paths;
-}
+bool privileges_config_reads_sockets(const struct config *cfg) { return cfg->behaviour.enabled && cfg->request_paths; }
 
 uint64_t privileges_kept_mask(struct privilege_needs needs)
 {
-    return (1ull << CAP_SYS_NICE) |     /* sched_setaffinity on other users' tasks */
-           (1ull << CAP_NET_ADMIN) |    /* proc connector, SO_RCVBUFFORCE */
+    return (1ull << CAP_SYS_NICE) |  /* sched_setaffinity on other users' tasks */
+           (1ull << CAP_NET_ADMIN) | /* proc connector, SO_RCVBUFFORCE */
            /* readlink /proc/PID/exe of other users' tasks for exe= rules */
            (needs.exe_rules || needs.request_paths ? 1ull << CAP_SYS_PTRACE : 0) |
            /* list /proc/PID/fd of other users' processes (mode 0500) */
@@ -95,8 +92,8 @@ int privileges_drop_unneeded(struct privilege_needs needs)
         if (keep & (1ull << cap))
             continue;
         /* EINVAL: the kernel does not know this capability number. */
-        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
-            errno != EINVAL && errno != EPERM)
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+            errno != EPERM)
             log_debug_errno(-errno, "dropping capability %d from the bounding set: %m", cap);
     }
     for (int i = 0; i < 2; i++) {

@@ -11,17 +11,17 @@
 #define PROCINFO_JITTER_SLICE "turbosched-jitter.slice"
 
 /* Besides the rule keys (1u << enum rule_key), callers may ask for: */
-#define PROCINFO_WANT_SLICE (1u << 16)    /* in_jitter_slice (needs the cgroup file) */
+#define PROCINFO_WANT_SLICE (1u << 16) /* in_jitter_slice (needs the cgroup file) */
 
 struct procinfo {
-    struct match_input in;      /* points into the buffers below; NULL = unknown */
-    bool in_jitter_slice;       /* the system's turbosched-jitter.slice, at the top of the hierarchy */
+    struct match_input in; /* points into the buffers below; NULL = unknown */
+    bool in_jitter_slice;  /* the system's turbosched-jitter.slice, at the top of the hierarchy */
     char comm[16];
     char exe[4096];
-    char cmdline[4096];         /* truncated if longer */
+    char cmdline[4096]; /* truncated if longer */
     char cgroup[1024];
     char unit[256];
-    char system_unit[256];      /* first .service or .scope component: the system manager's unit */
+    char system_unit[256]; /* first .service or .scope component: the system manager's unit */
     char user[64];
 };
 

@@ -56,13 +56,20 @@ struct procmon {
 const char *procmon_kind_to_string(enum procmon_kind k)
 {
     switch (k) {
-    case PROCMON_OTHER: return "other";
-    case PROCMON_ACK: return "ack";
-    case PROCMON_FORK: return "fork";
-    case PROCMON_EXEC: return "exec";
-    case PROCMON_COMM: return "comm";
-    case PROCMON_EXIT: return "exit";
-    case PROCMON_UID: return "uid";
+    case PROCMON_OTHER:
+        return "other";
+    case PROCMON_ACK:
+        return "ack";
+    case PROCMON_FORK:
+        return "fork";
+    case PROCMON_EXEC:
+        return "exec";
+    case PROCMON_COMM:
+        return "comm";
+    case PROCMON_EXIT:
+        return "exit";
+    case PROCMON_UID:
+        return "uid";
     }
     return "?";
 }
@@ -194,7 +201,7 @@ int procmon_decode(const void *buf, size_t len, struct procmon_event *ev)
 /* Send a LISTEN/IGNORE request, optionally with an event mask. */
 static int send_mcast_op(struct procmon *pm, uint32_t op, const uint32_t *events)
 {
-    uint8_t buf[NLMSG_HDRLEN + sizeof(struct cn_msg) + 2 * sizeof(uint32_t)] = { 0 };
+    uint8_t buf[NLMSG_HDRLEN + sizeof(struct cn_msg) + 2 * sizeof(uint32_t)] = {0};
     uint16_t data_len = events ? 2 * sizeof(uint32_t) : sizeof(uint32_t);
     struct nlmsghdr nlh = {
         .nlmsg_len = NLMSG_HDRLEN + sizeof(struct cn_msg) + data_len,
@@ -202,7 +209,7 @@ static int send_mcast_op(struct procmon *pm, uint32_t op, const uint32_t *events
         .nlmsg_pid = nl_socket_get_local_port(pm->sk),
     };
     struct cn_msg cn = {
-        .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC },
+        .id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
         .len = data_len,
     };
     memcpy(buf, &nlh, sizeof(nlh));
@@ -210,9 +217,8 @@ static int send_mcast_op(struct procmon *pm, uint32_t op, const uint32_t *events
     memcpy(buf + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
     if (events)
         memcpy(buf + NLMSG_HDRLEN + sizeof(cn) + sizeof(op), events, sizeof(*events));
-    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-    ssize_t n = sendto(nl_socket_get_fd(pm->sk), buf, nlh.nlmsg_len, 0,
-                       (struct sockaddr *)&kernel, sizeof(kernel));
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    ssize_t n = sendto(nl_socket_get_fd(pm->sk), buf, nlh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
     if (n < 0)
         return -errno;
     return 0;
@@ -230,12 +236,24 @@ static bool kernel_has_event_filter(void)
 static int count_event(struct procmon *pm, const struct procmon_event *ev)
 {
     switch (ev->kind) {
-    case PROCMON_FORK: pm->counters.fork++; break;
-    case PROCMON_EXEC: pm->counters.exec++; break;
-    case PROCMON_COMM: pm->counters.comm++; break;
-    case PROCMON_EXIT: pm->counters.exit++; break;
-    case PROCMON_UID: pm->counters.uid++; break;
-    case PROCMON_ACK: pm->counters.ack++; break;
+    case PROCMON_FORK:
+        pm->counters.fork++;
+        break;
+    case PROCMON_EXEC:
+        pm->counters.exec++;
+        break;
+    case PROCMON_COMM:
+        pm->counters.comm++;
+        break;
+    case PROCMON_EXIT:
+        pm->counters.exit++;
+        break;
+    case PROCMON_UID:
+        pm->counters.uid++;
+        break;
+    case PROCMON_ACK:
+        pm->counters.ack++;
+        break;
     case PROCMON_OTHER:
         pm->counters.other++;
         if (pm->filtered && !pm->filter_ignored_logged) {
@@ -326,15 +344,24 @@ int procmon_set_rcvbuf(struct procmon *pm, uint64_t bytes)
 static int nlerr_to_errno(int nlerr)
 {
     switch (nlerr < 0 ? -nlerr : nlerr) {
-    case NLE_AGAIN: return -EAGAIN;
-    case NLE_NOMEM: return -ENOBUFS;    /* recv's ENOBUFS maps to NLE_NOMEM */
-    case NLE_PERM: return -EPERM;
-    case NLE_NOACCESS: return -EACCES;
-    case NLE_INTR: return -EINTR;
-    case NLE_BAD_SOCK: return -EBADF;
-    case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
-    case NLE_OPNOTSUPP: return -EOPNOTSUPP;
-    default: return -EIO;
+    case NLE_AGAIN:
+        return -EAGAIN;
+    case NLE_NOMEM:
+        return -ENOBUFS; /* recv's ENOBUFS maps to NLE_NOMEM */
+    case NLE_PERM:
+        return -EPERM;
+    case NLE_NOACCESS:
+        return -EACCES;
+    case NLE_INTR:
+        return -EINTR;
+    case NLE_BAD_SOCK:
+        return -EBADF;
+    case NLE_PROTO_MISMATCH:
+        return -EPROTONOSUPPORT;
+    case NLE_OPNOTSUPP:
+        return -EOPNOTSUPP;
+    default:
+        return -EIO;
     }
 }
 
@@ -354,10 +381,12 @@ static int procmon_open_events(uint64_t rcvbuf_bytes, uint32_t events, struct pr
     nl_socket_disable_seq_check(pm->sk);
     nl_socket_disable_auto_ack(pm->sk);
     for (unsigned i = 0; i < RECV_VLEN; i++) {
-        pm->iov[i] = (struct iovec){ .iov_base = pm->bufs[i], .iov_len = RECV_BUF };
+        pm->iov[i] = (struct iovec){.iov_base = pm->bufs[i], .iov_len = RECV_BUF};
         pm->msgs[i].msg_hdr = (struct msghdr){
-            .msg_name = &pm->src[i], .msg_namelen = sizeof(pm->src[i]),
-            .msg_iov = &pm->iov[i], .msg_iovlen = 1,
+            .msg_name = &pm->src[i],
+            .msg_namelen = sizeof(pm->src[i]),
+            .msg_iov = &pm->iov[i],
+            .msg_iovlen = 1,
         };
     }
 
@@ -441,15 +470,9 @@ void procmon_free(struct procmon *pm)
     free(pm);
 }
 
-int procmon_fd(const struct procmon *pm)
-{
-    return nl_socket_get_fd(pm->sk);
-}
+int procmon_fd(const struct procmon *pm) { return nl_socket_get_fd(pm->sk); }
 
-int procmon_filtered(const struct procmon *pm)
-{
-    return pm->filtered;
-}
+int procmon_filtered(const struct procmon *pm) { return pm->filtered; }
 
 int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
 {
@@ -470,8 +493,7 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
         while (pm->next < pm->received && err == 0) {
             unsigned i = pm->next++;
             assert(pm->received <= RECV_VLEN);
-            if (handle_datagram(pm, pm->bufs[i], pm->msgs[i].msg_len, pm->msgs[i].msg_hdr.msg_flags,
-                                &pm->src[i]) < 0)
+            if (handle_datagram(pm, pm->bufs[i], pm->msgs[i].msg_len, pm->msgs[i].msg_hdr.msg_flags, &pm->src[i]) < 0)
                 err = pm->fn_error;
         }
         if (err < 0 || got >= DISPATCH_BATCH || drained)
@@ -510,7 +532,4 @@ int procmon_dispatch(struct procmon *pm, procmon_event_fn fn, void *userdata)
     return pm->handled;
 }
 
-const struct procmon_counters *procmon_counters(const struct procmon *pm)
-{
-    return &pm->counters;
-}
+const struct procmon_counters *procmon_counters(const struct procmon *pm) { return &pm->counters; }

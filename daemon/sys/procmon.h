@@ -10,8 +10,8 @@
 #include <sys/types.h>
 
 enum procmon_kind {
-    PROCMON_OTHER = 0,  /* an event we do not use (gid, sid, ptrace, coredump...) */
-    PROCMON_ACK,        /* the kernel's answer to a LISTEN/IGNORE request */
+    PROCMON_OTHER = 0, /* an event we do not use (gid, sid, ptrace, coredump...) */
+    PROCMON_ACK,       /* the kernel's answer to a LISTEN/IGNORE request */
     PROCMON_FORK,
     PROCMON_EXEC,
     PROCMON_COMM,
@@ -27,17 +27,27 @@ const char *procmon_kind_to_string(enum procmon_kind k);
  * parent of its process, not the thread that created it. */
 struct procmon_event {
     enum procmon_kind kind;
-    uint32_t what;              /* raw PROC_EVENT_* value */
+    uint32_t what; /* raw PROC_EVENT_* value */
     uint32_t cpu;
-    uint64_t timestamp_ns;      /* since boot */
+    uint64_t timestamp_ns; /* since boot */
     pid_t tid;
     pid_t tgid;
     union {
-        struct { pid_t parent_tid, parent_tgid; } fork;
-        struct { uint32_t code, signal; } exit;   /* code as for wait(2) */
-        struct { char comm[16]; } comm;           /* always NUL-terminated */
-        struct { uid_t ruid, euid; } uid;
-        struct { uint32_t err; } ack;             /* errno, 0 on success */
+        struct {
+            pid_t parent_tid, parent_tgid;
+        } fork;
+        struct {
+            uint32_t code, signal;
+        } exit; /* code as for wait(2) */
+        struct {
+            char comm[16];
+        } comm; /* always NUL-terminated */
+        struct {
+            uid_t ruid, euid;
+        } uid;
+        struct {
+            uint32_t err;
+        } ack; /* errno, 0 on success */
     };
 };
 

@@ -117,14 +117,14 @@ int procscan_parse_stat(const char *buf, struct task *out, char *state)
     char st = *p;
     if (st == '\0' || st == ' ')
         return -EBADMSG;
-    uint64_t start, flags;     /* fields 22 and 9 */
+    uint64_t start, flags; /* fields 22 and 9 */
     if (procstat_u64(buf, 22, &start) < 0 || procstat_u64(buf, 9, &flags) < 0)
         return -EBADMSG;
 
     out->tid = (pid_t)tid;
     out->start_time = start;
     out->flags &= ~TASK_F_KTHREAD;
-    if (flags & 0x00200000ull)   /* PF_KTHREAD */
+    if (flags & 0x00200000ull) /* PF_KTHREAD */
         out->flags |= TASK_F_KTHREAD;
     if (state)
         *state = st;
@@ -171,7 +171,7 @@ int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
 {
     char buf[STAT_BUF];
     char state = 0;
-    struct task t = { .rule = -1 };
+    struct task t = {.rule = -1};
     ssize_t n = read_task_file(root, pid, tid, "stat", buf, sizeof(buf));
     if (n < 0)
         return (int)n;
@@ -194,7 +194,7 @@ int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out)
 /* stat, then the uid unless h says it may wait */
 static int read_task(const char *root, pid_t pid, pid_t tid, const struct procscan_hooks *h, struct task *out)
 {
-    struct task t = { 0 };
+    struct task t = {0};
     int r = procscan_read_stat(root, pid, tid, &t);
     if (r < 0)
         return r;
@@ -221,7 +221,7 @@ static uint64_t clock_ns(clockid_t id)
 bool procscan_started_by_fork(uint64_t start_ticks, uint64_t fork_ns)
 {
     if (!fork_ns)
-        return true;            /* not known: nothing to tell by */
+        return true; /* not known: nothing to tell by */
     static long ns_per_tick;
     if (!ns_per_tick) {
         long hz = sysconf(_SC_CLK_TCK);
@@ -240,7 +240,7 @@ int procscan_ensure_start(const char *root, struct task *t)
 {
     if (!t->start_pending)
         return 0;
-    struct task fresh = { 0 };
+    struct task fresh = {0};
     int r = procscan_read_stat(root, t->pid, t->tid, &fresh);
     if (r < 0)
         return r;
@@ -249,8 +249,7 @@ int procscan_ensure_start(const char *root, struct task *t)
      * event, follow). Gone for us: nothing may act on the TID under this
      * entry. */
     if (!procscan_started_by_fork(fresh.start_time, t->start_time)) {
-        log_debug("tid %d (%s): exited before its fork event was handled, the TID is reused", (int)t->tid,
-                  t->comm);
+        log_debug("tid %d (%s): exited before its fork event was handled, the TID is reused", (int)t->tid, t->comm);
         return -ESRCH;
     }
     t->start_time = fresh.start_time;
@@ -364,8 +363,7 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata, unsigned *unl
 }
 
 /* Add a freshly read task and tell the daemon. */
-static int add_new(struct task_table *tt, const struct task *proto, const struct procscan_hooks *h,
-                   struct task **ret)
+static int add_new(struct task_table *tt, const struct task *proto, const struct procscan_hooks *h, struct task **ret)
 {
     struct task *t;
     int r = task_table_add(tt, proto, &t);
@@ -380,7 +378,7 @@ static int add_new(struct task_table *tt, const struct task *proto, const struct
     if (h && h->task_new)
         r = h->task_new(t, h->userdata);
     if (proto->flags & TASK_F_START_FRESH) {
-        struct task *x = task_table_find(tt, proto->tid);   /* the hook may have dropped it */
+        struct task *x = task_table_find(tt, proto->tid); /* the hook may have dropped it */
         if (x)
             x->flags &= ~TASK_F_START_FRESH;
     }
@@ -410,7 +408,7 @@ static void drop(struct task_table *tt, struct task *t, const struct procscan_ho
  * user's threads while everyone else's wait. */
 #define RENAME_BUCKETS 64
 struct rename_bucket {
-    uint64_t key;               /* uid, or 1 << 32 | pid */
+    uint64_t key; /* uid, or 1 << 32 | pid */
     unsigned n;
 };
 
@@ -436,7 +434,7 @@ static bool rename_allowed(struct reconcile_ctx *c, const struct task *t)
             b = &c->renames[i];
     if (!b) {
         if (c->n_buckets < RENAME_BUCKETS)
-            c->renames[c->n_buckets] = (struct rename_bucket){ .key = key };
+            c->renames[c->n_buckets] = (struct rename_bucket){.key = key};
         b = &c->renames[c->n_buckets < RENAME_BUCKETS ? c->n_buckets++ : RENAME_BUCKETS - 1];
     }
     return b->n++ < PROCSCAN_RENAMES_PER_USER;
@@ -446,11 +444,11 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
 {
     struct reconcile_ctx *c = userdata;
     struct task *t = task_table_find(c->tt, tid);
-    struct task fresh = { 0 };
+    struct task fresh = {0};
 
     int r = procscan_read_stat(c->root, pid, tid, &fresh);
     if (r < 0 && (errno_is_gone(r) || r == -EBADMSG))
-        return 0;   /* gone since readdir, a zombie, or no stat to read: not live */
+        return 0; /* gone since readdir, a zombie, or no stat to read: not live */
     if (r < 0) {
         /* Live, but not read: out of file descriptors or memory (read at a
          * later walk), or not ours to read. A task we know stays as it is. */
@@ -496,8 +494,7 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     }
     if (t) {
         /* Same TID, another task: we missed an exit and a fork. */
-        log_debug("tid %d: reused (start time %" PRIu64 " -> %" PRIu64 ")", (int)tid, t->start_time,
-                  fresh.start_time);
+        log_debug("tid %d: reused (start time %" PRIu64 " -> %" PRIu64 ")", (int)tid, t->start_time, fresh.start_time);
         drop(c->tt, t, c->h);
         c->st->reused++;
     }
@@ -505,7 +502,7 @@ static int reconcile_one(pid_t pid, pid_t tid, void *userdata)
     if (r < 0) {
         c->st->seen--;
         if (errno_is_transient(r))
-            c->st->unread++;    /* added at a later walk */
+            c->st->unread++; /* added at a later walk */
         return 0;
     }
     fresh.seen_gen = c->st->generation;
@@ -536,10 +533,10 @@ static bool still_there(const char *root, const struct task *t)
 int procscan_reconcile(const char *root, struct task_table *tt, const struct procscan_hooks *h,
                        struct procscan_stats *out)
 {
-    struct procscan_stats st = { 0 };
+    struct procscan_stats st = {0};
     uint64_t start_ns = now_ns();
     st.generation = task_table_new_generation(tt);
-    struct reconcile_ctx c = { .root = root, .tt = tt, .h = h, .st = &st };
+    struct reconcile_ctx c = {.root = root, .tt = tt, .h = h, .st = &st};
 
     unsigned unlisted = 0;
     int r = procscan_all(root, reconcile_one, &c, &unlisted);
@@ -574,8 +571,7 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
 }
 
 /* Read a task we hear of for the first time and add it. */
-static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid,
-                 const struct procscan_hooks *h)
+static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid, const struct procscan_hooks *h)
 {
     struct task fresh;
     int r = read_task(root, tgid, tid, h, &fresh);
@@ -615,18 +611,22 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
         creator = task_table_find(tt, ev->fork.parent_tid);
     if (creator) {
         /* until it is read, start_time holds the fork event's time */
-        struct task child = { .tid = ev->tid, .pid = ev->tgid, .uid = creator->uid, .rule = -1,
-                              .start_pending = true, .start_time = ev->timestamp_ns,
-                              .flags = creator->flags & TASK_F_KTHREAD };
+        struct task child = {.tid = ev->tid,
+                             .pid = ev->tgid,
+                             .uid = creator->uid,
+                             .rule = -1,
+                             .start_pending = true,
+                             .start_time = ev->timestamp_ns,
+                             .flags = creator->flags & TASK_F_KTHREAD};
         memcpy(child.comm, creator->comm, sizeof(child.comm));
         child.seen_gen = task_table_generation(tt);
         return add_new(tt, &child, h, NULL);
     }
 
-    struct task fresh = { 0 };
+    struct task fresh = {0};
     int r = procscan_read_stat(root, ev->tgid, ev->tid, &fresh);
     if (r < 0)
-        return errno_is_gone(r) ? 0 : r;   /* its exit event follows */
+        return errno_is_gone(r) ? 0 : r; /* its exit event follows */
     /* Handled late (a flood of events): the child may have exited and its
      * TID gone to a task that started after the event; that one's own fork
      * event follows, and this one's exit must not find it in its place. */
@@ -635,7 +635,7 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
 
     if (old) {
         if (old->start_time == fresh.start_time && old->pid == fresh.pid)
-            return 0;   /* a rescan found it before its fork event came */
+            return 0; /* a rescan found it before its fork event came */
         drop(tt, old, h);
     }
     /* Credentials are copied from the creating thread. For a new thread the
@@ -687,7 +687,7 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
     int r = read_task(root, ev->tgid, ev->tid, h, &fresh);
     if (r < 0) {
         if (errno_is_gone(r))
-            return 0;   /* exit event follows */
+            return 0; /* exit event follows */
         return r;
     }
     if (t->start_pending && procscan_started_by_fork(fresh.start_time, t->start_time)) {
@@ -702,10 +702,10 @@ static int handle_exec(const char *root, struct task_table *tt, const struct pro
     memcpy(t->comm, fresh.comm, sizeof(t->comm));
     t->uid = fresh.uid;
     t->pid = fresh.pid;
-    t->flags = (t->flags & ~TASK_F_KTHREAD) | (fresh.flags & TASK_F_KTHREAD);   /* a usermode helper's exec */
+    t->flags = (t->flags & ~TASK_F_KTHREAD) | (fresh.flags & TASK_F_KTHREAD); /* a usermode helper's exec */
     t->flags |= TASK_F_START_FRESH;
     r = changed(t, PROCSCAN_EXEC, h);
-    if ((t = task_table_find(tt, ev->tid)))     /* the hook may have dropped it */
+    if ((t = task_table_find(tt, ev->tid))) /* the hook may have dropped it */
         t->flags &= ~TASK_F_START_FRESH;
     return r;
 }

@@ -43,7 +43,7 @@ int procscan_ensure_start(const char *root, struct task *t);
  * event under a flood, and a PID reused by then names a task that started
  * after the event. True when a task that started at start_ticks (field 22
  * of stat) may be the one the event announced, or fork_ns is 0. */
-#define PROCSCAN_FORK_SLACK_NS (20 * 1000000ull)   /* a tick's rounding, with room */
+#define PROCSCAN_FORK_SLACK_NS (20 * 1000000ull) /* a tick's rounding, with room */
 bool procscan_started_by_fork(uint64_t start_ticks, uint64_t fork_ns);
 /* Thread group of a TID, from ROOT/proc/TID/status "Tgid:". */
 int procscan_tgid_of(const char *root, pid_t tid, pid_t *tgid);
@@ -91,17 +91,17 @@ struct procscan_hooks {
 };
 
 struct procscan_stats {
-    uint32_t generation;    /* the table's rescan generation used */
-    unsigned seen;          /* threads found in /proc */
-    unsigned added;         /* not tracked before */
-    unsigned reused;        /* tracked TID with another start time: old gone, new added */
-    unsigned removed;       /* tracked but not live any more */
-    unsigned renamed;       /* tracked, but its comm changed unseen (task_changed) */
-    unsigned renames_deferred;  /* renamed, beyond its user's budget: left for the next rescan */
-    unsigned failed;        /* could not be added (table full, unreadable) */
-    unsigned unread;        /* live, but their stat or status could not be read for now (out of fds or memory):
+    uint32_t generation;       /* the table's rescan generation used */
+    unsigned seen;             /* threads found in /proc */
+    unsigned added;            /* not tracked before */
+    unsigned reused;           /* tracked TID with another start time: old gone, new added */
+    unsigned removed;          /* tracked but not live any more */
+    unsigned renamed;          /* tracked, but its comm changed unseen (task_changed) */
+    unsigned renames_deferred; /* renamed, beyond its user's budget: left for the next rescan */
+    unsigned failed;           /* could not be added (table full, unreadable) */
+    unsigned unread;           /* live, but their stat or status could not be read for now (out of fds or memory):
                                kept as they were, the walk wants repeating */
-    unsigned denied;        /* live, but not ours to read (hidepid, a security module) or a process not ours
+    unsigned denied;           /* live, but not ours to read (hidepid, a security module) or a process not ours
                                to list: kept as they were, not tried again */
     uint64_t duration_us;
 };
@@ -117,8 +117,8 @@ struct procscan_stats {
  * since it was read (task_changed), remove what was not seen
  * (task_gone, then removal). Hooks must not add or remove tasks themselves.
  * Returns 0 or -errno (the table is then still consistent, maybe incomplete). */
-int procscan_reconcile(const char *root, struct task_table *tt,
-                       const struct procscan_hooks *h, struct procscan_stats *out);
+int procscan_reconcile(const char *root, struct task_table *tt, const struct procscan_hooks *h,
+                       struct procscan_stats *out);
 
 /* Apply one proc connector event to the table, without a rescan: fork adds
  * the child (one read of its stat, uid from the parent when tracked; with
@@ -128,5 +128,5 @@ int procscan_reconcile(const char *root, struct task_table *tt,
  * then call task_changed), exit calls task_gone and removes. Returns 0, or
  * the hook's / the reader's -errno (-ENOSPC when the table is full; a task
  * gone before it could be read is not an error). */
-int procscan_handle_event(const char *root, struct task_table *tt,
-                          const struct procmon_event *ev, const struct procscan_hooks *h);
+int procscan_handle_event(const char *root, struct task_table *tt, const struct procmon_event *ev,
+                          const struct procscan_hooks *h);

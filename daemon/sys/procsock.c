@@ -41,8 +41,7 @@ static int table_add(struct procsock_table *t, const struct reqpath_sock *s)
 
 /* One of the net tables below the process's directory; a table the kernel
  * lacks (no IPv6) is none. */
-static int table_read_one(struct procsock_table *t, int piddir, const char *name, enum reqpath_sock_kind kind,
-                          bool v6)
+static int table_read_one(struct procsock_table *t, int piddir, const char *name, enum reqpath_sock_kind kind, bool v6)
 {
     int fd = openat(piddir, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -74,7 +73,7 @@ static int table_read_one(struct procsock_table *t, int piddir, const char *name
 static unsigned ephemeral_low(int piddir)
 {
     char buf[64];
-    unsigned lo = 32768;    /* the kernel's default */
+    unsigned lo = 32768; /* the kernel's default */
     int fd = openat(piddir, "../sys/net/ipv4/ip_local_port_range", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return lo;
@@ -117,10 +116,7 @@ static int table_read(struct procsock_table *t, int piddir, uint64_t netns, uint
 }
 
 /* "socket:[12345]" -> 12345 */
-static bool socket_ino(const char *link, uint64_t *ret)
-{
-    return sscanf(link, "socket:[%" SCNu64 "]", ret) == 1;
-}
+static bool socket_ino(const char *link, uint64_t *ret) { return sscanf(link, "socket:[%" SCNu64 "]", ret) == 1; }
 
 static uint64_t netns_of(int piddir)
 {
@@ -168,7 +164,7 @@ static int list_sockets(int piddir, struct held *v, size_t cap, size_t *n)
         }
         ssize_t len = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
         if (len < 0)
-            continue;   /* closed since the listing */
+            continue; /* closed since the listing */
         link[len] = '\0';
         uint64_t ino;
         if (!socket_ino(link, &ino))
@@ -185,8 +181,7 @@ static int list_sockets(int piddir, struct held *v, size_t cap, size_t *n)
     return r;
 }
 
-int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uint32_t now_ms, char *why,
-                    size_t size)
+int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uint32_t now_ms, char *why, size_t size)
 {
     int r;
     _cleanup_close_ int piddir = open_proc_dir(root, pid);

@@ -23,11 +23,11 @@
 struct procsock_table {
     struct reqpath_sock *v;
     size_t n, cap;
-    uint64_t netns;              /* inode of the namespace it was read in; 0 unknown */
+    uint64_t netns; /* inode of the namespace it was read in; 0 unknown */
     uint32_t read_ms;
     bool valid;
-    unsigned ephemeral_low;      /* ip_local_port_range's first port */
-    uint64_t reads;              /* table reads, for metrics */
+    unsigned ephemeral_low; /* ip_local_port_range's first port */
+    uint64_t reads;         /* table reads, for metrics */
 };
 #define PROCSOCK_TABLE_MAX_AGE_MS 30000u
 #define PROCSOCK_TABLE_MIN_AGE_MS 1000u
@@ -41,8 +41,7 @@ void procsock_table_free(struct procsock_table *t);
 /* Does process pid serve anyone (reqpath_sock_serves on each socket it
  * holds)? 1 with why filled, 0 not, -ESRCH/-ENOENT gone, other -errno
  * (-EACCES: not ours to read). */
-int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uint32_t now_ms, char *why,
-                    size_t size);
+int procsock_serves(const char *root, pid_t pid, struct procsock_table *tab, uint32_t now_ms, char *why, size_t size);
 
 /* Where thread tid of process pid is now. 0, or -errno. */
 int procsock_sleep(const char *root, pid_t pid, pid_t tid, struct reqpath_syscall *ret);

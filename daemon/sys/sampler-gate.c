@@ -61,7 +61,7 @@ bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct t
                         uint32_t now32, uint32_t refresh_ms)
 {
     if (t->tid == t->pid || t->pid <= 0)
-        return false;   /* a leader's own schedstat costs less than the process's stat */
+        return false; /* a leader's own schedstat costs less than the process's stat */
     struct task *leader = task_table_find(tt, t->pid);
     if (!leader)
         return false;
@@ -72,13 +72,13 @@ bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct t
      * read less often (SAMPLER_GATE_MS_PER_THREAD) */
     refresh_ms = MAX(refresh_ms, g->threads * SAMPLER_GATE_MS_PER_THREAD);
     if (!g->valid && g->read_ms && now32 - g->read_ms < refresh_ms)
-        return false;   /* unreadable a moment ago: not tried again before refresh_ms */
+        return false; /* unreadable a moment ago: not tried again before refresh_ms */
     if (!g->valid || now32 - g->read_ms >= refresh_ms) {
         uint64_t ticks;
         s->gate_reads++;
         if (read_total(s, t->pid, &ticks, &g->threads) < 0) {
             g->valid = 0;
-            g->read_ms = now32 | 1;     /* never 0: "not tried" */
+            g->read_ms = now32 | 1; /* never 0: "not tried" */
             return false;
         }
         if (!g->valid || ticks != g->ticks) {

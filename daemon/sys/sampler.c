@@ -15,7 +15,8 @@
 
 int sampler_init(struct sampler *s, const char *root, int n_cpus)
 {
-    *s = (struct sampler){.root = root, .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS,
+    *s = (struct sampler){.root = root,
+                          .idle_backoff_ms = SAMPLER_IDLE_BACKOFF_MS,
                           .watch = FREELIST_INIT(struct sampler_watch, next_ms, 256),
                           .gate = FREELIST_INIT(struct sampler_gate, read_ms, 64)};
     return sampler_resize(s, MAX(n_cpus, 1));
@@ -28,8 +29,11 @@ void sampler_destroy(struct sampler *s)
     free(s->jitter_milli);
     freelist_done(&s->watch);
     freelist_done(&s->gate);
-    *s = (struct sampler){.root = s->root, .watch = s->watch, .gate = s->gate,
-                          .on_jitter_reading = s->on_jitter_reading, .hook_data = s->hook_data};
+    *s = (struct sampler){.root = s->root,
+                          .watch = s->watch,
+                          .gate = s->gate,
+                          .on_jitter_reading = s->on_jitter_reading,
+                          .hook_data = s->hook_data};
 }
 
 int sampler_resize(struct sampler *s, int n_cpus)
@@ -69,7 +73,7 @@ static void smooth_cpus(struct sampler *s, const struct cpu_stat *cur, int n_cur
         if (i >= n_cur || raw[i] < 0)
             *u = (i < n_cur && cur[i].present && *u >= 0) ? *u : -1;
         else if (*u < 0)
-            *u = raw[i];     /* first sample: nothing to smooth with */
+            *u = raw[i]; /* first sample: nothing to smooth with */
         else
             *u = (int)load_ewma((unsigned)*u, (unsigned)raw[i], dt_ms, half_life_ms);
     }
@@ -126,8 +130,8 @@ bool sampler_is_kernel_thread(const struct task *t)
  * table's end and on from its start: each tick's reads start where the last
  * tick's stopped. */
 struct table_walk {
-    size_t iter;                 /* the slot to look at next */
-    unsigned left;               /* tasks not visited yet */
+    size_t iter;   /* the slot to look at next */
+    unsigned left; /* tasks not visited yet */
 };
 
 static struct table_walk walk_from(const struct task_table *tt, size_t cursor)
@@ -213,8 +217,8 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
     } else {
         /* a copy: explaining must not change what the tick decides */
         struct behaviour_state st = w->st;
-        struct behaviour_sample in = {.now_ms = (uint32_t)now_ms, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns,
-                                      .slices = rd.slices};
+        struct behaviour_sample in = {
+            .now_ms = (uint32_t)now_ms, .run_ns = rd.runtime_ns, .wait_ns = rd.wait_ns, .slices = rd.slices};
         struct behaviour_result res;
         behaviour_update(p, &st, &in, &res);
         int n = behaviour_format(p, &res, buf, size);
@@ -245,8 +249,10 @@ static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *
     bool ran = !(w->st.flags & BEHAVIOUR_F_SEEN) || rd.slices != w->st.slices;
     if (h->on_sample && (w->st.flags & BEHAVIOUR_F_SEEN) && rd.runtime_ns >= w->st.run_ns &&
         rd.wait_ns >= w->st.wait_ns && rd.slices >= w->st.slices && now32 != w->st.last_ms) {
-        struct sampler_sample d = {.run_ns = rd.runtime_ns - w->st.run_ns, .wait_ns = rd.wait_ns - w->st.wait_ns,
-                                   .slices = rd.slices - w->st.slices, .dt_ms = now32 - w->st.last_ms,
+        struct sampler_sample d = {.run_ns = rd.runtime_ns - w->st.run_ns,
+                                   .wait_ns = rd.wait_ns - w->st.wait_ns,
+                                   .slices = rd.slices - w->st.slices,
+                                   .dt_ms = now32 - w->st.last_ms,
                                    .now_ms = now32};
         h->on_sample(t, &d, h->userdata);
     }
@@ -271,7 +277,8 @@ static void watch_read(struct sampler *s, struct task *t, struct sampler_watch *
     if (w->verdict == BEHAVIOUR_JITTER && v == BEHAVIOUR_NONE && res.why == BEHAVIOUR_WHY_FEW_WAKEUPS &&
         res.wakeups_per_s * 100 >= (double)p->jitter_min_wakeups_per_s * SAMPLER_WAKEUPS_HYSTERESIS_PCT)
         v = BEHAVIOUR_JITTER;
-    if (v == BEHAVIOUR_JITTER && h->may_be_jitter && !h->may_be_jitter(t, w->verdict != BEHAVIOUR_JITTER, h->userdata)) {
+    if (v == BEHAVIOUR_JITTER && h->may_be_jitter &&
+        !h->may_be_jitter(t, w->verdict != BEHAVIOUR_JITTER, h->userdata)) {
         v = BEHAVIOUR_NONE;
         res.verdict = v;
         res.why = BEHAVIOUR_WHY_HELD;
@@ -292,7 +299,7 @@ static bool is_candidate_source(const struct task *t)
  * reads for threads that are merely due (the rest is kept for new ones). */
 struct tick_budget {
     unsigned reads, due;
-    unsigned new_wanted;         /* new and unseen threads met this tick */
+    unsigned new_wanted; /* new and unseen threads met this tick */
 };
 
 /* A thread that slept through its last read and holds no verdict, in a
@@ -309,7 +316,7 @@ static bool gated(struct sampler *s, struct task_table *tt, const struct task *t
     uint64_t reads = s->gate_reads;
     bool quiet = sampler_gate_quiet(s, tt, t, w->st.last_ms, now32, p->window_ms / SAMPLER_GATE_REFRESH_DIV);
     if (s->gate_reads != reads) {
-        b->reads--;     /* > 0 both: the caller checked */
+        b->reads--; /* > 0 both: the caller checked */
         b->due--;
     }
     if (!quiet)
@@ -331,7 +338,7 @@ static enum visit visit_due(struct sampler *s, struct task_table *tt, struct tas
     if (gated(s, tt, t, w, p, now32, b))
         return VISIT_DONE;
     if (b->due == 0 || b->reads == 0)
-        return VISIT_STARVED;   /* the gate's read took the last one */
+        return VISIT_STARVED; /* the gate's read took the last one */
     b->due--;
     b->reads--;
     watch_read(s, t, w, p, now32, h);
@@ -367,13 +374,13 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
             return VISIT_DONE;
         b->reads--;
         if (h->is_candidate && !h->is_candidate(t, h->userdata))
-            return VISIT_DONE;   /* the hook marked it: not asked again */
+            return VISIT_DONE; /* the hook marked it: not asked again */
         if (watch_new(s, t) < 0)
             return VISIT_STOP;
         w = sampler_watch_of(s, t);
     }
     if (w->verdict == BEHAVIOUR_JITTER) {
-        watch_read(s, t, w, p, now32, h);   /* every tick, whatever the budget */
+        watch_read(s, t, w, p, now32, h); /* every tick, whatever the budget */
     } else if (!(w->st.flags & BEHAVIOUR_F_SEEN)) {
         b->new_wanted++;
         if (b->reads > 0) {
@@ -413,7 +420,7 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
         if (v == VISIT_STOP)
             break;
         if (v == VISIT_STARVED && !starved) {
-            s->watch_cursor = here;     /* the next tick starts with it */
+            s->watch_cursor = here; /* the next tick starts with it */
             starved = true;
         }
     }
@@ -445,7 +452,7 @@ static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsign
     struct sampler_delta d;
     int cpu = t->last_cpu;
     if (sampler_read_task(s, t, &now) < 0)
-        return;     /* gone: its exit event removes it */
+        return; /* gone: its exit event removes it */
     if (now.schedstat && s->on_jitter_reading)
         s->on_jitter_reading(t, &now, s->hook_data);
     /* A task that has not run since its last sample is still where it was:
@@ -456,7 +463,7 @@ static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsign
         return;
     t->idle_samples = ran ? 0 : (uint8_t)MIN(t->idle_samples + 1u, SAMPLER_IDLE_BACKOFF_MAX_SHIFT);
     if (sampler_task_delta(t, &now, now32, &d)) {
-        uint64_t sample = d.run_ns / 1000 / d.dt_ms;   /* ns per ms = milli of a CPU */
+        uint64_t sample = d.run_ns / 1000 / d.dt_ms; /* ns per ms = milli of a CPU */
         t->util_milli = load_ewma(t->util_milli, (unsigned)MIN(sample, 1000), d.dt_ms, half_life_ms);
     }
     t->runtime_ns = now.runtime_ns;
@@ -516,7 +523,7 @@ void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now
         bool was_full = read >= SAMPLER_TASKS_PER_TICK;
         jitter_visit(s, tt, t, now32, half_life_ms, &read);
         if (!was_full && read >= SAMPLER_TASKS_PER_TICK)
-            s->cursor = walk.iter;   /* the next tick reads from the task after it */
+            s->cursor = walk.iter; /* the next tick reads from the task after it */
         total += t->util_milli;
         if (t->last_cpu >= 0 && t->last_cpu < s->n_cpus)
             s->jitter_milli[t->last_cpu] = (int)MIN((unsigned)s->jitter_milli[t->last_cpu] + t->util_milli, 1000u);

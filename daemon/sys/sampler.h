@@ -19,28 +19,28 @@ struct task_table;
 struct sampler_reading;
 
 struct sampler {
-    const char *root;            /* "/" on a real system */
-    int n_cpus;                  /* entries in the per-CPU arrays */
-    struct cpu_stat *stat_prev;  /* the previous /proc/stat sample */
+    const char *root;           /* "/" on a real system */
+    int n_cpus;                 /* entries in the per-CPU arrays */
+    struct cpu_stat *stat_prev; /* the previous /proc/stat sample */
     int n_stat_prev;
     uint64_t stat_prev_ms;
-    int *util_milli;             /* smoothed per-CPU utilisation, -1 = no sample */
-    int *jitter_milli;           /* share of it from jitter tasks, by the CPU each last ran on */
-    unsigned jitter_load_milli;  /* every jitter task's utilisation, summed */
-    size_t cursor;               /* where the next tick's task sampling starts */
-    unsigned idle_backoff_ms;    /* SAMPLER_IDLE_BACKOFF_MS (sampler_init); 0: read every tick */
+    int *util_milli;            /* smoothed per-CPU utilisation, -1 = no sample */
+    int *jitter_milli;          /* share of it from jitter tasks, by the CPU each last ran on */
+    unsigned jitter_load_milli; /* every jitter task's utilisation, summed */
+    size_t cursor;              /* where the next tick's task sampling starts */
+    unsigned idle_backoff_ms;   /* SAMPLER_IDLE_BACKOFF_MS (sampler_init); 0: read every tick */
     /* behaviour: one entry per candidate thread (struct task.watch) */
-    struct freelist watch;       /* of struct sampler_watch, linked through next_ms */
-    uint32_t n_watching;         /* entries in use */
-    size_t watch_cursor;         /* where the next tick's walk starts: the first due thread not read */
-    unsigned behaviour_new_wanted;   /* new and unseen threads the last tick met */
-    uint64_t behaviour_reads;    /* schedstat reads for behaviour, for metrics */
+    struct freelist watch;         /* of struct sampler_watch, linked through next_ms */
+    uint32_t n_watching;           /* entries in use */
+    size_t watch_cursor;           /* where the next tick's walk starts: the first due thread not read */
+    unsigned behaviour_new_wanted; /* new and unseen threads the last tick met */
+    uint64_t behaviour_reads;      /* schedstat reads for behaviour, for metrics */
     /* per process, whether its threads ran at all (sampler-gate.c) */
-    struct freelist gate;        /* of struct sampler_gate, linked through read_ms */
-    uint64_t gate_reads;         /* /proc/PID/stat reads for the gates */
-    uint64_t gate_skips;         /* thread reads the gates spared */
-    uint64_t jitter_reads;       /* reads of jitter tasks by sampler_sample_tasks */
-    uint64_t first_reads_deferred;   /* new jitter tasks passed over once (TASK_F_FIRST_READ_DUE) */
+    struct freelist gate;          /* of struct sampler_gate, linked through read_ms */
+    uint64_t gate_reads;           /* /proc/PID/stat reads for the gates */
+    uint64_t gate_skips;           /* thread reads the gates spared */
+    uint64_t jitter_reads;         /* reads of jitter tasks by sampler_sample_tasks */
+    uint64_t first_reads_deferred; /* new jitter tasks passed over once (TASK_F_FIRST_READ_DUE) */
     /* Called with each jitter thread's schedstat reading that
      * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
     void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);
@@ -50,10 +50,10 @@ struct sampler {
 /* What the sampler keeps per candidate thread: 64 bytes. */
 struct sampler_watch {
     struct behaviour_state st;
-    uint32_t next_ms;            /* read it again at or after this (monotonic ms, wraps) */
-    uint8_t idle_reads;          /* consecutive reads that found it had not run: its gap doubles */
+    uint32_t next_ms;   /* read it again at or after this (monotonic ms, wraps) */
+    uint8_t idle_reads; /* consecutive reads that found it had not run: its gap doubles */
     uint8_t in_use;
-    uint8_t verdict;             /* what the classifier uses: behaviour's, with hysteresis (below) */
+    uint8_t verdict; /* what the classifier uses: behaviour's, with hysteresis (below) */
 };
 
 /* Per process: the CPU time of all its threads (utime + stime of
@@ -64,10 +64,10 @@ struct sampler_watch {
  * the kernel) stands for a schedstat read of each of its sleeping threads
  * (about 11 µs each on the development VM). */
 struct sampler_gate {
-    uint64_t ticks;              /* the total at the last read */
-    uint32_t read_ms;            /* when it was last read (monotonic ms, wraps) */
-    uint32_t stable_ms;          /* the first read that saw `ticks` */
-    uint32_t threads;            /* its thread count at the last read */
+    uint64_t ticks;     /* the total at the last read */
+    uint32_t read_ms;   /* when it was last read (monotonic ms, wraps) */
+    uint32_t stable_ms; /* the first read that saw `ticks` */
+    uint32_t threads;   /* its thread count at the last read */
     uint8_t in_use, valid;
 };
 /* How often a process's total is read at most, as a share of the window
@@ -146,19 +146,19 @@ void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now
 /* One reading of a task's scheduler counters, and what changed since the
  * previous one: the one place a task's counters are read and differenced. */
 struct sampler_reading {
-    uint64_t runtime_ns;         /* CPU time so far (schedstat, or utime+stime) */
-    uint64_t wait_ns;            /* run-queue wait so far (schedstat; 0 without it) */
-    uint64_t slices;             /* timeslices run so far (schedstat; 0 without it) */
-    bool schedstat;              /* the figures came from schedstat */
+    uint64_t runtime_ns; /* CPU time so far (schedstat, or utime+stime) */
+    uint64_t wait_ns;    /* run-queue wait so far (schedstat; 0 without it) */
+    uint64_t slices;     /* timeslices run so far (schedstat; 0 without it) */
+    bool schedstat;      /* the figures came from schedstat */
 };
 struct sampler_delta {
-    uint32_t dt_ms;              /* since the previous reading; 0: no previous one */
-    uint64_t run_ns;             /* CPU time in between */
+    uint32_t dt_ms;  /* since the previous reading; 0: no previous one */
+    uint64_t run_ns; /* CPU time in between */
 };
 int sampler_read_task(const struct sampler *s, const struct task *t, struct sampler_reading *ret);
 /* One behaviour read against the previous one of the same thread. */
 struct sampler_sample {
-    uint64_t run_ns, wait_ns, slices;   /* in between */
+    uint64_t run_ns, wait_ns, slices; /* in between */
     uint32_t dt_ms;
     uint32_t now_ms;
 };

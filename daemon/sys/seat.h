@@ -10,9 +10,9 @@
 #define SEAT_MIN_EXECS_PER_S 200
 
 struct seat {
-    uint32_t execs[CPU_SETSIZE];    /* this tick's execs, by the CPU each happened on */
+    uint32_t execs[CPU_SETSIZE]; /* this tick's execs, by the CPU each happened on */
     uint32_t total;
-    uint64_t since_ms;              /* counting since (the last tick) */
+    uint64_t since_ms; /* counting since (the last tick) */
     uint64_t moves;
 };
 

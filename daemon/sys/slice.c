@@ -12,10 +12,7 @@
 
 /* A slice is a property of the fair class; SCHED_IDLE is fair too, but the
  * kernel sets custom slices only for SCHED_OTHER and SCHED_BATCH. */
-static bool fair_policy(uint32_t policy)
-{
-    return policy == SCHED_OTHER || policy == SCHED_BATCH;
-}
+static bool fair_policy(uint32_t policy) { return policy == SCHED_OTHER || policy == SCHED_BATCH; }
 
 static void reason(struct slice_support *s, const char *what, int err)
 {
@@ -35,7 +32,7 @@ static struct sysops_sched_attr with_runtime(const struct sysops_sched_attr *a, 
 
 int slice_detect(const struct sysops *ops, struct slice_support *ret)
 {
-    *ret = (struct slice_support){ .supported = false };
+    *ret = (struct slice_support){.supported = false};
     struct sysops_sched_attr orig, back;
     int r = ops->getattr(ops->userdata, 0, &orig);
     if (r < 0) {
@@ -98,7 +95,7 @@ restore_failed:
 int slice_apply(const struct sysops *ops, const struct slice_support *sup, pid_t tid, uint64_t slice_ns,
                 struct slice_saved *saved)
 {
-    *saved = (struct slice_saved){ .applied = false };
+    *saved = (struct slice_saved){.applied = false};
     if (!sup->supported)
         return -EOPNOTSUPP;
     if (slice_ns < SLICE_MIN_NS)
@@ -179,7 +176,7 @@ int slice_saved_from_string(const char *text, struct slice_saved *ret)
             return -EINVAL;
     *ret = (struct slice_saved){
         .applied = true,
-        .orig = { .policy = policy, .nice = nice_val, .flags = flags, .runtime_ns = runtime },
+        .orig = {.policy = policy, .nice = nice_val, .flags = flags, .runtime_ns = runtime},
         .orig_default = is_default,
         .set_runtime_ns = set_runtime,
     };

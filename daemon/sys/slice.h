@@ -36,17 +36,17 @@ int slice_detect(const struct sysops *ops, struct slice_support *ret);
 /* What slice_apply found on a thread and what it set. The state file carries
  * it (slice_saved_to_string) so a restarted daemon can restore it. */
 struct slice_saved {
-    bool applied;                   /* false: nothing of ours to undo */
-    struct sysops_sched_attr orig;  /* policy, nice, flags, runtime as found */
-    bool orig_default;              /* orig.runtime_ns was the kernel default, not a custom slice */
-    uint64_t set_runtime_ns;        /* the slice as read back after we set it */
+    bool applied;                  /* false: nothing of ours to undo */
+    struct sysops_sched_attr orig; /* policy, nice, flags, runtime as found */
+    bool orig_default;             /* orig.runtime_ns was the kernel default, not a custom slice */
+    uint64_t set_runtime_ns;       /* the slice as read back after we set it */
 };
 
 /* Results besides 0 (applied / restored) and -errno. */
 enum {
-    SLICE_SKIP_POLICY = 1,      /* real-time, deadline or SCHED_IDLE: never touched */
-    SLICE_SKIP_SHORTER = 2,     /* its slice is already this short or shorter */
-    SLICE_SKIP_CHANGED = 3,     /* restore: someone changed it after us, left alone */
+    SLICE_SKIP_POLICY = 1,  /* real-time, deadline or SCHED_IDLE: never touched */
+    SLICE_SKIP_SHORTER = 2, /* its slice is already this short or shorter */
+    SLICE_SKIP_CHANGED = 3, /* restore: someone changed it after us, left alone */
 };
 
 /* Give thread tid a slice of slice_ns, keeping its policy, nice and flags.

@@ -51,7 +51,7 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
     ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
-    return procstat_u64(buf, 22, ret);     /* starttime */
+    return procstat_u64(buf, 22, ret); /* starttime */
 }
 
 /* Every possible CPU, read once (it does not change while the system runs):
@@ -59,7 +59,7 @@ static int real_task_start_time(void *userdata, pid_t tid, uint64_t *ret)
 static const cpu_set_t *possible_cpus(void)
 {
     static cpu_set_t set;
-    static int state;   /* 0: not read yet, 1: read, -1: unreadable */
+    static int state; /* 0: not read yet, 1: read, -1: unreadable */
     if (state == 0) {
         char buf[1024];
         state = -1;
@@ -100,7 +100,7 @@ static int real_parent_of(void *userdata, pid_t tid, pid_t *ret)
     ssize_t n = read_task_file(tid, "stat", buf, sizeof buf);
     if (n < 0)
         return (int)n;
-    uint64_t ppid;      /* field 4 */
+    uint64_t ppid; /* field 4 */
     if (procstat_u64(buf, 4, &ppid) < 0 || ppid > INT32_MAX)
         return -EBADMSG;
     *ret = (pid_t)ppid;
@@ -173,8 +173,7 @@ static int real_children_of(void *userdata, pid_t tid, pid_t *buf, size_t max)
 /* libcgroup's errors come back to us as return codes, which the applier logs
  * once where it handles them; its own messages are only debugging detail. By
  * default it would print them to stdout. */
-static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
+static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 static void cgroup_log_cb(void *userdata, int level, const char *fmt, va_list ap)
 {
     char buf[512];
@@ -290,7 +289,7 @@ static int real_cpuset_read(void *userdata, const char *group, const char *key, 
     if (handle)
         cgroup_read_value_end(&handle);
     if (ret == ECGEOF) {
-        buf[0] = '\0';          /* an empty value, as cpuset.mems of a new group */
+        buf[0] = '\0'; /* an empty value, as cpuset.mems of a new group */
         return 0;
     }
     r = cg_errno(ret);
@@ -365,8 +364,7 @@ static int real_cpuset_delete(void *userdata, const char *group)
         pause_ms = MIN(pause_ms * 2, 100u);
     }
     if (waited_ms)
-        log_debug("cpuset group %s: %s after %u ms of tries", group, r == -EBUSY ? "still busy" : "done",
-                  waited_ms);
+        log_debug("cpuset group %s: %s after %u ms of tries", group, r == -EBUSY ? "still busy" : "done", waited_ms);
     return r;
 }
 
@@ -400,8 +398,8 @@ void cpuset_from_bitmask(const uint8_t *bits, size_t n_bytes, cpu_set_t *ret)
 static int unit_interface(const char *unit, char *buf, size_t size)
 {
     static const char *const types[][2] = {
-        {".slice", "Slice"}, {".service", "Service"}, {".scope", "Scope"},
-        {".socket", "Socket"}, {".mount", "Mount"}, {".swap", "Swap"},
+        {".slice", "Slice"},   {".service", "Service"}, {".scope", "Scope"},
+        {".socket", "Socket"}, {".mount", "Mount"},     {".swap", "Swap"},
     };
     const char *dot = strrchr(unit, '.');
     if (!dot)
@@ -411,7 +409,7 @@ static int unit_interface(const char *unit, char *buf, size_t size)
             snprintf(buf, size, "org.freedesktop.systemd1.%s", types[i][1]);
             return 0;
         }
-    return -EOPNOTSUPP;         /* no AllowedCPUs= on other unit types */
+    return -EOPNOTSUPP; /* no AllowedCPUs= on other unit types */
 }
 
 int sysops_bus_get_allowed_cpus(sd_bus *bus, const char *unit, uint8_t *buf, size_t size)
@@ -456,15 +454,12 @@ int sysops_bus_set_allowed_cpus(sd_bus *bus, const char *unit, const uint8_t *bi
     if (r < 0)
         return r;
     /* runtime=true: the change lives in /run and is gone after a reboot */
-    if ((r = sd_bus_message_append(m, "sb", unit, 1)) < 0 ||
-        (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+    if ((r = sd_bus_message_append(m, "sb", unit, 1)) < 0 || (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
         (r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
         (r = sd_bus_message_append(m, "s", "AllowedCPUs")) < 0 ||
         (r = sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
-        (r = sd_bus_message_append_array(m, 'y', bits, n_bytes)) < 0 ||
-        (r = sd_bus_message_close_container(m)) < 0 ||
-        (r = sd_bus_message_close_container(m)) < 0 ||
-        (r = sd_bus_message_close_container(m)) < 0)
+        (r = sd_bus_message_append_array(m, 'y', bits, n_bytes)) < 0 || (r = sd_bus_message_close_container(m)) < 0 ||
+        (r = sd_bus_message_close_container(m)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
         goto out;
     r = sd_bus_call(bus, m, 0, &error, NULL);
     if (r < 0)
@@ -490,10 +485,7 @@ static int system_bus_get(sd_bus **ret)
     return 0;
 }
 
-void sysops_real_close(void)
-{
-    system_bus = sd_bus_flush_close_unref(system_bus);
-}
+void sysops_real_close(void) { system_bus = sd_bus_flush_close_unref(system_bus); }
 
 static int real_unit_get_allowed_cpus(void *userdata, const char *unit, uint8_t *buf, size_t size)
 {

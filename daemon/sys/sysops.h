@@ -16,9 +16,9 @@
  * (Linux 6.12 and later; older kernels report 0 and ignore it). */
 struct sysops_sched_attr {
     uint32_t policy;
-    uint64_t flags;                     /* SCHED_FLAG_*; only RESET_ON_FORK is written */
+    uint64_t flags; /* SCHED_FLAG_*; only RESET_ON_FORK is written */
     int32_t nice;
-    uint32_t priority;                  /* real-time priority */
+    uint32_t priority; /* real-time priority */
     uint64_t runtime_ns;
     uint64_t deadline_ns;
     uint64_t period_ns;
@@ -27,7 +27,7 @@ struct sysops_sched_attr {
 /* All operations return 0 (or a length where said) on success, -errno on
  * failure. -ESRCH means the task is gone. */
 struct sysops {
-    void *userdata;                     /* passed back to every call; NULL for sysops_real */
+    void *userdata; /* passed back to every call; NULL for sysops_real */
 
     int (*getaffinity)(void *userdata, pid_t tid, cpu_set_t *ret);
     int (*setaffinity)(void *userdata, pid_t tid, const cpu_set_t *mask);

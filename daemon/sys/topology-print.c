@@ -42,8 +42,7 @@ void topology_print(FILE *f, const struct topology *t, const struct capacity_tab
             end++;
         }
         print_package_name(f, pkg);
-        fprintf(f, ": %d core%s, %d thread%s online", end - i, end - i == 1 ? "" : "s", online,
-                online == 1 ? "" : "s");
+        fprintf(f, ": %d core%s, %d thread%s online", end - i, end - i == 1 ? "" : "s", online, online == 1 ? "" : "s");
         if (known_offline)
             fprintf(f, ", %d offline", known_offline);
         fputc('\n', f);
@@ -63,8 +62,7 @@ void topology_print(FILE *f, const struct topology *t, const struct capacity_tab
                 fputs(" offline", f);
             }
             unsigned milli = capacity_core_milli(cap, (unsigned)c->n_online);
-            fprintf(f, ", capacity %u.%03ux, llc %d, node %d\n", milli / 1000, milli % 1000, c->llc,
-                    c->node);
+            fprintf(f, ", capacity %u.%03ux, llc %d, node %d\n", milli / 1000, milli % 1000, c->llc, c->node);
         }
     }
 
@@ -79,8 +77,7 @@ void topology_print(FILE *f, const struct topology *t, const struct capacity_tab
         fputc('\n', f);
     }
 
-    fprintf(f, "%d package%s, %d core%s, %d of %d threads online, %d LLC group%s, %d NUMA node%s\n",
-            t->n_packages, t->n_packages == 1 ? "" : "s", t->n_cores, t->n_cores == 1 ? "" : "s",
-            online_total, present_total, t->n_llcs, t->n_llcs == 1 ? "" : "s", t->n_nodes,
-            t->n_nodes == 1 ? "" : "s");
+    fprintf(f, "%d package%s, %d core%s, %d of %d threads online, %d LLC group%s, %d NUMA node%s\n", t->n_packages,
+            t->n_packages == 1 ? "" : "s", t->n_cores, t->n_cores == 1 ? "" : "s", online_total, present_total,
+            t->n_llcs, t->n_llcs == 1 ? "" : "s", t->n_nodes, t->n_nodes == 1 ? "" : "s");
 }

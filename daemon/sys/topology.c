@@ -58,10 +58,10 @@ struct cpu_raw {
 
 struct reader {
     const char *root;
-    char base[PATH_MAX];       /* <root>/sys/devices/system/cpu */
+    char base[PATH_MAX]; /* <root>/sys/devices/system/cpu */
     int n_cpus;
-    struct cpu_raw *raw;       /* n_cpus entries */
-    int parent[CPU_SETSIZE];   /* union-find scratch */
+    struct cpu_raw *raw;     /* n_cpus entries */
+    int parent[CPU_SETSIZE]; /* union-find scratch */
 };
 
 static inline void closedirp(DIR **d)
@@ -178,8 +178,7 @@ static int read_cpulist(const char *path, bool *found, cpu_set_t *set)
     if (r < 0)
         return r;
     if (cpulist_parse(buf, set) < 0) {
-        log_err("reading topology: %s: not a CPU list (or a CPU >= %d): '%.80s'", path,
-                CPU_SETSIZE, buf);
+        log_err("reading topology: %s: not a CPU list (or a CPU >= %d): '%.80s'", path, CPU_SETSIZE, buf);
         return -EINVAL;
     }
     *found = true;
@@ -283,7 +282,7 @@ static int read_cpu_topology(struct reader *rd, int cpu)
     c->package = -1;
     c->core_id = -1;
     if (!dir_exists(dir))
-        return 0;  /* offline CPUs lose their topology directory */
+        return 0; /* offline CPUs lose their topology directory */
     c->has_topology = true;
 
     r = pathf(path, sizeof path, "%s/physical_package_id", dir);
@@ -327,7 +326,7 @@ static int read_cpu_llc(struct reader *rd, int cpu)
         return r;
     _cleanup_(closedirp) DIR *d = opendir(dir);
     if (!d)
-        return 0;  /* no cache information: see the package fallback */
+        return 0; /* no cache information: see the package fallback */
     /* The highest level wins, the lowest index among equals, so the answer
      * does not depend on readdir order. */
     int best_index = -1;
@@ -399,8 +398,8 @@ static int read_nodes(struct reader *rd)
         for (int cpu = 0; cpu < rd->n_cpus; cpu++)
             if (CPU_ISSET(cpu, &cpus)) {
                 if (rd->raw[cpu].node >= 0 && rd->raw[cpu].node != node)
-                    log_debug("reading topology: cpu%d is listed on nodes %d and %d, keeping %d",
-                              cpu, rd->raw[cpu].node, node, MIN(node, rd->raw[cpu].node));
+                    log_debug("reading topology: cpu%d is listed on nodes %d and %d, keeping %d", cpu,
+                              rd->raw[cpu].node, node, MIN(node, rd->raw[cpu].node));
                 if (rd->raw[cpu].node < 0 || node < rd->raw[cpu].node)
                     rd->raw[cpu].node = node;
             }
@@ -464,7 +463,7 @@ static void fill_core(struct reader *rd, const bool *member, int first, struct t
     int *parent = rd->parent;
     /* The root is the lowest thread (uf_union), so no thread is before it. */
     assert(uf_find(parent, first) == first);
-    core->index = first;  /* lowest thread, for sorting */
+    core->index = first; /* lowest thread, for sorting */
     core->package = -1;
     core->core_id = -1;
     CPU_ZERO(&core->threads);
@@ -488,8 +487,7 @@ static void fill_core(struct reader *rd, const bool *member, int first, struct t
         } else if (rd->raw[s].package != core->package || rd->raw[s].core_id != core->core_id) {
             log_debug("reading topology: cpu%d (package %d, core_id %d) is a sibling of cpu%d "
                       "(package %d, core_id %d); keeping the latter",
-                      s, rd->raw[s].package, rd->raw[s].core_id, first, core->package,
-                      core->core_id);
+                      s, rd->raw[s].package, rd->raw[s].core_id, first, core->package, core->core_id);
         }
     }
 }
@@ -557,7 +555,7 @@ static void build_llcs(struct reader *rd, struct topology *t)
 {
     int n = rd->n_cpus;
     int *parent = rd->parent;
-    int pkg_cacheless[CPU_SETSIZE];  /* by a package's first core: its first cache-less CPU */
+    int pkg_cacheless[CPU_SETSIZE]; /* by a package's first core: its first cache-less CPU */
 
     for (int cpu = 0; cpu < n; cpu++)
         parent[cpu] = cpu;
@@ -617,7 +615,7 @@ static void build_llcs(struct reader *rd, struct topology *t)
 static void build_nodes(struct reader *rd, struct topology *t)
 {
     int n = rd->n_cpus;
-    cpu_set_t nodes;  /* node ids, reusing the bitmap type */
+    cpu_set_t nodes; /* node ids, reusing the bitmap type */
     CPU_ZERO(&nodes);
     for (int cpu = 0; cpu < n; cpu++) {
         t->cpus[cpu].node = rd->raw[cpu].node;
@@ -745,15 +743,13 @@ bool topology_equal(const struct topology *a, const struct topology *b)
         return true;
     if (!a || !b)
         return false;
-    if (a->n_cpus != b->n_cpus || a->n_cores != b->n_cores || a->n_llcs != b->n_llcs ||
-        a->n_nodes != b->n_nodes || !CPU_EQUAL(&a->online, &b->online) ||
-        !CPU_EQUAL(&a->present, &b->present))
+    if (a->n_cpus != b->n_cpus || a->n_cores != b->n_cores || a->n_llcs != b->n_llcs || a->n_nodes != b->n_nodes ||
+        !CPU_EQUAL(&a->online, &b->online) || !CPU_EQUAL(&a->present, &b->present))
         return false;
     for (int i = 0; i < a->n_cores; i++) {
         const struct topo_core *x = &a->cores[i], *y = &b->cores[i];
-        if (x->package != y->package || x->core_id != y->core_id || x->llc != y->llc ||
-            x->node != y->node || !CPU_EQUAL(&x->threads, &y->threads) ||
-            !CPU_EQUAL(&x->online, &y->online))
+        if (x->package != y->package || x->core_id != y->core_id || x->llc != y->llc || x->node != y->node ||
+            !CPU_EQUAL(&x->threads, &y->threads) || !CPU_EQUAL(&x->online, &y->online))
             return false;
     }
     return true;

@@ -24,7 +24,7 @@ static const char *field(const char *text, const char *key)
         while (*c == ' ' || *c == '\t')
             c++;
         if (*c != ':')
-            continue;   /* a longer key: "model name" is not "model" */
+            continue; /* a longer key: "model name" is not "model" */
         c++;
         while (*c == ' ' || *c == '\t')
             c++;
@@ -65,12 +65,12 @@ int cpu_ident_parse(const char *cpuinfo, struct cpu_ident *id)
 bool turbo_ratio_grouped(unsigned model)
 {
     static const unsigned grouped[] = {
-        0x55,                    /* Skylake-SP, Cascade Lake, Cooper Lake */
-        0x6a, 0x6c,              /* Ice Lake-SP, Ice Lake-D */
-        0x8f, 0xcf,              /* Sapphire Rapids, Emerald Rapids */
-        0xad, 0xae,              /* Granite Rapids */
-        0x5c, 0x5f, 0x7a, 0x86,  /* Atom Goldmont, Goldmont-D, Goldmont Plus, Tremont-D */
-        0xaf, 0xb6,              /* Sierra Forest, Grand Ridge */
+        0x55,                   /* Skylake-SP, Cascade Lake, Cooper Lake */
+        0x6a, 0x6c,             /* Ice Lake-SP, Ice Lake-D */
+        0x8f, 0xcf,             /* Sapphire Rapids, Emerald Rapids */
+        0xad, 0xae,             /* Granite Rapids */
+        0x5c, 0x5f, 0x7a, 0x86, /* Atom Goldmont, Goldmont-D, Goldmont Plus, Tremont-D */
+        0xaf, 0xb6,             /* Sierra Forest, Grand Ridge */
     };
     for (size_t i = 0; i < ELEMENTSOF(grouped); i++)
         if (grouped[i] == model)
@@ -81,21 +81,23 @@ bool turbo_ratio_grouped(unsigned model)
 unsigned turbo_ratio_bclk_khz(unsigned model)
 {
     switch (model) {
-    case 0x1a: case 0x1e: case 0x1f: case 0x2e:   /* Nehalem */
-    case 0x25: case 0x2c: case 0x2f:              /* Westmere */
+    case 0x1a:
+    case 0x1e:
+    case 0x1f:
+    case 0x2e: /* Nehalem */
+    case 0x25:
+    case 0x2c:
+    case 0x2f: /* Westmere */
         return 133333;
     default:
         return 100000;
     }
 }
 
-static unsigned byte_of(uint64_t v, unsigned i)
-{
-    return (unsigned)(v >> (8 * i)) & 0xff;
-}
+static unsigned byte_of(uint64_t v, unsigned i) { return (unsigned)(v >> (8 * i)) & 0xff; }
 
-int turbo_ratio_decode(uint64_t ratios, uint64_t counts, bool grouped, unsigned bclk_khz,
-                       struct freq_response *fr, char *why, size_t why_len)
+int turbo_ratio_decode(uint64_t ratios, uint64_t counts, bool grouped, unsigned bclk_khz, struct freq_response *fr,
+                       char *why, size_t why_len)
 {
     unsigned n = 0;
     freq_response_init(fr, BENEFIT_MAX_CORES);
@@ -103,7 +105,7 @@ int turbo_ratio_decode(uint64_t ratios, uint64_t counts, bool grouped, unsigned 
         unsigned r = byte_of(ratios, i);
         unsigned upto = grouped ? byte_of(counts, i) : i + 1;
         if (r == 0 || upto <= n)
-            break;   /* the table ends: an unused group or count */
+            break; /* the table ends: an unused group or count */
         if (upto > BENEFIT_MAX_CORES)
             upto = BENEFIT_MAX_CORES;
         unsigned mhz = (unsigned)(((uint64_t)r * bclk_khz + 500) / 1000);

@@ -25,7 +25,7 @@
 #define MSR_TURBO_RATIO_LIMIT_CORES 0x1ae
 
 struct cpu_ident {
-    char vendor[16];    /* vendor_id of /proc/cpuinfo: GenuineIntel, AuthenticAMD */
+    char vendor[16]; /* vendor_id of /proc/cpuinfo: GenuineIntel, AuthenticAMD */
     unsigned family, model;
 };
 
@@ -41,8 +41,8 @@ unsigned turbo_ratio_bclk_khz(unsigned model);
 /* The table from the registers' values: `ratios` is 0x1AD; `counts` is 0x1AE
  * for a grouped model, else ignored. 0, or -EINVAL with why (a table that
  * is empty or rises with active cores). Pure. */
-int turbo_ratio_decode(uint64_t ratios, uint64_t counts, bool grouped, unsigned bclk_khz,
-                       struct freq_response *fr, char *why, size_t why_len);
+int turbo_ratio_decode(uint64_t ratios, uint64_t counts, bool grouped, unsigned bclk_khz, struct freq_response *fr,
+                       char *why, size_t why_len);
 
 /* Read it on this machine: root "/" (or a test's directory) holds
  * proc/cpuinfo and dev/cpu/0/msr. 0 with the table and, in `what`, what was

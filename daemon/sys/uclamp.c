@@ -12,7 +12,6 @@
 #include "sched-attr.h"
 #include "util.h"
 
-
 bool uclamp_supported(const char *proc_root)
 {
     char path[PATH_MAX];

@@ -37,7 +37,7 @@ struct units {
 struct x_state {
     bool set;
     enum task_class class;
-    bool assigned;          /* this text assigned the key (a value or empty) */
+    bool assigned; /* this text assigned the key (a value or empty) */
     unsigned n_invalid;
     char bad[32];
 };
@@ -52,10 +52,7 @@ static char *strip(char *s)
     return s;
 }
 
-static bool opt_in_section(const char *name)
-{
-    return strcmp(name, "Service") == 0 || strcmp(name, "Scope") == 0;
-}
+static bool opt_in_section(const char *name) { return strcmp(name, "Service") == 0 || strcmp(name, "Scope") == 0; }
 
 /* systemd unit file syntax: [Section], Key=Value, '#'/';' comments, a
  * trailing backslash joins the next line. */
@@ -100,7 +97,7 @@ static int parse_into(const char *text, struct x_state *st)
         char *v = strip(eq + 1);
         if (!*v) {
             st->assigned = true;
-            st->set = false;    /* empty assignment resets, as in systemd */
+            st->set = false; /* empty assignment resets, as in systemd */
             continue;
         }
         int c = task_class_from_string(v);
@@ -201,8 +198,8 @@ int units_new(struct units **ret)
         return r;
     sd_bus_error err = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = NULL;
-    r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                           "GetNameOwner", &err, &reply, "s", "org.freedesktop.systemd1");
+    r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+                           &err, &reply, "s", "org.freedesktop.systemd1");
     sd_bus_error_free(&err);
     sd_bus_message_unref(reply);
     if (r < 0) {

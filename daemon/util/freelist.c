@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t *link_of(const struct freelist *fl, void *entry)
-{
-    return (uint32_t *)((char *)entry + fl->link_off);
-}
+static uint32_t *link_of(const struct freelist *fl, void *entry) { return (uint32_t *)((char *)entry + fl->link_off); }
 
 void *freelist_take(struct freelist *fl, uint32_t *ret_id)
 {
@@ -43,10 +40,7 @@ void freelist_put(struct freelist *fl, uint32_t id)
     fl->free = id;
 }
 
-size_t freelist_memory_bytes(const struct freelist *fl)
-{
-    return (size_t)fl->cap * fl->size;
-}
+size_t freelist_memory_bytes(const struct freelist *fl) { return (size_t)fl->cap * fl->size; }
 
 void freelist_done(struct freelist *fl)
 {

@@ -12,16 +12,16 @@
 
 struct freelist {
     void *items;
-    size_t size;                 /* bytes an entry */
-    size_t link_off;             /* offset of the uint32_t that links a free entry */
-    uint32_t first_cap;          /* entries the first growth allocates; doubled after */
-    uint32_t n, cap;             /* entries handed out at least once; allocated */
-    uint32_t free;               /* id of the first free entry, 0: none */
+    size_t size;        /* bytes an entry */
+    size_t link_off;    /* offset of the uint32_t that links a free entry */
+    uint32_t first_cap; /* entries the first growth allocates; doubled after */
+    uint32_t n, cap;    /* entries handed out at least once; allocated */
+    uint32_t free;      /* id of the first free entry, 0: none */
 };
 
 /* An empty table of entries of type, linked through its uint32_t field
  * link while free. */
-#define FREELIST_INIT(type, link, first)                                                                       \
+#define FREELIST_INIT(type, link, first) \
     ((struct freelist){.size = sizeof(type), .link_off = offsetof(type, link), .first_cap = (first)})
 
 /* The entry of id, NULL for 0 or an id never handed out (a freed entry is

@@ -15,7 +15,7 @@
 extern const uint64_t histogram_bounds_ns[HISTOGRAM_N_BOUNDS];
 
 struct histogram {
-    uint64_t bucket[HISTOGRAM_N_BOUNDS + 1];   /* not cumulative; [N]: above every bound */
+    uint64_t bucket[HISTOGRAM_N_BOUNDS + 1]; /* not cumulative; [N]: above every bound */
     uint64_t count;
     uint64_t sum_ns;
     uint64_t max_ns;

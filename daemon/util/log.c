@@ -81,7 +81,7 @@ size_t log_escape(const char *in, char *out, size_t size)
             }
         }
         if (o + n >= size)
-            break;  /* never half an escape */
+            break; /* never half an escape */
         memcpy(out + o, esc, n);
         o += n;
     }
@@ -141,7 +141,7 @@ int log_errno_internal(int level, int r, const char *fmt, ...)
 
 int log_ratelimit_level(struct log_ratelimit *rl, int level)
 {
-    uint64_t now = now_ms() + 1;    /* never 0: begin_ms 0 is "none yet" */
+    uint64_t now = now_ms() + 1; /* never 0: begin_ms 0 is "none yet" */
     uint64_t interval = rl->interval_ms ? rl->interval_ms : LOG_RATELIMIT_INTERVAL_MS;
     if (!rl->begin_ms || now - rl->begin_ms >= interval) {
         if (rl->lowered)

@@ -27,16 +27,16 @@ void log_internal(int level, const char *fmt, ...) __attribute__((format(printf,
 
 /* The level is checked before the arguments are evaluated: the CPU lists a
  * debug line formats for every placement cost nothing at the default level. */
-#define log_full(level, ...)                                                                                 \
-    do {                                                                                                     \
-        if ((level) <= log_get_max_level())                                                                  \
-            log_internal((level), __VA_ARGS__);                                                              \
+#define log_full(level, ...) \
+    do { \
+        if ((level) <= log_get_max_level()) \
+            log_internal((level), __VA_ARGS__); \
     } while (0)
-#define log_err(...)     log_full(LOG_ERR, __VA_ARGS__)
+#define log_err(...) log_full(LOG_ERR, __VA_ARGS__)
 #define log_warning(...) log_full(LOG_WARNING, __VA_ARGS__)
-#define log_notice(...)  log_full(LOG_NOTICE, __VA_ARGS__)
-#define log_info(...)    log_full(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)   log_full(LOG_DEBUG, __VA_ARGS__)
+#define log_notice(...) log_full(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) log_full(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_full(LOG_DEBUG, __VA_ARGS__)
 
 /* Logs and returns in one call, as systemd's log_error_errno(): the message
  * is formatted with errno set to -r, so "%m" in fmt reads as strerror(-r)
@@ -54,14 +54,14 @@ static inline int log_errno_value(int r)
     assert(r != 0);
     return r > 0 ? -r : r;
 }
-#define log_errno_full(level, r, ...)                                                                        \
+#define log_errno_full(level, r, ...) \
     ((level) <= log_get_max_level() ? log_errno_internal((level), (r), __VA_ARGS__) : log_errno_value(r))
 
-#define log_error_errno(r, ...)   log_errno_full(LOG_ERR, (r), __VA_ARGS__)
+#define log_error_errno(r, ...) log_errno_full(LOG_ERR, (r), __VA_ARGS__)
 #define log_warning_errno(r, ...) log_errno_full(LOG_WARNING, (r), __VA_ARGS__)
-#define log_notice_errno(r, ...)  log_errno_full(LOG_NOTICE, (r), __VA_ARGS__)
-#define log_info_errno(r, ...)    log_errno_full(LOG_INFO, (r), __VA_ARGS__)
-#define log_debug_errno(r, ...)   log_errno_full(LOG_DEBUG, (r), __VA_ARGS__)
+#define log_notice_errno(r, ...) log_errno_full(LOG_NOTICE, (r), __VA_ARGS__)
+#define log_info_errno(r, ...) log_errno_full(LOG_INFO, (r), __VA_ARGS__)
+#define log_debug_errno(r, ...) log_errno_full(LOG_DEBUG, (r), __VA_ARGS__)
 
 /* Messages a local user can cause at will (a refused request, a task that
  * resets its own mask): the first burst of each interval at their level,
@@ -76,13 +76,13 @@ struct log_ratelimit {
     const char *what;
     unsigned burst;
     uint64_t interval_ms;
-    uint64_t begin_ms;      /* of the current interval; 0: none yet */
+    uint64_t begin_ms; /* of the current interval; 0: none yet */
     unsigned n, lowered;
 };
 /* The level to log the next message at. */
 int log_ratelimit_level(struct log_ratelimit *rl, int level);
-#define log_ratelimited(rl, level, ...)                                                                      \
-    do {                                                                                                     \
-        int _rl_level = log_ratelimit_level((rl), (level));                                                  \
-        log_full(_rl_level, __VA_ARGS__);                                                                    \
+#define log_ratelimited(rl, level, ...) \
+    do { \
+        int _rl_level = log_ratelimit_level((rl), (level)); \
+        log_full(_rl_level, __VA_ARGS__); \
     } while (0)

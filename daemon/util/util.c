@@ -38,10 +38,7 @@ static ssize_t read_fd_full(int fd, char *buf, size_t size, bool truncate, bool 
     return (ssize_t)n;
 }
 
-ssize_t read_proc_fd(int fd, char *buf, size_t size)
-{
-    return read_fd_full(fd, buf, size, false, true);
-}
+ssize_t read_proc_fd(int fd, char *buf, size_t size) { return read_fd_full(fd, buf, size, false, true); }
 
 static ssize_t read_at(int dirfd, const char *path, char *buf, size_t size, bool truncate)
 {
@@ -73,10 +70,7 @@ ssize_t read_file_prefix_at(int dirfd, const char *path, char *buf, size_t size)
     return read_at(dirfd, path, buf, size, true);
 }
 
-ssize_t read_file(const char *path, char *buf, size_t size)
-{
-    return read_file_at(AT_FDCWD, path, buf, size);
-}
+ssize_t read_file(const char *path, char *buf, size_t size) { return read_file_at(AT_FDCWD, path, buf, size); }
 
 int path_join(char *out, size_t size, const char *root, const char *path)
 {
@@ -227,7 +221,7 @@ static int parse_with_unit(const char *s, const struct unit_suffix *units, size_
 int parse_size(const char *s, uint64_t *ret)
 {
     static const struct unit_suffix units[] = {
-        {"", 1}, {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"M", 1ull << 20}, {"MiB", 1ull << 20},
+        {"", 1},           {"K", 1ull << 10},   {"KiB", 1ull << 10}, {"M", 1ull << 20}, {"MiB", 1ull << 20},
         {"G", 1ull << 30}, {"GiB", 1ull << 30},
     };
     return parse_with_unit(s, units, ELEMENTSOF(units), true, UINT64_MAX, ret);
@@ -319,9 +313,9 @@ const char *procstat_field(const char *stat, int n)
     const char *p = strrchr(stat, ')');
     if (!p || n < 3)
         return NULL;
-    p++;                            /* the space before field 3 */
+    p++; /* the space before field 3 */
     for (int f = 3; f < n; f++) {
-        p = strchr(p + 1, ' ');     /* the space before field f + 1 */
+        p = strchr(p + 1, ' '); /* the space before field f + 1 */
         if (!p)
             return NULL;
     }

@@ -16,18 +16,40 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static inline void freep(void *p) { free(*(void **)p); }
-static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
-static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closep(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+}
+static inline void fclosep(FILE **f)
+{
+    if (*f)
+        fclose(*f);
+}
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 /* Hand a pointer on and leave NULL behind, so a _cleanup_ does not free it. */
-#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_PTR(p) \
+    ({ \
+        __typeof__(p) _p = (p); \
+        (p) = NULL; \
+        _p; \
+    })
 /* The same for a file descriptor, leaving -1 behind for _cleanup_close_. */
-#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+#define TAKE_FD(fd) \
+    ({ \
+        int _fd = (fd); \
+        (fd) = -1; \
+        _fd; \
+    })
 
 /* An errno value for "the task is gone": normal, never an error. */
-static inline bool errno_is_gone(int err) { err = err < 0 ? -err : err; return err == ESRCH || err == ENOENT; }
+static inline bool errno_is_gone(int err)
+{
+    err = err < 0 ? -err : err;
+    return err == ESRCH || err == ENOENT;
+}
 /* An errno value for "not now": out of descriptors or memory, interrupted.
  * Tried again later; any other failure is the same the next time. */
 static inline bool errno_is_transient(int err)

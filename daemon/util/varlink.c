@@ -48,10 +48,7 @@ void varlink_reader_done(struct varlink_reader *r)
     *r = (struct varlink_reader){.max_message = r->max_message};
 }
 
-size_t varlink_reader_pending(const struct varlink_reader *r)
-{
-    return r->len - r->start;
-}
+size_t varlink_reader_pending(const struct varlink_reader *r) { return r->len - r->start; }
 
 int varlink_reader_feed(struct varlink_reader *r, const void *data, size_t size)
 {
@@ -94,7 +91,7 @@ int varlink_reader_next(struct varlink_reader *r, const char **msg, size_t *len)
     *len = (size_t)(nul - begin);
     r->start += *len + 1;
     if (r->start == r->len)
-        r->start = r->len = 0;  /* buffer stays valid until the next feed */
+        r->start = r->len = 0; /* buffer stays valid until the next feed */
     return 1;
 }
 
@@ -255,7 +252,7 @@ int varlink_decode_stream(const void *data, size_t size, size_t max_message)
             if (d == 0)
                 n_ok++;
             else if (!err.name)
-                abort();  /* every decode failure must say what to answer */
+                abort(); /* every decode failure must say what to answer */
             varlink_request_done(&req);
         }
     }
@@ -272,7 +269,7 @@ static char *format_object(struct json_object *obj, size_t *len)
     char *out = malloc(n + 1);
     if (!out)
         return NULL;
-    memcpy(out, s, n + 1);  /* json-c NUL-terminates: that NUL is the frame end */
+    memcpy(out, s, n + 1); /* json-c NUL-terminates: that NUL is the frame end */
     *len = n + 1;
     return out;
 }

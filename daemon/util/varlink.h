@@ -15,28 +15,28 @@ struct json_object;
 /* Where the daemon serves io.turbosched unless control_socket= says otherwise. */
 #define CONTROL_SOCKET_PATH_DEFAULT "/run/turbosched/control"
 
-#define VARLINK_ERROR_METHOD_NOT_FOUND   "org.varlink.service.MethodNotFound"
-#define VARLINK_ERROR_INVALID_PARAMETER  "org.varlink.service.InvalidParameter"
-#define TS_ERROR_INVALID_REQUEST         "io.turbosched.InvalidRequest"
-#define TS_ERROR_REQUEST_TOO_LARGE       "io.turbosched.RequestTooLarge"
-#define TS_ERROR_PERMISSION_DENIED       "io.turbosched.PermissionDenied"
-#define TS_ERROR_TOO_MANY_CLIENTS        "io.turbosched.TooManyClients"
-#define TS_ERROR_INTERNAL                "io.turbosched.InternalError"
-#define TS_ERROR_NO_SUCH_PROCESS         "io.turbosched.NoSuchProcess"
+#define VARLINK_ERROR_METHOD_NOT_FOUND "org.varlink.service.MethodNotFound"
+#define VARLINK_ERROR_INVALID_PARAMETER "org.varlink.service.InvalidParameter"
+#define TS_ERROR_INVALID_REQUEST "io.turbosched.InvalidRequest"
+#define TS_ERROR_REQUEST_TOO_LARGE "io.turbosched.RequestTooLarge"
+#define TS_ERROR_PERMISSION_DENIED "io.turbosched.PermissionDenied"
+#define TS_ERROR_TOO_MANY_CLIENTS "io.turbosched.TooManyClients"
+#define TS_ERROR_INTERNAL "io.turbosched.InternalError"
+#define TS_ERROR_NO_SUCH_PROCESS "io.turbosched.NoSuchProcess"
 /* An unprivileged Dump over its rate, or while replies pile up unread:
  * "reason", and "retry_after_ms" where waiting helps. */
-#define TS_ERROR_BUSY                    "io.turbosched.Busy"
+#define TS_ERROR_BUSY "io.turbosched.Busy"
 
 enum varlink_method {
     VARLINK_METHOD_UNKNOWN = -1,
-    VARLINK_METHOD_GET_INFO = 0,        /* org.varlink.service.GetInfo */
-    VARLINK_METHOD_STATUS,              /* io.turbosched.Status */
-    VARLINK_METHOD_DUMP,                /* io.turbosched.Dump */
-    VARLINK_METHOD_EXPLAIN,             /* io.turbosched.Explain {"pid":N} */
-    VARLINK_METHOD_RELOAD,              /* io.turbosched.Reload */
-    VARLINK_METHOD_METRICS,             /* io.turbosched.Metrics */
-    VARLINK_METHOD_PAUSE,               /* io.turbosched.Pause {"session":bool} */
-    VARLINK_METHOD_RESUME,              /* io.turbosched.Resume {"session":bool} */
+    VARLINK_METHOD_GET_INFO = 0, /* org.varlink.service.GetInfo */
+    VARLINK_METHOD_STATUS,       /* io.turbosched.Status */
+    VARLINK_METHOD_DUMP,         /* io.turbosched.Dump */
+    VARLINK_METHOD_EXPLAIN,      /* io.turbosched.Explain {"pid":N} */
+    VARLINK_METHOD_RELOAD,       /* io.turbosched.Reload */
+    VARLINK_METHOD_METRICS,      /* io.turbosched.Metrics */
+    VARLINK_METHOD_PAUSE,        /* io.turbosched.Pause {"session":bool} */
+    VARLINK_METHOD_RESUME,       /* io.turbosched.Resume {"session":bool} */
     _VARLINK_METHOD_MAX,
 };
 
@@ -64,18 +64,18 @@ int varlink_reader_next(struct varlink_reader *r, const char **msg, size_t *len)
 size_t varlink_reader_pending(const struct varlink_reader *r);
 
 struct varlink_request {
-    struct json_object *root;           /* owns everything below */
-    const char *method;                 /* as sent */
-    enum varlink_method method_id;      /* VARLINK_METHOD_UNKNOWN if not ours */
-    struct json_object *params;         /* always an object (empty if absent) */
-    bool oneway;                        /* the client wants no reply */
+    struct json_object *root;      /* owns everything below */
+    const char *method;            /* as sent */
+    enum varlink_method method_id; /* VARLINK_METHOD_UNKNOWN if not ours */
+    struct json_object *params;    /* always an object (empty if absent) */
+    bool oneway;                   /* the client wants no reply */
 };
 
 /* A decode failure as the server should answer it. */
 struct varlink_error {
-    const char *name;                   /* varlink error name */
-    const char *parameter;              /* offending parameter or NULL */
-    const char *reason;                 /* short human text */
+    const char *name;      /* varlink error name */
+    const char *parameter; /* offending parameter or NULL */
+    const char *reason;    /* short human text */
 };
 
 /* Decode one frame (without its NUL): JSON object, "method" string,

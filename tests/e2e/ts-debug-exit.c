@@ -20,7 +20,7 @@ int main(int argc, char **argv)
         perror("ts-debug-exit: ioperm");
         return 1;
     }
-    outl((unsigned) value, DEBUG_EXIT_PORT);
+    outl((unsigned)value, DEBUG_EXIT_PORT);
     /* Only reached without the device: qemu would have exited already. */
     fprintf(stderr, "ts-debug-exit: no isa-debug-exit device at 0x%x\n", DEBUG_EXIT_PORT);
     return 1;

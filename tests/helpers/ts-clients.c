@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         if (left <= 0) {
             if (settling)
                 break;
-            settling = true;            /* EXPECT not reached in 60 s */
+            settling = true; /* EXPECT not reached in 60 s */
             deadline = now_ms() + 500;
             continue;
         }

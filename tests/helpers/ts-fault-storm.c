@@ -149,10 +149,10 @@ static void worker(unsigned long n, unsigned jobs, unsigned n_threads, unsigned 
 {
     struct totals tot = {0};
     unsigned running = 0;
-    struct sigaction sa = {.sa_handler = on_stop};   /* no SA_RESTART: waitpid returns */
+    struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: waitpid returns */
     if (sigaction(SIGTERM, &sa, NULL) < 0)
         die_errno("sigaction");
-    child_setup(NULL);   /* unblocks SIGTERM, now that it only sets a flag */
+    child_setup(NULL); /* unblocks SIGTERM, now that it only sets a flag */
     for (unsigned long i = 0; (n == 0 || i < n) && !stopping;) {
         while (running >= jobs && !stopping)
             running -= (unsigned)reap_one(&tot, n_threads, false);
@@ -243,7 +243,7 @@ static void keeper(const char *comm, unsigned n_threads, int fd)
     for (unsigned i = 0; i < n_threads; i++)
         len += snprintf(line + len, sizeof line - (size_t)len, " %d", (int)keep_tids[i]);
     len += snprintf(line + len, sizeof line - (size_t)len, "\n");
-    if (write(fd, line, (size_t)len) != len)   /* < PIPE_BUF: one atomic write */
+    if (write(fd, line, (size_t)len) != len) /* < PIPE_BUF: one atomic write */
         die_errno("write to the parent");
     /* Offspring on demand, for the fault tests that create tasks while no
      * daemon runs: SIGUSR1 adds a thread, SIGUSR2 a child process (same
@@ -311,17 +311,38 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "n:w:j:t:p:c:k:K:T:o:")) >= 0) {
         int r = 0;
         switch (c) {
-        case 'n': r = parse_arg(optarg, UINT_MAX, &n_tasks); break;
-        case 'w': r = parse_arg(optarg, MAX_WORKERS, &n_workers); break;
-        case 'j': r = parse_arg(optarg, 1024, &jobs); break;
-        case 't': r = parse_arg(optarg, MAX_THREADS, &n_threads); break;
-        case 'p': r = parse_arg(optarg, 999999, &pause_us); break;
-        case 'c': comm = optarg; break;
-        case 'k': r = parse_arg(optarg, MAX_KEEP, &n_keep); break;
-        case 'K': keep_comm = optarg; break;
-        case 'T': r = parse_arg(optarg, MAX_THREADS, &keep_threads); break;
-        case 'o': keep_file = optarg; break;
-        default: r = -EINVAL;
+        case 'n':
+            r = parse_arg(optarg, UINT_MAX, &n_tasks);
+            break;
+        case 'w':
+            r = parse_arg(optarg, MAX_WORKERS, &n_workers);
+            break;
+        case 'j':
+            r = parse_arg(optarg, 1024, &jobs);
+            break;
+        case 't':
+            r = parse_arg(optarg, MAX_THREADS, &n_threads);
+            break;
+        case 'p':
+            r = parse_arg(optarg, 999999, &pause_us);
+            break;
+        case 'c':
+            comm = optarg;
+            break;
+        case 'k':
+            r = parse_arg(optarg, MAX_KEEP, &n_keep);
+            break;
+        case 'K':
+            keep_comm = optarg;
+            break;
+        case 'T':
+            r = parse_arg(optarg, MAX_THREADS, &keep_threads);
+            break;
+        case 'o':
+            keep_file = optarg;
+            break;
+        default:
+            r = -EINVAL;
         }
         if (r < 0) {
             fprintf(stderr, "usage: ts-fault-storm [-n TASKS] [-w WORKERS] [-j JOBS] [-t THREADS] [-p PAUSE_US]\n"
@@ -399,7 +420,7 @@ int main(int argc, char **argv)
             worker(share, jobs, n_threads, pause_us, comm, wp[1]);
     }
     close(wp[1]);
-    if (n_workers == 0) {   /* only long-lived tasks: no storm to report */
+    if (n_workers == 0) { /* only long-lived tasks: no storm to report */
         close(wp[0]);
         wp[0] = -1;
     }
@@ -450,8 +471,8 @@ int main(int argc, char **argv)
             }
             close(wp[0]);
             wp[0] = -1;
-            printf("storm: tasks %lu threads %lu failed %lu fork_retries %lu elapsed_ms %llu\n", sum.tasks,
-                   sum.threads, sum.failed, sum.fork_retries, (unsigned long long)(now_ms() - start));
+            printf("storm: tasks %lu threads %lu failed %lu fork_retries %lu elapsed_ms %llu\n", sum.tasks, sum.threads,
+                   sum.failed, sum.fork_retries, (unsigned long long)(now_ms() - start));
             fflush(stdout);
             bad_workers += sum.failed > 0;
         }

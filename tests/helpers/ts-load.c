@@ -32,18 +32,34 @@ int main(int argc, char **argv)
     double seconds = 0;
     const char *name = NULL, *rename_to = NULL;
     const char *rename_file = NULL;
-    const char *heavy_file = NULL;      /* -H: CPU-bound from when it exists (a phase change) */
+    const char *heavy_file = NULL; /* -H: CPU-bound from when it exists (a phase change) */
     int c;
     while ((c = getopt(argc, argv, "d:p:c:n:t:r:f:H:h")) >= 0) {
         switch (c) {
-        case 'd': duty_pct = (unsigned)atoi(optarg); break;
-        case 'p': period_ms = (unsigned)atoi(optarg); break;
-        case 'c': cpu = atoi(optarg); break;
-        case 'n': name = optarg; break;
-        case 't': seconds = atof(optarg); break;
-        case 'r': rename_to = optarg; break;
-        case 'f': rename_file = optarg; break;
-        case 'H': heavy_file = optarg; break;
+        case 'd':
+            duty_pct = (unsigned)atoi(optarg);
+            break;
+        case 'p':
+            period_ms = (unsigned)atoi(optarg);
+            break;
+        case 'c':
+            cpu = atoi(optarg);
+            break;
+        case 'n':
+            name = optarg;
+            break;
+        case 't':
+            seconds = atof(optarg);
+            break;
+        case 'r':
+            rename_to = optarg;
+            break;
+        case 'f':
+            rename_file = optarg;
+            break;
+        case 'H':
+            heavy_file = optarg;
+            break;
         default:
             fprintf(stderr, "usage: ts-load [-d duty%%] [-p period_ms] [-c cpu] [-n comm] [-t seconds]\n"
                             "               [-r new-comm -f trigger-file]  (rename once the file exists)\n"
@@ -81,7 +97,7 @@ int main(int argc, char **argv)
             rename_to = NULL;
         }
         if (heavy_file && access(heavy_file, F_OK) == 0) {
-            busy = period;     /* the same thread turns CPU-bound */
+            busy = period; /* the same thread turns CPU-bound */
             heavy_file = NULL;
         }
         uint64_t start = ns_now();
@@ -92,7 +108,7 @@ int main(int argc, char **argv)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
             ;
         if (ns_now() > next + period)
-            next = ns_now();   /* fell behind (preempted): do not try to catch up */
+            next = ns_now(); /* fell behind (preempted): do not try to catch up */
     }
     return 0;
 }

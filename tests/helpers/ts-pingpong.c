@@ -85,9 +85,15 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "p:n:th")) >= 0) {
         switch (opt) {
-        case 'p': period_ms = (unsigned)atoi(optarg); break;
-        case 'n': name = optarg; break;
-        case 't': tcp = true; break;
+        case 'p':
+            period_ms = (unsigned)atoi(optarg);
+            break;
+        case 'n':
+            name = optarg;
+            break;
+        case 't':
+            tcp = true;
+            break;
         default:
             fprintf(stderr, "usage: ts-pingpong [-p PERIOD_MS] [-n NAME] [-t]\n");
             return opt == 'h' ? 0 : 2;

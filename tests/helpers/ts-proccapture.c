@@ -48,8 +48,8 @@ static int send_op(int fd, uint32_t op)
         struct cn_msg cn;
         uint32_t op;
     } __attribute__((packed)) m = {
-        .nlh = { .nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE, .nlmsg_pid = (uint32_t)getpid() },
-        .cn = { .id = { CN_IDX_PROC, CN_VAL_PROC }, .seq = 1, .ack = 41, .len = sizeof(uint32_t) },
+        .nlh = {.nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE, .nlmsg_pid = (uint32_t)getpid()},
+        .cn = {.id = {CN_IDX_PROC, CN_VAL_PROC}, .seq = 1, .ack = 41, .len = sizeof(uint32_t)},
         .op = op,
     };
     return send(fd, &m, sizeof(m), 0) < 0 ? -errno : 0;
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     }
     outdir = argv[1];
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
-    struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = (uint32_t)getpid() };
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = (uint32_t)getpid()};
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send_op(fd, PROC_CN_MCAST_LISTEN) < 0) {
         perror("proc connector");
         return 77;
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 
     uint64_t deadline = now_ms() + 10000;
     while (saved < 8 && now_ms() < deadline) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
+        struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, 200) <= 0)
             continue;
         uint8_t buf[8192];
@@ -105,10 +105,13 @@ int main(int argc, char **argv)
         if (n < (ssize_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + 16))
             continue;
         struct proc_event ev;
-        memcpy(&ev, buf + NLMSG_HDRLEN + sizeof(struct cn_msg), MIN(sizeof(ev), (size_t)n - NLMSG_HDRLEN - sizeof(struct cn_msg)));
+        memcpy(&ev, buf + NLMSG_HDRLEN + sizeof(struct cn_msg),
+               MIN(sizeof(ev), (size_t)n - NLMSG_HDRLEN - sizeof(struct cn_msg)));
         pid_t me = getpid();
         switch (ev.what) {
-        case PROC_EVENT_NONE: save("ack.bin", buf, n); break;
+        case PROC_EVENT_NONE:
+            save("ack.bin", buf, n);
+            break;
         case PROC_EVENT_FORK:
             if (ev.event_data.fork.child_pid == child)
                 save("fork.bin", buf, n);
@@ -117,16 +120,26 @@ int main(int argc, char **argv)
                 save("fork-thread.bin", buf, n);
             }
             break;
-        case PROC_EVENT_EXEC: if (ev.event_data.exec.process_pid == child) save("exec.bin", buf, n); break;
-        case PROC_EVENT_COMM: if (ev.event_data.comm.process_pid == child) save("comm.bin", buf, n); break;
-        case PROC_EVENT_UID: if (ev.event_data.id.process_pid == child) save("uid.bin", buf, n); break;
+        case PROC_EVENT_EXEC:
+            if (ev.event_data.exec.process_pid == child)
+                save("exec.bin", buf, n);
+            break;
+        case PROC_EVENT_COMM:
+            if (ev.event_data.comm.process_pid == child)
+                save("comm.bin", buf, n);
+            break;
+        case PROC_EVENT_UID:
+            if (ev.event_data.id.process_pid == child)
+                save("uid.bin", buf, n);
+            break;
         case PROC_EVENT_EXIT:
             if (ev.event_data.exit.process_pid == child)
                 save("exit.bin", buf, n);
             else if (ev.event_data.exit.process_pid == thread_tid)
                 save("exit-thread.bin", buf, n);
             break;
-        default: break;
+        default:
+            break;
         }
     }
     waitpid(child, NULL, 0);

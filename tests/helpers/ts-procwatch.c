@@ -74,7 +74,7 @@ static void exe_read(struct watch *w, pid_t pid)
     snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(path, buf, sizeof buf - 1);
     if (n < 0)
-        n = snprintf(buf, sizeof buf, "-");   /* kernel threads have none */
+        n = snprintf(buf, sizeof buf, "-"); /* kernel threads have none */
     buf[n] = '\0';
     struct exe_entry **e = exe_slot(w, pid);
     if (!*e) {
@@ -105,7 +105,7 @@ static void on_gone(struct task *t, void *ud)
 static int on_event(const struct procmon_event *ev, void *userdata)
 {
     struct watch *w = userdata;
-    struct procscan_hooks h = { .task_new = on_new, .task_gone = on_gone, .userdata = w };
+    struct procscan_hooks h = {.task_new = on_new, .task_gone = on_gone, .userdata = w};
     if (w->slow_us)
         usleep(w->slow_us);
     int r = procscan_handle_event(NULL, w->tt, ev, &h);
@@ -118,7 +118,7 @@ static int on_event(const struct procmon_event *ev, void *userdata)
 
 static int rescan(struct watch *w)
 {
-    struct procscan_hooks h = { .task_new = on_new, .task_gone = on_gone, .userdata = w };
+    struct procscan_hooks h = {.task_new = on_new, .task_gone = on_gone, .userdata = w};
     struct procscan_stats st;
     int r = procscan_reconcile(NULL, w->tt, &h, &st);
     w->rescans++;
@@ -163,12 +163,12 @@ static void dump(struct watch *w)
     f = open_memstream(&text, &len);
     if (!f)
         return;
-    fprintf(f, "fork %" PRIu64 "\nexec %" PRIu64 "\ncomm %" PRIu64 "\nexit %" PRIu64 "\nuid %" PRIu64
-               "\nother %" PRIu64 "\nmalformed %" PRIu64 "\noverflows %" PRIu64 "\nrescans %" PRIu64
-               "\nrescan_us %" PRIu64 "\ntracked %u\nmemory_bytes %zu\nhandle_errors %" PRIu64 "\nfiltered %d\n",
-            c->fork, c->exec, c->comm, c->exit, c->uid, c->other, c->malformed, c->overflows, w->rescans,
-            w->rescan_us, task_table_count(w->tt), task_table_memory_bytes(w->tt), w->handle_errors,
-            procmon_filtered(w->pm));
+    fprintf(f,
+            "fork %" PRIu64 "\nexec %" PRIu64 "\ncomm %" PRIu64 "\nexit %" PRIu64 "\nuid %" PRIu64 "\nother %" PRIu64
+            "\nmalformed %" PRIu64 "\noverflows %" PRIu64 "\nrescans %" PRIu64 "\nrescan_us %" PRIu64
+            "\ntracked %u\nmemory_bytes %zu\nhandle_errors %" PRIu64 "\nfiltered %d\n",
+            c->fork, c->exec, c->comm, c->exit, c->uid, c->other, c->malformed, c->overflows, w->rescans, w->rescan_us,
+            task_table_count(w->tt), task_table_memory_bytes(w->tt), w->handle_errors, procmon_filtered(w->pm));
     fclose(f);
     write_atomic(w, "stats", text, len);
     free(text);
@@ -193,19 +193,18 @@ static int pump(struct watch *w)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "dir", required_argument, NULL, 'd' },
-        { "rcvbuf", required_argument, NULL, 'r' },
-        { "slow-us", required_argument, NULL, 's' },
-        { "rcvbuf-after-overflow", required_argument, NULL, 'g' },
-        { "debug", no_argument, NULL, 'D' },
-        {},
+        {"dir", required_argument, NULL, 'd'},     {"rcvbuf", required_argument, NULL, 'r'},
+        {"slow-us", required_argument, NULL, 's'}, {"rcvbuf-after-overflow", required_argument, NULL, 'g'},
+        {"debug", no_argument, NULL, 'D'},         {},
     };
-    struct watch w = { 0 };
+    struct watch w = {0};
     uint64_t rcvbuf = 8 << 20;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
         switch (c) {
-        case 'd': w.dir = optarg; break;
+        case 'd':
+            w.dir = optarg;
+            break;
         case 'r':
             if (parse_size(optarg, &rcvbuf) < 0)
                 return 2;
@@ -218,8 +217,11 @@ int main(int argc, char **argv)
             if (parse_size(optarg, &w.rcvbuf_after_overflow) < 0)
                 return 2;
             break;
-        case 'D': log_set_max_level(LOG_DEBUG); break;
-        default: return 2;
+        case 'D':
+            log_set_max_level(LOG_DEBUG);
+            break;
+        default:
+            return 2;
         }
     }
     if (!w.dir) {
@@ -253,7 +255,7 @@ int main(int argc, char **argv)
     write_atomic(&w, "ready", (char *)"1\n", 2);
 
     for (;;) {
-        struct pollfd p[2] = { { .fd = procmon_fd(w.pm), .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+        struct pollfd p[2] = {{.fd = procmon_fd(w.pm), .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;

@@ -36,7 +36,7 @@ static int set(pid_t tid, uint64_t runtime_ns)
     int r = sysops_real.getattr(NULL, tid, &a);
     if (r >= 0) {
         a.runtime_ns = runtime_ns;
-        a.flags &= 1;           /* SCHED_FLAG_RESET_ON_FORK: the only one set back */
+        a.flags &= 1; /* SCHED_FLAG_RESET_ON_FORK: the only one set back */
         r = sysops_real.setattr(NULL, tid, &a);
     }
     if (r < 0) {

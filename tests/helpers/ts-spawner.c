@@ -68,15 +68,9 @@ static pid_t spawn(void (*fn)(void))
     return pid;
 }
 
-static void child_exec_self_renamed(void)
-{
-    execl(self_exe, "ts-spawner", "idle", "ts-sp c1 (r)", (char *)NULL);
-}
+static void child_exec_self_renamed(void) { execl(self_exe, "ts-spawner", "idle", "ts-sp c1 (r)", (char *)NULL); }
 
-static void child_exec_sleep(void)
-{
-    execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-}
+static void child_exec_sleep(void) { execl("/bin/sleep", "sleep", "1000", (char *)NULL); }
 
 static void child_thread_exec(void)
 {

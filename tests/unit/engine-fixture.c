@@ -147,8 +147,10 @@ static void write_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const ch
              "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
              (int)tid, comm, (int)pid, (int)pid, (unsigned long long)start_time);
     write_at(dir, "stat", text);
-    snprintf(text, sizeof text, "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t1\n"
-             "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", comm, (int)pid, (int)tid);
+    snprintf(text, sizeof text,
+             "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t1\n"
+             "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n",
+             comm, (int)pid, (int)tid);
     write_at(dir, "status", text);
     snprintf(text, sizeof text, "%s\n", comm);
     write_at(dir, "comm", text);
@@ -238,10 +240,7 @@ static int f_threads_of(void *ud, pid_t pid, pid_t *buf, size_t max)
     return n ? (int)n : -ESRCH;
 }
 
-static int f_children_of(void *ud, pid_t tid, pid_t *buf, size_t max)
-{
-    return fake_find(ud, tid) ? 0 : -ESRCH;
-}
+static int f_children_of(void *ud, pid_t tid, pid_t *buf, size_t max) { return fake_find(ud, tid) ? 0 : -ESRCH; }
 
 /* The fixture's configuration uses neither cpuset groups nor units. */
 static int f_cpuset_task_path(void *ud, pid_t tid, char *buf, size_t size) { return -EOPNOTSUPP; }
@@ -297,8 +296,8 @@ void efx_add_task(struct engine_fixture *fx, pid_t pid, pid_t tid, const char *c
     /* Started a few seconds after boot (ticks): before any fork event the
      * tests stamp with the time now, however recently the machine booted
      * (a fork event older than the start is a reused TID's). */
-    *t = (struct efx_fake_task){.pid = pid, .tid = tid, .ppid = 1, .start_time = 100 + (uint64_t)tid,
-                                .mask = fx->real_mask};
+    *t = (struct efx_fake_task){
+        .pid = pid, .tid = tid, .ppid = 1, .start_time = 100 + (uint64_t)tid, .mask = fx->real_mask};
     write_task(fx, pid, tid, comm, t->start_time);
 }
 

@@ -25,7 +25,7 @@
 /* The fake sysops: a made-up task's mask and start time. */
 struct efx_fake_task {
     pid_t pid, tid;
-    pid_t ppid;                 /* 1 unless efx_set_parent says otherwise */
+    pid_t ppid; /* 1 unless efx_set_parent says otherwise */
     uint64_t start_time;
     cpu_set_t mask;
 };
@@ -34,27 +34,27 @@ struct efx_fake {
     struct efx_fake_task tasks[32];
     size_t n_tasks;
     cpu_set_t online;
-    unsigned n_setaffinity;   /* calls that changed a mask */
+    unsigned n_setaffinity; /* calls that changed a mask */
 };
 
 struct engine_fixture {
-    bool real;                /* efx_setup_real */
-    bool live;                /* efx_setup_live: not a dry run */
-    pid_t spawned[4];         /* efx_spawn_real */
-    int spawned_go[4];        /* written to: the child renames itself */
+    bool real;         /* efx_setup_real */
+    bool live;         /* efx_setup_live: not a dry run */
+    pid_t spawned[4];  /* efx_spawn_real */
+    int spawned_go[4]; /* written to: the child renames itself */
     size_t n_spawned;
     struct efx_fake fake;
-    struct sysops ops;        /* over fake, unless real */
+    struct sysops ops; /* over fake, unless real */
     char root[PATH_MAX / 4];
     char conf[PATH_MAX / 2];
     /* tasks listed in the fixture's /proc */
-    pid_t jit_a;              /* comm "jitterbug": rule jitterbugs -> jitter */
+    pid_t jit_a;               /* comm "jitterbug": rule jitterbugs -> jitter */
     pid_t jit_b, jit_b_thread; /* a process with two threads, both "jitterbug" */
-    pid_t crunch;             /* comm "crunch": rule crunchers -> intensive */
-    pid_t self;               /* comm "runner": no rule -> ignore (real: the test itself) */
-    cpu_set_t real_mask;      /* the tasks' affinity: what the applier reads as their original */
-    unsigned long long busy[EFX_N_CPUS], idle[EFX_N_CPUS];   /* /proc/stat counters */
-    int n_cpus;               /* the topology's: EFX_N_CPUS, or 2 (efx_setup_2cpu) */
+    pid_t crunch;              /* comm "crunch": rule crunchers -> intensive */
+    pid_t self;                /* comm "runner": no rule -> ignore (real: the test itself) */
+    cpu_set_t real_mask;       /* the tasks' affinity: what the applier reads as their original */
+    unsigned long long busy[EFX_N_CPUS], idle[EFX_N_CPUS]; /* /proc/stat counters */
+    int n_cpus;                                            /* the topology's: EFX_N_CPUS, or 2 (efx_setup_2cpu) */
     struct engine *e;
 };
 

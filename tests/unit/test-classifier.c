@@ -76,10 +76,7 @@ int __real_open(const char *path, int flags, ...);
 int __real_openat(int dirfd, const char *path, int flags, ...);
 ssize_t __real_readlinkat(int dirfd, const char *path, char *buf, size_t size);
 
-static mode_t mode_arg(int flags, va_list ap)
-{
-    return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
-}
+static mode_t mode_arg(int flags, va_list ap) { return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0; }
 
 int __wrap_open(const char *path, int flags, ...)
 {
@@ -285,7 +282,7 @@ static void test_uclamp_unsupported_never_jitter(void **state)
     for (pid_t pid = 100; pid <= 800; pid += 100) {
         struct task t = task(pid, pid, NULL);
         if (pid == 200 || pid == 800)
-            continue;   /* jitter slice */
+            continue; /* jitter slice */
         assert_int_equal(classifier_classify(fx.c, &t), 1);
         assert_int_equal(t.class, CLASS_IGNORE);
         assert_int_equal(t.source, SOURCE_DEFAULT);
@@ -329,7 +326,7 @@ static void test_live_self_not_jitter(void **state)
     if (uclamp_supported(NULL))
         assert_int_equal(util_max, UCLAMP_SCALE);
     else
-        assert_int_equal(util_max, 0);  /* the kernel fact the detection guards against */
+        assert_int_equal(util_max, 0); /* the kernel fact the detection guards against */
     assert_int_equal(uclamp_get_util_max(0x3fffffff, &util_max), -ESRCH);
 }
 
@@ -534,7 +531,7 @@ static void test_explain(void **state)
     teardown(state);
     setup_with("[classify]\nuclamp = no\n[rule a]\ncomm = batch\nuser = nobody\nclass = jitter\n", false, false);
     struct task b = task(700, 700, NULL);
-    b.uid = 4000001;    /* as procscan reads it from the fixture's status */
+    b.uid = 4000001; /* as procscan reads it from the fixture's status */
     assert_int_equal(classifier_classify(fx.c, &b), 1);
     int n = classifier_explain(fx.c, &b, buf, sizeof buf);
     assert_int_equal(n, (int)strlen(buf));
@@ -562,7 +559,6 @@ static void test_no_systemd_said_once(void **state)
     assert_null(strstr(first + 1, msg));
 }
 
-
 /* ------------------------------------------------ comm and uid events */
 
 /* Every fixture thread, with the euid its status file gives. */
@@ -570,7 +566,7 @@ static const struct {
     pid_t pid, tid;
     uid_t uid;
 } fixture_tasks[] = {
-    {100, 100, 33}, {100, 101, 33}, {200, 200, 0}, {300, 300, 0}, {400, 400, 0},
+    {100, 100, 33},      {100, 101, 33},      {200, 200, 0}, {300, 300, 0},       {400, 400, 0},
     {500, 500, 4000000}, {500, 501, 4000000}, {600, 600, 0}, {700, 700, 4000001}, {800, 800, 0},
 };
 
@@ -639,7 +635,7 @@ static void assert_read_once(void)
     assert_int_equal(opened("cgroup"), 1);
     assert_int_equal(opened("exe"), 1);
     assert_int_equal(opened("cmdline"), 1);
-    assert_int_equal(opened("status"), 0);      /* the user comes from t->uid */
+    assert_int_equal(opened("status"), 0); /* the user comes from t->uid */
 }
 
 /* The daemon reads no uid while no rule names a user (procscan lazy_uid):
@@ -657,10 +653,10 @@ static void test_unknown_uid_read_when_needed(void **state)
     t.uid = TASK_UID_UNKNOWN;
     opens_reset();
     assert_int_equal(classifier_classify(fx.c, &t), 1);
-    assert_int_equal(t.class, CLASS_INTENSIVE);         /* www: euid 33 in its status */
+    assert_int_equal(t.class, CLASS_INTENSIVE); /* www: euid 33 in its status */
     assert_int_equal(t.rule, 1);
     assert_int_equal(opened("status"), 1);
-    t.uid = 0;                                          /* known: no read */
+    t.uid = 0; /* known: no read */
     opens_reset();
     assert_int_equal(classifier_classify_thread(fx.c, &t), 1);
     assert_int_equal(t.source, SOURCE_DEFAULT);
@@ -737,7 +733,7 @@ static void test_thread_change_reads(void **state)
     classifier_batch_end(fx.c);
     struct task renamed = task(100, 102, "nginx-cache");
     opens_reset();
-    for (int i = 0; i < 3; i++)     /* a thread renaming itself again and again */
+    for (int i = 0; i < 3; i++) /* a thread renaming itself again and again */
         assert_true(classifier_classify_thread(fx.c, &renamed) >= 0);
     assert_read_once();
     assert_int_equal(renamed.class, CLASS_JITTER);
@@ -751,14 +747,14 @@ static void test_reload_reads_new_keys(void **state)
     struct task leader = task(100, 100, "nginx");
     opens_reset();
     assert_int_equal(classifier_classify(fx.c, &leader), 1);
-    assert_int_equal(opened("cgroup"), 1);      /* the jitter slice (unit_optin) */
+    assert_int_equal(opened("cgroup"), 1); /* the jitter slice (unit_optin) */
     assert_int_equal(opened("exe") + opened("cmdline") + opened("status"), 0);
 
     struct config cfg2;
     config_init_defaults(&cfg2);
-    assert_int_equal(config_load_string("[rule web]\nexe = /usr/sbin/nginx\ncomm = nginx-cache\nclass = jitter\n",
-                                        "c.conf", &cfg2),
-                     0);
+    assert_int_equal(
+        config_load_string("[rule web]\nexe = /usr/sbin/nginx\ncomm = nginx-cache\nclass = jitter\n", "c.conf", &cfg2),
+        0);
     classifier_set_config(fx.c, &cfg2);
     /* even a rename right after the reload reads the new key */
     snprintf(leader.comm, sizeof leader.comm, "nginx-cache");
@@ -817,10 +813,7 @@ static void mk_process(const char *root, pid_t pid, const char *exe, const char 
 }
 
 /* The hooks as the engine sets them. */
-static int on_new(struct task *t, void *ud)
-{
-    return classifier_classify(ud, t) < 0 ? 0 : 0;
-}
+static int on_new(struct task *t, void *ud) { return classifier_classify(ud, t) < 0 ? 0 : 0; }
 
 static int on_changed(struct task *t, enum procscan_change what, void *ud)
 {
@@ -885,7 +878,7 @@ static void test_events_read_once(void **state)
     assert_int_equal(opened("cgroup"), 1);
     assert_int_equal(opened("exe"), 1);
     assert_int_equal(opened("cmdline"), 1);
-    assert_int_equal(opened("status"), 1);      /* was 2: the classifier read it for user= too */
+    assert_int_equal(opened("status"), 1); /* was 2: the classifier read it for user= too */
     assert_int_equal(leader->class, CLASS_IGNORE);
     assert_int_equal(leader->source, SOURCE_DEFAULT);
     assert_int_equal(leader->uid, 33);

@@ -26,10 +26,10 @@ struct topo_spec {
     int packages;
     int cores_per_pkg;
     int smt;
-    int cores_per_llc;     /* 0: one LLC per package */
-    int cores_per_node;    /* 0: one NUMA node per package */
-    bool interleaved;      /* x86 numbering: thread t of core c is CPU c + t * n_cores */
-    const char *offline;   /* cpulist of offline CPUs, NULL for none */
+    int cores_per_llc;   /* 0: one LLC per package */
+    int cores_per_node;  /* 0: one NUMA node per package */
+    bool interleaved;    /* x86 numbering: thread t of core c is CPU c + t * n_cores */
+    const char *offline; /* cpulist of offline CPUs, NULL for none */
 };
 
 struct fake_topo {
@@ -122,7 +122,7 @@ static void config_build(struct test_config *cfg)
     cfg->policy.domain = DOMAIN_PACKAGE;
 }
 
-static struct packer_plan plan;  /* ~45 KB: kept off the stack */
+static struct packer_plan plan; /* ~45 KB: kept off the stack */
 
 /* Rotates through a few buffers so two results can be compared. */
 static char *mask_str(const cpu_set_t *set)
@@ -140,67 +140,104 @@ struct plan_case {
     const char *name;
     struct topo_spec topo;
     const char *util;
-    const char *jitter_util;   /* per-CPU jitter share, NULL for none */
+    const char *jitter_util; /* per-CPU jitter share, NULL for none */
     unsigned jitter_milli;
     enum pack_domain domain;
-    unsigned headroom_milli;   /* 0: default 100 */
+    unsigned headroom_milli; /* 0: default 100 */
     bool restricted;
-    const char *mask;          /* expected jitter mask when restricted */
+    const char *mask; /* expected jitter mask when restricted */
     enum packer_reason reason;
-    const char *summary;       /* exact, or NULL */
-    const char *summary_has;   /* substring, or NULL */
+    const char *summary;     /* exact, or NULL */
+    const char *summary_has; /* substring, or NULL */
 };
 
-#define P9_SMT4_4C { .packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_llc = 2 }
-#define X86_2S_SMT2 { .packages = 2, .cores_per_pkg = 4, .smt = 2, .interleaved = true }
-#define THIS_MACHINE { .packages = 1, .cores_per_pkg = 2, .smt = 1 }
+#define P9_SMT4_4C \
+    { \
+        .packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_llc = 2 \
+    }
+#define X86_2S_SMT2 \
+    { \
+        .packages = 2, .cores_per_pkg = 4, .smt = 2, .interleaved = true \
+    }
+#define THIS_MACHINE \
+    { \
+        .packages = 1, .cores_per_pkg = 2, .smt = 1 \
+    }
 
 static const struct plan_case plan_cases[] = {
     {
         .name = "POWER9 SMT4: one thread at 90% on cores 0 and 1, spare 0.6 each, one core holds 0.3",
-        .topo = P9_SMT4_4C, .util = "0=900 4=900", .jitter_milli = 200,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=900 4=900",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPUs 0-3): spare 0.6 covers jitter 0.2 + headroom 0.1",
     },
     {
         .name = "POWER9 SMT4: most spare first, core 2 at 60% beats core 0 at 100%",
-        .topo = P9_SMT4_4C, .util = "0=1000 8=600", .jitter_milli = 500,
-        .restricted = true, .mask = "8-11", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=1000 8=600",
+        .jitter_milli = 500,
+        .restricted = true,
+        .mask = "8-11",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 2 (CPUs 8-11): spare 0.9 covers jitter 0.5 + headroom 0.1",
     },
     {
         .name = "POWER9 SMT4: threads at 100% leave 0.5 each; 0.55 needs two cores",
-        .topo = P9_SMT4_4C, .util = "0=1000 4=1000 8=1000", .jitter_milli = 450,
-        .restricted = true, .mask = "0-7", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=1000 4=1000 8=1000",
+        .jitter_milli = 450,
+        .restricted = true,
+        .mask = "0-7",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed on cores 0-1 (CPUs 0-7): spare 1 covers jitter 0.45 + headroom 0.1",
     },
     {
         .name = "POWER9 SMT4: a full core (4 threads busy) has no room, the other busy core does",
-        .topo = P9_SMT4_4C, .util = "0=1000 1=1000 2=1000 3=1000 4=800", .jitter_milli = 200,
-        .restricted = true, .mask = "4-7", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=1000 1=1000 2=1000 3=1000 4=800",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "4-7",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT4: the only busy core is full: fallback, no room",
-        .topo = P9_SMT4_4C, .util = "0=1000 1=1000 2=1000 3=1000", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .topo = P9_SMT4_4C,
+        .util = "0=1000 1=1000 2=1000 3=1000",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: no busy core with room (spare 0 < jitter 0.1 + headroom 0.1)",
     },
     {
         .name = "POWER9 SMT4: busy cores' spare together short of jitter + headroom",
-        .topo = P9_SMT4_4C, .util = "0=1000 4=1000", .jitter_milli = 950,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .topo = P9_SMT4_4C,
+        .util = "0=1000 4=1000",
+        .jitter_milli = 950,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: no busy core with room (spare 1 < jitter 0.95 + headroom 0.1)",
     },
     {
         .name = "POWER9 SMT4: every core busy, nothing idle to protect",
-        .topo = P9_SMT4_4C, .util = "0=900 4=900 8=900 12=900", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+        .topo = P9_SMT4_4C,
+        .util = "0=900 4=900 8=900 12=900",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_ALL_BUSY,
         .summary = "fallback: every core busy",
     },
     {
         .name = "POWER9 SMT4: machine nearly idle (one thread at 20% of 6 threads' capacity)",
-        .topo = P9_SMT4_4C, .util = "0=200", .jitter_milli = 50,
-        .restricted = false, .reason = PACKER_REASON_IDLE_MACHINE,
+        .topo = P9_SMT4_4C,
+        .util = "0=200",
+        .jitter_milli = 50,
+        .restricted = false,
+        .reason = PACKER_REASON_IDLE_MACHINE,
         .summary = "fallback: machine nearly idle (util 3.3% < 5%)",
     },
     {
@@ -208,141 +245,231 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=40 1=40 2=40 3=40 4=40 5=40 6=40 7=40 8=40 9=40 10=40 11=40 12=40 13=40 14=40 15=40",
         .jitter_milli = 50,
-        .restricted = false, .reason = PACKER_REASON_NO_BUSY,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_BUSY,
         .summary = "fallback: no busy core",
     },
     {
         .name = "POWER9 SMT4: busy threshold is 12.5% of core capacity: 190 is busy",
-        .topo = P9_SMT4_4C, .util = "0=190 4=1000", .jitter_milli = 700, .headroom_milli = 90,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=190 4=1000",
+        .jitter_milli = 700,
+        .headroom_milli = 90,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT4: 180 (< 187.5) is not busy and never receives jitter",
-        .topo = P9_SMT4_4C, .util = "0=180 4=1000", .jitter_milli = 700, .headroom_milli = 90,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .topo = P9_SMT4_4C,
+        .util = "0=180 4=1000",
+        .jitter_milli = 700,
+        .headroom_milli = 90,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
     },
     {
         .name = "POWER9 SMT4 with 2 threads of core 0 offline: capacity 1.25 leaves 0.25, core 1 is chosen",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "2-3" },
-        .util = "0=1000 4=1000", .jitter_milli = 200,
-        .restricted = true, .mask = "4-7", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "2-3"},
+        .util = "0=1000 4=1000",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "4-7",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT4, all threads online: same load, core 0 is chosen",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4 },
-        .util = "0=1000 4=1000", .jitter_milli = 200,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4},
+        .util = "0=1000 4=1000",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT4 with core 0 down to one thread: 170 is busy at capacity 1.0",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "1-3" },
-        .util = "0=170 4=1000", .jitter_milli = 900,
-        .restricted = true, .mask = "0,4-7", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "1-3"},
+        .util = "0=170 4=1000",
+        .jitter_milli = 900,
+        .restricted = true,
+        .mask = "0,4-7",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "this machine: CPU 0 at 70%, CPU 1 idle: 0.3 spare holds small jitter",
-        .topo = THIS_MACHINE, .util = "0=700", .jitter_milli = 100,
-        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .topo = THIS_MACHINE,
+        .util = "0=700",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
     },
     {
         .name = "this machine: jitter 0.25 + headroom 0.1 does not fit in 0.3",
-        .topo = THIS_MACHINE, .util = "0=700", .jitter_milli = 250,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .topo = THIS_MACHINE,
+        .util = "0=700",
+        .jitter_milli = 250,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
     },
     {
         .name = "this machine: jitter's own load is not counted against its core",
-        .topo = THIS_MACHINE, .util = "0=800", .jitter_util = "0=100", .jitter_milli = 100,
-        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .topo = THIS_MACHINE,
+        .util = "0=800",
+        .jitter_util = "0=100",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
     },
     {
         .name = "this machine: a core busy only with jitter is not busy",
-        .topo = THIS_MACHINE, .util = "0=700 1=200", .jitter_util = "1=200", .jitter_milli = 200,
-        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .topo = THIS_MACHINE,
+        .util = "0=700 1=200",
+        .jitter_util = "1=200",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "this machine: both CPUs busy",
-        .topo = THIS_MACHINE, .util = "0=700 1=500", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+        .topo = THIS_MACHINE,
+        .util = "0=700 1=500",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_ALL_BUSY,
     },
     {
         .name = "this machine: online CPU without a sample is not busy; the other packs",
-        .topo = THIS_MACHINE, .util = "0=700 1=-1", .jitter_milli = 100,
-        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .topo = THIS_MACHINE,
+        .util = "0=700 1=-1",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "this machine: no samples at all",
-        .topo = THIS_MACHINE, .util = "0=-1 1=-1", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_NO_DATA,
+        .topo = THIS_MACHINE,
+        .util = "0=-1 1=-1",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_DATA,
         .summary = "fallback: no utilisation data",
     },
     {
         .name = "x86 2S SMT2: a busy core per socket, each socket packs on its own",
-        .topo = X86_2S_SMT2, .util = "0=1000 5=1000", .jitter_milli = 100,
-        .restricted = true, .mask = "0,5,8,13", .reason = PACKER_REASON_PACKED,
+        .topo = X86_2S_SMT2,
+        .util = "0=1000 5=1000",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0,5,8,13",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed: package 0 on core 0 (spare 0.25); package 1 on core 5 (spare 0.25); "
                    "need jitter 0.1 + headroom 0.1",
     },
     {
         .name = "x86 2S SMT2: socket 1 has no busy core: jitter is not pulled to socket 0",
-        .topo = X86_2S_SMT2, .util = "0=1000", .jitter_milli = 100,
-        .restricted = true, .mask = "0,4-8,12-15", .reason = PACKER_REASON_PACKED,
+        .topo = X86_2S_SMT2,
+        .util = "0=1000",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0,4-8,12-15",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "package 1 unrestricted (no busy core)",
     },
     {
         .name = "x86 2S SMT2: socket 0 has no room, socket 1 packs",
-        .topo = X86_2S_SMT2, .util = "0=1000 8=1000 5=1000", .jitter_milli = 100,
-        .restricted = true, .mask = "0-3,5,8-11,13", .reason = PACKER_REASON_PACKED,
+        .topo = X86_2S_SMT2,
+        .util = "0=1000 8=1000 5=1000",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0-3,5,8-11,13",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "package 0 unrestricted (no busy core with room)",
     },
     {
         .name = "x86 2S SMT2: no socket can pack: reason of the most loaded one",
-        .topo = X86_2S_SMT2, .util = "0=1000 8=1000 1=1000 9=1000 5=100", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .topo = X86_2S_SMT2,
+        .util = "0=1000 8=1000 1=1000 9=1000 5=100",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: package 0: no busy core with room; package 1: no busy core",
     },
     {
         .name = "POWER9 LLC pairs, domain package: one core covers all",
-        .topo = P9_SMT4_4C, .util = "0=900 8=900", .jitter_milli = 200,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=900 8=900",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 LLC pairs, domain llc: each LLC packs on its own busy core",
-        .topo = P9_SMT4_4C, .util = "0=900 8=900", .jitter_milli = 200, .domain = DOMAIN_LLC,
-        .restricted = true, .mask = "0-3,8-11", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=900 8=900",
+        .jitter_milli = 200,
+        .domain = DOMAIN_LLC,
+        .restricted = true,
+        .mask = "0-3,8-11",
+        .reason = PACKER_REASON_PACKED,
         .summary = "packed: LLC 0 on core 0 (spare 0.6); LLC 1 on core 2 (spare 0.6); "
                    "need jitter 0.2 + headroom 0.1",
     },
     {
         .name = "POWER9 LLC pairs, domain llc: the idle LLC keeps its CPUs",
-        .topo = P9_SMT4_4C, .util = "0=900", .jitter_milli = 200, .domain = DOMAIN_LLC,
-        .restricted = true, .mask = "0-3,8-15", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=900",
+        .jitter_milli = 200,
+        .domain = DOMAIN_LLC,
+        .restricted = true,
+        .mask = "0-3,8-15",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "LLC 1 unrestricted (no busy core)",
     },
     {
         .name = "POWER9 LLC pairs, domain package: the idle LLC stays idle",
-        .topo = P9_SMT4_4C, .util = "0=900", .jitter_milli = 200,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .topo = P9_SMT4_4C,
+        .util = "0=900",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "one package, two NUMA nodes, domain numa: each node packs",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2 },
-        .util = "4=900 12=900", .jitter_milli = 200, .domain = DOMAIN_NUMA,
-        .restricted = true, .mask = "4-7,12-15", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2},
+        .util = "4=900 12=900",
+        .jitter_milli = 200,
+        .domain = DOMAIN_NUMA,
+        .restricted = true,
+        .mask = "4-7,12-15",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 on core 1",
     },
     {
         .name = "one package, two NUMA nodes, domain package: one core",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2 },
-        .util = "4=900 12=900", .jitter_milli = 200,
-        .restricted = true, .mask = "4-7", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2},
+        .util = "4=900 12=900",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "4-7",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "domain numa: a node whose cores are all busy keeps all its CPUs",
-        .topo = { .packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2 },
-        .util = "0=900 4=900 8=900", .jitter_milli = 200, .domain = DOMAIN_NUMA,
-        .restricted = true, .mask = "0-11", .reason = PACKER_REASON_PACKED,
+        .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2},
+        .util = "0=900 4=900 8=900",
+        .jitter_milli = 200,
+        .domain = DOMAIN_NUMA,
+        .restricted = true,
+        .mask = "0-11",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 unrestricted (every core busy)",
     },
 };
@@ -370,9 +497,14 @@ static void run_case(const struct plan_case *c)
     }
     packer_state_init(&st);
     struct packer_input in = {
-        .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util, .n_cpu_util = f->t.n_cpus,
+        .topo = &f->t,
+        .cap = &cfg.capacity,
+        .cpu_util_milli = util,
+        .n_cpu_util = f->t.n_cpus,
         .cpu_jitter_milli = c->jitter_util ? jitter : NULL,
-        .jitter_load_milli = c->jitter_milli, .params = &cfg.policy, .now_ms = 1000,
+        .jitter_load_milli = c->jitter_milli,
+        .params = &cfg.policy,
+        .now_ms = 1000,
     };
 
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
@@ -431,12 +563,16 @@ static void test_core_details(void **state)
     int util[MAX_TEST_CPUS];
 
     /* core 0: SMT4, core 1: 2 online (SMT2 1.25), core 2: 1 online, core 3: none */
-    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "6-7,9-11,12-15" });
+    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "6-7,9-11,12-15"});
     config_build(&cfg);
     util_build(&f.t, "0=900 1=300 4=1000 8=100", util);
     packer_state_init(&st);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = f.t.n_cpus,
+                              .jitter_load_milli = 100,
+                              .params = &cfg.policy};
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.cores[0].capacity_milli, 1500);
     assert_int_equal(plan.cores[0].util_milli, 1200);
@@ -446,7 +582,7 @@ static void test_core_details(void **state)
     assert_int_equal(plan.cores[1].spare_milli, 250);
     assert_int_equal(plan.cores[2].n_online, 1);
     assert_int_equal(plan.cores[2].capacity_milli, 1000);
-    assert_false(plan.cores[2].busy);     /* 100 < 125 */
+    assert_false(plan.cores[2].busy); /* 100 < 125 */
     assert_int_equal(plan.cores[3].n_online, 0);
     assert_false(plan.cores[3].known);
     assert_int_equal(plan.cores[3].domain, -1);
@@ -471,18 +607,22 @@ static void test_jitter_share_capped_per_core(void **state)
     struct packer_state st;
     int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS] = {0};
 
-    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 2, .smt = 2 });
+    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 2, .smt = 2});
     config_build(&cfg);
     util_build(&f.t, "0=900 1=100", util);
-    jitter[1] = 300;   /* more than CPU 1's own 0.1: it also ran on CPU 0 */
+    jitter[1] = 300; /* more than CPU 1's own 0.1: it also ran on CPU 0 */
     packer_state_init(&st);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .cpu_jitter_milli = jitter, .n_cpu_util = f.t.n_cpus,
-                               .jitter_load_milli = 300, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .cpu_jitter_milli = jitter,
+                              .n_cpu_util = f.t.n_cpus,
+                              .jitter_load_milli = 300,
+                              .params = &cfg.policy};
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.cores[0].jitter_milli, 300);
-    assert_int_equal(plan.cores[0].util_milli, 700);      /* 1.0 - 0.3, not 1.0 - 0.1 */
-    assert_int_equal(plan.cores[0].spare_milli, 550);     /* 1.25 - 0.7 covers 0.3 + 0.1 */
+    assert_int_equal(plan.cores[0].util_milli, 700);  /* 1.0 - 0.3, not 1.0 - 0.1 */
+    assert_int_equal(plan.cores[0].spare_milli, 550); /* 1.25 - 0.7 covers 0.3 + 0.1 */
     assert_true(plan.restricted);
     assert_string_equal(mask_str(&plan.mask), "0-1");
     /* A share larger than the whole core's load is capped at that load. */
@@ -499,13 +639,17 @@ static void test_short_util_array(void **state)
     struct fake_topo f;
     struct test_config cfg;
     struct packer_state st;
-    int util[1] = { 700 };
+    int util[1] = {700};
 
-    topo_build(&f, &(struct topo_spec) THIS_MACHINE);
+    topo_build(&f, &(struct topo_spec)THIS_MACHINE);
     config_build(&cfg);
     packer_state_init(&st);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 1, .jitter_load_milli = 100, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = 1,
+                              .jitter_load_milli = 100,
+                              .params = &cfg.policy};
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_false(plan.cores[1].known);
     assert_string_equal(mask_str(&plan.mask), "0");
@@ -523,13 +667,17 @@ static void test_invalid_input(void **state)
     struct fake_topo f;
     struct test_config cfg;
     struct packer_state st;
-    int util[2] = { 700, 0 };
+    int util[2] = {700, 0};
 
-    topo_build(&f, &(struct topo_spec) THIS_MACHINE);
+    topo_build(&f, &(struct topo_spec)THIS_MACHINE);
     config_build(&cfg);
     packer_state_init(&st);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 2, .jitter_load_milli = 100, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = 2,
+                              .jitter_load_milli = 100,
+                              .params = &cfg.policy};
     assert_int_equal(packer_plan(NULL, &st, &plan), -EINVAL);
     assert_false(plan.restricted);
     assert_int_equal(packer_plan(&in, NULL, &plan), -EINVAL);
@@ -551,18 +699,22 @@ static void test_too_many_domains(void **state)
     struct fake_topo *f = calloc(1, sizeof(*f));
     struct test_config cfg;
     struct packer_state st;
-    int util[MAX_TEST_CPUS] = { 0 };
+    int util[MAX_TEST_CPUS] = {0};
 
     assert_non_null(f);
-    topo_build(f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 4, .smt = 1 });
+    topo_build(f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1});
     /* give every core its own LLC number, spread past the limit */
     for (int c = 0; c < 4; c++)
         f->cores[c].llc = c;
     config_build(&cfg);
     cfg.policy.domain = DOMAIN_LLC;
     packer_state_init(&st);
-    struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = 4, .jitter_load_milli = 0, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f->t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = 4,
+                              .jitter_load_milli = 0,
+                              .params = &cfg.policy};
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.n_domains, 4);
     free(f);
@@ -609,11 +761,14 @@ static void seq_init(struct seq *s, const struct topo_spec *spec, unsigned hold_
     s->cfg.policy.hold_ms = hold_ms;
     s->cfg.policy.min_change_ms = min_change_ms;
     packer_state_init(&s->st);
-    s->in = (struct packer_input) { .topo = &s->f.t, .cap = &s->cfg.capacity, .cpu_util_milli = s->util,
-                                    .n_cpu_util = s->f.t.n_cpus, .params = &s->cfg.policy };
+    s->in = (struct packer_input){.topo = &s->f.t,
+                                  .cap = &s->cfg.capacity,
+                                  .cpu_util_milli = s->util,
+                                  .n_cpu_util = s->f.t.n_cpus,
+                                  .params = &s->cfg.policy};
 }
 
-static struct seq seq_storage;  /* large: kept off the stack */
+static struct seq seq_storage; /* large: kept off the stack */
 
 /* One tick: returns the applied mask as text ("-" when unrestricted). */
 static const char *seq_tick(struct seq *s, uint64_t now_ms, const char *util, unsigned jitter_milli)
@@ -628,7 +783,7 @@ static const char *seq_tick(struct seq *s, uint64_t now_ms, const char *util, un
 static void test_hold_before_apply(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
 
     /* the plan must be wanted for hold_ms before it applies */
     assert_string_equal(seq_tick(s, 0, "0=900", 200), "-");
@@ -653,7 +808,8 @@ static void test_hold_before_apply(void **state)
     /* going back to no restriction holds too */
     assert_string_equal(seq_tick(s, 1500, "0=900 4=900 8=900 12=900", 200), "0-3");
     assert_int_equal(plan.wanted_reason, PACKER_REASON_ALL_BUSY);
-    assert_non_null(strstr(plan.summary, "holding: new plan must hold 1000 ms (1000 ms left): fallback: every core busy"));
+    assert_non_null(
+        strstr(plan.summary, "holding: new plan must hold 1000 ms (1000 ms left): fallback: every core busy"));
     /* another fallback reason, same "no restriction": the clock keeps running */
     assert_string_equal(seq_tick(s, 2000, "0=1000 1=1000 2=1000 3=1000", 200), "0-3");
     assert_int_equal(plan.wanted_reason, PACKER_REASON_NO_ROOM);
@@ -666,7 +822,7 @@ static void test_hold_before_apply(void **state)
 static void test_candidate_restarts(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=900", 200), "-");
     assert_string_equal(seq_tick(s, 500, "0=900 4=900", 200), "-");
@@ -685,7 +841,7 @@ static void test_flapping_load(void **state)
     /* measured: none of the jitter runs on the busy threads, so the load
      * below really asks for one core, then two */
     static const int no_jitter[MAX_TEST_CPUS];
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
     s->in.cpu_jitter_milli = no_jitter;
 
     uint64_t t = 0;
@@ -702,7 +858,7 @@ static void test_flapping_load(void **state)
     assert_int_equal(changes, 0);
 
     /* the same flapping with hold 0 does move it every tick: the hold is what helps */
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
     s->in.cpu_jitter_milli = no_jitter;
     changes = 0;
     for (t = 0; t <= 5000; t += 250) {
@@ -715,7 +871,7 @@ static void test_flapping_load(void **state)
 static void test_min_change(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 5000);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 5000);
 
     /* the first change is not delayed: nothing changed before it */
     assert_string_equal(seq_tick(s, 100, "0=900", 200), "0-3");
@@ -738,13 +894,13 @@ static void test_min_change(void **state)
 static void test_hold_and_min_change(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 3000);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 3000);
 
     assert_string_equal(seq_tick(s, 0, "0=900", 200), "-");
     assert_string_equal(seq_tick(s, 1000, "0=900", 200), "0-3");
     assert_string_equal(seq_tick(s, 1500, "8=900", 200), "0-3");
     assert_int_equal(plan.wait, PACKER_WAIT_HOLD);
-    assert_int_equal(plan.wait_left_ms, 2500);   /* min-change ends at 4000 */
+    assert_int_equal(plan.wait_left_ms, 2500); /* min-change ends at 4000 */
     assert_string_equal(seq_tick(s, 2500, "8=900", 200), "0-3");
     assert_int_equal(plan.wait, PACKER_WAIT_MIN_CHANGE);
     assert_string_equal(seq_tick(s, 3999, "8=900", 200), "0-3");
@@ -756,7 +912,7 @@ static void test_busy_hysteresis(void **state)
 {
     struct seq *s = &seq_storage;
     /* SMT4 capacity 1500: enter at 187.5, leave below 150 */
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
 
     seq_tick(s, 0, "0=900 4=180", 100);
     assert_false(plan.cores[1].busy);
@@ -785,7 +941,7 @@ static void test_busy_hysteresis(void **state)
 static void test_sticky_cores(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 0, 0);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=950", 200), "0-3");
     /* core 1 now has more spare, but core 0 still covers the need alone */
@@ -808,7 +964,7 @@ static void test_sticky_cores(void **state)
 static void test_jitter_on_its_core(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
 
     /* jitter 0.12 on CPU 1, intensive 0.7 on CPU 0: 0.3 spare covers 0.22 */
     assert_string_equal(seq_tick(s, 0, "0=700 1=120", 120), "0");
@@ -827,8 +983,8 @@ static void test_jitter_on_its_core(void **state)
     assert_false(plan.restricted);
 
     /* measured per-CPU jitter replaces the guess */
-    int jitter[2] = { 30, 0 };
-    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    int jitter[2] = {30, 0};
+    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     s->in.cpu_jitter_milli = jitter;
     assert_string_equal(seq_tick(s, 0, "0=700", 120), "0");
     assert_string_equal(seq_tick(s, 250, "0=820", 120), "-");
@@ -837,7 +993,7 @@ static void test_jitter_on_its_core(void **state)
 
     /* the guess keeps a core busy that only jitter would keep busy: it adds
      * room, it does not decide */
-    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     assert_string_equal(seq_tick(s, 0, "0=700", 100), "0");
     seq_tick(s, 250, "0=150 1=0", 100);
     assert_true(plan.cores[0].busy);
@@ -854,7 +1010,7 @@ static void test_jitter_room_is_also_demand(void **state)
     (void)state;
     struct seq *s = &seq_storage;
     int jitter[2] = {700, 0};
-    seq_init(s, &(struct topo_spec) THIS_MACHINE, 0, 0);
+    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     s->in.cpu_jitter_milli = jitter;
     /* 0.2 of its own + 0.7 of jitter-marked load on CPU 0, another user's
      * 0.02 of jitter: 1 - 0.2 = 0.8 does not cover 0.72 + 0.1 */
@@ -872,7 +1028,7 @@ static void test_jitter_room_is_also_demand(void **state)
 static void test_hotplug_urgent(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) P9_SMT4_4C, 1000, 10000);
+    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 10000);
 
     seq_tick(s, 0, "0=900", 200);
     assert_string_equal(seq_tick(s, 1000, "0=900", 200), "0-3");
@@ -891,7 +1047,7 @@ static void test_hotplug_urgent(void **state)
 static void test_zero_state(void **state)
 {
     struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec) THIS_MACHINE, 500, 0);
+    seq_init(s, &(struct topo_spec)THIS_MACHINE, 500, 0);
     memset(&s->st, 0, sizeof(s->st));
     assert_string_equal(seq_tick(s, 0, "0=700", 100), "-");
     assert_int_equal(plan.wait, PACKER_WAIT_HOLD);
@@ -908,14 +1064,14 @@ static unsigned rnd(unsigned *seed, unsigned n)
 
 static void random_machine(unsigned *seed, struct fake_topo *f, struct test_config *cfg, int *util)
 {
-    static const int smts[] = { 1, 2, 4, 8 };
+    static const int smts[] = {1, 2, 4, 8};
     struct topo_spec spec = {
-        .packages = 1 + (int) rnd(seed, 2),
-        .cores_per_pkg = 1 + (int) rnd(seed, 8),
+        .packages = 1 + (int)rnd(seed, 2),
+        .cores_per_pkg = 1 + (int)rnd(seed, 8),
         .smt = smts[rnd(seed, 4)],
         .interleaved = rnd(seed, 2),
     };
-    spec.cores_per_llc = 1 + (int) rnd(seed, (unsigned) spec.cores_per_pkg);
+    spec.cores_per_llc = 1 + (int)rnd(seed, (unsigned)spec.cores_per_pkg);
     while (spec.cores_per_pkg % spec.cores_per_llc)
         spec.cores_per_llc--;
     spec.cores_per_node = spec.cores_per_llc;
@@ -927,15 +1083,15 @@ static void random_machine(unsigned *seed, struct fake_topo *f, struct test_conf
     spec.offline = offline;
     topo_build(f, &spec);
     config_build(cfg);
-    cfg->policy.domain = (enum pack_domain) rnd(seed, 3);
+    cfg->policy.domain = (enum pack_domain)rnd(seed, 3);
     cfg->policy.headroom_milli = rnd(seed, 300);
     for (int cpu = 0; cpu < f->t.n_cpus; cpu++) {
         if (!CPU_ISSET(cpu, &f->t.online))
             util[cpu] = -1;
         else if (rnd(seed, 3) == 0)
-            util[cpu] = 500 + (int) rnd(seed, 520);   /* a few over 1000: clamped */
+            util[cpu] = 500 + (int)rnd(seed, 520); /* a few over 1000: clamped */
         else
-            util[cpu] = (int) rnd(seed, 120);
+            util[cpu] = (int)rnd(seed, 120);
     }
 }
 
@@ -952,14 +1108,18 @@ static void test_random_invariants(void **state)
     for (int run = 0; run < 2000; run++) {
         random_machine(&seed, f, &cfg, util);
         packer_state_init(&st);
-        struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                                   .n_cpu_util = f->t.n_cpus, .jitter_load_milli = rnd(&seed, 1500),
-                                   .params = &cfg.policy, .now_ms = 1 };
+        struct packer_input in = {.topo = &f->t,
+                                  .cap = &cfg.capacity,
+                                  .cpu_util_milli = util,
+                                  .n_cpu_util = f->t.n_cpus,
+                                  .jitter_load_milli = rnd(&seed, 1500),
+                                  .params = &cfg.policy,
+                                  .now_ms = 1};
         assert_int_equal(packer_plan(&in, &st, &plan), 0);
         unsigned need = in.jitter_load_milli + cfg.policy.headroom_milli;
         cpu_set_t x;
         CPU_AND(&x, &plan.mask, &f->t.online);
-        assert_true(CPU_EQUAL(&x, &plan.mask));            /* only online CPUs */
+        assert_true(CPU_EQUAL(&x, &plan.mask)); /* only online CPUs */
 
         for (int i = 0; i < plan.n_cores; i++) {
             const struct packer_core_info *ci = &plan.cores[i];
@@ -967,11 +1127,11 @@ static void test_random_invariants(void **state)
             unsigned sum = 0;
             for (int cpu = 0; cpu < f->t.n_cpus; cpu++)
                 if (CPU_ISSET(cpu, &tc->online))
-                    sum += (unsigned) MIN(util[cpu], 1000);
+                    sum += (unsigned)MIN(util[cpu], 1000);
             assert_int_equal(ci->n_online, tc->n_online);
             if (tc->n_online == 0)
                 continue;
-            assert_int_equal(ci->capacity_milli, capacity_core_milli(&cfg.capacity, (unsigned) tc->n_online));
+            assert_int_equal(ci->capacity_milli, capacity_core_milli(&cfg.capacity, (unsigned)tc->n_online));
             assert_int_equal(ci->util_milli, sum);
             assert_int_equal(ci->busy, sum * 1000 >= 125 * ci->capacity_milli);
             if (ci->chosen)
@@ -1069,20 +1229,24 @@ static void test_random_hysteresis(void **state)
         for (int t = 0; t < TICKS; t++) {
             /* a few CPUs move each tick, some across the busy threshold */
             for (int k = 0; k < 3; k++) {
-                int cpu = (int) rnd(&seed, (unsigned) f->t.n_cpus);
+                int cpu = (int)rnd(&seed, (unsigned)f->t.n_cpus);
                 if (util[cpu] >= 0)
-                    util[cpu] = rnd(&seed, 2) ? (int) rnd(&seed, 1000) : (int) rnd(&seed, 250);
+                    util[cpu] = rnd(&seed, 2) ? (int)rnd(&seed, 1000) : (int)rnd(&seed, 250);
             }
-            struct packer_input in = { .topo = &f->t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                                       .n_cpu_util = f->t.n_cpus, .jitter_load_milli = 100 + rnd(&seed, 3) * 100,
-                                       .params = &cfg.policy, .now_ms = (uint64_t) t * TICK };
+            struct packer_input in = {.topo = &f->t,
+                                      .cap = &cfg.capacity,
+                                      .cpu_util_milli = util,
+                                      .n_cpu_util = f->t.n_cpus,
+                                      .jitter_load_milli = 100 + rnd(&seed, 3) * 100,
+                                      .params = &cfg.policy,
+                                      .now_ms = (uint64_t)t * TICK};
             assert_int_equal(packer_plan(&in, &st, &plan), 0);
             wanted[t] = plan.wanted_mask;
             wanted_restricted[t] = plan.wanted_restricted;
             if (!plan.changed)
                 continue;
             changes_total++;
-            int64_t now = (int64_t) t * TICK;
+            int64_t now = (int64_t)t * TICK;
             if (last_change >= 0)
                 assert_true(now - last_change >= 3000);
             last_change = now;
@@ -1117,66 +1281,110 @@ struct fixture_case {
 static const struct fixture_case fixture_cases[] = {
     {
         .name = "POWER9 SMT4 tree: a full-SMT4 core at 100% has 0.5 spare, core 0 packs",
-        .tree = "power9-smt4", .util = "0=1000", .jitter_milli = 200,
-        .restricted = true, .mask = "0-3", .reason = PACKER_REASON_PACKED,
+        .tree = "power9-smt4",
+        .util = "0=1000",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "0-3",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT4 tree: core 2 (2 of 4 online, 1.25x) has 0.25 spare, core 5 (3 of 4, 1.375x) 0.375",
-        .tree = "power9-smt4", .util = "8=1000 20=1000", .jitter_milli = 200,
-        .restricted = true, .mask = "20-22", .reason = PACKER_REASON_PACKED,
+        .tree = "power9-smt4",
+        .util = "8=1000 20=1000",
+        .jitter_milli = 200,
+        .restricted = true,
+        .mask = "20-22",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 5 (CPUs 20-22): spare 0.375",
     },
     {
         .name = "POWER9 SMT4 tree: only the 2-thread core busy: no room for 0.3",
-        .tree = "power9-smt4", .util = "8=1000 9=200", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_NO_ROOM,
+        .tree = "power9-smt4",
+        .util = "8=1000 9=200",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_NO_ROOM,
     },
     {
         .name = "POWER9 SMT4 tree, domain llc (core pairs): LLC 1 cannot pack and keeps its CPUs",
-        .tree = "power9-smt4", .util = "0=1000 8=1000", .jitter_milli = 200, .domain = DOMAIN_LLC,
-        .restricted = true, .mask = "0-3,8-9,12-22,24-31", .reason = PACKER_REASON_PACKED,
+        .tree = "power9-smt4",
+        .util = "0=1000 8=1000",
+        .jitter_milli = 200,
+        .domain = DOMAIN_LLC,
+        .restricted = true,
+        .mask = "0-3,8-9,12-22,24-31",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "packed: LLC 0 on core 0 (spare 0.5); LLC 1 unrestricted (no busy core with room); "
                        "LLCs 2-3 unrestricted (no busy core); need jitter 0.2 + headroom 0.1",
     },
     {
         .name = "POWER9 SMT8 tree: 2.0x cores, one thread at 100% leaves 1.0",
-        .tree = "power9-smt8", .util = "0=1000 8=1000", .jitter_milli = 900,
-        .restricted = true, .mask = "0-7", .reason = PACKER_REASON_PACKED,
+        .tree = "power9-smt8",
+        .util = "0=1000 8=1000",
+        .jitter_milli = 900,
+        .restricted = true,
+        .mask = "0-7",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 0 (CPUs 0-7): spare 1 covers jitter 0.9 + headroom 0.1",
     },
     {
         .name = "POWER9 SMT8 tree: two threads at 100% fill 2.0x; the other busy core takes it",
-        .tree = "power9-smt8", .util = "0=1000 1=1000 8=1000", .jitter_milli = 300,
-        .restricted = true, .mask = "8-15", .reason = PACKER_REASON_PACKED,
+        .tree = "power9-smt8",
+        .util = "0=1000 1=1000 8=1000",
+        .jitter_milli = 300,
+        .restricted = true,
+        .mask = "8-15",
+        .reason = PACKER_REASON_PACKED,
     },
     {
         .name = "POWER9 SMT8 tree, domain llc: one core per LLC, so nothing can pack",
-        .tree = "power9-smt8", .util = "0=1000 8=1000", .jitter_milli = 100, .domain = DOMAIN_LLC,
-        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+        .tree = "power9-smt8",
+        .util = "0=1000 8=1000",
+        .jitter_milli = 100,
+        .domain = DOMAIN_LLC,
+        .restricted = false,
+        .reason = PACKER_REASON_ALL_BUSY,
         .summary_has = "fallback: LLCs 0-1: every core busy; LLCs 2-5: no busy core",
     },
     {
         .name = "x86 2S SMT2 tree: socket 0 packs on core 0 (CPUs 0,8), idle socket 1 keeps its CPUs",
-        .tree = "x86-smt2-2s", .util = "0=1000", .jitter_milli = 100,
-        .restricted = true, .mask = "0,4-8,12-15", .reason = PACKER_REASON_PACKED,
+        .tree = "x86-smt2-2s",
+        .util = "0=1000",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0,4-8,12-15",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "package 1 unrestricted (no busy core)",
     },
     {
         .name = "x86 2S SMT2 tree, domain numa (node per socket): the same split",
-        .tree = "x86-smt2-2s", .util = "0=1000 13=1000", .jitter_milli = 100, .domain = DOMAIN_NUMA,
-        .restricted = true, .mask = "0,5,8,13", .reason = PACKER_REASON_PACKED,
+        .tree = "x86-smt2-2s",
+        .util = "0=1000 13=1000",
+        .jitter_milli = 100,
+        .domain = DOMAIN_NUMA,
+        .restricted = true,
+        .mask = "0,5,8,13",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 on core 0 (spare 0.25); node 1 on core 5 (spare 0.25)",
     },
     {
         .name = "this VM's tree: CPU 0 at 70%, CPU 1 idle",
-        .tree = "vm-2cpu", .util = "0=700", .jitter_milli = 100,
-        .restricted = true, .mask = "0", .reason = PACKER_REASON_PACKED,
+        .tree = "vm-2cpu",
+        .util = "0=700",
+        .jitter_milli = 100,
+        .restricted = true,
+        .mask = "0",
+        .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
     },
     {
         .name = "this VM's tree: both CPUs busy",
-        .tree = "vm-2cpu", .util = "0=700 1=400", .jitter_milli = 100,
-        .restricted = false, .reason = PACKER_REASON_ALL_BUSY,
+        .tree = "vm-2cpu",
+        .util = "0=700 1=400",
+        .jitter_milli = 100,
+        .restricted = false,
+        .reason = PACKER_REASON_ALL_BUSY,
     },
 };
 
@@ -1199,9 +1407,13 @@ static void test_fixture_trees(void **state)
         cfg.policy.domain = c->domain;
         util_build(t, c->util, util);
         packer_state_init(&st);
-        struct packer_input in = { .topo = t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                                   .n_cpu_util = t->n_cpus, .jitter_load_milli = c->jitter_milli,
-                                   .params = &cfg.policy, .now_ms = 5 };
+        struct packer_input in = {.topo = t,
+                                  .cap = &cfg.capacity,
+                                  .cpu_util_milli = util,
+                                  .n_cpu_util = t->n_cpus,
+                                  .jitter_load_milli = c->jitter_milli,
+                                  .params = &cfg.policy,
+                                  .now_ms = 5};
         assert_int_equal(packer_plan(&in, &st, &plan), 0);
         print_message("  -> %s [%s] %s\n", plan.restricted ? mask_str(&plan.mask) : "unrestricted",
                       packer_reason_to_string(plan.reason), plan.summary);
@@ -1232,11 +1444,15 @@ static void test_run_delay_guard(void **state)
     cpu_set_t spill;
 
     /* 4 SMT1 cores: 0 and 1 busy with room, 2 busy, 3 idle */
-    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 4, .smt = 1 });
+    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1});
     config_build(&cfg);
     util_build(&f.t, "0=300 1=400 2=500 3=0", util);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 100, .params = &cfg.policy };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = f.t.n_cpus,
+                              .jitter_load_milli = 100,
+                              .params = &cfg.policy};
     packer_state_init(&st);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_string_equal(mask_str(&plan.mask), "0");
@@ -1299,12 +1515,16 @@ static void test_benefit(void **state)
     int util[MAX_TEST_CPUS];
 
     /* 8 POWER9-like SMT4 cores, one intensive thread on cores 0 and 1 */
-    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 8, .smt = 4 });
+    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4});
     config_build(&cfg);
     util_build(&f.t, "0=1000 4=1000", util);
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .params = &cfg.policy,
-                               .n_jitter_tasks = 3 };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = f.t.n_cpus,
+                              .jitter_load_milli = 200,
+                              .params = &cfg.policy,
+                              .n_jitter_tasks = 3};
 
     /* no table: packed by the thresholds, nothing weighed */
     packer_state_init(&st);
@@ -1349,8 +1569,10 @@ static void test_benefit(void **state)
 
     /* core 7 fills up (all 4 threads busy, no room to pack there either):
      * the isolation moves to core 6 */
-    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
-                     "28=1000 29=1000 30=1000 31=1000", util);
+    util_build(&f.t,
+               "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
+               "28=1000 29=1000 30=1000 31=1000",
+               util);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
     assert_string_equal(mask_str(&plan.mask), "24-27");
@@ -1362,8 +1584,10 @@ static void test_benefit(void **state)
     assert_int_equal(plan.benefit, BENEFIT_PACK);
     assert_string_equal(mask_str(&plan.mask), "28-31");
     /* isolated on core 6 again, then core 7 idle: core 6 stays, while it is idle */
-    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
-                     "28=1000 29=1000 30=1000 31=1000", util);
+    util_build(&f.t,
+               "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
+               "28=1000 29=1000 30=1000 31=1000",
+               util);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_string_equal(mask_str(&plan.mask), "24-27");
     util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", util);
@@ -1374,11 +1598,13 @@ static void test_benefit(void **state)
      * its own frequency limit): package 0 as the first case above (one
      * thread on cores 0 and 1: packing pays), package 1 as the second
      * (cores 8 and 9 full: isolation on its last idle core) */
-    topo_build(&f, &(struct topo_spec) { .packages = 2, .cores_per_pkg = 8, .smt = 4 });
+    topo_build(&f, &(struct topo_spec){.packages = 2, .cores_per_pkg = 8, .smt = 4});
     int jit[MAX_TEST_CPUS];
     /* the jitter unconfined, on idle cores of its own package */
-    util_build(&f.t, "0=1000 4=1000 8=70 12=70 16=60 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
-                     "39=1000 40=70 44=70 48=60", util);
+    util_build(&f.t,
+               "0=1000 4=1000 8=70 12=70 16=60 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
+               "39=1000 40=70 44=70 48=60",
+               util);
     util_build(&f.t, "8=70 12=70 16=60 40=70 44=70 48=60", jit);
     in.n_cpu_util = f.t.n_cpus;
     in.cpu_jitter_milli = jit;
@@ -1391,13 +1617,15 @@ static void test_benefit(void **state)
     assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
     assert_string_equal(plan.summary, "weighed per package: package 0 packed on core 0; package 1 isolated on idle "
                                       "core 15");
-    assert_int_equal(plan.benefit, BENEFIT_PACK);       /* the first of the two with most busy cores */
+    assert_int_equal(plan.benefit, BENEFIT_PACK); /* the first of the two with most busy cores */
     assert_non_null(strstr(plan.benefit_explain, "package 0: pack: +"));
     assert_non_null(strstr(plan.benefit_explain, "; package 1: isolate on 1 core: +"));
     /* the jitter where the plan put it: each package's plan is the one in
      * effect there, kept */
-    util_build(&f.t, "0=1000 1=70 2=70 3=60 4=1000 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
-                     "39=1000 60=70 61=70 62=60", util);
+    util_build(&f.t,
+               "0=1000 1=70 2=70 3=60 4=1000 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
+               "39=1000 60=70 61=70 62=60",
+               util);
     util_build(&f.t, "1=70 2=70 3=60 60=70 61=70 62=60", jit);
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
@@ -1422,7 +1650,7 @@ static void test_benefit(void **state)
     cfg.policy.domain = DOMAIN_PACKAGE;
     struct probe_state ps;
     probe_init(&ps, NULL);
-    struct packer_probe probe = { .state = &ps, .measurable = true, .busy_mhz = 3000 };
+    struct packer_probe probe = {.state = &ps, .measurable = true, .busy_mhz = 3000};
     in.freq = NULL;
     in.probe = &probe;
     packer_state_init(&st);
@@ -1446,14 +1674,20 @@ static void test_benefit_measured_idle(void **state)
     struct benefit_snapshot snap;
     int util[MAX_TEST_CPUS];
 
-    topo_build(&f, &(struct topo_spec) { .packages = 1, .cores_per_pkg = 8, .smt = 4 });
+    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4});
     config_build(&cfg);
     util_build(&f.t, "0=1000 4=1000", util);
     freq_build(&fr, true);
     struct packer_idle idle = {0};
-    struct packer_input in = { .topo = &f.t, .cap = &cfg.capacity, .cpu_util_milli = util,
-                               .n_cpu_util = f.t.n_cpus, .jitter_load_milli = 200, .params = &cfg.policy,
-                               .n_jitter_tasks = 3, .freq = &fr, .idle = &idle };
+    struct packer_input in = {.topo = &f.t,
+                              .cap = &cfg.capacity,
+                              .cpu_util_milli = util,
+                              .n_cpu_util = f.t.n_cpus,
+                              .jitter_load_milli = 200,
+                              .params = &cfg.policy,
+                              .n_jitter_tasks = 3,
+                              .freq = &fr,
+                              .idle = &idle};
 
     /* nothing kept yet: not measured, as without the input */
     packer_state_init(&st);
@@ -1503,7 +1737,7 @@ static void test_benefit_measured_idle(void **state)
     assert_int_equal(plan.benefit_trial_from, BENEFIT_NONE);
     assert_true(plan.wanted_restricted);
     assert_int_equal(plan.wanted_reason, PACKER_REASON_ISOLATED);
-    assert_string_equal(mask_str(&plan.wanted_mask), "28-31");     /* the highest idle core */
+    assert_string_equal(mask_str(&plan.wanted_mask), "28-31"); /* the highest idle core */
     assert_string_equal(plan.benefit_explain, "isolate on 1 core: a trial, +0.8% est. if its tasks wake the core "
                                               "together, +0.2% if independently (none +0.0%)");
     packer_benefit_snapshot(&in, &plan, cores, &snap);
@@ -1551,15 +1785,16 @@ static void test_packing_kind(void **state)
     assert_int_equal(topology_read(root, &t), 0);
     CPU_ZERO(&m);
     CPU_SET(0, &m);
-    CPU_SET(1, &m);     /* core 0: threads 0-3 */
-    CPU_SET(8, &m);     /* core 2: threads 8-9 */
+    CPU_SET(1, &m); /* core 0: threads 0-3 */
+    CPU_SET(8, &m); /* core 2: threads 8-9 */
     assert_string_equal(packer_packing_kind(t, &m, buf, sizeof buf), "on idle SMT siblings of 2 busy cores");
     topology_free(t);
     snprintf(root, sizeof root, "%s/%s", TS_FIXTURES, "vm-2cpu");
     assert_int_equal(topology_read(root, &t), 0);
     CPU_ZERO(&m);
     CPU_SET(0, &m);
-    assert_non_null(strstr(packer_packing_kind(t, &m, buf, sizeof buf), "time-sharing 1 busy CPU without an SMT sibling"));
+    assert_non_null(
+        strstr(packer_packing_kind(t, &m, buf, sizeof buf), "time-sharing 1 busy CPU without an SMT sibling"));
     CPU_ZERO(&m);
     assert_string_equal(packer_packing_kind(t, &m, buf, sizeof buf), "on no online CPU");
     topology_free(t);

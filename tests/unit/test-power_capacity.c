@@ -27,7 +27,7 @@ static void test_override(void **state)
 {
     struct capacity_table t;
     capacity_table_default(&t);
-    t.factor_milli[2] = 1300;   /* e.g. x86 SMT2 measured at 1.3x */
+    t.factor_milli[2] = 1300; /* e.g. x86 SMT2 measured at 1.3x */
     assert_int_equal(capacity_core_milli(&t, 2), 1300);
     assert_int_equal(capacity_core_milli(&t, 4), 1500);
 }

@@ -27,15 +27,15 @@
 
 struct fake_task {
     pid_t tid;
-    pid_t pid;                  /* thread group; 0: the task leads its own */
-    pid_t parent;               /* the thread that created this process */
+    pid_t pid;    /* thread group; 0: the task leads its own */
+    pid_t parent; /* the thread that created this process */
     uint64_t start_time;
     cpu_set_t mask;
     bool alive;
-    int set_err;                /* setaffinity fails with this (-EPERM...) */
+    int set_err; /* setaffinity fails with this (-EPERM...) */
     char cpuset[64];
-    struct sysops_sched_attr attr;  /* runtime_ns: the slice, as sched_getattr reads it */
-    cpu_set_t mask_at_setattr;  /* its mask when its attributes were last set */
+    struct sysops_sched_attr attr; /* runtime_ns: the slice, as sched_getattr reads it */
+    cpu_set_t mask_at_setattr;     /* its mask when its attributes were last set */
 };
 
 struct fake_group {
@@ -63,11 +63,11 @@ struct recorder {
      * 2 = times out and nothing happens */
     int unit_set_timeout;
     char boot_id[40];
-    cpu_set_t online;           /* /sys/devices/system/cpu/online */
+    cpu_set_t online; /* /sys/devices/system/cpu/online */
     /* The CPUs the scheduler may use: getaffinity reports masks intersected
      * with them. A CPU on its way down leaves them before it leaves online. */
     cpu_set_t active;
-    bool active_differs;        /* else active = online */
+    bool active_differs; /* else active = online */
 };
 
 /* The kernel's base slice as sched_getattr reports it for a task without
@@ -87,7 +87,9 @@ static struct fake_task *rec_task(struct recorder *r, pid_t tid)
 static struct fake_task *add_task(struct recorder *r, pid_t tid, const char *cpus)
 {
     struct fake_task *t = &r->tasks[r->n_tasks++];
-    *t = (struct fake_task){.tid = tid, .start_time = 1000 + (uint64_t)tid, .alive = true,
+    *t = (struct fake_task){.tid = tid,
+                            .start_time = 1000 + (uint64_t)tid,
+                            .alive = true,
                             .attr = {.policy = SCHED_OTHER, .runtime_ns = FAKE_DEFAULT_SLICE}};
     assert_int_equal(cpulist_parse(cpus, &t->mask), 0);
     strcpy(t->cpuset, "/");
@@ -195,8 +197,8 @@ static int f_setaffinity(void *ud, pid_t tid, const cpu_set_t *mask)
     cpu_set_t usable;
     CPU_AND(&usable, mask, active_of(r));
     if (CPU_COUNT(&usable) == 0)
-        return -EINVAL;         /* as the kernel: no CPU it could run on */
-    t->mask = *mask;            /* kept as given, offline CPUs included */
+        return -EINVAL; /* as the kernel: no CPU it could run on */
+    t->mask = *mask;    /* kept as given, offline CPUs included */
     return 0;
 }
 
@@ -241,7 +243,7 @@ static int f_cpuset_create(void *ud, const char *group, const char *cpus, const 
     struct recorder *r = ud;
     r->n_cpuset_writes++;
     assert_non_null(mems);
-    assert_true(mems[0] != '\0');       /* a cpuset without mems cannot hold tasks */
+    assert_true(mems[0] != '\0'); /* a cpuset without mems cannot hold tasks */
     struct fake_group *g = rec_group(r, group);
     if (!g)
         g = add_group(r, group, cpus, mems);
@@ -490,7 +492,7 @@ static void test_pack_intersects_with_original(void **state)
 static void test_empty_intersection_left_alone(void **state)
 {
     struct fx *f = *state;
-    struct fake_task *ft = add_task(&f->rec, 101, "2");       /* narrowed by its user */
+    struct fake_task *ft = add_task(&f->rec, 101, "2"); /* narrowed by its user */
     struct task t = mk_task(&f->rec, 101, 101, "pinned");
     cpu_set_t plan = set_of("0-1");
 
@@ -550,7 +552,7 @@ static void test_someone_else_changed_not_restored(void **state)
     cpu_set_t plan = set_of("0");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
 
-    ft->mask = set_of("1");                     /* taskset -p -c 1 */
+    ft->mask = set_of("1"); /* taskset -p -c 1 */
     unsigned sets = f->rec.n_set;
     assert_int_equal(applier_restore_task(f->a, 120), 0);
     assert_mask(&ft->mask, "1");
@@ -603,7 +605,7 @@ static void test_someone_else_logs_bounded(void **state)
         }
     }
     assert_int_equal(at_info, LOG_RATELIMIT_BURST);
-    assert_true(at_debug == 0 || at_debug == LOG_RATELIMIT_BURST);    /* as the test's level shows them */
+    assert_true(at_debug == 0 || at_debug == LOG_RATELIMIT_BURST); /* as the test's level shows them */
 }
 
 static void test_verify_forgets_changed_tasks_bounded(void **state)
@@ -615,8 +617,8 @@ static void test_verify_forgets_changed_tasks_bounded(void **state)
         struct task t = mk_task(&f->rec, tid, tid, "w");
         assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     }
-    rec_task(&f->rec, 203)->mask = set_of("1");     /* changed by someone else */
-    rec_task(&f->rec, 207)->alive = false;          /* exited unseen */
+    rec_task(&f->rec, 203)->mask = set_of("1"); /* changed by someone else */
+    rec_task(&f->rec, 207)->alive = false;      /* exited unseen */
 
     /* bounded: three checks cost three reads */
     unsigned gets = f->rec.n_get;
@@ -644,7 +646,7 @@ static void test_verify_forgets_changed_tasks_bounded(void **state)
     assert_int_equal(applier_count(f->a), 0);
     /* restore_all (a reload) keeps a task someone else changed theirs */
     assert_int_equal(applier_hands_off(f->a, 203), -EBUSY);
-    rec_task(&f->rec, 203)->mask = set_of("0-1");   /* the user widened it again */
+    rec_task(&f->rec, 203)->mask = set_of("0-1"); /* the user widened it again */
     struct task t203 = mk_task(&f->rec, 203, 203, "w");
     assert_int_equal(applier_pack_task(f->a, &t203, &plan), 0);
     assert_mask(&rec_task(&f->rec, 203)->mask, "0-1");
@@ -764,7 +766,7 @@ static void test_inherited_threads(void **state)
     struct fake_task *unseen = add_task(&f->rec, 164, "1");
     struct task tu = mk_task(&f->rec, 164, 160, "parent");
     unsigned sets = f->rec.n_set;
-    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0);     /* already where the plan wants it */
+    assert_int_equal(applier_pack_task(f->a, &tu, &plan), 0); /* already where the plan wants it */
     assert_int_equal(f->rec.n_set, sets);
     assert_non_null(e = applier_find(f->a, 164));
     assert_mask(&e->original, "0-3");
@@ -841,7 +843,7 @@ static void test_iteration(void **state)
     cpu_set_t plan = set_of("0");
     /* enough to make the index grow a few times */
     for (pid_t tid = 1; tid <= 30; tid++)
-        add_task(&f->rec, tid * 1024, "0-1");       /* TIDs that collide in a small table */
+        add_task(&f->rec, tid * 1024, "0-1"); /* TIDs that collide in a small table */
     for (pid_t tid = 1; tid <= 30; tid++) {
         struct task t = mk_task(&f->rec, tid * 1024, tid * 1024, "x");
         assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
@@ -878,8 +880,8 @@ static void test_cpuset_group(void **state)
     assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 1);
     struct fake_group *g = rec_group(&f->rec, "/ts");
     assert_non_null(g);
-    assert_string_equal(g->cpus, "1");          /* within the parent's CPUs */
-    assert_string_equal(g->mems, "0");          /* copied from the parent */
+    assert_string_equal(g->cpus, "1"); /* within the parent's CPUs */
+    assert_string_equal(g->mems, "0"); /* copied from the parent */
     assert_int_equal(applier_group_set_v1(f->a, "/ts", &plan), 0);
 
     assert_int_equal(applier_group_attach_v1(f->a, "/ts", 300, 300, a->start_time), 1);
@@ -905,8 +907,8 @@ static void test_cpuset_group(void **state)
     strcpy(c->cpuset, "/batch");
     b->alive = false;
     assert_int_equal(applier_group_remove_v1(f->a, "/ts"), 1);
-    assert_string_equal(a->cpuset, "/batch");   /* back where it was */
-    assert_string_equal(c->cpuset, "/batch");   /* left where someone put it */
+    assert_string_equal(a->cpuset, "/batch"); /* back where it was */
+    assert_string_equal(c->cpuset, "/batch"); /* left where someone put it */
     assert_null(rec_group(&f->rec, "/ts"));
     assert_int_equal(applier_group_count(f->a), 0);
 
@@ -946,9 +948,9 @@ static void test_unit_allowed_cpus(void **state)
 {
     struct fx *f = *state;
     struct fake_unit *all = &f->rec.units[f->rec.n_units++];
-    *all = (struct fake_unit){.name = "turbosched-jitter.slice"};       /* AllowedCPUs= empty: all */
+    *all = (struct fake_unit){.name = "turbosched-jitter.slice"}; /* AllowedCPUs= empty: all */
     struct fake_unit *some = &f->rec.units[f->rec.n_units++];
-    *some = (struct fake_unit){.name = "db.service", .bits = {0x0c}, .n = 1};   /* 2-3 */
+    *some = (struct fake_unit){.name = "db.service", .bits = {0x0c}, .n = 1}; /* 2-3 */
 
     cpu_set_t plan = set_of("0-1");
     assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), 1);
@@ -998,10 +1000,10 @@ static void test_unit_set_timed_out(void **state)
 {
     struct fx *f = *state;
     struct fake_unit *u = &f->rec.units[f->rec.n_units++];
-    *u = (struct fake_unit){.name = "turbosched-jitter.slice"};       /* AllowedCPUs= empty: all */
+    *u = (struct fake_unit){.name = "turbosched-jitter.slice"}; /* AllowedCPUs= empty: all */
     cpu_set_t plan = set_of("1");
 
-    f->rec.unit_set_timeout = 1;            /* times out, applied anyway */
+    f->rec.unit_set_timeout = 1; /* times out, applied anyway */
     assert_int_equal(applier_unit_set_allowed_cpus(f->a, "turbosched-jitter.slice", &plan), -ETIMEDOUT);
     assert_int_equal(u->n, 1);
     assert_int_equal(applier_group_count(f->a), 1);
@@ -1012,7 +1014,7 @@ static void test_unit_set_timed_out(void **state)
     assert_int_equal(f->rec.n_unit_sets, sets);
     assert_true(logged("took effect after the call timed out"));
     assert_int_equal(applier_restore_all(f->a), 1);
-    assert_int_equal(u->n, 0);              /* all CPUs again */
+    assert_int_equal(u->n, 0); /* all CPUs again */
 
     /* times out and never applied: written again at the next tick */
     f->rec.unit_set_timeout = 2;
@@ -1104,7 +1106,7 @@ static void *fake_systemd_run(void *arg)
     for (;;) {
         int r = sd_bus_process(s->bus, NULL);
         if (r < 0)
-            break;              /* the client hung up */
+            break; /* the client hung up */
         if (r > 0)
             continue;
         if (sd_bus_wait(s->bus, UINT64_MAX) < 0)
@@ -1174,9 +1176,9 @@ static void test_flush_writes_once_per_batch(void **state)
     struct task t = mk_task(&f->rec, 400, 400, "a");
 
     assert_int_equal(applier_flush_state(f->a), 0);
-    assert_int_equal(access(f->state_file, F_OK), -1);      /* nothing changed yet */
+    assert_int_equal(access(f->state_file, F_OK), -1); /* nothing changed yet */
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
-    assert_int_equal(access(f->state_file, F_OK), -1);      /* not per syscall */
+    assert_int_equal(access(f->state_file, F_OK), -1); /* not per syscall */
     assert_int_equal(applier_flush_state(f->a), 0);
     struct state s;
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
@@ -1206,10 +1208,10 @@ static void test_flush_changes_only_for_changes(void **state)
 
     assert_int_equal(applier_changes_due_ms(f->a, now_ms()), -1);
     assert_int_equal(applier_flush_changes(f->a, now_ms()), 0);
-    assert_int_equal(access(f->state_file, F_OK), -1);      /* nothing changed */
+    assert_int_equal(access(f->state_file, F_OK), -1); /* nothing changed */
     assert_int_equal(applier_pack_task(f->a, &a, &plan), 1);
     assert_int_equal(applier_pack_task(f->a, &b, &plan), 1);
-    uint64_t t0 = now_ms();                                  /* the write comes after */
+    uint64_t t0 = now_ms(); /* the write comes after */
     assert_int_equal(applier_changes_due_ms(f->a, t0), 0);
     assert_int_equal(applier_flush_changes(f->a, t0), 0);
     struct state s;
@@ -1217,16 +1219,16 @@ static void test_flush_changes_only_for_changes(void **state)
     assert_int_equal(s.n_tasks, 2);
     state_free(&s);
 
-    applier_forget_task(f->a, 411);                          /* it exited */
+    applier_forget_task(f->a, 411); /* it exited */
     assert_int_equal(applier_changes_due_ms(f->a, now_ms() + 1000), -1);
     assert_int_equal(applier_flush_changes(f->a, now_ms() + 1000), 0);
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
-    assert_int_equal(s.n_tasks, 2);                         /* written at the tick */
+    assert_int_equal(s.n_tasks, 2); /* written at the tick */
     state_free(&s);
 
     /* a change right after a write waits its turn */
     assert_int_equal(applier_pack_task(f->a, &c, &plan), 1);
-    uint64_t now = t0;                                       /* no later than the write */
+    uint64_t now = t0; /* no later than the write */
     int64_t due = applier_changes_due_ms(f->a, now);
     assert_true(due >= STATE_EARLY_WRITE_MS);
     assert_int_equal(applier_flush_changes(f->a, now), 0);
@@ -1242,13 +1244,13 @@ static void test_flush_changes_only_for_changes(void **state)
     char text[4096];
     assert_true(read_file(f->state_file, text, sizeof text) > 0);
     assert_non_null(strstr(strstr(text, "\nend ") + 1, "task 412 "));
-    assert_int_equal(applier_flush_state(f->a), 0);         /* the tick: written whole */
+    assert_int_equal(applier_flush_state(f->a), 0); /* the tick: written whole */
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
-    assert_int_equal(s.n_tasks, 2);                         /* 410 and 412 */
+    assert_int_equal(s.n_tasks, 2); /* 410 and 412 */
     assert_int_equal(s.tasks[0].tid + s.tasks[1].tid, 410 + 412);
     state_free(&s);
     assert_true(read_file(f->state_file, text, sizeof text) > 0);
-    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend "));    /* one end line */
+    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend ")); /* one end line */
 }
 
 /* A change a block cannot say (a group's) is written whole at once, not
@@ -1267,7 +1269,7 @@ static void test_group_change_written_whole(void **state)
     char text[4096];
     assert_true(read_file(f->state_file, text, sizeof text) > 0);
     assert_non_null(strstr(text, "\nunit 0 all turbosched-jitter.slice\n"));
-    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend "));    /* one end line: written whole */
+    assert_null(strstr(strstr(text, "\nend ") + 5, "\nend ")); /* one end line: written whole */
     assert_int_equal(applier_restore_all(f->a), 2);
 }
 
@@ -1288,7 +1290,7 @@ static void test_deleted_file_written_again(void **state)
     assert_int_equal(applier_flush_changes(f->a, t0 + 1000), 0);
     struct state s;
     assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
-    assert_int_equal(s.n_tasks, 2);                         /* 430 too: written whole */
+    assert_int_equal(s.n_tasks, 2); /* 430 too: written whole */
     state_free(&s);
     assert_int_equal(applier_restore_all(f->a), 2);
 }
@@ -1324,7 +1326,7 @@ static void test_recover_after_crash(void **state)
     newcomer->start_time = 77777;
 
     assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
-    assert_int_equal(applier_recover(f->a), 3);    /* one task, the cpuset group, the unit */
+    assert_int_equal(applier_recover(f->a), 3); /* one task, the cpuset group, the unit */
     assert_mask(&alive->mask, "0-3");
     assert_mask(&changed->mask, "2");
     assert_mask(&newcomer->mask, "0");
@@ -1350,7 +1352,7 @@ static void test_recover_offspring(void **state)
     struct task t = mk_task(&f->rec, 700, 700, "w");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     assert_int_equal(applier_flush_state(f->a), 0);
-    applier_free(f->a);             /* kill -9 */
+    applier_free(f->a); /* kill -9 */
 
     struct fake_task *thread = add_task(&f->rec, 701, "0");
     thread->pid = 700;
@@ -1358,11 +1360,11 @@ static void test_recover_offspring(void **state)
     child->parent = 701;
     struct fake_task *grandthread = add_task(&f->rec, 711, "0");
     grandthread->pid = 710;
-    struct fake_task *theirs = add_task(&f->rec, 702, "1");    /* taskset by its user */
+    struct fake_task *theirs = add_task(&f->rec, 702, "1"); /* taskset by its user */
     theirs->pid = 700;
     struct fake_task *theirs_child = add_task(&f->rec, 720, "0");
     theirs_child->parent = 702;
-    struct fake_task *stranger = add_task(&f->rec, 730, "0");  /* pinned by its user */
+    struct fake_task *stranger = add_task(&f->rec, 730, "0"); /* pinned by its user */
 
     assert_int_equal(applier_new(&f->ops, f->state_file, false, &f->a), 0);
     assert_int_equal(applier_recover(f->a), 4);
@@ -1390,14 +1392,14 @@ static void test_hotplug_keeps_task(void **state)
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
 
-    CPU_CLR(1, &f->rec.online);                         /* CPU 1 goes offline */
-    ft2->mask = set_of("2-3");                          /* someone moves 801 */
+    CPU_CLR(1, &f->rec.online); /* CPU 1 goes offline */
+    ft2->mask = set_of("2-3");  /* someone moves 801 */
     assert_int_equal(applier_verify(f->a, 0), 1);
     assert_non_null(applier_find(f->a, 800));
     assert_null(applier_find(f->a, 801));
     assert_int_equal(applier_hands_off(f->a, 801), -EBUSY);
 
-    plan = set_of("0");                                 /* the plan follows */
+    plan = set_of("0"); /* the plan follows */
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     assert_mask(&ft->mask, "0");
     CPU_SET(1, &f->rec.online);
@@ -1409,7 +1411,7 @@ static void test_hotplug_keeps_task(void **state)
      * for a task that has not woken since; still ours, restored */
     plan = set_of("1");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
-    CPU_CLR(1, &f->rec.online);                         /* the kernel keeps "1", reports nothing */
+    CPU_CLR(1, &f->rec.online); /* the kernel keeps "1", reports nothing */
     assert_int_equal(applier_verify(f->a, 0), 0);
     assert_int_equal(applier_restore_all(f->a), 1);
     assert_mask(&ft->mask, "0-3");
@@ -1433,26 +1435,26 @@ static void test_hotplug_kernel_fallback(void **state)
     assert_int_equal(applier_pack_task(f->a, &tc, &plan), 1);
 
     CPU_CLR(1, &f->rec.online);
-    fa->mask = set_of("0-3");                           /* the kernel's fallback */
-    fb->mask = set_of("2");                             /* a user's choice */
-    assert_int_equal(applier_verify(f->a, 0), 2);       /* a and b: neither is ours any more */
-    assert_non_null(applier_find(f->a, 812));           /* c has not woken: still on CPU 1 */
+    fa->mask = set_of("0-3");                     /* the kernel's fallback */
+    fb->mask = set_of("2");                       /* a user's choice */
+    assert_int_equal(applier_verify(f->a, 0), 2); /* a and b: neither is ours any more */
+    assert_non_null(applier_find(f->a, 812));     /* c has not woken: still on CPU 1 */
     assert_null(applier_find(f->a, 810));
-    assert_int_equal(applier_hands_off(f->a, 810), 0);  /* free to be packed again */
+    assert_int_equal(applier_hands_off(f->a, 810), 0); /* free to be packed again */
     assert_mask(&fa->mask, "0-3");
     assert_int_equal(applier_hands_off(f->a, 811), -EBUSY);
     assert_mask(&fb->mask, "2");
 
-    fc->mask = set_of("0-3");                           /* c wakes: the kernel's fallback */
+    fc->mask = set_of("0-3"); /* c wakes: the kernel's fallback */
     plan = set_of("0");
-    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 1);   /* found at pack time */
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 1); /* found at pack time */
     assert_mask(&fc->mask, "0");
     assert_non_null(applier_find(f->a, 812));
-    assert_mask(&applier_find(f->a, 812)->original, "0-3");      /* not what getaffinity shows now */
+    assert_mask(&applier_find(f->a, 812)->original, "0-3"); /* not what getaffinity shows now */
     assert_int_equal(applier_pack_task(f->a, &tb, &plan), 0);
     assert_mask(&fb->mask, "2");
 
-    CPU_SET(1, &f->rec.online);                         /* back: a is packed again */
+    CPU_SET(1, &f->rec.online); /* back: a is packed again */
     assert_int_equal(applier_pack_task(f->a, &ta, &plan), 1);
     assert_mask(&fa->mask, "0");
     assert_int_equal(applier_restore_all(f->a), 2);
@@ -1480,7 +1482,7 @@ static void test_hotplug_never_woken(void **state)
     f->rec.active = f->rec.online;
     CPU_CLR(1, &f->rec.active);
     f->rec.active_differs = true;
-    assert_int_equal(applier_verify(f->a, 0), 0);       /* neither was changed by anyone */
+    assert_int_equal(applier_verify(f->a, 0), 0); /* neither was changed by anyone */
     assert_int_equal(applier_hands_off(f->a, 820), 0);
     assert_non_null(applier_find(f->a, 820));
 
@@ -1510,10 +1512,10 @@ static void test_hotplug_woken_while_going_down(void **state)
     f->rec.active = f->rec.online;
     CPU_CLR(1, &f->rec.active);
     f->rec.active_differs = true;
-    ft->mask = set_of("0-63");                          /* the fallback: every possible CPU */
+    ft->mask = set_of("0-63"); /* the fallback: every possible CPU */
     assert_int_equal(applier_verify(f->a, 0), 1);
     assert_mask(&ft->mask, "0-2");
-    assert_int_equal(applier_hands_off(f->a, 830), 0);  /* free to be packed again */
+    assert_int_equal(applier_hands_off(f->a, 830), 0); /* free to be packed again */
     assert_null(applier_find(f->a, 830));
 
     /* packed again under the next plan, restored at stop */
@@ -1550,8 +1552,8 @@ static void test_pid_reused_before_pack(void **state)
     struct fx *f = *state;
     cpu_set_t plan = set_of("0");
     struct fake_task *ft = add_task(&f->rec, 850, "0-3");
-    struct task t = mk_task(&f->rec, 850, 850, "jit");         /* as read at the fork event */
-    ft->start_time += 7;                                        /* exited; PID 850 now another process */
+    struct task t = mk_task(&f->rec, 850, 850, "jit"); /* as read at the fork event */
+    ft->start_time += 7;                               /* exited; PID 850 now another process */
     unsigned sets = f->rec.n_set;
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 0);
     assert_int_equal(f->rec.n_set, sets);
@@ -1595,14 +1597,14 @@ static void test_unseen_child_of_packed_parent(void **state)
     struct fake_task *fp = add_task(&f->rec, 860, "0-3");
     struct task tp = mk_task(&f->rec, 860, 860, "parent");
     assert_int_equal(applier_pack_task(f->a, &tp, &plan), 1);
-    struct fake_task *fc = add_task(&f->rec, 861, "0-1");      /* forked after the pack */
+    struct fake_task *fc = add_task(&f->rec, 861, "0-1"); /* forked after the pack */
     fc->parent = 860;
     struct task tc = mk_task(&f->rec, 861, 861, "parent");
-    struct fake_task *fo = add_task(&f->rec, 862, "1");        /* its user chose CPU 1 */
+    struct fake_task *fo = add_task(&f->rec, 862, "1"); /* its user chose CPU 1 */
     fo->parent = 860;
     struct task to = mk_task(&f->rec, 862, 862, "parent");
 
-    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 0);  /* nothing to change now */
+    assert_int_equal(applier_pack_task(f->a, &tc, &plan), 0); /* nothing to change now */
     assert_non_null(applier_find(f->a, 861));
     assert_mask(&applier_find(f->a, 861)->original, "0-3");
     assert_int_equal(applier_pack_task(f->a, &to, &plan), 0);
@@ -1695,8 +1697,12 @@ static void test_recover_ignores_bad_file(void **state)
     sets = f->rec.n_set;
 
     /* another boot: the TIDs mean nothing now */
-    struct applied_task rec = {.tid = 600, .pid = 600, .start_time = ft->start_time,
-                               .original = set_of("0-3"), .set = set_of("1"), .comm = "w"};
+    struct applied_task rec = {.tid = 600,
+                               .pid = 600,
+                               .start_time = ft->start_time,
+                               .original = set_of("0-3"),
+                               .set = set_of("1"),
+                               .comm = "w"};
     struct state other = {.boot_id = "99999999-2222-3333-4444-555555555555", .tasks = &rec, .n_tasks = 1};
     assert_int_equal(state_write(f->state_file, &other, NULL), 0);
     assert_int_equal(applier_recover(f->a), 0);
@@ -1705,7 +1711,6 @@ static void test_recover_ignores_bad_file(void **state)
     assert_true(logged("written during another boot"));
     assert_int_equal(access(f->state_file, F_OK), -1);
 }
-
 
 /* The state file's path, swapped for what another user planted when it
  * is opened again after the checked read of a damaged file (test-apply
@@ -1796,7 +1801,7 @@ static void test_slice_on_pack_restored_on_release(void **state)
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     assert_mask(&ft->mask, "0-1");
     assert_int_equal(ft->attr.runtime_ns, 300000);
-    assert_int_equal(ft->attr.nice, -3);        /* only the slice changes */
+    assert_int_equal(ft->attr.nice, -3); /* only the slice changes */
     const struct applied_task *at = applier_find(f->a, 100);
     assert_non_null(at);
     assert_true(at->slice.applied);
@@ -1861,7 +1866,7 @@ static void test_slice_before_mask(void **state)
     struct task t2 = mk_task(&f->rec, 101, 101, "r");
     assert_int_equal(applier_pack_task(f->a, &t2, &plan), 0);
     assert_mask(&refusing->mask, "0-3");
-    assert_int_equal(refusing->attr.runtime_ns, FAKE_DEFAULT_SLICE);   /* given, then taken back */
+    assert_int_equal(refusing->attr.runtime_ns, FAKE_DEFAULT_SLICE); /* given, then taken back */
     assert_int_equal(f->rec.n_setattr, 3);
     assert_null(applier_find(f->a, 101));
     assert_int_equal(applier_hands_off(f->a, 101), -EPERM);
@@ -1872,7 +1877,7 @@ static void test_slice_changed_after_us_left_alone(void **state)
     struct fx *f = *state;
     struct fake_task *ft = add_task(&f->rec, 100, "0-3");
     struct fake_task *ft2 = add_task(&f->rec, 101, "0-3");
-    ft2->attr.runtime_ns = 2000000;             /* a custom slice of its own */
+    ft2->attr.runtime_ns = 2000000; /* a custom slice of its own */
     applier_set_jitter_slice(f->a, &slice_yes, 300000);
     cpu_set_t plan = set_of("0");
     struct task t = mk_task(&f->rec, 100, 100, "w"), t2 = mk_task(&f->rec, 101, 101, "w2");
@@ -1907,7 +1912,7 @@ static void test_slice_never_on_realtime(void **state)
     struct task t = mk_task(&f->rec, 100, 100, "rt"), t2 = mk_task(&f->rec, 101, 101, "idle");
     assert_int_equal(applier_pack_task(f->a, &t, &plan), 1);
     assert_int_equal(applier_pack_task(f->a, &t2, &plan), 1);
-    assert_mask(&fifo->mask, "0");              /* the mask still packs it */
+    assert_mask(&fifo->mask, "0"); /* the mask still packs it */
     assert_int_equal(f->rec.n_setattr, 0);
     assert_int_equal(fifo->attr.runtime_ns, 0);
     assert_false(applier_find(f->a, 100)->slice.applied);

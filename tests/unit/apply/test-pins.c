@@ -106,7 +106,7 @@ static void test_toggle_reset_is_undone(void **state)
     /* The toggle: every task reset to all CPUs; task 4 exits and its TID is
      * reused; task 5 is narrowed by its user to 3 after the reset. */
     for (pid_t tid = 1; tid <= 5; tid++)
-        if (tid != 3)       /* 3: its reset comes late */
+        if (tid != 3) /* 3: its reset comes late */
             f.mask[tid] = online;
     f.start[4] = 999;
     f.mask[5] = list("3");
@@ -116,8 +116,8 @@ static void test_toggle_reset_is_undone(void **state)
     cpu_set_t want2 = list("2"), want3 = list("4-5"), want5 = list("3");
     assert_true(CPU_EQUAL(&f.mask[2], &want2));
     assert_true(CPU_EQUAL(&f.mask[3], &want3));
-    assert_true(CPU_EQUAL(&f.mask[4], &online));   /* another task now: untouched */
-    assert_true(CPU_EQUAL(&f.mask[5], &want5));    /* the user's choice: untouched */
+    assert_true(CPU_EQUAL(&f.mask[4], &online)); /* another task now: untouched */
+    assert_true(CPU_EQUAL(&f.mask[5], &want5));  /* the user's choice: untouched */
     assert_true(CPU_EQUAL(&f.mask[1], &online));
 
     /* A reset that arrives late is caught by a later pass; a task put back
@@ -186,7 +186,7 @@ static void test_managed_follows_the_caller(void **state)
     f.mask[1] = list("3");
     assert_int_equal(pins_snapshot(&p, tt, &online, &ops, 10, packed_1, packed_1_now, &v), 1);
     v.held = false;
-    f.mask[1] = online;     /* restored to 1-3, then reset */
+    f.mask[1] = online; /* restored to 1-3, then reset */
     assert_int_equal(pins_repair(&p, &ops), 1);
     cpu_set_t orig = list("1-3");
     assert_true(CPU_EQUAL(&f.mask[1], &orig));

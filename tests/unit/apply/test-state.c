@@ -53,19 +53,27 @@ static int setup(void **state)
     /* the parent directory is created on the first write */
     snprintf(f->path, sizeof f->path, "%s/run/state", f->dir);
 
-    f->tasks[0] = (struct applied_task){.tid = 4242, .pid = 4240, .start_time = 123456789012ull,
-                                        .original = set_of("0-3,8-11"), .set = set_of("1"), .comm = "kworker helper"};
-    f->tasks[1] = (struct applied_task){.tid = 7, .pid = 7, .start_time = 5, .original = set_of("0-1023"),
-                                        .set = set_of("0,2,4,6,1023"), .comm = "we\nird"};
-    f->tasks[2] = (struct applied_task){.tid = 8, .pid = 7, .start_time = 6, .original = set_of("0-1"),
-                                        .set = set_of("0"), .comm = ""};
-    f->members[0] = (struct applied_member){.tid = 4242, .pid = 4240, .start_time = 1,
-                                            .original_path = "/system.slice/a b.service"};
+    f->tasks[0] = (struct applied_task){.tid = 4242,
+                                        .pid = 4240,
+                                        .start_time = 123456789012ull,
+                                        .original = set_of("0-3,8-11"),
+                                        .set = set_of("1"),
+                                        .comm = "kworker helper"};
+    f->tasks[1] = (struct applied_task){.tid = 7,
+                                        .pid = 7,
+                                        .start_time = 5,
+                                        .original = set_of("0-1023"),
+                                        .set = set_of("0,2,4,6,1023"),
+                                        .comm = "we\nird"};
+    f->tasks[2] = (struct applied_task){
+        .tid = 8, .pid = 7, .start_time = 6, .original = set_of("0-1"), .set = set_of("0"), .comm = ""};
+    f->members[0] = (struct applied_member){
+        .tid = 4242, .pid = 4240, .start_time = 1, .original_path = "/system.slice/a b.service"};
     f->members[1] = (struct applied_member){.tid = 9, .pid = 9, .start_time = 2, .original_path = "/"};
-    f->groups[0] = (struct applied_group){.kind = GROUP_CPUSET_V1, .name = "/turbosched", .set = set_of("0-1"),
-                                          .members = f->members, .n_members = 2};
-    f->groups[1] = (struct applied_group){.kind = GROUP_UNIT, .name = "turbosched-jitter.slice",
-                                          .set = set_of("2"), .original_all = true};
+    f->groups[0] = (struct applied_group){
+        .kind = GROUP_CPUSET_V1, .name = "/turbosched", .set = set_of("0-1"), .members = f->members, .n_members = 2};
+    f->groups[1] = (struct applied_group){
+        .kind = GROUP_UNIT, .name = "turbosched-jitter.slice", .set = set_of("2"), .original_all = true};
     f->s = (struct state){.boot_id = BOOT, .tasks = f->tasks, .n_tasks = 3, .groups = f->groups, .n_groups = 2};
 
     logbuf[0] = '\0';
@@ -104,7 +112,7 @@ static void test_round_trip(void **state)
         assert_true(CPU_EQUAL(&r.tasks[i].set, &f->tasks[i].set));
     }
     assert_string_equal(r.tasks[0].comm, "kworker helper");
-    assert_string_equal(r.tasks[1].comm, "we?ird");     /* one record per line, whatever the name */
+    assert_string_equal(r.tasks[1].comm, "we?ird"); /* one record per line, whatever the name */
     assert_string_equal(r.tasks[2].comm, "");
 
     assert_int_equal(r.n_groups, 2);
@@ -146,7 +154,7 @@ static void test_empty_state_removes_file(void **state)
     assert_int_equal(access(f->path, F_OK), -1);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), -ENOENT);
-    assert_string_equal(logbuf, "");        /* no file is not worth a message */
+    assert_string_equal(logbuf, ""); /* no file is not worth a message */
 }
 
 static size_t load(const char *path, char *buf, size_t size)
@@ -169,7 +177,7 @@ static const struct applied_task *task_of(const struct state *s, pid_t tid)
     const struct applied_task *found = NULL;
     for (size_t i = 0; i < s->n_tasks; i++)
         if (s->tasks[i].tid == tid) {
-            assert_null(found);     /* one record per TID */
+            assert_null(found); /* one record per TID */
             found = &s->tasks[i];
         }
     assert_non_null(found);
@@ -185,8 +193,12 @@ static void test_appended_blocks(void **state)
     int fd;
     assert_int_equal(state_write(f->path, &f->s, &fd), 0);
     assert_true(fd >= 0);
-    struct applied_task moved = f->tasks[1], added = {.tid = 77, .pid = 77, .start_time = 5,
-                                                      .original = set_of("0-3"), .set = set_of("1"), .comm = "new"};
+    struct applied_task moved = f->tasks[1], added = {.tid = 77,
+                                                      .pid = 77,
+                                                      .start_time = 5,
+                                                      .original = set_of("0-3"),
+                                                      .set = set_of("1"),
+                                                      .comm = "new"};
     moved.set = set_of("3");
     const struct applied_task *block1[] = {&added}, *block2[] = {&moved};
     assert_int_equal(state_append(fd, block1, 1), 0);
@@ -197,7 +209,7 @@ static void test_appended_blocks(void **state)
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
     assert_int_equal(r.n_tasks, 4);
-    assert_true(CPU_EQUAL(&task_of(&r, moved.tid)->set, &moved.set));    /* as the later block has it */
+    assert_true(CPU_EQUAL(&task_of(&r, moved.tid)->set, &moved.set)); /* as the later block has it */
     assert_string_equal(task_of(&r, 77)->comm, "new");
     assert_non_null(task_of(&r, 4242));
     assert_non_null(task_of(&r, 8));
@@ -215,7 +227,7 @@ static void test_appended_blocks(void **state)
 
     /* a damaged block ends the reading: neither it nor the next counts */
     char *first_block = strstr(good, "\ntask 77 ") + 1;
-    first_block[strlen("task 77 77 ")] = '6';           /* start time 5 -> 6: its checksum fails */
+    first_block[strlen("task 77 77 ")] = '6'; /* start time 5 -> 6: its checksum fails */
     store(f->path, good, n);
     assert_int_equal(state_read(f->path, BOOT, &r), 0);
     assert_int_equal(r.n_tasks, 3);
@@ -315,7 +327,7 @@ static void test_unreadable_line_with_valid_checksum(void **state)
     struct fx *f = *state;
     /* a well-formed file (right checksum) with a record we cannot read is
      * refused as a whole: nothing is restored from half a file */
-    f->tasks[0].original = (cpu_set_t){0};          /* written as an empty field */
+    f->tasks[0].original = (cpu_set_t){0}; /* written as an empty field */
     assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     struct state r;
     assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
@@ -339,9 +351,11 @@ static void test_slice_token(void **state)
         assert_false(r.tasks[i].slice.applied);
     state_free(&r);
 
-    f->tasks[0].slice = (struct slice_saved){
-        .applied = true, .orig = {.policy = 3 /* SCHED_BATCH */, .nice = -5, .flags = 1, .runtime_ns = 2000000},
-        .orig_default = false, .set_runtime_ns = 300000};
+    f->tasks[0].slice =
+        (struct slice_saved){.applied = true,
+                             .orig = {.policy = 3 /* SCHED_BATCH */, .nice = -5, .flags = 1, .runtime_ns = 2000000},
+                             .orig_default = false,
+                             .set_runtime_ns = 300000};
     /* a comm that looks like the token's start is still a comm */
     strcpy(f->tasks[2].comm, "slice=a b");
     assert_int_equal(state_write(f->path, &f->s, NULL), 0);
@@ -362,7 +376,7 @@ static void test_slice_token(void **state)
     state_free(&r);
 
     /* a token we could not have written makes the file corrupted */
-    f->tasks[0].slice.orig.policy = 1;          /* SCHED_FIFO: never touched */
+    f->tasks[0].slice.orig.policy = 1; /* SCHED_FIFO: never touched */
     assert_int_equal(state_write(f->path, &f->s, NULL), 0);
     assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     assert_non_null(strstr(logbuf, "corrupted (line 3 unreadable)"));
@@ -401,8 +415,12 @@ static void test_many_tasks(void **state)
     struct applied_task *tasks = calloc(N, sizeof *tasks);
     assert_non_null(tasks);
     for (int i = 0; i < N; i++)
-        tasks[i] = (struct applied_task){.tid = i + 1, .pid = i + 1, .start_time = (uint64_t)i * 3,
-                                         .original = set_of("0-63"), .set = set_of("0,32"), .comm = "w"};
+        tasks[i] = (struct applied_task){.tid = i + 1,
+                                         .pid = i + 1,
+                                         .start_time = (uint64_t)i * 3,
+                                         .original = set_of("0-63"),
+                                         .set = set_of("0,32"),
+                                         .comm = "w"};
     struct state s = {.boot_id = BOOT, .tasks = tasks, .n_tasks = N};
     assert_int_equal(state_write(f->path, &s, NULL), 0);
     struct state r;
@@ -477,7 +495,7 @@ static void test_owner_and_mode(void **state)
     assert_int_equal(chmod(run, 0755), 0);
 
     if (geteuid() != 0)
-        return;  /* giving a file away needs root; the mode checks above ran */
+        return; /* giving a file away needs root; the mode checks above ran */
     assert_int_equal(chown(f->path, 65534, 65534), 0);
     logbuf[0] = '\0';
     assert_int_equal(state_read(f->path, BOOT, &r), -EPERM);
@@ -500,11 +518,11 @@ static void test_owner_and_mode(void **state)
 static void test_paths_and_unit_names(void **state)
 {
     struct fx *f = *state;
-    static const char *const bad_groups[] = {"/turbosched/../../etc", "/..", "turbosched", "/a//b", "/a/",
-                                             "/a/./b", "/", "/a\x01b"};
+    static const char *const bad_groups[] = {
+        "/turbosched/../../etc", "/..", "turbosched", "/a//b", "/a/", "/a/./b", "/", "/a\x01b"};
     static const char *const bad_members[] = {"/../x", "//", "x", "/a/.."};
     static const char *const bad_units[] = {"../../etc/x.service", "a b.service", "x.socket", ".service",
-                                            "a/b.slice", "slice"};
+                                            "a/b.slice",           "slice"};
     struct state r;
     for (size_t i = 0; i < ELEMENTSOF(bad_groups); i++) {
         f->groups[0].name = (char *)bad_groups[i];
@@ -526,8 +544,8 @@ static void test_paths_and_unit_names(void **state)
         print_message("unit %s\n", bad_units[i]);
         assert_int_equal(state_read(f->path, BOOT, &r), -EBADMSG);
     }
-    static const char *const good_units[] = {"turbosched-jitter.slice", "getty@tty1.service",
-                                             "run-u12.scope", "foo\\x2dbar.service"};
+    static const char *const good_units[] = {"turbosched-jitter.slice", "getty@tty1.service", "run-u12.scope",
+                                             "foo\\x2dbar.service"};
     for (size_t i = 0; i < ELEMENTSOF(good_units); i++) {
         f->groups[1].name = (char *)good_units[i];
         assert_int_equal(state_write(f->path, &f->s, NULL), 0);

@@ -26,13 +26,14 @@ static int parse(struct cli_options *o, const char *const *args, int n)
     for (int i = 0; i < n; i++)
         argv[i + 1] = (char *)args[i];
     argv[n + 1] = NULL;
-    optind = 0;     /* glibc: start over */
+    optind = 0; /* glibc: start over */
     opterr = 0;
     return cli_parse(n + 1, argv, o);
 }
 
-#define PARSE(o, ...) parse((o), (const char *const[]){__VA_ARGS__}, \
-                            (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
+#define PARSE(o, ...) \
+    parse((o), (const char *const[]){__VA_ARGS__}, \
+          (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
 
 static void test_options_set(void **state)
 {
@@ -65,15 +66,15 @@ static void test_usage_errors(void **state)
     assert_int_equal(PARSE(&o, "-l", "loud"), EXIT_USAGE);
     assert_int_equal(PARSE(&o, "extra"), EXIT_USAGE);
     assert_int_equal(PARSE(&o, "-n", "extra"), EXIT_USAGE);
-    assert_int_equal(PARSE(&o, "--sysfs-root", "/fixture"), EXIT_USAGE);   /* only with --print-topology */
-    assert_int_equal(PARSE(&o, "-c"), EXIT_USAGE);                         /* no argument */
+    assert_int_equal(PARSE(&o, "--sysfs-root", "/fixture"), EXIT_USAGE); /* only with --print-topology */
+    assert_int_equal(PARSE(&o, "-c"), EXIT_USAGE);                       /* no argument */
 }
 
 static void test_help_and_version(void **state)
 {
     struct cli_options o;
     assert_int_equal(PARSE(&o, "--help"), EXIT_OK);
-    assert_int_equal(PARSE(&o, "-h", "--no-such-option"), EXIT_OK);    /* answered at once */
+    assert_int_equal(PARSE(&o, "-h", "--no-such-option"), EXIT_OK); /* answered at once */
     assert_int_equal(PARSE(&o, "-V"), EXIT_OK);
     assert_int_equal(PARSE(&o, "--version"), EXIT_OK);
     assert_int_equal(fflush(stdout), 0);

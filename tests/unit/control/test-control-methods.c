@@ -48,10 +48,7 @@ static struct json_object *get(struct json_object *o, const char *key)
     return v;
 }
 
-static bool has(struct json_object *o, const char *key)
-{
-    return json_object_object_get_ex(o, key, NULL);
-}
+static bool has(struct json_object *o, const char *key) { return json_object_object_get_ex(o, key, NULL); }
 
 struct call {
     int r;
@@ -77,8 +74,12 @@ static void test_each_method_routed(void **state)
     struct loop loop = {.priority = 0};
     struct loop_batch batch = {.doorbell = true};
     struct daemon_fake d = {0};
-    struct control_methods m = {.engine = fx->e, .loop = &loop, .batch = &batch, .userdata = &d,
-                                .reload = fake_reload, .status_changed = fake_status_changed};
+    struct control_methods m = {.engine = fx->e,
+                                .loop = &loop,
+                                .batch = &batch,
+                                .userdata = &d,
+                                .reload = fake_reload,
+                                .status_changed = fake_status_changed};
 
     struct call c = call(&m, "io.turbosched.Status", NULL, 1000);
     assert_int_equal(c.r, 0);
@@ -151,9 +152,13 @@ static void test_session_pause_ends_with_connection(void **state)
     struct loop loop = {0};
     struct loop_batch batch = {0};
     struct daemon_fake d = {0};
-    struct control_methods m = {.engine = fx->e, .loop = &loop, .batch = &batch, .userdata = &d,
-                                .reload = fake_reload, .status_changed = fake_status_changed};
-    struct call c = call(&m, "io.turbosched.Pause", "{\"session\":true}", 0);   /* conn_id 7 */
+    struct control_methods m = {.engine = fx->e,
+                                .loop = &loop,
+                                .batch = &batch,
+                                .userdata = &d,
+                                .reload = fake_reload,
+                                .status_changed = fake_status_changed};
+    struct call c = call(&m, "io.turbosched.Pause", "{\"session\":true}", 0); /* conn_id 7 */
     assert_int_equal(c.r, 0);
     json_object_put(c.reply);
     assert_true(engine_paused(fx->e));
@@ -192,9 +197,9 @@ static void test_explain_errors(void **state)
  * GetInfo is the server's, and a method not ours reaches no handler. */
 static void test_not_ours(void **state)
 {
-    struct control_methods m = {0};    /* no handler may touch it */
-    static const char *const names[] = {"org.varlink.service.GetInfo", "io.turbosched.Nope",
-                                        "io.turbosched.status", ""};
+    struct control_methods m = {0}; /* no handler may touch it */
+    static const char *const names[] = {"org.varlink.service.GetInfo", "io.turbosched.Nope", "io.turbosched.status",
+                                        ""};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         struct call c = call(&m, names[i], NULL, 0);
         assert_int_equal(c.r, -EOPNOTSUPP);

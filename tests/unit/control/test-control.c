@@ -38,11 +38,11 @@ struct fixture {
     char path[128];
     sd_event *e;
     struct control_server *s;
-    size_t dump_size;       /* bytes of filler in the Dump reply */
+    size_t dump_size; /* bytes of filler in the Dump reply */
     unsigned reloads;
     unsigned handler_calls;
-    int handler_mode;       /* 0 normal, 1 -EIO without error, 2 non-object reply */
-    unsigned handler_delay_us;  /* what each request costs the daemon */
+    int handler_mode;          /* 0 normal, 1 -EIO without error, 2 non-object reply */
+    unsigned handler_delay_us; /* what each request costs the daemon */
 };
 
 static unsigned n_warnings, n_limit_logs, n_pause_logs, n_refusal_logs;
@@ -59,8 +59,8 @@ static void sink(int level, const char *msg, void *userdata)
         n_refusal_logs++;
 }
 
-static int fake_handler(void *userdata, const char *method, struct json_object *params,
-                        const struct control_peer *peer, struct json_object **reply, const char **error)
+static int fake_handler(void *userdata, const char *method, struct json_object *params, const struct control_peer *peer,
+                        struct json_object **reply, const char **error)
 {
     struct fixture *fx = userdata;
     fx->handler_calls++;
@@ -130,10 +130,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static void pump(struct fixture *fx)
-{
-    assert_true(sd_event_run(fx->e, 1000) >= 0);
-}
+static void pump(struct fixture *fx) { assert_true(sd_event_run(fx->e, 1000) >= 0); }
 
 static int client_connect(const char *path)
 {
@@ -166,7 +163,7 @@ static void send_all(struct fixture *fx, int fd, const void *data, size_t len)
 
 static void send_str(struct fixture *fx, int fd, const char *s)
 {
-    send_all(fx, fd, s, strlen(s) + 1);  /* with its NUL */
+    send_all(fx, fd, s, strlen(s) + 1); /* with its NUL */
 }
 
 /* One reply frame, or NULL on EOF. Pumps the server while waiting. */
@@ -703,7 +700,7 @@ static void test_never_reading_client_does_not_block(void **state)
             assert_int_equal(errno, EAGAIN);
             break;
         }
-        assert_int_equal(n, (ssize_t)sizeof req);  /* small writes are atomic here */
+        assert_int_equal(n, (ssize_t)sizeof req); /* small writes are atomic here */
         sent++;
     }
     assert_true(sent > 1);
@@ -736,7 +733,7 @@ static void test_client_gone_with_reply_pending(void **state)
         assert_true(now_ms() < deadline);
         pump(fx);
     }
-    assert_int_equal(control_server_n_clients(fx->s), 1);  /* reply still queued */
+    assert_int_equal(control_server_n_clients(fx->s), 1); /* reply still queued */
     close(fd);
     /* Noticed at once, long before the 30 s idle timeout. */
     wait_for_clients(fx, 0);
@@ -767,7 +764,7 @@ static void test_socket_file(void **state)
     assert_int_equal(stat(deep_path, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0600);
     control_server_free(deep);
-    assert_int_equal(access(deep_path, F_OK), -1);  /* unlinked on free */
+    assert_int_equal(access(deep_path, F_OK), -1); /* unlinked on free */
 
     /* A live server owns the path. */
     struct control_server *other = NULL;
@@ -799,7 +796,7 @@ static void test_socket_file(void **state)
 
     assert_int_equal(control_server_new(fx->e, fx->path, "no-such-group-here", 0, fake_handler, fx, &fx->s), -ENOENT);
     if (geteuid() != 0)
-        return;  /* giving the socket to another group needs root */
+        return; /* giving the socket to another group needs root */
     assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
     assert_int_equal(stat(fx->path, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0660);
@@ -872,7 +869,7 @@ static void test_peer_credentials(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     /* Group-readable socket: nobody (in group 65534) may connect and read. */
     serve_nobody(fx);
     pid_t pid = fork();
@@ -897,7 +894,7 @@ static void test_peer_credentials(void **state)
     }
     assert_int_equal(run_child(fx, pid), 0);
     assert_int_equal(fx->reloads, 0);
-    assert_int_equal(fx->handler_calls, 1);  /* Status only: Reload never reached the handler */
+    assert_int_equal(fx->handler_calls, 1); /* Status only: Reload never reached the handler */
 
     /* Owner-only socket: nobody cannot even connect. */
     control_server_free(fx->s);
@@ -910,7 +907,6 @@ static void test_peer_credentials(void **state)
     }
     assert_int_equal(run_child(fx, pid), 0);
 }
-
 
 /* The method table the server checks: a row for each of our methods and
  * none for others; root only for what changes the daemon's state, the
@@ -937,7 +933,7 @@ static void test_table_permissions(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     serve_nobody(fx);
     unsigned reached = 0;
     for (int id = 0; id < _VARLINK_METHOD_MAX; id++)
@@ -979,7 +975,7 @@ static void test_refusals_logged_bounded(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     serve_nobody(fx);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -1011,7 +1007,7 @@ static void test_slot_exhaustion_by_user(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     control_server_free(fx->s);
     assert_int_equal(chmod(fx->dir, 0755), 0);
     assert_int_equal(control_server_new(fx->e, fx->path, "65534", 64, fake_handler, fx, &fx->s), 0);
@@ -1110,7 +1106,7 @@ static void test_slot_exhaustion_by_user(void **state)
 static void unprivileged_rate(struct fixture *fx, const char *req)
 {
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     serve_nobody(fx);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -1159,7 +1155,7 @@ static void test_bucket_rate(void **state)
 {
     uint64_t tokens = 0, refill = 0, now = 1000000;
     unsigned granted = 0;
-    for (uint64_t end = now + 20 * 1000000ull; now < end; now += 200)   /* every 200 µs for 20 s */
+    for (uint64_t end = now + 20 * 1000000ull; now < end; now += 200) /* every 200 µs for 20 s */
         granted += control_bucket_take(&tokens, &refill, now);
     unsigned want = UNPRIV_DUMP_BURST + 20 * UNPRIV_DUMP_PER_S;
     if (granted + 1 < want || granted > want)
@@ -1180,7 +1176,6 @@ static void test_unprivileged_dump_rate(void **state)
 static void test_unprivileged_explain_rate(void **state)
 {
     unprivileged_rate(*state, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42}}");
-
 }
 
 /* Unprivileged clients that ask for large Dumps and never read them: the
@@ -1190,7 +1185,7 @@ static void test_unread_replies_bounded(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to become another user */
+        skip(); /* needs root to become another user */
     control_server_free(fx->s);
     assert_int_equal(chmod(fx->dir, 0755), 0);
     assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);

@@ -97,7 +97,7 @@ static void fill(struct cmp_block_result *r, enum cmp_mode m, bool warm, double 
 static void test_summary_discards_warmup(void **state)
 {
     struct cmp_block_result b[6];
-    fill(&b[0], CMP_PAUSED, true, 99999, 0);     /* warm-up: must not count */
+    fill(&b[0], CMP_PAUSED, true, 99999, 0); /* warm-up: must not count */
     fill(&b[1], CMP_PACKED, true, 99999, 0);
     fill(&b[2], CMP_PAUSED, false, 100, 93);
     fill(&b[3], CMP_PACKED, false, 10, 99);

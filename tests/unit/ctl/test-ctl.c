@@ -31,7 +31,8 @@
 static const char status_json[] =
     "{\"version\":\"0.1.0\",\"uptime_s\":3725,\"mode\":\"affinity\",\"dry_run\":false,\"uclamp_supported\":false,"
     "\"unit_optin\":false,\"tasks\":{\"tracked\":412,\"jitter\":23,\"intensive\":2,\"ignore\":387,\"packed\":23},"
-    "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rename_floods\":3,\"renames_unheard\":true,\"rescans\":1,"
+    "\"events\":{\"fork\":1,\"exec\":1,\"comm\":1,\"exit\":1,\"uid\":0,\"other\":0},\"overflows\":0,\"rename_floods\":"
+    "3,\"renames_unheard\":true,\"rescans\":1,"
     "\"placement_latency\":{\"count\":800,\"p50_us\":85,\"p99_us\":950,\"max_us\":12001,\"within_20ms\":796},"
     "\"plan\":{\"restricted\":true,\"cpus\":\"0\",\"reason\":\"packed on core 0\","
     "\"benefit\":{\"plan\":\"isolate\",\"estimate\":\"isolate on 1 core: a trial, measuring\","
@@ -62,7 +63,8 @@ static const char dump_json[] =
     "\"cpus\":[{\"cpu\":0,\"freq_khz\":null,\"idle\":[]},{\"cpu\":1}]}";
 
 static const char explain_json[] =
-    "{\"pid\":42,\"threads_total\":300,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":\"rule\","
+    "{\"pid\":42,\"threads_total\":300,\"threads\":[{\"tid\":42,\"comm\":\"chronyd\",\"class\":\"jitter\",\"source\":"
+    "\"rule\","
     "\"detail\":\"rule 'time' (turbosched.conf:3)\",\"placement\":\"packed on CPUs 0 (plan: packed on core 0)\","
     "\"original_mask\":\"0-1\",\"current_mask\":\"0\"},{\"tid\":43},"
     "{\"tid\":44,\"comm\":\"chronyd-w\",\"class\":\"jitter\",\"source\":\"rule\","
@@ -71,12 +73,16 @@ static const char explain_json[] =
 
 static const char metrics_json[] =
     "{\"metrics\":[{\"name\":\"turbosched_tasks\",\"help\":\"Tracked threads by class\",\"type\":\"gauge\","
-    "\"samples\":[{\"labels\":{\"class\":\"jitter\"},\"value\":23},{\"labels\":{\"class\":\"intensive\"},\"value\":2}]},"
+    "\"samples\":[{\"labels\":{\"class\":\"jitter\"},\"value\":23},{\"labels\":{\"class\":\"intensive\"},\"value\":2}]}"
+    ","
     "{\"name\":\"turbosched_events_total\",\"help\":\"Proc connector events\\nby kind \\\\ type\",\"type\":\"counter\","
-    "\"samples\":[{\"labels\":{\"kind\":\"fork\"},\"value\":1},{\"labels\":{\"kind\":\"a\\\"b\\\\c\\nd\"},\"value\":4}]},"
-    "{\"name\":\"turbosched_tasks\",\"help\":\"dup\",\"type\":\"gauge\",\"samples\":[{\"labels\":{\"class\":\"ignore\"},\"value\":387}]},"
+    "\"samples\":[{\"labels\":{\"kind\":\"fork\"},\"value\":1},{\"labels\":{\"kind\":\"a\\\"b\\\\c\\nd\"},\"value\":4}]"
+    "},"
+    "{\"name\":\"turbosched_tasks\",\"help\":\"dup\",\"type\":\"gauge\",\"samples\":[{\"labels\":{\"class\":\"ignore\"}"
+    ",\"value\":387}]},"
     "{\"name\":\"uptime_seconds\",\"help\":\"Daemon uptime\",\"type\":\"bogus\",\"samples\":[{\"value\":12.5}]},"
-    "{\"name\":\"turbosched_plan_restricted\",\"type\":\"gauge\",\"samples\":[{\"labels\":{},\"value\":true},{\"value\":null}]},"
+    "{\"name\":\"turbosched_plan_restricted\",\"type\":\"gauge\",\"samples\":[{\"labels\":{},\"value\":true},{"
+    "\"value\":null}]},"
     "{\"name\":\"turbosched_placement_latency_seconds\",\"help\":\"h\",\"type\":\"histogram\",\"samples\":["
     "{\"labels\":{\"le\":\"0.001\"},\"value\":2,\"suffix\":\"_bucket\"},"
     "{\"labels\":{\"le\":\"+Inf\"},\"value\":3,\"suffix\":\"_bucket\"},"
@@ -90,8 +96,8 @@ struct fixture {
     struct control_server *s;
     bool deny_reload;
     const char *status_override;
-    bool deny_pause;            /* answer Pause and Resume as to a non-root caller */
-    char calls[64];             /* P: Pause, R: Resume ({"session":true} lower case) */
+    bool deny_pause; /* answer Pause and Resume as to a non-root caller */
+    char calls[64];  /* P: Pause, R: Resume ({"session":true} lower case) */
     size_t n_calls;
 };
 
@@ -194,7 +200,7 @@ static void drain(int *fd, char **buf, size_t *len)
         }
         if (n < 0 && errno == EAGAIN)
             return;
-        close(*fd);  /* EOF, or EIO on a pty whose other side is gone */
+        close(*fd); /* EOF, or EIO on a pty whose other side is gone */
         *fd = -1;
         return;
     }
@@ -351,9 +357,10 @@ static void test_status(void **state)
     assert_non_null(strstr(r.out, "Deep idle:     1.30 idle cores kept awake by free jitter, 35 wake-ups/s (cpuidle)\n"
                                   "               0.08 idle cores awake with the jitter isolated (a trial), "
                                   "326 wake-ups/s\n"));
-    assert_non_null(strstr(r.out, "Placement:     800 on events, p50 85 us, p99 950 us, max 12001 us; 99.5% within 20 ms\n"));
+    assert_non_null(
+        strstr(r.out, "Placement:     800 on events, p50 85 us, p99 950 us, max 12001 us; 99.5% within 20 ms\n"));
     assert_non_null(strstr(r.out, "Last reload:   ok at "));
-    assert_null(strchr(r.out, '\033'));  /* a pipe gets no colour */
+    assert_null(strchr(r.out, '\033')); /* a pipe gets no colour */
     char lines[8][256];
     size_t n = table_lines(r.out, "CPU", lines, 8);
     assert_int_equal(n, 3);
@@ -413,7 +420,7 @@ static void test_dump_and_topology(void **state)
     assert_int_equal(strncmp(lines[3] + s[2], "-", e[2] - s[2]), 0);
 
     n = table_lines(r.out, "TID", lines, 8);
-    assert_int_equal(n, 3);  /* the ignored task is not listed */
+    assert_int_equal(n, 3); /* the ignored task is not listed */
     assert_aligned(lines, n, 8);
     assert_non_null(strstr(lines[1], "rule 'monitoring' (turbosched.conf:12)"));
     /* A task name cannot send escape sequences to the terminal. */
@@ -423,7 +430,7 @@ static void test_dump_and_topology(void **state)
     n = table_lines(r.out, "CPU", lines, 8);
     assert_int_equal(n, 3);
     assert_non_null(strstr(lines[1], "n/a"));
-    assert_non_null(strstr(lines[2], "-"));  /* no freq_khz field at all */
+    assert_non_null(strstr(lines[2], "-")); /* no freq_khz field at all */
     assert_non_null(strstr(r.out, "No cpuidle states reported."));
     run_free(&r);
 
@@ -456,7 +463,7 @@ static void test_explain(void **state)
 
 struct sample {
     char name[64];
-    char labels[256];   /* unescaped, "k=v;k=v" */
+    char labels[256]; /* unescaped, "k=v;k=v" */
     char value[32];
 };
 
@@ -470,7 +477,7 @@ static size_t parse_exposition(const char *text, struct sample *out, size_t max)
     const char *p = text;
     while (*p) {
         const char *eol = strchr(p, '\n');
-        assert_non_null(eol);  /* every line ends with a newline */
+        assert_non_null(eol); /* every line ends with a newline */
         char line[512];
         assert_true((size_t)(eol - p) < sizeof line);
         memcpy(line, p, (size_t)(eol - p));
@@ -525,7 +532,8 @@ static size_t parse_exposition(const char *text, struct sample *out, size_t max)
             size_t li = 0;
             while (*q != '}') {
                 while (*q != '=') {
-                    assert_true((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_' || (*q >= '0' && *q <= '9'));
+                    assert_true((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_' ||
+                                (*q >= '0' && *q <= '9'));
                     s->labels[li++] = *q++;
                 }
                 s->labels[li++] = *q++;
@@ -599,7 +607,7 @@ static void test_metrics_exposition(void **state)
 
     /* promtool ($PROMTOOL, or the one install-deps.sh takes from Debian's prometheus package), is the reference checker. */
     const char *promtool = getenv("PROMTOOL");
-    if (!promtool)   /* install-deps.sh puts it in /usr/local/bin */
+    if (!promtool) /* install-deps.sh puts it in /usr/local/bin */
         promtool = access("/usr/bin/promtool", X_OK) == 0 ? "/usr/bin/promtool" : "/usr/local/bin/promtool";
     if (access(promtool, X_OK) == 0) {
         char path[160];
@@ -626,7 +634,7 @@ static void test_json_output(void **state)
     struct json_object *got = json_tokener_parse(r.out), *want = json_tokener_parse(status_json);
     assert_non_null(got);
     assert_true(json_object_equal(got, want));
-    assert_non_null(strchr(r.out, '\n'));  /* pretty, not one line */
+    assert_non_null(strchr(r.out, '\n')); /* pretty, not one line */
     json_object_put(got);
     json_object_put(want);
     run_free(&r);
@@ -646,8 +654,8 @@ static void test_exit_codes(void **state)
     run_free(&r);
 
     static const char *const usage[][3] = {
-        {"--socket", "/x", NULL}, {"frobnicate", NULL, NULL}, {"explain", NULL, NULL},
-        {"explain", "abc", NULL}, {"explain", "0", NULL}, {"status", "extra", NULL}, {"--bogus", NULL, NULL},
+        {"--socket", "/x", NULL}, {"frobnicate", NULL, NULL}, {"explain", NULL, NULL}, {"explain", "abc", NULL},
+        {"explain", "0", NULL},   {"status", "extra", NULL},  {"--bogus", NULL, NULL},
     };
     for (size_t i = 0; i < ELEMENTSOF(usage); i++) {
         r = ctl_run(fx, false, NULL, usage[i][0], usage[i][1], usage[i][2], (const char *)NULL);
@@ -683,7 +691,7 @@ static void test_exit_code_unreadable_socket(void **state)
 {
     struct fixture *fx = *state;
     if (geteuid() != 0)
-        skip();  /* needs root to run the client as another user */
+        skip(); /* needs root to run the client as another user */
     assert_int_equal(chmod(fx->dir, 0755), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -708,7 +716,7 @@ static void test_exit_code_unreadable_socket(void **state)
         printf("skip: user nobody cannot reach %s\n", CTL);
         skip();
     }
-    assert_int_equal(WEXITSTATUS(st), 4);  /* the socket is 0600 root */
+    assert_int_equal(WEXITSTATUS(st), 4); /* the socket is 0600 root */
 }
 
 static void test_color_only_on_terminals(void **state)
@@ -716,11 +724,13 @@ static void test_color_only_on_terminals(void **state)
     struct fixture *fx = *state;
     struct run r = ctl_run(fx, true, NULL, "dump", "--socket", fx->path, (const char *)NULL);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "\033[33m"));  /* jitter in yellow */
+    assert_non_null(strstr(r.out, "\033[33m")); /* jitter in yellow */
     run_free(&r);
 
     static const char *const no_color_env[][3] = {
-        {"NO_COLOR", "1", NULL}, {"TERM", "dumb", NULL}, {"TERM", NULL, NULL},
+        {"NO_COLOR", "1", NULL},
+        {"TERM", "dumb", NULL},
+        {"TERM", NULL, NULL},
     };
     for (size_t i = 0; i < ELEMENTSOF(no_color_env); i++) {
         r = ctl_run(fx, true, no_color_env[i], "dump", "--socket", fx->path, (const char *)NULL);
@@ -794,8 +804,8 @@ static void test_compare_run(void **state)
     struct fixture *fx = *state;
     char csv[128];
     snprintf(csv, sizeof csv, "%s/out.csv", fx->dir);
-    struct run r = RUN(fx, "--socket", fx->path, "compare", "--root", TS_FIXTURES "/compare-bare", "--duration",
-                       "4s", "--block", "1s", "--csv", csv);
+    struct run r = RUN(fx, "--socket", fx->path, "compare", "--root", TS_FIXTURES "/compare-bare", "--duration", "4s",
+                       "--block", "1s", "--csv", csv);
     if (r.status != 0)
         fail_msg("exit %d: %s", r.status, r.err);
     /* probe, then paused, packed warm-ups, a measured pair, a final resume */

@@ -70,10 +70,7 @@ static int64_t field_int(struct json_object *o, const char *key)
     return v ? json_object_get_int64(v) : -1;
 }
 
-static unsigned kept_wakes(const struct engine_idle *d)
-{
-    return d->fig.none.measured ? d->fig.none.wakes_per_s : 0;
-}
+static unsigned kept_wakes(const struct engine_idle *d) { return d->fig.none.measured ? d->fig.none.wakes_per_s : 0; }
 
 /* CPU 1 stays out of C6 all along (its residency never moves); the ticks
  * tell apart by its wake-ups: C6 entries while the jitter is packed, and
@@ -166,7 +163,7 @@ static const struct packer_idle *measure_after(struct engine_fixture *fx, uint64
     static const uint64_t time_us[2] = {0, 0};
     usage[1] += wakes;
     put_c6(fx, time_us, usage);
-    nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);   /* an interval to measure over */
+    nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL); /* an interval to measure over */
     return engine_idle_measure(fx->e, now);
 }
 
@@ -203,7 +200,7 @@ static void test_isolated_kept_and_trial(void **state)
     assert_int_equal(fig->iso_sig, 77);
     assert_int_equal(fig->iso.woken_milli, 1000);
     assert_true(fig->iso.wakes_per_s > 0);
-    assert_false(fig->none.measured);            /* packed before: nothing for none */
+    assert_false(fig->none.measured); /* packed before: nothing for none */
     struct json_object *st = report_status(e), *iso, *v;
     assert_true(json_object_object_get_ex(deep_idle(st), "isolated", &iso));
     assert_int_equal(field_int(iso, "woken_milli"), 1000);
@@ -245,7 +242,7 @@ static void test_isolated_kept_and_trial(void **state)
     fig = measure_after(fx, usage, 10, settled + 500 + BENEFIT_TRIAL_AGAIN_MS - 1);
     assert_false(d->last.measured);
     assert_false(fig->trial_ok);
-    assert_true(fig->iso.measured && fig->iso_sig == 78);   /* kept */
+    assert_true(fig->iso.measured && fig->iso_sig == 78); /* kept */
     assert_true(engine_idle_measure(e, settled + 500 + BENEFIT_TRIAL_AGAIN_MS)->trial_ok);
 }
 
@@ -306,8 +303,9 @@ static void tick_until(struct engine_fixture *fx, struct trial_rig *r, unsigned 
     }
     const struct packer_idle *fig = &fx->e->idle.fig;
     fail_msg("no \"%s\" after 10 ticks: %s (jitter load %u milli; CPU 1 with the jitter free: %u milli awake, "
-             "%u wake-ups/s)", what ? what : "trial over", fx->e->plan->benefit_explain,
-             fx->e->sampler.jitter_load_milli, fig->none.woken_milli, fig->none.wakes_per_s);
+             "%u wake-ups/s)",
+             what ? what : "trial over", fx->e->plan->benefit_explain, fx->e->sampler.jitter_load_milli,
+             fig->none.woken_milli, fig->none.wakes_per_s);
 }
 
 static void trial_start(struct engine_fixture *fx, struct trial_rig *r)
@@ -390,7 +388,7 @@ static void test_vm_not_measured(void **state)
     }
     efx_start(fx);
     assert_false(fx->e->idle.on);
-    assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == -1);   /* no family */
+    assert_true(efx_metric(fx, "turbosched_idle_cores_woken_ratio", NULL, NULL) == -1); /* no family */
     assert_true(efx_metric(fx, "turbosched_benefit_isolation_trials_total", NULL, NULL) == -1);
     assert_non_null(strstr(efx_log(), "benefit: deep idle states not measured (no enabled idle state with an exit "
                                       "latency of 50 us or more (cpu0: POLL 0us, haltpoll idle 1us)): one woken idle "

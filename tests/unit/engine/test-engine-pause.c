@@ -58,7 +58,7 @@ static void test_pause_restores_and_resume_packs(void **state)
     expect_jitter_on(fx, original);
     assert_int_equal(fx->fake.n_setaffinity, calls);
     assert_int_equal(task_table_find(e->tasks, fx->jit_a)->class, CLASS_JITTER);
-    assert_int_equal(engine_pause(e, 0), 0);        /* already paused */
+    assert_int_equal(engine_pause(e, 0), 0); /* already paused */
 
     assert_int_equal(engine_resume(e, 0), 1);
     assert_false(engine_paused(e));
@@ -68,7 +68,7 @@ static void test_pause_restores_and_resume_packs(void **state)
     efx_tick_with(fx, efx_busy_load);
     expect_jitter_on(fx, EFX_BUSY_PLAN);
     assert_int_equal(e->pause.pauses, 1);
-    assert_int_equal(engine_resume(e, 0), 0);       /* not paused */
+    assert_int_equal(engine_resume(e, 0), 0); /* not paused */
 }
 
 static void test_session_pauses(void **state)
@@ -83,7 +83,7 @@ static void test_session_pauses(void **state)
     /* a connection's pause ends when it closes */
     assert_int_equal(engine_pause(e, 7), 3);
     expect_jitter_on(fx, original);
-    engine_session_closed(e, 8);                    /* another connection: nothing */
+    engine_session_closed(e, 8); /* another connection: nothing */
     assert_true(engine_paused(e));
     engine_session_closed(e, 7);
     assert_false(engine_paused(e));
@@ -97,7 +97,7 @@ static void test_session_pauses(void **state)
     assert_true(engine_paused(e));
     expect_jitter_on(fx, original);
     assert_int_equal(engine_pause(e, 10), 0);
-    assert_int_equal(engine_resume(e, 0), 0);       /* session 10 still holds it */
+    assert_int_equal(engine_resume(e, 0), 0); /* session 10 still holds it */
     assert_true(engine_paused(e));
     assert_int_equal(engine_resume(e, 10), 1);
     efx_tick_with(fx, efx_busy_load);

@@ -29,8 +29,7 @@
 #include "task.h"
 #include "util.h"
 
-static void expect_counts(const struct engine *e, unsigned jitter, unsigned intensive, unsigned ignore,
-                          unsigned packed)
+static void expect_counts(const struct engine *e, unsigned jitter, unsigned intensive, unsigned ignore, unsigned packed)
 {
     unsigned by_class[4], n_packed;
     engine_count_now(e, by_class, &n_packed);
@@ -321,7 +320,7 @@ static void test_sleeping_task_keeps_its_cpu(void **state)
     efx_tick_with(fx, efx_no_load);
     assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 0);
 
-    set_last_cpu(fx, fx->jit_a, 5, NULL);           /* did not run: not read */
+    set_last_cpu(fx, fx->jit_a, 5, NULL); /* did not run: not read */
     efx_tick_with(fx, efx_no_load);
     assert_int_equal(task_table_find(fx->e->tasks, fx->jit_a)->last_cpu, 0);
 
@@ -352,18 +351,20 @@ static void test_events_fed_directly(void **state)
     assert_int_equal(lat->count, 0);
 
     efx_add_task(fx, 1010, 1010, "jitterbug");
-    uint64_t t_event = now_ns() - 2000000;   /* the kernel saw the exec 2 ms ago */
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1010, .tgid = 1010,
-                                               .timestamp_ns = t_event});
+    uint64_t t_event = now_ns() - 2000000; /* the kernel saw the exec 2 ms ago */
+    engine_on_event(e,
+                    &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1010, .tgid = 1010, .timestamp_ns = t_event});
     expect_class(e, 1010, CLASS_JITTER, SOURCE_RULE, 0);
     assert_non_null(applier_find(e->applier, 1010));
     expect_log("would set pid 1010 (jitterbug)");
     assert_int_equal(lat->count, 1);
     assert_true(lat->max_ns >= 2000000 && lat->max_ns < now_ns() - t_event + 1);
-    assert_int_equal(e->events.event_ns, 0);   /* only while the event is handled */
+    assert_int_equal(e->events.event_ns, 0); /* only while the event is handled */
 
     efx_add_task(fx, fx->jit_b, 1011, "jitterbug");
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_FORK, .tid = 1011, .tgid = fx->jit_b,
+    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_FORK,
+                                               .tid = 1011,
+                                               .tgid = fx->jit_b,
                                                .fork = {.parent_tid = 1, .parent_tgid = 1},
                                                .timestamp_ns = now_ns()});
     expect_class(e, 1011, CLASS_JITTER, SOURCE_RULE, 0);
@@ -375,8 +376,8 @@ static void test_events_fed_directly(void **state)
 
     /* an event stamped after the daemon's clock (none should be) counts as 0 */
     efx_add_task(fx, 1012, 1012, "jitterbug");
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1012, .tgid = 1012,
-                                               .timestamp_ns = now_ns() + 1000000000});
+    engine_on_event(e, &(struct procmon_event){
+                           .kind = PROCMON_EXEC, .tid = 1012, .tgid = 1012, .timestamp_ns = now_ns() + 1000000000});
     assert_non_null(applier_find(e->applier, 1012));
     assert_int_equal(lat->count, 2);
     assert_int_equal(lat->bucket[0], 1);
@@ -391,7 +392,7 @@ static void test_events_fed_directly(void **state)
     assert_null(applier_find(e->applier, 1010));
     assert_null(task_table_find(e->tasks, 1011));
     expect_counts(e, 3, 1, 1, 3);
-    assert_int_equal(lat->count, 2);   /* exits place nothing */
+    assert_int_equal(lat->count, 2); /* exits place nothing */
     expect_real_masks_unchanged(fx);
 }
 
@@ -420,7 +421,7 @@ static void test_orphan_of_lost_fork_adopted(void **state)
     efx_remove_task(fx, fx->jit_a, fx->jit_a);
     engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXIT, .tid = fx->jit_a, .tgid = fx->jit_a});
     assert_null(applier_find(e->applier, fx->jit_a));
-    efx_set_parent(fx, 1060, 1);    /* orphaned: init is its parent now */
+    efx_set_parent(fx, 1060, 1); /* orphaned: init is its parent now */
     efx_log_reset();
     e->events.last_rescan_ms = 0;
     assert_int_equal(engine_events_lost(e), 0);
@@ -487,22 +488,24 @@ static void test_seat_counts_only_placed_execs(void **state)
     efx_start(fx);
     pack(fx);
     seat_init(&e->seat);
-    const int pins[] = {3, 4};      /* out of the plan and in it */
+    const int pins[] = {3, 4}; /* out of the plan and in it */
     for (unsigned p = 0; p < ELEMENTSOF(pins); p++) {
         pid_t tid = (pid_t)(1040 + p);
         efx_add_task(fx, tid, tid, "jitterbug");
         CPU_ZERO(&fx->fake.tasks[fx->fake.n_tasks - 1].mask);
         CPU_SET(pins[p], &fx->fake.tasks[fx->fake.n_tasks - 1].mask);
         for (unsigned i = 0; i < 300; i++)
-            engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = tid, .tgid = tid,
-                                                       .cpu = (uint32_t)pins[p], .timestamp_ns = now_ns()});
+            engine_on_event(
+                e,
+                &(struct procmon_event){
+                    .kind = PROCMON_EXEC, .tid = tid, .tgid = tid, .cpu = (uint32_t)pins[p], .timestamp_ns = now_ns()});
         assert_null(applier_find(e->applier, tid));
         assert_int_equal(e->seat.execs[pins[p]], 0);
     }
     assert_int_equal(e->seat.total, 0);
     efx_add_task(fx, 1042, 1042, "jitterbug");
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1042, .tgid = 1042, .cpu = 2,
-                                               .timestamp_ns = now_ns()});
+    engine_on_event(e, &(struct procmon_event){
+                           .kind = PROCMON_EXEC, .tid = 1042, .tgid = 1042, .cpu = 2, .timestamp_ns = now_ns()});
     assert_non_null(applier_find(e->applier, 1042));
     assert_int_equal(e->seat.execs[2], 1);
     assert_int_equal(e->seat.total, 1);
@@ -518,7 +521,7 @@ static void test_lost_events_rescan(void **state)
     assert_int_equal(e->counters.rescans, 1);
     efx_add_task(fx, 1020, 1020, "crunch");
 
-    e->events.last_rescan_ms = now_ms();    /* as if the start's rescan were this moment */
+    e->events.last_rescan_ms = now_ms(); /* as if the start's rescan were this moment */
     assert_int_equal(engine_events_lost(e), 0);
     expect_log("proc connector overflowed, events lost: rescanning /proc");
     assert_true(e->events.rescan_pending);
@@ -533,7 +536,7 @@ static void test_lost_events_rescan(void **state)
      * /proc waits for the tick, however long ago the last one ran */
     assert_true(e->cfg->realtime_priority > 0);
     efx_add_task(fx, 1021, 1021, "jitterbug");
-    e->events.last_rescan_ms = 0;    /* long ago */
+    e->events.last_rescan_ms = 0; /* long ago */
     assert_int_equal(engine_events_lost(e), 0);
     assert_true(e->events.rescan_pending);
     assert_int_equal(e->counters.rescans, 2);
@@ -586,7 +589,7 @@ static void test_deferred_renames_rescanned(void **state)
     assert_int_equal(e->events.rescan_renames_at, 0);
 
     put_threads(fx, n, "w-new");
-    e->events.last_rescan_ms = 0;     /* a while ago: walks close together back off */
+    e->events.last_rescan_ms = 0; /* a while ago: walks close together back off */
     assert_int_equal(engine_events_lost(e), 0);
     efx_tick_with(fx, efx_no_load);
     uint64_t rescans = e->counters.rescans;
@@ -617,7 +620,7 @@ static void test_rescan_retried(void **state)
     snprintf(path, sizeof path, "%s/%s", fx->root, rel);
     assert_true(read_file(path, stat, sizeof stat) > 0);
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(mkdir(path, 0755), 0);     /* read(2) says EISDIR */
+    assert_int_equal(mkdir(path, 0755), 0); /* read(2) says EISDIR */
     assert_int_equal(engine_events_lost(e), 0);
     efx_tick_with(fx, efx_no_load);
     assert_int_equal(e->counters.rescans, 2);
@@ -628,10 +631,10 @@ static void test_rescan_retried(void **state)
     efx_put(fx, rel, stat);
 
     struct rlimit old;
-    e->events.last_rescan_ms = 0;     /* a while ago: walks close together back off */
+    e->events.last_rescan_ms = 0; /* a while ago: walks close together back off */
     assert_int_equal(engine_events_lost(e), 0);
     assert_int_equal(fd_limit_lower(0, &old), 0);
-    int r = engine_tick(e);                     /* /proc cannot be opened */
+    int r = engine_tick(e); /* /proc cannot be opened */
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
     assert_int_equal(r, 0);
     assert_int_equal(e->counters.rescans, 3);
@@ -655,7 +658,7 @@ static void test_doorbell_execs_once(void **state)
     struct engine *e = fx->e;
     struct engine_doorbell *d = &e->events.doorbell;
     efx_start(fx);
-    assert_null(d->procmon);     /* events from the caller: no sockets */
+    assert_null(d->procmon); /* events from the caller: no sockets */
     pack(fx);
 
     efx_add_task(fx, 1030, 1030, "jitterbug");
@@ -741,11 +744,11 @@ static void test_forked_child_adopted_later(void **state)
     efx_add_task(fx, 1030, 1030, "crunch");
     *(cpu_set_t *)efx_fake_mask(fx, 1030) = packed;
     unsigned sets = fx->fake.n_setaffinity;
-    engine_on_event(e, &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1030, .tgid = 1030,
-                                               .timestamp_ns = now_ns()});
+    engine_on_event(e,
+                    &(struct procmon_event){.kind = PROCMON_EXEC, .tid = 1030, .tgid = 1030, .timestamp_ns = now_ns()});
     expect_class(e, 1030, CLASS_INTENSIVE, SOURCE_RULE, 1);
     cpu_set_t now = mask_of(fx, 1030);
-    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));   /* its creator's original back */
+    assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask)); /* its creator's original back */
     assert_int_equal(fx->fake.n_setaffinity, sets + 1);
     assert_null(applier_find(e->applier, 1030));
     assert_int_equal(e->events.adopt.at_exec, 1);
@@ -795,22 +798,31 @@ static void test_grandchild_adopted(void **state)
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
     const cpu_set_t packed = start_packed(fx);
-    struct procmon_event fork = {.kind = PROCMON_FORK, .tid = 1040, .tgid = 1040, .timestamp_ns = now_ns(),
+    struct procmon_event fork = {.kind = PROCMON_FORK,
+                                 .tid = 1040,
+                                 .tgid = 1040,
+                                 .timestamp_ns = now_ns(),
                                  .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
-    engine_on_event(e, &fork);      /* the child, in its exec: no stat yet */
+    engine_on_event(e, &fork); /* the child, in its exec: no stat yet */
     assert_true(task_table_find(e->tasks, 1040)->flags & TASK_F_ADOPT_DUE);
 
-    efx_add_task(fx, 1041, 1041, "renamed");    /* its child, by another name */
+    efx_add_task(fx, 1041, 1041, "renamed"); /* its child, by another name */
     *(cpu_set_t *)efx_fake_mask(fx, 1041) = packed;
-    fork = (struct procmon_event){.kind = PROCMON_FORK, .tid = 1041, .tgid = 1041, .timestamp_ns = now_ns(),
+    fork = (struct procmon_event){.kind = PROCMON_FORK,
+                                  .tid = 1041,
+                                  .tgid = 1041,
+                                  .timestamp_ns = now_ns(),
                                   .fork = {.parent_tid = 1040, .parent_tgid = 1040}};
     engine_on_event(e, &fork);
     assert_true(task_table_find(e->tasks, 1041)->flags & TASK_F_ADOPT_DUE);
-    efx_add_task(fx, 1040, 1042, "renamed");    /* a thread of the child */
+    efx_add_task(fx, 1040, 1042, "renamed"); /* a thread of the child */
     *(cpu_set_t *)efx_fake_mask(fx, 1042) = packed;
-    fork = (struct procmon_event){.kind = PROCMON_FORK, .tid = 1042, .tgid = 1040, .timestamp_ns = now_ns(),
+    fork = (struct procmon_event){.kind = PROCMON_FORK,
+                                  .tid = 1042,
+                                  .tgid = 1040,
+                                  .timestamp_ns = now_ns(),
                                   .fork = {.parent_tid = 1040, .parent_tgid = 1040}};
-    engine_on_event(e, &fork);      /* adopted, and not jitter: given back at once */
+    engine_on_event(e, &fork); /* adopted, and not jitter: given back at once */
     cpu_set_t now = mask_of(fx, 1042);
     assert_string_equal(efx_fmt(&now), efx_fmt(&fx->real_mask));
     assert_null(applier_find(e->applier, 1042));
@@ -835,7 +847,9 @@ static void test_adoption_waits_out_of_fds(void **state)
     const cpu_set_t packed = start_packed(fx);
     efx_add_task(fx, 1070, 1070, "renamed");
     *(cpu_set_t *)efx_fake_mask(fx, 1070) = packed;
-    struct procmon_event fork = {.kind = PROCMON_FORK, .tid = 1070, .tgid = 1070,
+    struct procmon_event fork = {.kind = PROCMON_FORK,
+                                 .tid = 1070,
+                                 .tgid = 1070,
                                  .timestamp_ns = now_ns() - 2000000000ull,
                                  .fork = {.parent_tid = fx->jit_a, .parent_tgid = fx->jit_a}};
     engine_on_event(e, &fork);
@@ -846,7 +860,7 @@ static void test_adoption_waits_out_of_fds(void **state)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
     assert_true(task_table_find(e->tasks, 1070)->flags & TASK_F_ADOPT_DUE);
     assert_int_equal(e->events.adopt.n, 1);
-    engine_adopt_due(e, now_ns() - 1000000000ull);      /* adopted: its creator's original recorded */
+    engine_adopt_due(e, now_ns() - 1000000000ull); /* adopted: its creator's original recorded */
     assert_false(task_table_find(e->tasks, 1070)->flags & TASK_F_ADOPT_DUE);
     const struct applied_task *a = applier_find(e->applier, 1070);
     assert_non_null(a);
@@ -977,7 +991,7 @@ static void test_run_delay_guard(void **state)
     e->delay.cfg.shrink_hold_ms = 0;
     e->delay.cfg.fallback_retry_ms = 0;
     struct delay_feed f = {{0}, {0}};
-    const char *spilled = "0-1,4,8-9,12";   /* + core 2 of package 0 (CPUs 1,9): busy, no room */
+    const char *spilled = "0-1,4,8-9,12"; /* + core 2 of package 0 (CPUs 1,9): busy, no room */
 
     /* measured, and held while the hold lasts */
     for (int i = 0; i < 3; i++)
@@ -985,7 +999,7 @@ static void test_run_delay_guard(void **state)
     uint64_t delay_ns, wakeups;
     assert_true(engine_delay_of(e, fx->jit_a, &delay_ns, &wakeups));
     assert_int_equal(delay_ns, 2000000);
-    assert_int_equal(wakeups, 3 * 200);      /* the base was read by pack()'s last tick */
+    assert_int_equal(wakeups, 3 * 200); /* the base was read by pack()'s last tick */
     assert_int_equal(e->delay.delay_ns, 2000000);
     assert_int_equal(e->delay.wakeups, 3 * 600);
     assert_non_null(strstr(e->delay.last, "holding: jitter waited 2.0 ms per wake-up, above 1.0 ms"));
@@ -1055,7 +1069,7 @@ static void test_real_kernel(void **state)
 {
     struct engine_fixture *fx = *state;
     struct engine *e = fx->e;
-    efx_start(fx);      /* skips without the privilege to open the proc connector */
+    efx_start(fx); /* skips without the privilege to open the proc connector */
     assert_true(engine_procmon_fd(e) >= 0);
     pack(fx);
 

@@ -137,7 +137,7 @@ static void test_new_default(void **state)
     free(a);
     free(b);
     config_done(&c);
-    assert_null(c.control_socket);   /* config_done leaves it zeroed */
+    assert_null(c.control_socket); /* config_done leaves it zeroed */
 }
 
 /* The shipped conf/turbosched.conf documents every key with its default:
@@ -354,7 +354,8 @@ static const struct {
     {"[daemon]\njust words\n", "<3>t.conf:2: expected 'key = value', '[section]' or a comment\n"},
     {"[daemon]\ntick_interval = fast\n",
      "<3>t.conf:2: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"},
-    {"[daemon]\ntick_interval = 5ms\n", "<3>t.conf:2: bad value '5ms' for 'tick_interval': must be between 10ms and 1min\n"},
+    {"[daemon]\ntick_interval = 5ms\n",
+     "<3>t.conf:2: bad value '5ms' for 'tick_interval': must be between 10ms and 1min\n"},
     {"[daemon]\nmode = both\n", "<3>t.conf:2: bad value 'both' for 'mode': expected affinity or cgroup\n"},
     {"[packing]\njitter_slice = 50us\n",
      "<3>t.conf:2: bad value '50us' for 'jitter_slice': must be between 100us and 100ms\n"},
@@ -371,24 +372,29 @@ static const struct {
     {"[daemon]\ndry_run = maybe\n", "<3>t.conf:2: bad value 'maybe' for 'dry_run': expected yes or no\n"},
     {"[daemon]\nlog_level = loud\n",
      "<3>t.conf:2: bad value 'loud' for 'log_level': expected err, warning, notice, info or debug\n"},
-    {"[daemon]\nnetlink_rcvbuf = 1K\n", "<3>t.conf:2: bad value '1K' for 'netlink_rcvbuf': must be between 4K and 1G\n"},
-    {"[daemon]\nnetlink_rcvbuf = lots\n", "<3>t.conf:2: bad value 'lots' for 'netlink_rcvbuf': expected a size such as 16M\n"},
+    {"[daemon]\nnetlink_rcvbuf = 1K\n",
+     "<3>t.conf:2: bad value '1K' for 'netlink_rcvbuf': must be between 4K and 1G\n"},
+    {"[daemon]\nnetlink_rcvbuf = lots\n",
+     "<3>t.conf:2: bad value 'lots' for 'netlink_rcvbuf': expected a size such as 16M\n"},
     {"[daemon]\nnice = -21\n", "<3>t.conf:2: bad value '-21' for 'nice': must be between -20 and 19\n"},
     {"[daemon]\nnice = 20\n", "<3>t.conf:2: bad value '20' for 'nice': must be between -20 and 19\n"},
     {"[daemon]\nnice = -10x\n", "<3>t.conf:2: bad value '-10x' for 'nice': expected a nice value such as -10\n"},
-    {"[daemon]\nrealtime_priority = 100\n", "<3>t.conf:2: bad value '100' for 'realtime_priority': must be between 0 and 99\n"},
-    {"[daemon]\nrealtime_priority = -1\n", "<3>t.conf:2: bad value '-1' for 'realtime_priority': expected a whole number\n"},
+    {"[daemon]\nrealtime_priority = 100\n",
+     "<3>t.conf:2: bad value '100' for 'realtime_priority': must be between 0 and 99\n"},
+    {"[daemon]\nrealtime_priority = -1\n",
+     "<3>t.conf:2: bad value '-1' for 'realtime_priority': expected a whole number\n"},
     {"[daemon]\nmax_tasks = -1\n", "<3>t.conf:2: bad value '-1' for 'max_tasks': expected a whole number\n"},
     {"[daemon]\nmax_tasks = 15\n", "<3>t.conf:2: bad value '15' for 'max_tasks': must be between 16 and 4194304\n"},
-    {"[daemon]\ncontrol_socket = run/x\n", "<3>t.conf:2: bad value 'run/x' for 'control_socket': expected an absolute path\n"},
+    {"[daemon]\ncontrol_socket = run/x\n",
+     "<3>t.conf:2: bad value 'run/x' for 'control_socket': expected an absolute path\n"},
     {"[daemon]\ncontrol_socket = /0123456789012345678901234567890123456789012345678901234567890123456789"
      "0123456789012345678901234567890123456789\n",
      "<3>t.conf:2: bad value '/0123456789012345678901234567890123456789012345678901234567890123456789"
      "0123456789012345678901234567890123456789' for 'control_socket': must be at most 107 characters long\n"},
     {"[daemon]\ncontrol_group = a b\n",
      "<3>t.conf:2: bad value 'a b' for 'control_group': expected a group name, or nothing for root only\n"},
-    {"[daemon]\ncgroup_name = ../x\n",
-     "<3>t.conf:2: bad value '../x' for 'cgroup_name': expected a relative cgroup path without '.' or '..' components\n"},
+    {"[daemon]\ncgroup_name = ../x\n", "<3>t.conf:2: bad value '../x' for 'cgroup_name': expected a relative cgroup "
+                                       "path without '.' or '..' components\n"},
     {"[daemon]\ncgroup_name = /x\n",
      "<3>t.conf:2: bad value '/x' for 'cgroup_name': expected a relative cgroup path without '.' or '..' components\n"},
     {"[capacity]\nsmt2 = 2.5\n", "<3>t.conf:2: bad value '2.5' for 'smt2': must be above 0 and at most 2.0\n"},
@@ -404,10 +410,12 @@ static const struct {
     {"[capacity]\nsmt9 = 2\n", "<3>t.conf:2: unknown key 'smt9' in [capacity]\n"},
     {"[packing]\nbusy_threshold = 12.5\n",
      "<3>t.conf:2: bad value '12.5' for 'busy_threshold': expected a percentage such as 12.5%\n"},
-    {"[packing]\nbusy_threshold = 0%\n", "<3>t.conf:2: bad value '0%' for 'busy_threshold': must be between 0.1% and 100%\n"},
+    {"[packing]\nbusy_threshold = 0%\n",
+     "<3>t.conf:2: bad value '0%' for 'busy_threshold': must be between 0.1% and 100%\n"},
     {"[packing]\nidle_threshold = 100.1%\n",
      "<3>t.conf:2: bad value '100.1%' for 'idle_threshold': must be between 0% and 100%\n"},
-    {"[packing]\nheadroom = 12.25%\n", "<3>t.conf:2: bad value '12.25%' for 'headroom': expected a percentage such as 12.5%\n"},
+    {"[packing]\nheadroom = 12.25%\n",
+     "<3>t.conf:2: bad value '12.25%' for 'headroom': expected a percentage such as 12.5%\n"},
     {"[packing]\ndomain = die\n", "<3>t.conf:2: bad value 'die' for 'domain': expected package, llc or numa\n"},
     {"[packing]\nhalf_life = 0\n", "<3>t.conf:2: bad value '0' for 'half_life': must be between 1ms and 60min\n"},
     {"[classify]\nuclamp = sometimes\n", "<3>t.conf:2: bad value 'sometimes' for 'uclamp': expected auto, yes or no\n"},
@@ -428,9 +436,8 @@ static const struct {
     {"[rule a]\ncomm = x\n", "<3>t.conf:1: rule 'a' has no class (jitter, intensive or ignore)\n"},
     {"[rule a]\nclass = jitter\n",
      "<3>t.conf:1: rule 'a' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
-    {"[rule a]\n",
-     "<3>t.conf:1: rule 'a' has no class (jitter, intensive or ignore)\n"
-     "<3>t.conf:1: rule 'a' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
+    {"[rule a]\n", "<3>t.conf:1: rule 'a' has no class (jitter, intensive or ignore)\n"
+                   "<3>t.conf:1: rule 'a' has no match key (comm, exe, cmdline, cgroup, unit or user)\n"},
     {"[rule a]\ncomm =\nclass = jitter\n", "<3>t.conf:1: rule 'a': 'comm' has no glob\n"},
     {"[rule a]\ncomm = x\nclass = fast\n",
      "<3>t.conf:3: bad value 'fast' for 'class': expected jitter, intensive or ignore\n"},
@@ -501,7 +508,11 @@ static void test_behaviour_keys(void **state)
     config_done(&c);
 }
 
-struct duration_case { const char *value; unsigned us; const char *printed; };
+struct duration_case {
+    const char *value;
+    unsigned us;
+    const char *printed;
+};
 
 /* Each value of a duration key of section parses without a message, lands
  * in the field (an unsigned in µs, or with ns a uint64_t in ns) and prints
@@ -537,8 +548,8 @@ static void test_jitter_slice(void **state)
     assert_int_equal(c.policy.jitter_slice_ns, 300000);
     config_done(&c);
     static const struct duration_case ok[] = {
-        {"off", 0, "off"}, {"100us", 100, "100us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"},
-        {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
+        {"off", 0, "off"},    {"100us", 100, "100us"},    {"0.5ms", 500, "500us"},
+        {"1ms", 1000, "1ms"}, {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
     };
     check_duration("packing", "jitter_slice", offsetof(struct config, policy.jitter_slice_ns), true, ok,
                    sizeof ok / sizeof ok[0]);
@@ -598,12 +609,14 @@ static void test_frequency_reevaluation(void **state)
     assert_int_equal(c.policy.freq_reeval_us, 0);
     config_done(&c);
     static const struct duration_case ok[] = {
-        {"off", 0, "off"}, {"500us", 500, "500us"}, {"0.5ms", 500, "500us"}, {"1ms", 1000, "1ms"}, {"1s", 1000000, "1s"},
+        {"off", 0, "off"},    {"500us", 500, "500us"}, {"0.5ms", 500, "500us"},
+        {"1ms", 1000, "1ms"}, {"1s", 1000000, "1s"},
     };
     check_duration("capacity", "frequency_reevaluation", offsetof(struct config, policy.freq_reeval_us), false, ok,
                    sizeof ok / sizeof ok[0]);
     assert_int_equal(parse("[capacity]\nfrequency_reevaluation = 2s\n", &c), -EINVAL);
-    assert_string_equal(captured, "<3>t.conf:2: bad value '2s' for 'frequency_reevaluation': must be between 1us and 1s\n");
+    assert_string_equal(captured,
+                        "<3>t.conf:2: bad value '2s' for 'frequency_reevaluation': must be between 1us and 1s\n");
     config_done(&c);
 }
 
@@ -637,12 +650,12 @@ static void test_all_errors_reported(void **state)
                            "domain = die\n",
                            &c),
                      -EINVAL);
-    assert_string_equal(captured,
-                        "<3>t.conf:2: unknown key 'bogus' in [daemon]\n"
-                        "<3>t.conf:3: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"
-                        "<3>t.conf:4: unknown section [nope]\n"
-                        "<3>t.conf:12: bad value 'die' for 'domain': expected package, llc or numa\n"
-                        "<3>t.conf:9: rule 'bad' has no class (jitter, intensive or ignore)\n");
+    assert_string_equal(
+        captured, "<3>t.conf:2: unknown key 'bogus' in [daemon]\n"
+                  "<3>t.conf:3: bad value 'fast' for 'tick_interval': expected a duration such as 250ms, 2s or 1min\n"
+                  "<3>t.conf:4: unknown section [nope]\n"
+                  "<3>t.conf:12: bad value 'die' for 'domain': expected package, llc or numa\n"
+                  "<3>t.conf:9: rule 'bad' has no class (jitter, intensive or ignore)\n");
     config_done(&c);
 }
 
@@ -748,7 +761,8 @@ static void test_load_good(void **state)
     assert_non_null(strstr(once, "[rule workers]\ncmdline = \"python3 *worker.py*\"\ncgroup = /system.slice/*\n"
                                  "class = ignore\ncgroup_mode = yes\n"));
     assert_non_null(strstr(once, "[daemon]\ntick_interval = 1s\nmode = cgroup\ndry_run = yes\nlog_level = debug\n"
-                                 "netlink_rcvbuf = 8M\nnice = -10\nrealtime_priority = 1\nmax_tasks = 5000\ncontrol_socket = /run/ts-test/control\n"
+                                 "netlink_rcvbuf = 8M\nnice = -10\nrealtime_priority = 1\nmax_tasks = "
+                                 "5000\ncontrol_socket = /run/ts-test/control\n"
                                  "control_group = adm\nstate_file = /run/ts-test/state.json\n"
                                  "cgroup_name = turbosched/jitter\n"));
     assert_non_null(strstr(once, "[packing]\nbusy_threshold = 15%\nheadroom = 2.5%\nidle_threshold = 0%\n"
@@ -790,11 +804,11 @@ static void test_errors_in_every_file(void **state)
     struct config *c = NULL;
     assert_int_equal(config_load(FIX "/badfiles/turbosched.conf", NULL, &c), -EINVAL);
     assert_null(c);
-    assert_string_equal(captured,
-                        "<3>" FIX "/badfiles/turbosched.conf:2: bad value 'fast' for 'mode': expected affinity or cgroup\n"
-                        "<3>" FIX "/badfiles/rules.d/10-bad.conf:1: rule 'x' has no match key (comm, exe, cmdline, "
-                        "cgroup, unit or user)\n"
-                        "<3>" FIX "/badfiles/rules.d/30-dir.conf: cannot read: Is a directory\n");
+    assert_string_equal(
+        captured, "<3>" FIX "/badfiles/turbosched.conf:2: bad value 'fast' for 'mode': expected affinity or cgroup\n"
+                  "<3>" FIX "/badfiles/rules.d/10-bad.conf:1: rule 'x' has no match key (comm, exe, cmdline, "
+                  "cgroup, unit or user)\n"
+                  "<3>" FIX "/badfiles/rules.d/30-dir.conf: cannot read: Is a directory\n");
 }
 
 static void test_missing_file(void **state)

@@ -223,7 +223,7 @@ static void test_iterate(void **state)
     }
     for (pid_t k = 2; k <= 500; k += 2)
         assert_int_equal(pidmap_remove(&m, k, NULL), 0);
-    bool seen[501] = { false };
+    bool seen[501] = {false};
     size_t n = 0;
     pid_t key;
     uint32_t *v;
@@ -255,14 +255,17 @@ static void test_iterate(void **state)
 static void test_tidmap_dense(void **state)
 {
     (void)state;
-    struct item { pid_t tid; int v; };
+    struct item {
+        pid_t tid;
+        int v;
+    };
     struct tidmap m;
     tidmap_init(&m, sizeof(struct item));
     for (pid_t k = 1; k <= 100; k++)
-        assert_non_null(tidmap_add(&m, &(struct item){ .tid = k, .v = k * 3 }));
+        assert_non_null(tidmap_add(&m, &(struct item){.tid = k, .v = k * 3}));
     assert_int_equal(m.n, 100);
-    tidmap_remove(&m, 1);              /* the first: 100 takes its place */
-    tidmap_remove(&m, 1);              /* absent: nothing happens */
+    tidmap_remove(&m, 1); /* the first: 100 takes its place */
+    tidmap_remove(&m, 1); /* absent: nothing happens */
     assert_int_equal(m.n, 99);
     assert_int_equal(((struct item *)tidmap_item(&m, 0))->tid, 100);
     for (pid_t k = 2; k <= 100; k++) {

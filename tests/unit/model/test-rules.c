@@ -56,7 +56,7 @@ static const struct match_input kthread = {
 };
 
 static const struct {
-    const char *rule;               /* body of [rule r] without class */
+    const char *rule; /* body of [rule r] without class */
     const struct match_input *in;
     bool match;
 } cases[] = {
@@ -83,7 +83,7 @@ static const struct {
     {"cgroup = /system.slice/*", &python, false},
     {"cmdline = *worker.py*", &python, true},
     {"cmdline = \"* --queue jobs\"", &python, true},
-    {"cmdline = worker.py", &python, false},     /* the whole value must match */
+    {"cmdline = worker.py", &python, false}, /* the whole value must match */
     {"unit = *.scope", &python, true},
     {"unit = session-*.scope", &python, true},
     /* several globs: any may match */
@@ -165,7 +165,8 @@ static void test_keys_used(void **state)
 {
     load("[rule a]\ncomm = x\nclass = ignore\n"
          "[rule b]\nuser = y\ncmdline = z\nclass = jitter\n");
-    assert_int_equal(rules_keys_used(cfg.rules, cfg.n_rules), (1u << RULE_COMM) | (1u << RULE_USER) | (1u << RULE_CMDLINE));
+    assert_int_equal(rules_keys_used(cfg.rules, cfg.n_rules),
+                     (1u << RULE_COMM) | (1u << RULE_USER) | (1u << RULE_CMDLINE));
     assert_int_equal(rules_keys_used(cfg.rules, 1), 1u << RULE_COMM);
     assert_int_equal(rules_keys_used(cfg.rules, 0), 0);
 }

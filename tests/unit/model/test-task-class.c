@@ -36,8 +36,8 @@ static void test_class_round_trip(void **state)
 static void test_class_parse_rejects(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"unset", "unknown", "Jitter", "JITTER", "jitter ", " ignore", "intense",
-                                      "", "jitter\n", "ignored"};
+    static const char *const bad[] = {"unset",   "unknown", "Jitter", "JITTER",   "jitter ",
+                                      " ignore", "intense", "",       "jitter\n", "ignored"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         print_message("'%s'\n", bad[i]);
         assert_int_equal(task_class_from_string(bad[i]), -EINVAL);
@@ -53,9 +53,8 @@ static void test_source_names(void **state)
         enum class_source s;
         const char *name;
     } cases[] = {
-        {SOURCE_NONE, "none"},     {SOURCE_SLICE, "slice"},     {SOURCE_UNIT, "unit"},
-        {SOURCE_RULE, "rule"},     {SOURCE_UCLAMP, "uclamp"},   {SOURCE_DEFAULT, "default"},
-        {SOURCE_BEHAVIOUR, "behaviour"},
+        {SOURCE_NONE, "none"},     {SOURCE_SLICE, "slice"},     {SOURCE_UNIT, "unit"},           {SOURCE_RULE, "rule"},
+        {SOURCE_UCLAMP, "uclamp"}, {SOURCE_DEFAULT, "default"}, {SOURCE_BEHAVIOUR, "behaviour"},
     };
     size_t n = sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < n; i++) {

@@ -13,7 +13,7 @@
 
 static struct task proto(pid_t tid)
 {
-    struct task t = { .tid = tid, .pid = tid, .start_time = (uint64_t)tid * 10, .rule = -1 };
+    struct task t = {.tid = tid, .pid = tid, .start_time = (uint64_t)tid * 10, .rule = -1};
     snprintf(t.comm, sizeof t.comm, "t%d", (int)tid);
     return t;
 }
@@ -223,12 +223,9 @@ static void test_generation(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_add_find_remove),
-        cmocka_unit_test(test_collisions),
-        cmocka_unit_test(test_against_model),
-        cmocka_unit_test(test_growth_keeps_pointers),
-        cmocka_unit_test(test_bound),
-        cmocka_unit_test(test_iterate_and_remove),
+        cmocka_unit_test(test_add_find_remove), cmocka_unit_test(test_collisions),
+        cmocka_unit_test(test_against_model),   cmocka_unit_test(test_growth_keeps_pointers),
+        cmocka_unit_test(test_bound),           cmocka_unit_test(test_iterate_and_remove),
         cmocka_unit_test(test_generation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

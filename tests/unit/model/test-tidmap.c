@@ -50,7 +50,7 @@ static void test_add_find_copy(void **state)
     struct rec in = rec_of(42);
     struct rec *r = tidmap_add(&m, &in);
     assert_non_null(r);
-    assert_ptr_not_equal(r, &in);          /* a copy */
+    assert_ptr_not_equal(r, &in); /* a copy */
     in.start_time = 0;
     assert_int_equal(r->start_time, 42007);
     assert_string_equal(r->comm, "t42");
@@ -75,12 +75,12 @@ static void test_remove_keeps_dense(void **state)
         assert_non_null(tidmap_add(&m, &r));
     }
     assert_int_equal(m.n, 5);
-    tidmap_remove(&m, 11);                 /* [10 14 12 13] */
+    tidmap_remove(&m, 11); /* [10 14 12 13] */
     assert_int_equal(m.n, 4);
     assert_int_equal(((struct rec *)tidmap_item(&m, 1))->tid, 14);
     assert_null(tidmap_find(&m, 11));
     check_consistent(&m);
-    tidmap_remove(&m, 13);                 /* the last: [10 14 12] */
+    tidmap_remove(&m, 13); /* the last: [10 14 12] */
     assert_int_equal(m.n, 3);
     assert_int_equal(((struct rec *)tidmap_item(&m, 2))->tid, 12);
     tidmap_remove(&m, 99);

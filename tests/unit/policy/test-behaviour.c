@@ -19,7 +19,7 @@ struct sim {
     struct behaviour_state s;
     struct behaviour_sample in;
     struct behaviour_result r;
-    double slices_frac;     /* wake-ups not yet whole */
+    double slices_frac; /* wake-ups not yet whole */
     unsigned n_jitter, n_intensive, n_released;
 };
 
@@ -29,7 +29,7 @@ static void sim_init(struct sim *m, uint32_t start_ms)
     behaviour_params_init(&m->p);
     behaviour_state_init(&m->s);
     m->in.now_ms = start_ms;
-    m->in.run_ns = 5000000;     /* whatever it ran before we first looked */
+    m->in.run_ns = 5000000; /* whatever it ran before we first looked */
     m->in.wait_ns = 100000;
     m->in.slices = 40;
 }
@@ -124,10 +124,12 @@ static void test_parse_duration_us(void **state)
         int r;
         unsigned v;
     } cases[] = {
-        {"1ms", 0, 1000}, {"500us", 0, 500}, {"500µs", 0, 500}, {"0.5ms", 0, 500}, {"1s", 0, 1000000},
-        {"250", 0, 250}, {"1.25ms", 0, 1250}, {"0.000001s", 0, 1},
-        {"", -EINVAL, 0}, {"ms", -EINVAL, 0}, {"1 ms", -EINVAL, 0}, {"-1ms", -EINVAL, 0}, {"1.ms", -EINVAL, 0},
-        {"0.5us", -EINVAL, 0}, {"1min", -EINVAL, 0}, {"4295s", -ERANGE, 0}, {"99999999999", -ERANGE, 0},
+        {"1ms", 0, 1000},      {"500us", 0, 500},           {"500µs", 0, 500},
+        {"0.5ms", 0, 500},     {"1s", 0, 1000000},          {"250", 0, 250},
+        {"1.25ms", 0, 1250},   {"0.000001s", 0, 1},         {"", -EINVAL, 0},
+        {"ms", -EINVAL, 0},    {"1 ms", -EINVAL, 0},        {"-1ms", -EINVAL, 0},
+        {"1.ms", -EINVAL, 0},  {"0.5us", -EINVAL, 0},       {"1min", -EINVAL, 0},
+        {"4295s", -ERANGE, 0}, {"99999999999", -ERANGE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned v = 12345;
@@ -165,7 +167,7 @@ static void test_light_bursty(void **state)
     char buf[160];
     behaviour_format(&m.p, &m.r, buf, sizeof buf);
     assert_string_equal(buf, "behaviour: observed 9.8 s of 10 s, no verdict yet");
-    sim_step(&m, 250, 1.2, 333.3);      /* 10 s */
+    sim_step(&m, 250, 1.2, 333.3); /* 10 s */
     assert_int_equal(m.r.verdict, BEHAVIOUR_JITTER);
     assert_int_equal(m.r.why, BEHAVIOUR_WHY_JITTER);
     assert_true(m.r.changed);
@@ -268,7 +270,7 @@ static void test_phase_change(void **state)
             assert_non_null(strstr(buf, "→ none (turned heavy: no jitter for "));
         }
     }
-    assert_true(held > 100);     /* held by the cool-down alone for most of the minute */
+    assert_true(held > 100); /* held by the cool-down alone for most of the minute */
     sim_step(&m, 250, 1.2, 333.3);
     assert_int_equal(m.in.now_ms, last_heavy + 60000);
     assert_int_equal(m.r.verdict, BEHAVIOUR_JITTER);
@@ -377,7 +379,7 @@ static void test_clock_wrap(void **state)
         sim_step(&m, 250, 1.2, 333.3);
         assert_int_not_equal(m.r.verdict, BEHAVIOUR_JITTER);
     }
-    assert_true(m.in.now_ms < UINT32_MAX / 2);   /* wrapped */
+    assert_true(m.in.now_ms < UINT32_MAX / 2); /* wrapped */
     for (int i = 0; i < 40; i++)
         sim_step(&m, 250, 1.2, 333.3);
     assert_int_equal(m.r.verdict, BEHAVIOUR_JITTER);
@@ -419,7 +421,7 @@ static void test_medium(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sim m;
         sim_init(&m, 0);
-        m.p.jitter_min_wakeups_per_s = 10;     /* the cases were measured against 10 */
+        m.p.jitter_min_wakeups_per_s = 10; /* the cases were measured against 10 */
         sim_start(&m);
         for (int k = 0; k < 30; k++)
             sim_step(&m, 1000, cases[i].util, cases[i].wakeups);
@@ -442,22 +444,22 @@ static void test_boundaries(void **state)
         enum behaviour_verdict v;
         enum behaviour_why why;
     } cases[] = {
-        {5.0, 100, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},          /* util at 5%, 500 µs runs */
+        {5.0, 100, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER}, /* util at 5%, 500 µs runs */
         {5.1, 102, 0, BEHAVIOUR_NONE, BEHAVIOUR_WHY_BUSY},
-        {2.0, 20, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},           /* runs of 1000 µs */
-        {2.02, 20, 0, BEHAVIOUR_NONE, BEHAVIOUR_WHY_LONG_RUNS},         /* 1010 µs */
-        {0.1, 10, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},           /* 10 wake-ups/s */
+        {2.0, 20, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},   /* runs of 1000 µs */
+        {2.02, 20, 0, BEHAVIOUR_NONE, BEHAVIOUR_WHY_LONG_RUNS}, /* 1010 µs */
+        {0.1, 10, 0, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},   /* 10 wake-ups/s */
         {0.09, 9, 0, BEHAVIOUR_NONE, BEHAVIOUR_WHY_FEW_WAKEUPS},
-        {50.0, 100, 0, BEHAVIOUR_INTENSIVE, BEHAVIOUR_WHY_INTENSIVE},   /* util at 50% */
+        {50.0, 100, 0, BEHAVIOUR_INTENSIVE, BEHAVIOUR_WHY_INTENSIVE}, /* util at 50% */
         {49.9, 100, 0, BEHAVIOUR_NONE, BEHAVIOUR_WHY_BUSY},
-        {10, 50, 50, BEHAVIOUR_INTENSIVE, BEHAVIOUR_WHY_INTENSIVE},     /* runnable 50%, 2 ms runs */
+        {10, 50, 50, BEHAVIOUR_INTENSIVE, BEHAVIOUR_WHY_INTENSIVE}, /* runnable 50%, 2 ms runs */
         {10, 50, 49.9, BEHAVIOUR_NONE, BEHAVIOUR_WHY_BUSY},
-        {4, 40, 100, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER},           /* runnable 100%, 1 ms runs: not CPU-bound */
+        {4, 40, 100, BEHAVIOUR_JITTER, BEHAVIOUR_WHY_JITTER}, /* runnable 100%, 1 ms runs: not CPU-bound */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sim m;
         sim_init(&m, 0);
-        m.p.jitter_min_wakeups_per_s = 10;     /* the boundary of 10/s */
+        m.p.jitter_min_wakeups_per_s = 10; /* the boundary of 10/s */
         sim_start(&m);
         for (int k = 0; k < 20; k++)
             sim_step_wait(&m, 1000, cases[i].util, cases[i].wakeups,
@@ -635,7 +637,10 @@ static void replay_with(const char *name, unsigned min_wakeups, struct recorded 
     load_recorded(name, rec);
     for (int i = 0; i < rec->n; i++) {
         struct behaviour_sample in = {
-            .now_ms = rec->ms[i] + 7000, .run_ns = rec->run[i], .wait_ns = rec->wait[i], .slices = rec->slices[i],
+            .now_ms = rec->ms[i] + 7000,
+            .run_ns = rec->run[i],
+            .wait_ns = rec->wait[i],
+            .slices = rec->slices[i],
         };
         behaviour_update(&p, &s, &in, last);
         v[i] = last->verdict;
@@ -691,7 +696,7 @@ static void test_recorded_phase(void **state)
         if ((double)(rec.run[i] - rec.run[i - 1]) / 1e6 > 0.05 * (rec.ms[i] - rec.ms[i - 1]))
             change = i;
     assert_true(change > 0);
-    assert_true(rec.ms[change] - rec.ms[0] > 12000);   /* light for ~14 s of the recording */
+    assert_true(rec.ms[change] - rec.ms[0] > 12000); /* light for ~14 s of the recording */
     /* jitter in the light phase once watched a full window ... */
     assert_int_equal(v[change - 1], BEHAVIOUR_JITTER);
     /* ... released within one sample of the change, and never jitter again */

@@ -19,8 +19,8 @@ static void modelled_chip(struct freq_response *fr)
 {
     freq_response_init(fr, CORES);
     for (unsigned a = 1; a <= CORES; a++) {
-        double f = 2700 * cbrt((double) CORES / a);
-        fr->mhz[a] = (unsigned) lround(f > 3300 ? 3300 : f);
+        double f = 2700 * cbrt((double)CORES / a);
+        fr->mhz[a] = (unsigned)lround(f > 3300 ? 3300 : f);
     }
 }
 
@@ -34,7 +34,7 @@ static void bench_snapshot(unsigned n, struct benefit_core *cores, struct benefi
     unsigned busy = n < CORES ? n : CORES, idle = CORES - busy;
     for (unsigned c = 0; c < CORES; c++) {
         unsigned k = n / CORES + (c < n % CORES);
-        cores[c] = (struct benefit_core){ .threads = 4, .intensive_milli = 1000 * k, .busy = k > 0 };
+        cores[c] = (struct benefit_core){.threads = 4, .intensive_milli = 1000 * k, .busy = k > 0};
     }
     unsigned on_idle = n < idle ? n : idle, on_busy = n - on_idle;
     *snap = (struct benefit_snapshot){
@@ -47,12 +47,12 @@ static void bench_snapshot(unsigned n, struct benefit_core *cores, struct benefi
         .headroom_milli = 100,
         .freq = fr,
     };
-    (void) busy;
+    (void)busy;
 }
 
 static void test_freq_response_parse(void **state)
 {
-    (void) state;
+    (void)state;
     struct freq_response fr;
     char err[128];
     freq_response_init(&fr, 8);
@@ -64,7 +64,7 @@ static void test_freq_response_parse(void **state)
     assert_int_equal(fr.mhz[4], 4800);
     assert_int_equal(fr.mhz[8], 4700);
     assert_int_equal(freq_response_validate(&fr, err, sizeof err), 0);
-    assert_int_equal(freq_response_mhz(&fr, 0), 5000);   /* clamped */
+    assert_int_equal(freq_response_mhz(&fr, 0), 5000); /* clamped */
     assert_int_equal(freq_response_mhz(&fr, 99), 4700);
 
     assert_int_equal(freq_response_set(&fr, "active9", "4000", err, sizeof err), -EINVAL);
@@ -81,7 +81,7 @@ static void test_freq_response_parse(void **state)
 
 static void test_freq_response_validate(void **state)
 {
-    (void) state;
+    (void)state;
     struct freq_response fr;
     char err[128];
     freq_response_init(&fr, 4);
@@ -103,7 +103,7 @@ static void test_freq_response_validate(void **state)
  * beside one intensive thread costs less than beside two. */
 static void test_choice_by_n(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     capacity_table_default(&cap);
@@ -114,7 +114,10 @@ static void test_choice_by_n(void **state)
         struct benefit_choice ch;
         bench_snapshot(n, cores, &snap, &cap, &fr);
         assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
-        enum benefit_plan want = n <= 4 ? BENEFIT_NONE : n <= 8 ? BENEFIT_ISOLATE : n < 16 ? BENEFIT_PACK : BENEFIT_NONE;
+        enum benefit_plan want = n <= 4   ? BENEFIT_NONE
+                                 : n <= 8 ? BENEFIT_ISOLATE
+                                 : n < 16 ? BENEFIT_PACK
+                                          : BENEFIT_NONE;
         /* Every core busy: unconfined jitter lands beside two intensive
          * threads as often as beside one; packing it beside the single ones
          * costs less, and pays once that beats the margin. */
@@ -122,12 +125,12 @@ static void test_choice_by_n(void **state)
             ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_PACK;
         if (n == 16 || n == 32)
-            assert_int_equal(want, BENEFIT_NONE);   /* every core alike: nothing to choose */
+            assert_int_equal(want, BENEFIT_NONE); /* every core alike: nothing to choose */
         if (n == 30) {
             if (want != BENEFIT_PACK)
                 fail_msg("N=30: %s (pack %.4f none %.4f)", ch.explain, ch.est[BENEFIT_PACK].throughput,
                          ch.est[BENEFIT_NONE].throughput);
-            for (unsigned c = 0; c < CORES; c++)   /* cores 0-13 carry two intensive threads */
+            for (unsigned c = 0; c < CORES; c++) /* cores 0-13 carry two intensive threads */
                 assert_int_equal(benefit_pack_core(&snap, c), c >= 14);
         }
         if (ch.plan != want)
@@ -147,7 +150,7 @@ static void test_choice_by_n(void **state)
 /* A chip that is not frequency limited: packing only costs. */
 static void test_flat_chip_never_restricts(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     char err[64];
@@ -166,13 +169,14 @@ static void test_flat_chip_never_restricts(void **state)
          * at the same frequency, until no idle core is left. */
         enum benefit_plan want = BENEFIT_NONE;
         if (n > CORES / 2 && n < CORES &&
-            ch.est[BENEFIT_ISOLATE].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            ch.est[BENEFIT_ISOLATE].throughput >
+                ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_ISOLATE;
         if (n > CORES && ch.est[BENEFIT_PACK].candidate &&
             ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
-            want = BENEFIT_PACK;   /* beside one intensive thread rather than two */
+            want = BENEFIT_PACK; /* beside one intensive thread rather than two */
         if (n == 12)
-            assert_int_equal(want, BENEFIT_ISOLATE);   /* 4 of 12 jitter threads beside busy ones: 0.8% */
+            assert_int_equal(want, BENEFIT_ISOLATE); /* 4 of 12 jitter threads beside busy ones: 0.8% */
         if (ch.plan != want)
             fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
                      ch.explain);
@@ -186,7 +190,7 @@ static void test_flat_chip_never_restricts(void **state)
 /* The explanation carries the estimate behind the choice. */
 static void test_explain(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     struct benefit_core cores[CORES];
@@ -213,7 +217,7 @@ static void test_explain(void **state)
 
 static void test_unknown_without_table(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct benefit_core cores[CORES];
     struct benefit_snapshot snap;
@@ -240,7 +244,7 @@ static void test_unknown_without_table(void **state)
  * room, packing is no candidate. */
 static void test_heavy_jitter(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     struct benefit_core cores[CORES];
@@ -277,7 +281,7 @@ static void test_heavy_jitter(void **state)
  * table's neighbouring counts. */
 static void test_measured_woken_cores(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     struct benefit_core cores[CORES];
@@ -334,18 +338,26 @@ struct e5v2 {
 
 static void e5v2_snapshot(struct e5v2 *x, unsigned n, unsigned task_milli)
 {
-    static const unsigned bins[] = { 0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600 };
+    static const unsigned bins[] = {0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600};
     capacity_table_default(&x->cap);
     freq_response_init(&x->fr, 8);
     for (unsigned a = 1; a <= 8; a++)
         x->fr.mhz[a] = bins[a];
     for (unsigned c = 0; c < 8; c++)
-        x->cores[c] = (struct benefit_core){ .threads = 2, .intensive_milli = c < n ? 1000 : 0, .busy = c < n };
+        x->cores[c] = (struct benefit_core){.threads = 2, .intensive_milli = c < n ? 1000 : 0, .busy = c < n};
     x->snap = (struct benefit_snapshot){
-        .n_cores = 8, .cores = x->cores, .cap = &x->cap, .jitter_milli = n * task_milli, .n_jitter_tasks = n,
-        .headroom_milli = 100, .freq = &x->fr,
-        .none_woken_measured = true, .none_woken_milli = 45 * n,
-        .none_wakes_measured = true, .none_wakes_per_s = 322 * n, .reeval_us = 500,
+        .n_cores = 8,
+        .cores = x->cores,
+        .cap = &x->cap,
+        .jitter_milli = n * task_milli,
+        .n_jitter_tasks = n,
+        .headroom_milli = 100,
+        .freq = &x->fr,
+        .none_woken_measured = true,
+        .none_woken_milli = 45 * n,
+        .none_wakes_measured = true,
+        .none_wakes_per_s = 322 * n,
+        .reeval_us = 500,
     };
 }
 
@@ -353,7 +365,7 @@ static void e5v2_snapshot(struct e5v2 *x, unsigned n, unsigned task_milli)
  * re-evaluation: a loss the time-averaged active count does not show. */
 static void test_wake_up_lag(void **state)
 {
-    (void) state;
+    (void)state;
     struct e5v2 x;
     e5v2_snapshot(&x, 4, 20);
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
@@ -397,7 +409,7 @@ static void test_wake_up_lag(void **state)
  * tried, measured, and then weighed by what was measured. */
 static void test_isolation_trial(void **state)
 {
-    (void) state;
+    (void)state;
     struct e5v2 x;
     const struct benefit_estimate *iso = &x.ch.est[BENEFIT_ISOLATE];
     /* N = 4 at 20 milli a task: independent, isolation's 1122 wake-ups a
@@ -405,14 +417,14 @@ static void test_isolation_trial(void **state)
      * +0.5%: a trial, displacing none */
     e5v2_snapshot(&x, 4, 20);
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_NONE);          /* the caller allows none */
+    assert_int_equal(x.ch.plan, BENEFIT_NONE); /* the caller allows none */
     assert_false(x.ch.trial);
     x.snap.iso_trial_ok = true;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
     assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
     assert_true(x.ch.trial);
     assert_int_equal(x.ch.trial_from, BENEFIT_NONE);
-    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);    /* the estimate independent */
+    assert_true(x.ch.gain > 0 && x.ch.gain < 0.003); /* the estimate independent */
     assert_string_equal(x.ch.explain, "isolate on 1 core: a trial, +0.5% est. if its tasks wake the core together, "
                                       "+0.1% if independently (none +0.0%)");
     uint64_t sig = x.ch.est[BENEFIT_ISOLATE].load_sig;
@@ -467,7 +479,7 @@ static void test_isolation_trial(void **state)
     x.snap.in_trial = false;
     assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
-    assert_false(x.ch.trial);                             /* measured: no trial again */
+    assert_false(x.ch.trial); /* measured: no trial again */
     /* about as independent (1100 a second, +0.1% est.): within half the
      * margin, the trial gives way to the plan it displaced */
     x.snap.iso_wakes_per_s = 1100;
@@ -492,7 +504,7 @@ static void test_isolation_trial(void **state)
  * estimated to gain nothing over no restriction. */
 static void test_restriction_left_when_it_no_longer_pays(void **state)
 {
-    (void) state;
+    (void)state;
     struct e5v2 x;
     /* 16 milli a task: packing +0.14% est., inside the margin: not taken,
      * but kept where applied */
@@ -514,7 +526,7 @@ static void test_restriction_left_when_it_no_longer_pays(void **state)
 /* The margin keeps the applied plan while another is only marginally better. */
 static void test_margin_holds(void **state)
 {
-    (void) state;
+    (void)state;
     struct capacity_table cap;
     struct freq_response fr;
     struct benefit_core cores[CORES];
@@ -553,8 +565,8 @@ static void test_margin_holds(void **state)
 /* ---- the probe loop ---- */
 
 struct recording {
-    double mhz[BENEFIT_N_PLANS];  /* what the busy cores run at under each plan */
-    const double *noise;          /* added to the n-th sample, cycling */
+    double mhz[BENEFIT_N_PLANS]; /* what the busy cores run at under each plan */
+    const double *noise;         /* added to the n-th sample, cycling */
     unsigned n_noise;
 };
 
@@ -576,7 +588,7 @@ static enum benefit_plan drive(struct probe_state *ps, const struct recording *r
         if (rec->n_noise)
             f += rec->noise[noise_at++ % rec->n_noise];
         *now_ms += 250;
-        struct probe_input in = { .now_ms = *now_ms, .measurable = true, .busy_mhz = f, .load_sig = sig, .est = est };
+        struct probe_input in = {.now_ms = *now_ms, .measurable = true, .busy_mhz = f, .load_sig = sig, .est = est};
         prev_applied = applied;
         applied = probe_step(ps, &in);
     }
@@ -593,14 +605,14 @@ static void probe_est(struct benefit_estimate *est, double pack_cost)
 
 static void test_probe_learns(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_init(&ps, NULL);
     probe_est(est, 0.012);
     /* N=8 on the modelled chip, recorded: 2700 unrestricted, 3300 packed, 3271 isolated */
-    struct recording rec = { .mhz = { 2700, 3300, 3271 } };
+    struct recording rec = {.mhz = {2700, 3300, 3271}};
     enum benefit_plan p = drive(&ps, &rec, est, 1, 12, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     /* 3300 x (1 - 0.012) = 3260 < 3271: isolation pays more */
@@ -613,7 +625,7 @@ static void test_probe_learns(void **state)
 
     /* below the knee nothing pays: packing costs, isolation is a tie */
     probe_init(&ps, NULL);
-    struct recording flat = { .mhz = { 3300, 3300, 3300 } };
+    struct recording flat = {.mhz = {3300, 3300, 3300}};
     p = drive(&ps, &flat, est, 1, 12, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_NONE);
@@ -626,15 +638,15 @@ static void test_probe_learns(void **state)
  * noise is believed at once. */
 static void test_probe_noise(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     /* alternating signs: any two consecutive samples are 50-80 MHz apart */
-    static const double noise[] = { 30, -30, 25, -25, 40, -35, 35, -40, 25, -30, 40, -25, 30 };
+    static const double noise[] = {30, -30, 25, -25, 40, -35, 35, -40, 25, -30, 40, -25, 30};
     probe_est(est, 0.012);
     /* isolation as fast as unrestricted, inside +-40 MHz noise */
-    struct recording rec = { .mhz = { 3150, 3150, 3150 }, .noise = noise, .n_noise = ELEMENTS(noise) };
+    struct recording rec = {.mhz = {3150, 3150, 3150}, .noise = noise, .n_noise = ELEMENTS(noise)};
     probe_init(&ps, NULL);
     noise_at = 0;
     enum benefit_plan p = drive(&ps, &rec, est, 7, 12, &now, BENEFIT_NONE);
@@ -657,7 +669,7 @@ static void test_probe_noise(void **state)
     assert_true(ps.extra_probes > 0);
     assert_int_equal(p, BENEFIT_ISOLATE);
     /* a 20% gain stands out of the same noise */
-    struct recording big = { .mhz = { 2700, 3300, 3271 }, .noise = noise, .n_noise = ELEMENTS(noise) };
+    struct recording big = {.mhz = {2700, 3300, 3271}, .noise = noise, .n_noise = ELEMENTS(noise)};
     probe_init(&ps, NULL);
     p = drive(&ps, &big, est, 7, 28, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_LEARNED);
@@ -672,37 +684,37 @@ static void test_probe_noise(void **state)
  * has 6 samples, and isolation, truly 0.4% ahead, is learnt. With no extra
  * probes (max_samples = samples) the first pass's packing is kept. */
 static const double n8_noise[] = {
-    0, 0, 10, -10,     /* round start, settle, none x2 */
-    0, 20, 5,          /* settle, pack x2 */
-    0, -18, -2,        /* settle, isolate x2: first pass over */
-    8, -6,             /* isolate again, already applied: no settle */
-    0, -10, -14,       /* pack again */
-    0, 10, 4,          /* isolate again: 6 samples */
-    0, 2, -12,         /* pack again: 6 samples, decided */
+    0, 0,   10,  -10, /* round start, settle, none x2 */
+    0, 20,  5,        /* settle, pack x2 */
+    0, -18, -2,       /* settle, isolate x2: first pass over */
+    8, -6,            /* isolate again, already applied: no settle */
+    0, -10, -14,      /* pack again */
+    0, 10,  4,        /* isolate again: 6 samples */
+    0, 2,   -12,      /* pack again: 6 samples, decided */
 };
 
 static void test_probe_close_plans_probed_again(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.012);
-    struct recording rec = { .mhz = { 2700, 3300, 3271 }, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise) };
+    struct recording rec = {.mhz = {2700, 3300, 3271}, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise)};
 
     probe_init(&ps, NULL);
     noise_at = 0;
     enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_RUNNING);
     assert_true(ps.extending);
-    assert_int_equal(p, BENEFIT_ISOLATE);   /* the plan applied now goes first */
+    assert_int_equal(p, BENEFIT_ISOLATE); /* the plan applied now goes first */
     assert_non_null(strstr(ps.explain, "probing isolate again"));
     p = drive(&ps, &rec, est, 1, 11, &now, p);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_ISOLATE);
     assert_int_equal(ps.st[BENEFIT_PACK].n, 6);
     assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 6);
-    assert_int_equal(ps.st[BENEFIT_NONE].n, 2);   /* none, far behind, is not probed again */
+    assert_int_equal(ps.st[BENEFIT_NONE].n, 2); /* none, far behind, is not probed again */
     assert_int_equal(ps.extra_probes, 4);
     assert_int_equal(ps.rounds, 1);
 
@@ -724,20 +736,20 @@ static void test_probe_close_plans_probed_again(void **state)
  * many samples would need 2): packing is probed again, and, read closer to
  * its true 2% gain, learnt. */
 static const double n15_noise[] = {
-    0, 0, 0, -13,      /* round start, settle, none x2 */
-    0, -13, -16,       /* settle, pack x2 */
-    0, 3, -4,          /* settle, isolate x2: first pass over */
-    12, -10, 0, 15, 8, -12, 0, 0, 11, -9, 0, 4, -14, 10, -3, 0, 9, -11,
+    0,  0,   0,   -13, /* round start, settle, none x2 */
+    0,  -13, -16,      /* settle, pack x2 */
+    0,  3,   -4,       /* settle, isolate x2: first pass over */
+    12, -10, 0,   15,  8, -12, 0, 0, 11, -9, 0, 4, -14, 10, -3, 0, 9, -11,
 };
 
 static void test_probe_few_samples_widen_the_band(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.010);
-    struct recording rec = { .mhz = { 2700, 2759, 2700 }, .noise = n15_noise, .n_noise = ELEMENTS(n15_noise) };
+    struct recording rec = {.mhz = {2700, 2759, 2700}, .noise = n15_noise, .n_noise = ELEMENTS(n15_noise)};
     probe_init(&ps, NULL);
     noise_at = 0;
     enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
@@ -747,19 +759,19 @@ static void test_probe_few_samples_widen_the_band(void **state)
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_PACK);
     assert_true(ps.extra_probes > 0);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 4);   /* packing against none, probed again once */
+    assert_int_equal(ps.st[BENEFIT_PACK].n, 4); /* packing against none, probed again once */
 }
 
 /* The load changes during an extra probe: the round is discarded like any
  * other, extra probes included. */
 static void test_probe_load_change_while_probing_again(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.012);
-    struct recording rec = { .mhz = { 2700, 3300, 3271 }, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise) };
+    struct recording rec = {.mhz = {2700, 3300, 3271}, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise)};
     probe_init(&ps, NULL);
     noise_at = 0;
     enum benefit_plan p = drive(&ps, &rec, est, 1, 14, &now, BENEFIT_NONE);
@@ -774,7 +786,7 @@ static void test_probe_load_change_while_probing_again(void **state)
     assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
     assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 0);
     /* the new load, without noise, is decided by the first pass */
-    struct recording quiet = { .mhz = { 2700, 3300, 3271 } };
+    struct recording quiet = {.mhz = {2700, 3300, 3271}};
     p = drive(&ps, &quiet, est, 2, 9, &now, p);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_ISOLATE);
@@ -790,23 +802,23 @@ static void test_probe_load_change_while_probing_again(void **state)
  * tick's outlier, do not flip it back. */
 static void test_probe_recheck_when_cost_moves(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.008);
-    struct recording rec = { .mhz = { 2700, 3300, 3271 } };
+    struct recording rec = {.mhz = {2700, 3300, 3271}};
     probe_init(&ps, NULL);
     enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
     assert_int_equal(ps.phase, PROBE_LEARNED);
-    assert_int_equal(ps.extra_probes, 0);   /* no noise: nothing to probe again */
-    assert_int_equal(p, BENEFIT_PACK);      /* 3300 x 0.992 = 3273.6 > 3271 */
-    est[BENEFIT_PACK].jitter_cost = 0.010;  /* 3267 < 3271: 0.12% behind, inside the hysteresis */
+    assert_int_equal(ps.extra_probes, 0);  /* no noise: nothing to probe again */
+    assert_int_equal(p, BENEFIT_PACK);     /* 3300 x 0.992 = 3273.6 > 3271 */
+    est[BENEFIT_PACK].jitter_cost = 0.010; /* 3267 < 3271: 0.12% behind, inside the hysteresis */
     p = drive(&ps, &rec, est, 1, 4, &now, p);
     assert_int_equal(p, BENEFIT_PACK);
     est[BENEFIT_PACK].jitter_cost = 0.012;
     p = drive(&ps, &rec, est, 1, 1, &now, p);
-    assert_int_equal(p, BENEFIT_PACK);      /* one tick's cost is not believed */
+    assert_int_equal(p, BENEFIT_PACK); /* one tick's cost is not believed */
     p = drive(&ps, &rec, est, 1, 1, &now, p);
     assert_int_equal(p, BENEFIT_ISOLATE);
     assert_non_null(strstr(ps.explain, "probed: isolate"));
@@ -828,14 +840,14 @@ static void test_probe_recheck_when_cost_moves(void **state)
  * discarded, and what was measured before the change does not count. */
 static void test_probe_load_change_mid_probe(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.012);
     probe_init(&ps, NULL);
     /* old load: packing pays 22% */
-    struct recording before = { .mhz = { 2700, 3300, 3000 } };
+    struct recording before = {.mhz = {2700, 3300, 3000}};
     enum benefit_plan p = drive(&ps, &before, est, 1, 4, &now, BENEFIT_NONE);
     /* none probed (round start + 1 settle + 2 samples), now into the pack probe */
     assert_int_equal(p, BENEFIT_PACK);
@@ -844,11 +856,11 @@ static void test_probe_load_change_mid_probe(void **state)
     assert_int_equal(ps.probing, BENEFIT_PACK);
     assert_int_equal(ps.st[BENEFIT_PACK].n, 1);
     /* new load (fewer busy cores): nothing is frequency limited any more */
-    struct recording after = { .mhz = { 3300, 3300, 3300 } };
+    struct recording after = {.mhz = {3300, 3300, 3300}};
     p = drive(&ps, &after, est, 2, 1, &now, p);
     assert_int_equal(ps.discarded, 1);
     assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_int_equal(p, BENEFIT_NONE);   /* the round restarts */
+    assert_int_equal(p, BENEFIT_NONE); /* the round restarts */
     assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
     p = drive(&ps, &after, est, 2, 12, &now, p);
     assert_int_equal(ps.phase, PROBE_LEARNED);
@@ -863,16 +875,16 @@ static void test_probe_load_change_mid_probe(void **state)
  * load change unless it is still there at the next call. */
 static void test_probe_signature_after_switch(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.012);
-    struct recording rec = { .mhz = { 2700, 3300, 3271 } };
+    struct recording rec = {.mhz = {2700, 3300, 3271}};
     probe_init(&ps, NULL);
     enum benefit_plan p = drive(&ps, &rec, est, 1, 4, &now, BENEFIT_NONE);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &rec, est, 2, 1, &now, p);   /* the settle tick of packing */
+    p = drive(&ps, &rec, est, 2, 1, &now, p); /* the settle tick of packing */
     assert_int_equal(ps.phase, PROBE_RUNNING);
     assert_int_equal(ps.discarded, 0);
     p = drive(&ps, &rec, est, 1, 6, &now, p);
@@ -906,17 +918,17 @@ static void test_probe_signature_after_switch(void **state)
 /* After learning, a load change starts a new round, which can learn another plan. */
 static void test_probe_reprobes_on_load_change(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     uint64_t now = 0;
     probe_est(est, 0.012);
     probe_init(&ps, NULL);
-    struct recording low = { .mhz = { 3300, 3300, 3300 } };
+    struct recording low = {.mhz = {3300, 3300, 3300}};
     enum benefit_plan p = drive(&ps, &low, est, 1, 12, &now, BENEFIT_NONE);
     assert_int_equal(p, BENEFIT_NONE);
     assert_int_equal(ps.rounds, 1);
-    struct recording mid = { .mhz = { 2700, 2970, 2900 } };
+    struct recording mid = {.mhz = {2700, 2970, 2900}};
     p = drive(&ps, &mid, est, 2, 1, &now, p);
     assert_int_equal(ps.phase, PROBE_RUNNING);
     p = drive(&ps, &mid, est, 2, 12, &now, p);
@@ -932,7 +944,7 @@ static void test_probe_reprobes_on_load_change(void **state)
     p = drive(&ps, &mid, est, 2, 12, &now, BENEFIT_NONE);
     assert_int_equal(ps.rounds, 1);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &mid, est, 2, 60, &now, p);   /* 15 s later: probed again at 10 s */
+    p = drive(&ps, &mid, est, 2, 60, &now, p); /* 15 s later: probed again at 10 s */
     assert_int_equal(ps.rounds, 2);
     assert_int_equal(ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_PACK);
@@ -941,12 +953,12 @@ static void test_probe_reprobes_on_load_change(void **state)
 /* No frequency source: unknown, so the caller keeps today's policy. */
 static void test_probe_unmeasurable(void **state)
 {
-    (void) state;
+    (void)state;
     struct probe_state ps;
     struct benefit_estimate est[BENEFIT_N_PLANS];
     probe_est(est, 0.012);
     probe_init(&ps, NULL);
-    struct probe_input in = { .now_ms = 250, .measurable = false, .load_sig = 1, .est = est };
+    struct probe_input in = {.now_ms = 250, .measurable = false, .load_sig = 1, .est = est};
     assert_int_equal(probe_step(&ps, &in), BENEFIT_UNKNOWN);
     assert_int_equal(ps.phase, PROBE_UNMEASURABLE);
     assert_non_null(strstr(ps.explain, "no measurable frequency"));

@@ -15,7 +15,7 @@
 #include "delay-guard.h"
 #include "histogram.h"
 
-#define MS 1000000ull           /* ns */
+#define MS 1000000ull /* ns */
 #define TICK_MS 1000u
 
 static struct delay_guard_config cfg;
@@ -31,7 +31,11 @@ static int setup(void **state)
 static struct delay_decision step(uint64_t now_ms, uint64_t delay_ns, const int *cand, size_t n_cand)
 {
     struct delay_guard_input in = {
-        .now_ms = now_ms, .delay_ns = delay_ns, .wakeups = 500, .candidates = cand, .n_candidates = n_cand,
+        .now_ms = now_ms,
+        .delay_ns = delay_ns,
+        .wakeups = 500,
+        .candidates = cand,
+        .n_candidates = n_cand,
     };
     return delay_guard_step(&g, &cfg, &in);
 }
@@ -64,31 +68,31 @@ static void test_thread_window(void **state)
     struct delay_thread t = {0};
     uint64_t mean, n;
     /* the first reading is only a base */
-    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){ 1000, 5000, 10 }, &mean), 0);
+    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){1000, 5000, 10}, &mean), 0);
     assert_int_equal(delay_thread_mean_ns(&t, &n), 0);
     assert_int_equal(n, 0);
     /* 100 wake-ups that waited 2 ms each */
-    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){ 2000, 5000 + 200 * MS, 110 }, &mean), 100);
+    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){2000, 5000 + 200 * MS, 110}, &mean), 100);
     assert_int_equal(mean, 2 * MS);
     /* 300 wake-ups at 0.2 ms: the window mean weighs wake-ups */
-    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){ 3000, 5000 + 260 * MS, 410 }, &mean), 300);
+    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){3000, 5000 + 260 * MS, 410}, &mean), 300);
     assert_int_equal(mean, MS / 5);
     assert_int_equal(delay_thread_mean_ns(&t, &n), 260 * MS / 400);
     assert_int_equal(n, 400);
     /* a tick without running adds nothing */
-    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){ 3000, 5000 + 260 * MS, 410 }, &mean), 0);
+    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){3000, 5000 + 260 * MS, 410}, &mean), 0);
     assert_int_equal(delay_thread_mean_ns(&t, &n), 260 * MS / 400);
     /* after DELAY_WINDOW more samples the 2 ms one has left the window */
     uint64_t wait = 5000 + 260 * MS, slices = 410;
     for (int i = 0; i < DELAY_WINDOW; i++) {
         wait += 10 * MS;
         slices += 100;
-        delay_thread_sample(&t, &(struct delay_schedstat){ 4000 + i, wait, slices }, &mean);
+        delay_thread_sample(&t, &(struct delay_schedstat){4000 + i, wait, slices}, &mean);
     }
     assert_int_equal(delay_thread_mean_ns(&t, &n), MS / 10);
     assert_int_equal(n, 100 * DELAY_WINDOW);
     /* counters going backwards: a new thread under the same TID */
-    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){ 10, 10, 1 }, &mean), 0);
+    assert_int_equal(delay_thread_sample(&t, &(struct delay_schedstat){10, 10, 1}, &mean), 0);
     assert_int_equal(delay_thread_mean_ns(&t, &n), 0);
     assert_int_equal(n, 0);
 }
@@ -96,19 +100,19 @@ static void test_thread_window(void **state)
 static void test_weighted_percentile(void **state)
 {
     /* one busy thread waiting 5 ms outweighs a quiet one at 0.1 ms */
-    struct delay_point a[] = { { 100000, 1, 0 }, { 5 * MS, 99, 0 } };
+    struct delay_point a[] = {{100000, 1, 0}, {5 * MS, 99, 0}};
     assert_int_equal(delay_weighted_percentile(a, 2, 90), 5 * MS);
     /* a quiet thread waiting long is within the top 10% of wake-ups */
-    struct delay_point b[] = { { 5 * MS, 5, 0 }, { 100000, 95, 0 } };
+    struct delay_point b[] = {{5 * MS, 5, 0}, {100000, 95, 0}};
     assert_int_equal(delay_weighted_percentile(b, 2, 90), 100000);
     assert_int_equal(delay_weighted_percentile(b, 2, 100), 5 * MS);
     /* exactly at the boundary: 90 of 100 wake-ups at or below */
-    struct delay_point c[] = { { 3 * MS, 10, 0 }, { 1 * MS, 90, 0 } };
+    struct delay_point c[] = {{3 * MS, 10, 0}, {1 * MS, 90, 0}};
     assert_int_equal(delay_weighted_percentile(c, 2, 90), MS);
     /* zero-weight points are skipped, no weight at all gives 0 */
-    struct delay_point d[] = { { 9 * MS, 0, 0 }, { 2 * MS, 4, 0 }, { 1 * MS, 0, 0 } };
+    struct delay_point d[] = {{9 * MS, 0, 0}, {2 * MS, 4, 0}, {1 * MS, 0, 0}};
     assert_int_equal(delay_weighted_percentile(d, 3, 90), 2 * MS);
-    struct delay_point e[] = { { 9 * MS, 0, 0 } };
+    struct delay_point e[] = {{9 * MS, 0, 0}};
     assert_int_equal(delay_weighted_percentile(e, 1, 90), 0);
     assert_int_equal(delay_weighted_percentile(NULL, 0, 90), 0);
 }
@@ -122,13 +126,13 @@ static void test_percentile_by_group(void **state)
     enum { N = 1001 };
     static struct delay_point pts[N], pooled[N];
     for (int i = 0; i < N - 1; i++)
-        pts[i] = (struct delay_point){100000, 50, 1000};     /* the flooding user */
-    pts[N - 1] = (struct delay_point){5 * MS, 20, 1001};      /* the victim */
+        pts[i] = (struct delay_point){100000, 50, 1000}; /* the flooding user */
+    pts[N - 1] = (struct delay_point){5 * MS, 20, 1001}; /* the victim */
     memcpy(pooled, pts, sizeof pts);
     assert_int_equal(delay_weighted_percentile(pooled, N, 90), 100000);
     assert_int_equal(delay_percentile_by_group(pts, N, 90), 5 * MS);
     /* one user: the same as pooled */
-    struct delay_point one[] = { { 5 * MS, 5, 0 }, { 100000, 95, 0 } };
+    struct delay_point one[] = {{5 * MS, 5, 0}, {100000, 95, 0}};
     assert_int_equal(delay_percentile_by_group(one, 2, 90), 100000);
     assert_int_equal(delay_percentile_by_group(NULL, 0, 90), 0);
 }
@@ -137,7 +141,7 @@ static void test_percentile_by_group(void **state)
 
 static void test_hold_then_spill(void **state)
 {
-    const int cand[] = { 3, 5 };
+    const int cand[] = {3, 5};
     uint64_t t = 0;
     expect(step(t, 2400 * MS / 1000, cand, 2), DELAY_HOLD, -1, "holding: jitter waited 2.4 ms per wake-up");
     for (t = TICK_MS; t < cfg.hold_ms; t += TICK_MS)
@@ -147,7 +151,7 @@ static void test_hold_then_spill(void **state)
     assert_int_equal(g.spills_total, 1);
     /* the next spill needs its own hold */
     t += TICK_MS;
-    const int cand2[] = { 5 };
+    const int cand2[] = {5};
     expect(step(t, 3 * MS, cand2, 1), DELAY_HOLD, -1, "holding");
     t += cfg.hold_ms;
     expect(step(t, 3 * MS, cand2, 1), DELAY_SPILL, 5, "spilled to core 5: jitter waited 3.0 ms");
@@ -157,7 +161,7 @@ static void test_hold_then_spill(void **state)
 static void test_spikes_do_not_spill(void **state)
 {
     /* 2 s above, 1 s fine, 2 s above...: never hold_ms in a row */
-    const int cand[] = { 1 };
+    const int cand[] = {1};
     for (uint64_t t = 0; t < 60000; t += TICK_MS) {
         uint64_t delay = (t / TICK_MS) % 3 == 2 ? MS / 2 : 4 * MS;
         struct delay_decision d = step(t, delay, cand, 1);
@@ -168,10 +172,10 @@ static void test_spikes_do_not_spill(void **state)
 
 static void test_few_wakeups_hold(void **state)
 {
-    const int cand[] = { 1 };
+    const int cand[] = {1};
     for (uint64_t t = 0; t < 20000; t += TICK_MS) {
-        struct delay_guard_input in = { .now_ms = t, .delay_ns = 10 * MS, .wakeups = cfg.min_wakeups - 1,
-                                        .candidates = cand, .n_candidates = 1 };
+        struct delay_guard_input in = {
+            .now_ms = t, .delay_ns = 10 * MS, .wakeups = cfg.min_wakeups - 1, .candidates = cand, .n_candidates = 1};
         expect(delay_guard_step(&g, &cfg, &in), DELAY_HOLD, -1, "too few");
     }
     /* and the hold starts from the first tick with evidence */
@@ -205,7 +209,7 @@ static void test_fallback_and_retry(void **state)
 static void test_spill_then_fallback(void **state)
 {
     /* spilled to the only candidate; still too slow: give up */
-    const int cand[] = { 2 };
+    const int cand[] = {2};
     expect(step(0, 5 * MS, cand, 1), DELAY_HOLD, -1, NULL);
     expect(step(cfg.hold_ms, 5 * MS, cand, 1), DELAY_SPILL, 2, NULL);
     expect(step(cfg.hold_ms + TICK_MS, 5 * MS, NULL, 0), DELAY_HOLD, -1, NULL);
@@ -215,7 +219,7 @@ static void test_spill_then_fallback(void **state)
 
 static void test_shrink_with_hysteresis(void **state)
 {
-    const int cand[] = { 3 };
+    const int cand[] = {3};
     step(0, 2 * MS, cand, 1);
     expect(step(cfg.hold_ms, 2 * MS, cand, 1), DELAY_SPILL, 3, NULL);
     uint64_t spilled = cfg.hold_ms, t;
@@ -237,7 +241,7 @@ static void test_no_shrink_right_after_spill(void **state)
 {
     /* the new core fixed it at once; still wait shrink_hold_ms of low delay,
      * counted from the first tick after the spill */
-    const int cand[] = { 3 };
+    const int cand[] = {3};
     step(0, 2 * MS, cand, 1);
     expect(step(cfg.hold_ms, 2 * MS, cand, 1), DELAY_SPILL, 3, NULL);
     uint64_t t = cfg.hold_ms + TICK_MS;
@@ -250,7 +254,7 @@ static void test_no_flapping(void **state)
 {
     /* The classic flap: jitter waits 2.4 ms at the base plan and 0.3 ms with
      * one core more. Without backoff it would spill and shrink every ~33 s. */
-    const int cand[] = { 3 };
+    const int cand[] = {3};
     unsigned extra = 0, changes = 0;
     uint64_t last_shrink = 0, gap_prev = 0;
     for (uint64_t t = 0; t <= 20 * 60000; t += TICK_MS) {
@@ -288,7 +292,7 @@ static void test_no_flapping(void **state)
 static void test_backoff_forgotten(void **state)
 {
     /* flapped twice: shrink hold doubled twice */
-    const int cand[] = { 3 };
+    const int cand[] = {3};
     uint64_t t = 0;
     unsigned extra = 0;
     for (; g.shrink_backoff < 4; t += TICK_MS) {
@@ -310,7 +314,7 @@ static void test_backoff_forgotten(void **state)
 
 static void test_reset_and_forget(void **state)
 {
-    const int cand[] = { 3, 4 };
+    const int cand[] = {3, 4};
     step(0, 2 * MS, cand, 2);
     step(cfg.hold_ms, 2 * MS, cand, 2);
     step(cfg.hold_ms + TICK_MS, 2 * MS, cand + 1, 1);
@@ -336,22 +340,21 @@ static void test_recorded_schedstat(void **state)
      * one (200 wake-ups per tick) whose wait grows from 0.2 to 2.5 ms per
      * wake-up, and a quiet one (5 per tick) at 0.1 ms. */
     static const char *const busy[] = {
-        "100000000 40000000 1000",  "110000000 80000000 1200",  "120000000 120000000 1400",
-        "130000000 620000000 1600", "140000000 1120000000 1800", "150000000 1620000000 2000",
+        "100000000 40000000 1000",   "110000000 80000000 1200",   "120000000 120000000 1400",
+        "130000000 620000000 1600",  "140000000 1120000000 1800", "150000000 1620000000 2000",
         "160000000 2120000000 2200", "170000000 2620000000 2400", "180000000 3120000000 2600",
     };
     static const char *const quiet[] = {
-        "5000000 100000 10", "5500000 600000 15", "6000000 1100000 20",
-        "6500000 1600000 25", "7000000 2100000 30", "7500000 2600000 35",
-        "8000000 3100000 40", "8500000 3600000 45", "9000000 4100000 50",
+        "5000000 100000 10",  "5500000 600000 15",  "6000000 1100000 20", "6500000 1600000 25", "7000000 2100000 30",
+        "7500000 2600000 35", "8000000 3100000 40", "8500000 3600000 45", "9000000 4100000 50",
     };
     struct delay_thread th[2];
     memset(th, 0, sizeof th);
     struct histogram h = {0};
-    const int cand[] = { 1 };
+    const int cand[] = {1};
     enum delay_action seen[9];
     for (size_t tick = 0; tick < 9; tick++) {
-        const char *text[2] = { busy[tick], quiet[tick] };
+        const char *text[2] = {busy[tick], quiet[tick]};
         struct delay_point pts[2];
         uint64_t total = 0;
         for (int i = 0; i < 2; i++) {
@@ -364,8 +367,11 @@ static void test_recorded_schedstat(void **state)
             total += pts[i].weight;
         }
         struct delay_guard_input in = {
-            .now_ms = tick * TICK_MS, .delay_ns = delay_weighted_percentile(pts, 2, cfg.percentile),
-            .wakeups = total, .candidates = cand, .n_candidates = 1,
+            .now_ms = tick * TICK_MS,
+            .delay_ns = delay_weighted_percentile(pts, 2, cfg.percentile),
+            .wakeups = total,
+            .candidates = cand,
+            .n_candidates = 1,
         };
         struct delay_decision d = delay_guard_step(&g, &cfg, &in);
         seen[tick] = d.action;
@@ -381,7 +387,7 @@ static void test_recorded_schedstat(void **state)
     /* le=250 µs: 2 ticks of the busy one at 0.2 ms and all the quiet ones */
     assert_int_equal(histogram_count_le(&h, 250000), 2 * 200 + 8 * 5);
     assert_int_equal(histogram_count_le(&h, 1000000), 2 * 200 + 8 * 5);
-    assert_int_equal(histogram_count_le(&h, 2500000), 8 * 205);   /* le is inclusive */
+    assert_int_equal(histogram_count_le(&h, 2500000), 8 * 205); /* le is inclusive */
     assert_int_equal(h.max_ns, 2500000);
 }
 

@@ -17,8 +17,8 @@ static enum reqpath_sleep kind_of(long nr, unsigned long a0, unsigned long a1, u
 {
     char text[256];
     struct reqpath_syscall s;
-    snprintf(text, sizeof text, "%ld 0x%lx 0x%lx 0x%lx 0x%lx 0x0 0x0 0x7ffc900fc0d8 0x7f268d8ed503\n", nr, a0, a1,
-             a2, a3);
+    snprintf(text, sizeof text, "%ld 0x%lx 0x%lx 0x%lx 0x%lx 0x0 0x0 0x7ffc900fc0d8 0x7f268d8ed503\n", nr, a0, a1, a2,
+             a3);
     assert_int_equal(reqpath_parse_syscall(text, &s), 0);
     return reqpath_sleep_of(&s, name);
 }
@@ -67,7 +67,7 @@ static void test_parse_syscall(void **state)
     assert_int_equal(reqpath_parse_syscall("-1 0x7ffc 0x7f00\n", &s), 0);
     assert_int_equal(reqpath_sleep_of(&s, &name), REQPATH_SLEEP_UNKNOWN);
     assert_int_equal(reqpath_parse_syscall("", &s), -EINVAL);
-    assert_int_equal(reqpath_parse_syscall("230 0x1 0x1\n", &s), -EINVAL);   /* cut short */
+    assert_int_equal(reqpath_parse_syscall("230 0x1 0x1\n", &s), -EINVAL); /* cut short */
     assert_int_equal(reqpath_parse_syscall("garbage", &s), -EINVAL);
 }
 
@@ -100,7 +100,8 @@ static void test_parse_sockets(void **state)
     memcpy(&w_rem, remote, 4);
     char line[256];
     snprintf(line, sizeof line,
-             "   0: %08X:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   117        0 31001 1 0\n", w_lo);
+             "   0: %08X:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   117        0 31001 1 0\n",
+             w_lo);
     assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, false, &s), 0);
     assert_int_equal(s.ino, 31001);
     assert_int_equal(s.lport, 5432);
@@ -144,9 +145,10 @@ static void test_parse_sockets(void **state)
     v6lo[15] = 1;
     uint32_t w6[4];
     memcpy(w6, v6lo, 16);
-    snprintf(line, sizeof line,
-             "   0: %08X%08X%08X%08X:18EB %08X%08X%08X%08X:D431 01 00000000:00000000 00:00000000 00000000 0 0 41001 1 0\n",
-             w6[0], w6[1], w6[2], w6[3], w6[0], w6[1], w6[2], w6[3]);
+    snprintf(
+        line, sizeof line,
+        "   0: %08X%08X%08X%08X:18EB %08X%08X%08X%08X:D431 01 00000000:00000000 00:00000000 00000000 0 0 41001 1 0\n",
+        w6[0], w6[1], w6[2], w6[3], w6[0], w6[1], w6[2], w6[3]);
     assert_int_equal(reqpath_parse_inet(line, REQPATH_SOCK_TCP, true, &s), 0);
     assert_int_equal(s.lport, 6379);
     assert_true(s.peer_local);
@@ -163,7 +165,8 @@ static void test_tail_guard(void **state)
     uint32_t now = 1000, window = 10000;
     /* unpacked: 20 wake-ups per sample, 30 µs of wait and 40 µs of run each */
     for (int i = 0; i < 5; i++, now += 2000)
-        assert_false(reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, 20, now, window, REQPATH_GUARD_SLACK_US));
+        assert_false(
+            reqpath_tail_sample(&t, false, 20 * 30000, 20 * 40000, 20, 20, now, window, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 30.0, 1.0);
     /* the limit: 1.5 x 30 + max(40, 100) */
     assert_float_equal(reqpath_tail_limit_us(&t), 145.0, 1.0);
@@ -220,7 +223,8 @@ static void test_tail_decays(void **state)
     struct reqpath_tail t = {0};
     assert_false(reqpath_tail_sample(&t, false, 16 * 500000, 16 * 10000, 16, 16, 1000, 10000, REQPATH_GUARD_SLACK_US));
     assert_float_equal(t.unpacked_us, 500.0, 1.0);
-    assert_false(reqpath_tail_sample(&t, false, 16 * 10000, 16 * 10000, 16, 16, 1000 + 30000, 10000, REQPATH_GUARD_SLACK_US));
+    assert_false(
+        reqpath_tail_sample(&t, false, 16 * 10000, 16 * 10000, 16, 16, 1000 + 30000, 10000, REQPATH_GUARD_SLACK_US));
     /* 500 e^-3 = 24.9 */
     assert_float_equal(t.unpacked_us, 24.9, 0.5);
 }
@@ -301,7 +305,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sleep_kinds),  cmocka_unit_test(test_parse_syscall), cmocka_unit_test(test_parse_sockets),
-        cmocka_unit_test(test_tail_guard),   cmocka_unit_test(test_tail_decays), cmocka_unit_test(test_tail_one_tick), cmocka_unit_test(test_tail_cadence),
+        cmocka_unit_test(test_tail_guard),   cmocka_unit_test(test_tail_decays),   cmocka_unit_test(test_tail_one_tick),
+        cmocka_unit_test(test_tail_cadence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

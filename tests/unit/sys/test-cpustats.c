@@ -71,7 +71,7 @@ static void test_live_values_match_sysfs(void **state)
         uint64_t khz;
         snprintf(path, sizeof path, CPU_SYS "/cpu%u/cpufreq/scaling_cur_freq", c);
         if (read_u64_file(path, &khz))
-            assert_true(cpu->freq_khz > 0);  /* it moves; only that it is known */
+            assert_true(cpu->freq_khz > 0); /* it moves; only that it is known */
         else
             assert_int_equal(cpu->freq_khz, 0);
 
@@ -115,18 +115,16 @@ static void test_live_values_match_sysfs(void **state)
 static void test_json_shape(void **state)
 {
     struct cpustats_cpu cpus[2] = {
-        {.cpu = 0, .freq_khz = 0, .n_idle = 2,
-         .idle = {{"POLL", 12, 34}, {"haltpoll", 5000000000ull, 7}}},
+        {.cpu = 0, .freq_khz = 0, .n_idle = 2, .idle = {{"POLL", 12, 34}, {"haltpoll", 5000000000ull, 7}}},
         {.cpu = 1, .freq_khz = 2400000, .n_idle = 0},
     };
     struct cpustats s = {.n_cpus = 2, .cpus = cpus};
     struct json_object *j = cpustats_to_json(&s);
     assert_non_null(j);
     const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
-    assert_string_equal(text,
-                        "[{\"cpu\":0,\"freq_khz\":null,\"idle\":[{\"name\":\"POLL\",\"usage\":12,\"time_us\":34},"
-                        "{\"name\":\"haltpoll\",\"usage\":5000000000,\"time_us\":7}]},"
-                        "{\"cpu\":1,\"freq_khz\":2400000,\"idle\":[]}]");
+    assert_string_equal(text, "[{\"cpu\":0,\"freq_khz\":null,\"idle\":[{\"name\":\"POLL\",\"usage\":12,\"time_us\":34},"
+                              "{\"name\":\"haltpoll\",\"usage\":5000000000,\"time_us\":7}]},"
+                              "{\"cpu\":1,\"freq_khz\":2400000,\"idle\":[]}]");
     json_object_put(j);
 
     struct cpustats empty = {0};

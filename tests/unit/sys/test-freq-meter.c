@@ -23,7 +23,6 @@
 
 static char root[PATH_MAX];
 
-
 static void rm(const char *rel)
 {
     char cmd[PATH_MAX + 64];
@@ -173,7 +172,7 @@ static void test_msr_unreadable(void **state)
     assert_int_equal(freq_meter_open(&m, root, &all), -ENODEV);
     assert_non_null(strstr(m.what, "/dev/cpu/0/msr: reading APERF/MPERF: Input/output error"));
     for (int i = 0; i < 1024; i++)
-        assert_int_equal(m.fd[i], -1);   /* nothing left open */
+        assert_int_equal(m.fd[i], -1); /* nothing left open */
 
     fixture_put(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2800000\n");
     assert_int_equal(freq_meter_open(&m, root, &all), FREQ_SOURCE_CPUFREQ);
@@ -182,7 +181,8 @@ static void test_msr_unreadable(void **state)
     /* counters, but no base frequency to scale them by */
     rm("sys");
     cpus[0].has_counters = cpus[1].has_counters = true;
-    fixture_put(root, "proc/cpuinfo", "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n");
+    fixture_put(root, "proc/cpuinfo",
+                "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n");
     assert_int_equal(freq_meter_open(&m, root, &all), -ENODEV);
     assert_non_null(strstr(m.what, "APERF/MPERF: readable, but no base frequency"));
     freq_meter_close(&m);
@@ -217,12 +217,12 @@ static void test_aperf(void **state)
     for (int i = 0; i < 4; i++)
         cpus[i].reads = 0;
 
-    assert_int_equal(freq_meter_sample(&m, &busy, &mhz), 0);   /* nothing to compare yet */
-    advance(0, 3000, 1000);   /* 6000 MHz worth... */
-    advance(1, 1000, 1000);   /* ... and 2000: weighted by unhalted time, 4000 */
+    assert_int_equal(freq_meter_sample(&m, &busy, &mhz), 0); /* nothing to compare yet */
+    advance(0, 3000, 1000);                                  /* 6000 MHz worth... */
+    advance(1, 1000, 1000);                                  /* ... and 2000: weighted by unhalted time, 4000 */
     assert_int_equal(freq_meter_sample(&m, &busy, &mhz), 2);
     assert_true(mhz > 3999.9 && mhz < 4000.1);
-    assert_int_equal(cpus[2].reads + cpus[3].reads, 0);   /* idle CPUs: not woken */
+    assert_int_equal(cpus[2].reads + cpus[3].reads, 0); /* idle CPUs: not woken */
 
     /* CPU 2 turns busy: primed after the plan, counted from the next sample */
     cpu_set_t busy3 = set_of("012");
@@ -240,11 +240,11 @@ static void test_aperf(void **state)
     cpus[1].aperf = cpus[1].mperf = 1ULL << 40;
     cpus[2].aperf = cpus[2].mperf = 1ULL << 40;
     cpu_set_t b01 = set_of("01");
-    freq_meter_sample(&m, &b01, &mhz);   /* new starts for 0 and 1; 2 not read */
-    cpus[0].aperf = 1500;                /* +2000 across the wrap */
-    cpus[0].mperf = 0;                   /* +1000 */
-    cpus[1].aperf = cpus[1].mperf = 5;   /* went back: reset */
-    advance(2, 1000, 1000);              /* read two samples ago: stale, left out */
+    freq_meter_sample(&m, &b01, &mhz); /* new starts for 0 and 1; 2 not read */
+    cpus[0].aperf = 1500;              /* +2000 across the wrap */
+    cpus[0].mperf = 0;                 /* +1000 */
+    cpus[1].aperf = cpus[1].mperf = 5; /* went back: reset */
+    advance(2, 1000, 1000);            /* read two samples ago: stale, left out */
     assert_int_equal(freq_meter_sample(&m, &busy3, &mhz), 1);
     assert_true(mhz > 3999.9 && mhz < 4000.1);
 
@@ -261,16 +261,18 @@ static void test_aperf_base(void **state)
     cpu_set_t one = set_of("0");
     fixture_put(root, "dev/cpu/0/msr", "");
     cpus[0].has_counters = true;
-    cpus[0].platform_info = 0x1800;   /* ratio 24: 2.4 GHz at 100 MHz */
-    fixture_put(root, "proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
-                        "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\n");
+    cpus[0].platform_info = 0x1800; /* ratio 24: 2.4 GHz at 100 MHz */
+    fixture_put(root, "proc/cpuinfo",
+                "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+                "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\n");
     freq_meter_init(&m);
     assert_int_equal(freq_meter_open(&m, root, &one), FREQ_SOURCE_APERF);
     assert_int_equal(m.base_khz, 2400000);
     assert_non_null(strstr(m.what, "from MSR_PLATFORM_INFO"));
     cpus[0].platform_info = 0;
-    fixture_put(root, "proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 158\n"
-                        "model name\t: Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz\n");
+    fixture_put(root, "proc/cpuinfo",
+                "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 158\n"
+                "model name\t: Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz\n");
     assert_int_equal(freq_meter_open(&m, root, &one), FREQ_SOURCE_APERF);
     assert_int_equal(m.base_khz, 3200000);
     assert_non_null(strstr(m.what, "from the model name"));

@@ -72,9 +72,12 @@ static void tick_build(struct tick *tk, const unsigned deep_ms[4], const unsigne
 
 static struct idle_measurement measure(struct tick *tk, uint64_t dt_us)
 {
-    const struct idle_measure_input in = {
-        .topo = &tk->chip.t, .busy_cpus = &tk->busy, .deep = tk->deep, .prev = tk->prev, .cur = tk->cur,
-        .dt_us = dt_us};
+    const struct idle_measure_input in = {.topo = &tk->chip.t,
+                                          .busy_cpus = &tk->busy,
+                                          .deep = tk->deep,
+                                          .prev = tk->prev,
+                                          .cur = tk->cur,
+                                          .dt_us = dt_us};
     struct idle_measurement m;
     idle_measure(&in, tk->carry_us, &m);
     return m;
@@ -204,7 +207,6 @@ static void test_keep(void **state)
 
 static char root[PATH_MAX];
 
-
 static void put_state(int cpu, int k, const char *file, uint64_t v)
 {
     char rel[128], text[32];
@@ -264,7 +266,7 @@ static void test_reader_x86(void **state)
     assert_int_equal(m.deep[0], (1u << 3) | (1u << 4));
     assert_non_null(strstr(m.what, "deep from 50 us (cpu0: POLL 0us, C1 1us, C1E 10us, C3 59us, C6 82us) on 4 CPUs"));
     idle_meter_sample(&m, &c.t, &(cpu_set_t){0}, 10 * (uint64_t)SEC_US, &out);
-    assert_false(out.measured);   /* the first reading: nothing to compare */
+    assert_false(out.measured); /* the first reading: nothing to compare */
 
     /* one second: core 0's threads 600 ms in C6 + 200 ms in C3, and 1 s in
      * C6 (0.2 s out); core 1's CPU 2 deep all along, CPU 3 only in C1E

@@ -51,17 +51,17 @@ static void test_hotplug(void **state)
     read_fixture("hotplug-2.txt", s2, &n2);
     read_fixture("hotplug-3.txt", s3, &n3);
     assert_int_equal(n1, 4);
-    assert_int_equal(n2, 4);   /* highest CPU seen + 1, with a hole at 2 */
+    assert_int_equal(n2, 4); /* highest CPU seen + 1, with a hole at 2 */
     assert_false(s2[2].present);
 
     load_cpu_util(s1, n1, s2, n2, util, 4);
     assert_int_equal(util[0], 100);
     assert_int_equal(util[1], 500);
-    assert_int_equal(util[2], -1);   /* went offline */
+    assert_int_equal(util[2], -1); /* went offline */
     assert_int_equal(util[3], 0);
 
     load_cpu_util(s2, n2, s3, n3, util, 4);
-    assert_int_equal(util[2], -1);   /* just came back: no previous sample */
+    assert_int_equal(util[2], -1); /* just came back: no previous sample */
     assert_int_equal(util[1], 500);
 
     /* Against a sample from before it went away, its counters went backwards. */

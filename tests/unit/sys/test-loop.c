@@ -21,7 +21,7 @@
 static void test_follows_events(void **state)
 {
     const uint64_t ms = 1000000;
-    assert_false(loop_follows_events(0, 100 * ms));        /* no event yet */
+    assert_false(loop_follows_events(0, 100 * ms)); /* no event yet */
     assert_true(loop_follows_events(100 * ms, 100 * ms));
     assert_true(loop_follows_events(100 * ms, 100 * ms + LOOP_EVENTS_RECENT_MS * ms - 1));
     assert_false(loop_follows_events(100 * ms, 100 * ms + LOOP_EVENTS_RECENT_MS * ms));
@@ -43,7 +43,7 @@ static void test_mute_grows_while_rung(void **state)
         mutes++;
     }
     assert_int_equal(ms, LOOP_MUTE_MAX_MS);
-    assert_int_equal(loop_mute_next_ms(ms, true), LOOP_MUTE_MAX_MS);     /* no further */
+    assert_int_equal(loop_mute_next_ms(ms, true), LOOP_MUTE_MAX_MS); /* no further */
     /* a storm of a second rings the timer about a dozen times, not 200 */
     while (total < 1000) {
         total += loop_mute_next_ms(ms, true);
@@ -224,23 +224,23 @@ static void test_budget(void **state)
     assert_int_equal(b.left_ns, 50 * ms);
     loop_budget_spend(&b, 50 * ms);
     assert_false(loop_budget_refill(&b, 1000 * ms));
-    assert_true(loop_budget_refill(&b, 1004 * ms));        /* 1 ms back for 4 ms passed */
+    assert_true(loop_budget_refill(&b, 1004 * ms)); /* 1 ms back for 4 ms passed */
     assert_int_equal(b.left_ns, 1 * ms);
-    loop_budget_spend(&b, 10 * 1000 * ms);                 /* a dispatch of 10 s */
+    loop_budget_spend(&b, 10 * 1000 * ms); /* a dispatch of 10 s */
     assert_int_equal(b.left_ns, 1 * ms - 10000 * ms);
-    assert_false(loop_budget_refill(&b, 1600 * ms));       /* 150 ms back: far short */
-    assert_false(loop_budget_refill(&b, 40996 * ms));      /* 9,998 ms back: still short */
-    assert_true(loop_budget_refill(&b, 41004 * ms));       /* 40 s passed: a quarter pays the 10 s */
+    assert_false(loop_budget_refill(&b, 1600 * ms));  /* 150 ms back: far short */
+    assert_false(loop_budget_refill(&b, 40996 * ms)); /* 9,998 ms back: still short */
+    assert_true(loop_budget_refill(&b, 41004 * ms));  /* 40 s passed: a quarter pays the 10 s */
     assert_int_equal(b.left_ns, 1 * ms);
     assert_true(loop_budget_refill(&b, 100000 * ms));
-    assert_int_equal(b.left_ns, 50 * ms);                  /* never beyond the burst */
+    assert_int_equal(b.left_ns, 50 * ms); /* never beyond the burst */
     /* calls closer together than 100 ns lose nothing to rounding */
     loop_budget_spend(&b, 50 * ms);
     assert_int_equal(b.left_ns, 0);
     uint64_t t = b.at_ns;
     for (int i = 1; i <= 80; i++)
         loop_budget_refill(&b, t + 50 * (uint64_t)i);
-    assert_int_equal(b.left_ns, 1000);                      /* a quarter of 4,000 ns */
+    assert_int_equal(b.left_ns, 1000); /* a quarter of 4,000 ns */
     /* a flood that keeps it busy for a second gets about its share */
     uint64_t now = 200000 * ms, rt = 0;
     for (uint64_t end = now + 1000 * ms; now < end; now += ms)
@@ -264,14 +264,14 @@ static void test_events_first(void **state)
 
 struct run {
     int efd;
-    unsigned spin_ms;           /* CPU time each event dispatch spends, in small steps */
-    unsigned spin_once_ms;      /* ... only the first one */
-    int policy_after_spin;      /* the policy once the first spin ended */
-    bool drain;                 /* read the eventfd in the callback (else it stays readable) */
-    bool quiet;                 /* the eventfd starts unreadable: no events at all */
-    bool timer_follows;         /* the timer is the loop's follower, as the tick is */
-    bool follower_held;         /* ... with work for normal priority */
-    unsigned rt_burst_ms;       /* the realtime budget's burst; 0: one that never runs out here */
+    unsigned spin_ms;      /* CPU time each event dispatch spends, in small steps */
+    unsigned spin_once_ms; /* ... only the first one */
+    int policy_after_spin; /* the policy once the first spin ended */
+    bool drain;            /* read the eventfd in the callback (else it stays readable) */
+    bool quiet;            /* the eventfd starts unreadable: no events at all */
+    bool timer_follows;    /* the timer is the loop's follower, as the tick is */
+    bool follower_held;    /* ... with work for normal priority */
+    unsigned rt_burst_ms;  /* the realtime budget's burst; 0: one that never runs out here */
     unsigned events, events_at_other;
     int events_policy, timer_policy;
 };
@@ -377,15 +377,15 @@ static void test_events_at_fifo_rest_at_other(void **state)
     assert_int_equal(run.events, 1);
     assert_int_equal(run.events_policy, SCHED_FIFO);
     assert_int_equal(run.timer_policy, SCHED_OTHER);
-    assert_int_equal(policy_now(), SCHED_OTHER);     /* left at normal priority */
-    assert_true(l.dispatched_rt >= 1 && l.dispatched_rt <= 2);   /* each source once */
+    assert_int_equal(policy_now(), SCHED_OTHER);               /* left at normal priority */
+    assert_true(l.dispatched_rt >= 1 && l.dispatched_rt <= 2); /* each source once */
     assert_false(l.rt_failed);
 }
 
 struct spaced {
     int efd;
-    unsigned writes;            /* the writer's */
-    unsigned left, calls, at_fifo;  /* the loop's */
+    unsigned writes;               /* the writer's */
+    unsigned left, calls, at_fifo; /* the loop's */
 };
 
 static void *write_spaced(void *arg)
@@ -466,7 +466,7 @@ static void test_events_do_not_starve_the_rest(void **state)
     struct run run = {.drain = false, .events_policy = -1, .timer_policy = -1};
     struct loop l;
     uint64_t t0 = now_ns();
-    alarm(60);      /* a starved timer would spin here at realtime priority */
+    alarm(60); /* a starved timer would spin here at realtime priority */
     /* due after a few runs of LOOP_EVENTS_FAIR_MS: the yields before it find
      * nothing else pending */
     assert_int_equal(run_loop(&run, priority, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);
@@ -507,15 +507,15 @@ static void test_flood_over_budget(void **state)
 static void test_long_dispatch_dropped_mid_work(void **state)
 {
     require_fifo();
-    struct run run = {.drain = true, .spin_once_ms = 150, .events_policy = -1, .timer_policy = -1,
-                      .policy_after_spin = -1};
+    struct run run = {
+        .drain = true, .spin_once_ms = 150, .events_policy = -1, .timer_policy = -1, .policy_after_spin = -1};
     struct loop l;
     alarm(60);
     assert_int_equal(run_loop(&run, 1, 1000, &l), 42);
     alarm(0);
     assert_int_equal(run.events, 1);
-    assert_int_equal(run.events_policy, SCHED_FIFO);        /* started at realtime priority */
-    assert_int_equal(run.policy_after_spin, SCHED_OTHER);   /* ended at normal priority */
+    assert_int_equal(run.events_policy, SCHED_FIFO);      /* started at realtime priority */
+    assert_int_equal(run.policy_after_spin, SCHED_OTHER); /* ended at normal priority */
     int64_t charged = (int64_t)l.rt_cpu_ns;
     print_message("charged %.1f ms for a dispatch of 150 ms of CPU\n", charged / 1e6);
     assert_int_equal(l.dispatched_demoted, 1);
@@ -533,7 +533,7 @@ static void test_long_dispatch_dropped_mid_work(void **state)
 static void test_sigxcpu_drops_to_normal(void **state)
 {
     require_fifo();
-    struct rlimit was, low = {.rlim_cur = 30000, .rlim_max = 20000000};   /* us: 30 ms, 20 s */
+    struct rlimit was, low = {.rlim_cur = 30000, .rlim_max = 20000000}; /* us: 30 ms, 20 s */
     assert_int_equal(getrlimit(RLIMIT_RTTIME, &was), 0);
     if (was.rlim_max != RLIM_INFINITY && was.rlim_max < low.rlim_max)
         low.rlim_max = was.rlim_max;
@@ -547,8 +547,7 @@ static void test_sigxcpu_drops_to_normal(void **state)
     alarm(0);
     assert_int_equal(setrlimit(RLIMIT_RTTIME, &was), 0);
     assert_int_equal(r, 42);
-    print_message("%u events, %u at normal priority, %" PRIu64 " SIGXCPU\n", run.events, run.events_at_other,
-                  l.xcpu);
+    print_message("%u events, %u at normal priority, %" PRIu64 " SIGXCPU\n", run.events, run.events_at_other, l.xcpu);
     assert_true(l.xcpu >= 1);
     assert_int_equal(l.dispatched_over_budget, 0);
     assert_true(run.events_at_other > 0);
@@ -561,8 +560,8 @@ static void test_sigxcpu_drops_to_normal(void **state)
 static void follower_in_a_stream(bool held, int want_policy)
 {
     require_fifo();
-    struct run run = {.drain = false, .timer_follows = true, .follower_held = held, .events_policy = -1,
-                      .timer_policy = -1};
+    struct run run = {
+        .drain = false, .timer_follows = true, .follower_held = held, .events_policy = -1, .timer_policy = -1};
     struct loop l;
     alarm(60);
     assert_int_equal(run_loop(&run, 1, 3500 * LOOP_EVENTS_FAIR_MS, &l), 42);

@@ -21,8 +21,8 @@
 #include "config.h"
 #include "privileges.h"
 
-static const struct privilege_needs NONE = {0}, EXE = {.exe_rules = true},
-                                     CPUSET = {.cpuset_v1 = true}, BOTH = {.cpuset_v1 = true, .exe_rules = true};
+static const struct privilege_needs NONE = {0}, EXE = {.exe_rules = true}, CPUSET = {.cpuset_v1 = true},
+                                    BOTH = {.cpuset_v1 = true, .exe_rules = true};
 
 static void test_kept_mask(void **state)
 {
@@ -108,7 +108,7 @@ struct report {
     int read_before, r1, read_after1, r2, read_after2;
     struct caps before, after1, after2;
     bool second_said_limited;
-    bool exe_lacks_before, exe_lacks_after;   /* privileges_exe_rules_lack_ptrace, config with exe= */
+    bool exe_lacks_before, exe_lacks_after; /* privileges_exe_rules_lack_ptrace, config with exe= */
 };
 
 static bool said_limited;
@@ -164,8 +164,9 @@ static void check_drop(struct privilege_needs needs)
     struct report rep = drop_in_child(needs);
     assert_int_equal(rep.read_before, 0);
     if ((rep.before.prm & keep) != keep || (rep.before.bnd & keep) != keep) {
-        print_message("skipped: this root lacks some of the kept capabilities (permitted %" PRIx64
-                      ", bounding %" PRIx64 ")\n", rep.before.prm, rep.before.bnd);
+        print_message("skipped: this root lacks some of the kept capabilities (permitted %" PRIx64 ", bounding %" PRIx64
+                      ")\n",
+                      rep.before.prm, rep.before.bnd);
         skip();
     }
     /* something to drop, or the call has nothing to show */

@@ -57,8 +57,8 @@ static const struct {
     {700, 700, "batch", "/opt/batch/run", "/opt/batch/run", "/jobs/batch", NULL, NULL, "4000001", false},
     /* hybrid, jitter slice seen through name=systemd */
     {800, 800, "logrotate", "/usr/sbin/logrotate", "/usr/sbin/logrotate /etc/logrotate.conf",
-     "/turbosched.slice/turbosched-jitter.slice/logrotate.service", "logrotate.service", "logrotate.service",
-     "root", true},
+     "/turbosched.slice/turbosched-jitter.slice/logrotate.service", "logrotate.service", "logrotate.service", "root",
+     true},
 };
 
 static void test_fixture_tasks(void **state)

@@ -89,7 +89,7 @@ static void test_decode_captured(void **state)
 
     assert_int_equal(exit.kind, PROCMON_EXIT);
     assert_int_equal(exit.tid, fork.tid);
-    assert_int_equal(exit.exit.code, 3 << 8);        /* sh -c 'exit 3', wait(2) encoding */
+    assert_int_equal(exit.exit.code, 3 << 8); /* sh -c 'exit 3', wait(2) encoding */
     assert_int_equal(exit.exit.signal, SIGCHLD);
 
     assert_int_equal(ack.kind, PROCMON_ACK);
@@ -105,7 +105,7 @@ static void test_decode_thread(void **state)
     struct procmon_event fork = decode_fixture("fork-thread.bin");
     struct procmon_event exit = decode_fixture("exit-thread.bin");
     assert_int_equal(fork.kind, PROCMON_FORK);
-    assert_int_not_equal(fork.tid, fork.tgid);       /* a thread */
+    assert_int_not_equal(fork.tid, fork.tgid); /* a thread */
     assert_int_equal(exit.kind, PROCMON_EXIT);
     assert_int_equal(exit.tid, fork.tid);
     assert_int_equal(exit.tgid, fork.tgid);
@@ -136,9 +136,11 @@ static void test_every_truncation_rejected(void **state)
  * than its kind needs is rejected; from exactly that size on it decodes. */
 static void test_short_event_rejected(void **state)
 {
-    static const struct { const char *name; size_t need; } cases[] = {
-        { "ack.bin", 4 }, { "fork.bin", 16 }, { "exec.bin", 8 },
-        { "comm.bin", 24 }, { "uid.bin", 16 }, { "exit.bin", 16 },
+    static const struct {
+        const char *name;
+        size_t need;
+    } cases[] = {
+        {"ack.bin", 4}, {"fork.bin", 16}, {"exec.bin", 8}, {"comm.bin", 24}, {"uid.bin", 16}, {"exit.bin", 16},
     };
     for (size_t f = 0; f < ELEMENTSOF(cases); f++) {
         uint8_t buf[MSG_MAX], m[MSG_MAX];
@@ -186,7 +188,7 @@ static void test_wrong_headers_rejected(void **state)
     assert_int_equal(decode_exact(m, n, &ev), -EBADMSG);
 
     /* nlmsg_len claiming more than the buffer, or less than its own header */
-    uint32_t bad_nl[] = { (uint32_t)n + 1, 0xffffffff, NLMSG_HDRLEN - 1, 0, NLMSG_HDRLEN, NLMSG_HDRLEN + 19 };
+    uint32_t bad_nl[] = {(uint32_t)n + 1, 0xffffffff, NLMSG_HDRLEN - 1, 0, NLMSG_HDRLEN, NLMSG_HDRLEN + 19};
     for (size_t i = 0; i < ELEMENTSOF(bad_nl); i++) {
         memcpy(m, buf, n);
         memcpy(m, &bad_nl[i], 4);
@@ -194,7 +196,7 @@ static void test_wrong_headers_rejected(void **state)
     }
 
     /* cn_msg.len claiming more than the netlink payload */
-    uint16_t bad_cn[] = { (uint16_t)(n - OFF_PE + 1), 0xffff };
+    uint16_t bad_cn[] = {(uint16_t)(n - OFF_PE + 1), 0xffff};
     for (size_t i = 0; i < ELEMENTSOF(bad_cn); i++) {
         memcpy(m, buf, n);
         memcpy(m + OFF_CN_LEN, &bad_cn[i], 2);
@@ -259,7 +261,7 @@ static void test_live(void **state)
     assert_int_equal(r, 0);
     assert_true(procmon_fd(pm) >= 0);
 
-    struct seen s = { 0 };
+    struct seen s = {0};
     s.child = fork();
     assert_true(s.child >= 0);
     if (s.child == 0) {
@@ -271,7 +273,7 @@ static void test_live(void **state)
     }
     uint64_t deadline = now_ms() + 10000;
     while (!(s.fork && s.comm && s.exit) && now_ms() < deadline) {
-        struct pollfd p = { .fd = procmon_fd(pm), .events = POLLIN };
+        struct pollfd p = {.fd = procmon_fd(pm), .events = POLLIN};
         if (poll(&p, 1, 100) > 0)
             assert_true(procmon_dispatch(pm, on_event, &s) >= 0);
     }
@@ -329,7 +331,7 @@ static void test_live_exec_only(void **state)
     /* the exit event was sent before waitpid returned: wait for the exec */
     uint64_t deadline = now_ms() + 10000;
     while (k.n[PROCMON_EXEC] == 0 && now_ms() < deadline) {
-        struct pollfd p = { .fd = procmon_fd(pm), .events = POLLIN };
+        struct pollfd p = {.fd = procmon_fd(pm), .events = POLLIN};
         if (poll(&p, 1, 100) > 0)
             assert_true(procmon_dispatch(pm, count_kinds, &k) >= 0);
     }
@@ -357,7 +359,7 @@ static void test_live_overflow(void **state)
     if (r == -EPERM || r == -EACCES || geteuid() != 0)
         skip();
     assert_int_equal(r, 0);
-    assert_true(procmon_set_rcvbuf(pm, 1) > 0);   /* the kernel rounds up to its minimum */
+    assert_true(procmon_set_rcvbuf(pm, 1) > 0); /* the kernel rounds up to its minimum */
     unsigned handled = 0;
     uint64_t deadline = now_ms() + 20000;
     while (procmon_counters(pm)->overflows == 0 && now_ms() < deadline) {

@@ -61,9 +61,10 @@ static void test_read_task(void **state)
 
 static void test_parse_stat(void **state)
 {
-    struct task t = { 0 };
+    struct task t = {0};
     char st = 0;
-    assert_int_equal(procscan_parse_stat("7 ((sd-pam)) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 1 2\n", &t, &st), 0);
+    assert_int_equal(
+        procscan_parse_stat("7 ((sd-pam)) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 1 2\n", &t, &st), 0);
     assert_int_equal(t.tid, 7);
     assert_string_equal(t.comm, "(sd-pam)");
     assert_int_equal(t.start_time, 424242);
@@ -79,16 +80,17 @@ static void test_parse_stat(void **state)
     assert_int_equal(t.start_time, 99);
     assert_string_equal(t.comm, "a b");
     /* a comm longer than the kernel's 15 bytes is cut, not overflowed */
-    assert_int_equal(procscan_parse_stat("7 (0123456789abcdefghij) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", &t, &st), 0);
+    assert_int_equal(
+        procscan_parse_stat("7 (0123456789abcdefghij) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", &t, &st), 0);
     assert_string_equal(t.comm, "0123456789abcde");
 
     static const char *const bad[] = {
         "",
-        "7 (x",                                                   /* no ')' */
-        "7 x) R 1",                                               /* no '(' */
-        "(x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",  /* no tid */
+        "7 (x",                                                  /* no ')' */
+        "7 x) R 1",                                              /* no '(' */
+        "(x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99", /* no tid */
         "-7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",
-        "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18",   /* short */
+        "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", /* short */
         "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 ",
         "7 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 9x9 1",
         "7 (x)R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99",
@@ -129,14 +131,11 @@ static bool has(const struct collected *c, pid_t pid, pid_t tid)
     return false;
 }
 
-static int stop_at_second(pid_t pid, pid_t tid, void *userdata)
-{
-    return ++*(int *)userdata == 2 ? -ECANCELED : 0;
-}
+static int stop_at_second(pid_t pid, pid_t tid, void *userdata) { return ++*(int *)userdata == 2 ? -ECANCELED : 0; }
 
 static void test_walk(void **state)
 {
-    struct collected c = { 0 };
+    struct collected c = {0};
     unsigned unlisted = 0;
     /* self, 123abc, stat and the task-less (gone) 400 and 101 are skipped */
     assert_int_equal(procscan_all(SMALL, collect, &c, &unlisted), 6);
@@ -168,8 +167,8 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
-static void mk_task(struct tree *tr, pid_t pid, pid_t tid, const char *comm, char state, uint64_t start,
-                    int euid, bool with_status)
+static void mk_task(struct tree *tr, pid_t pid, pid_t tid, const char *comm, char state, uint64_t start, int euid,
+                    bool with_status)
 {
     char path[PATH_MAX], text[1024];
     snprintf(path, sizeof path, "%s/proc/%d/task/%d", tr->root, pid, tid);
@@ -182,8 +181,8 @@ static void mk_task(struct tree *tr, pid_t pid, pid_t tid, const char *comm, cha
     write_text(path, text);
     snprintf(path, sizeof path, "%s/proc/%d/task/%d/status", tr->root, pid, tid);
     if (with_status) {
-        snprintf(text, sizeof text, "Name:\t%s\nTgid:\t%d\nPid:\t%d\nUid:\t%d\t%d\t%d\t%d\n", comm, pid, tid, euid, euid,
-                 euid, euid);
+        snprintf(text, sizeof text, "Name:\t%s\nTgid:\t%d\nPid:\t%d\nUid:\t%d\t%d\t%d\t%d\n", comm, pid, tid, euid,
+                 euid, euid, euid);
         write_text(path, text);
     } else {
         unlink(path);
@@ -223,9 +222,9 @@ struct rec {
     pid_t last_new, last_changed, last_gone;
     enum procscan_change last_what;
     uint64_t last_gone_start;
-    bool gone_was_tracked;      /* task_gone runs before removal */
+    bool gone_was_tracked; /* task_gone runs before removal */
     int new_ret;
-    unsigned n_fresh;           /* hooks that found TASK_F_START_FRESH */
+    unsigned n_fresh; /* hooks that found TASK_F_START_FRESH */
 };
 
 static int on_new(struct task *t, void *ud)
@@ -257,14 +256,17 @@ static void on_gone(struct task *t, void *ud)
     r->gone_was_tracked = task_table_find(r->tt, t->tid) == t;
 }
 
-#define HOOKS(rec) { .task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = &(rec) }
+#define HOOKS(rec) \
+    { \
+        .task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = &(rec) \
+    }
 
 /* A table, its recorder and lazy-start hooks (the daemon's), with "parent"
  * (PID 100, uid 1000) tracked by a rescan. */
 #define LAZY_SETUP(tr) \
     struct task_table *tt; \
     assert_int_equal(task_table_new(100, &tt), 0); \
-    struct rec rec = { .tt = tt }; \
+    struct rec rec = {.tt = tt}; \
     struct procscan_hooks h = HOOKS(rec); \
     h.lazy_start = true; \
     mk_task((tr), 100, 100, "parent", 'S', 1000, 1000, true); \
@@ -276,7 +278,7 @@ static void test_reconcile(void **state)
     struct task_table *tt;
     struct procscan_stats st;
     assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
 
     mk_task(tr, 1, 1, "init", 'S', 5, 0, true);
@@ -299,7 +301,7 @@ static void test_reconcile(void **state)
     assert_null(task_table_find(tt, 200));
 
     /* nothing changed: nothing to do */
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.generation, 2);
     assert_int_equal(st.added + st.removed + st.reused, 0);
@@ -308,7 +310,7 @@ static void test_reconcile(void **state)
     /* a thread gone, another new: removal through task_gone first */
     rm_task(tr, 100, 101);
     mk_task(tr, 100, 103, "srv w2", 'S', 1500, 1000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.added, 1);
     assert_int_equal(st.removed, 1);
@@ -321,7 +323,7 @@ static void test_reconcile(void **state)
 
     /* TID reuse: same TID, another start time -> old gone, new added */
     mk_task(tr, 100, 102, "new one", 'S', 9999, 1000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.reused, 1);
     assert_int_equal(st.added, 0);
@@ -335,7 +337,7 @@ static void test_reconcile(void **state)
     /* TID reused by another process */
     rm_task(tr, 100, 103);
     mk_task(tr, 300, 103, "other", 'S', 1500, 0, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.reused, 1);
     assert_int_equal(task_table_find(tt, 103)->pid, 300);
@@ -344,7 +346,7 @@ static void test_reconcile(void **state)
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/100'", tr->root);
     assert_int_equal(system(cmd), 0);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.removed, 2);
     assert_int_equal(rec.n_gone, 2);
@@ -354,7 +356,7 @@ static void test_reconcile(void **state)
     /* a rename whose comm event was lost (same task, same start time): the
      * rescan takes the new comm and says so, so that rules see it */
     mk_task(tr, 300, 103, "renamed", 'S', 1500, 0, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.added + st.removed + st.reused, 0);
     assert_int_equal(st.renamed, 1);
@@ -389,8 +391,8 @@ static void test_reconcile_unreadable(void **state)
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/proc/100/task/101/stat", tr->root);
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(mkdir(path, 0755), 0);         /* read(2) says EISDIR */
-    rec = (struct rec){ .tt = tt };
+    assert_int_equal(mkdir(path, 0755), 0); /* read(2) says EISDIR */
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.unread, 0);
     assert_int_equal(st.denied, 1);
@@ -399,18 +401,18 @@ static void test_reconcile_unreadable(void **state)
     assert_non_null(task_table_find(tt, 101));
     rmdir(path);
 
-    rm_task(tr, 100, 101);                          /* gone for real: removed */
+    rm_task(tr, 100, 101); /* gone for real: removed */
     snprintf(path, sizeof path, "%s/proc/300/task", tr->root);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     assert_int_equal(system(cmd), 0);
-    write_text(path, "not a directory\n");         /* openat(O_DIRECTORY) says ENOTDIR */
+    write_text(path, "not a directory\n"); /* openat(O_DIRECTORY) says ENOTDIR */
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.denied, 1);
-    assert_int_equal(st.removed, 1);                /* 101; 300 is kept */
+    assert_int_equal(st.removed, 1); /* 101; 300 is kept */
     assert_non_null(task_table_find(tt, 300));
     assert_null(task_table_find(tt, 101));
-    assert_int_equal(unlink(path), 0);              /* 300 gone: no task/ */
+    assert_int_equal(unlink(path), 0); /* 300 gone: no task/ */
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.removed, 1);
     assert_int_equal(st.denied, 0);
@@ -428,8 +430,8 @@ static void test_walk_last_gone(void **state)
     snprintf(path, sizeof path, "%s/proc", tr->root);
     assert_int_equal(mkdir(path, 0755), 0);
     snprintf(path, sizeof path, "%s/proc/500", tr->root);
-    assert_int_equal(mkdir(path, 0755), 0);         /* listed, its task/ gone */
-    struct collected c = { 0 };
+    assert_int_equal(mkdir(path, 0755), 0); /* listed, its task/ gone */
+    struct collected c = {0};
     unsigned unlisted = 0;
     assert_int_equal(procscan_all(tr->root, collect, &c, &unlisted), 0);
     assert_int_equal(unlisted, 0);
@@ -437,8 +439,8 @@ static void test_walk_last_gone(void **state)
     snprintf(path, sizeof path, "%s/proc/600", tr->root);
     assert_int_equal(mkdir(path, 0755), 0);
     snprintf(path, sizeof path, "%s/proc/600/task", tr->root);
-    write_text(path, "not a directory\n");         /* openat(O_DIRECTORY) says ENOTDIR */
-    c = (struct collected){ 0 };
+    write_text(path, "not a directory\n"); /* openat(O_DIRECTORY) says ENOTDIR */
+    c = (struct collected){0};
     assert_int_equal(procscan_all(tr->root, collect, &c, &unlisted), 1);
     assert_true(has(&c, 100, 100));
     assert_int_equal(unlisted, 1);
@@ -469,10 +471,10 @@ static void test_reconcile_out_of_fds(void **state)
     rm_task(tr, 100, 101);
 
     assert_int_equal(reconcile_with_fds(tr, tt, &h, 0, &st), -EMFILE);
-    assert_int_equal(task_table_count(tt), 2);      /* 101 not removed on a failed walk */
-    assert_int_equal(reconcile_with_fds(tr, tt, &h, 2, &st), 0);   /* /proc and 100/task: no stat */
+    assert_int_equal(task_table_count(tt), 2);                   /* 101 not removed on a failed walk */
+    assert_int_equal(reconcile_with_fds(tr, tt, &h, 2, &st), 0); /* /proc and 100/task: no stat */
     assert_int_equal(st.unread, 1);
-    assert_int_equal(st.removed, 1);                /* 101: not listed, gone */
+    assert_int_equal(st.removed, 1); /* 101: not listed, gone */
     assert_non_null(task_table_find(tt, 100));
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.unread, 0);
@@ -497,7 +499,7 @@ static void test_reconcile_bound(void **state)
 
 static struct procmon_event ev_of(enum procmon_kind kind, pid_t tgid, pid_t tid)
 {
-    return (struct procmon_event){ .kind = kind, .tgid = tgid, .tid = tid };
+    return (struct procmon_event){.kind = kind, .tgid = tgid, .tid = tid};
 }
 
 static void test_events(void **state)
@@ -505,13 +507,13 @@ static void test_events(void **state)
     struct tree *tr = *state;
     struct task_table *tt;
     assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
     struct procmon_event ev;
 
     mk_task(tr, 100, 100, "parent", 'S', 1000, 1000, true);
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
 
     /* fork of a process: its stat is read once; the uid comes from the
      * tracked parent (no status file needed) */
@@ -544,7 +546,7 @@ static void test_events(void **state)
     assert_int_equal(task_table_find(tt, 600)->uid, 77);
 
     /* a child already gone when its fork event is handled: not an error */
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     ev = ev_of(PROCMON_FORK, 700, 700);
     ev.fork.parent_tid = ev.fork.parent_tgid = 100;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
@@ -607,7 +609,7 @@ static void test_events(void **state)
     assert_non_null(task_table_find(tt, 800));
 
     /* fork onto a tracked TID with another start time: a reuse */
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     mk_task(tr, 800, 800, "late2", 'S', 8888, 5, true);
     ev = ev_of(PROCMON_FORK, 800, 800);
     ev.fork.parent_tid = ev.fork.parent_tgid = 100;
@@ -633,7 +635,7 @@ static void test_exec_from_thread(void **state)
     struct tree *tr = *state;
     struct task_table *tt;
     assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
     struct procmon_event ev;
 
@@ -648,7 +650,7 @@ static void test_exec_from_thread(void **state)
     rm_task(tr, 900, 901);
     rm_task(tr, 900, 902);
     mk_task(tr, 900, 900, "newprog", 'S', 9002, 0, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     ev = ev_of(PROCMON_EXIT, 900, 901);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     ev = ev_of(PROCMON_EXIT, 900, 900);
@@ -662,7 +664,6 @@ static void test_exec_from_thread(void **state)
     assert_int_equal(rec.n_gone, 3);
     task_table_free(tt);
 }
-
 
 /* A kernel thread is known by its stat's flags when read, and by its
  * creator's until it execs: the sampler asks without reading /proc (a read
@@ -684,7 +685,7 @@ static void test_kernel_thread_flag(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 300);
     assert_non_null(t);
-    assert_true(t->start_pending);              /* nothing was read */
+    assert_true(t->start_pending); /* nothing was read */
     assert_true(t->flags & TASK_F_KTHREAD);
     ev = ev_of(PROCMON_FORK, 301, 301);
     ev.fork.parent_tid = ev.fork.parent_tgid = 100;
@@ -741,7 +742,7 @@ static void test_lazy_start(void **state)
     struct tree *tr = *state;
     LAZY_SETUP(tr);
     struct procmon_event ev;
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
 
     /* no file for the child at all: nothing is read; comm and uid come
      * from the forking thread */
@@ -767,14 +768,14 @@ static void test_lazy_start(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     t = task_table_find(tt, 501);
     assert_true(t->start_pending);
-    assert_true(errno_is_gone(procscan_ensure_start(tr->root, t)));   /* not in /proc yet */
+    assert_true(errno_is_gone(procscan_ensure_start(tr->root, t))); /* not in /proc yet */
     assert_true(t->start_pending);
     mk_task(tr, 501, 501, "parent", 'S', 5010, 1000, false);
     assert_int_equal(procscan_ensure_start(tr->root, t), 0);
     assert_false(t->start_pending);
     assert_int_equal(t->start_time, 5010);
     rm_task(tr, 501, 501);
-    assert_int_equal(procscan_ensure_start(tr->root, t), 0);         /* known: no read */
+    assert_int_equal(procscan_ensure_start(tr->root, t), 0); /* known: no read */
     assert_int_equal(t->start_time, 5010);
 
     /* exec takes the start time with the new comm */
@@ -782,7 +783,7 @@ static void test_lazy_start(void **state)
     ev.fork.parent_tid = ev.fork.parent_tgid = 100;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 502, 502, "sh", 'S', 5020, 1000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     ev = ev_of(PROCMON_EXEC, 502, 502);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     t = task_table_find(tt, 502);
@@ -796,7 +797,7 @@ static void test_lazy_start(void **state)
     ev = ev_of(PROCMON_FORK, 503, 503);
     ev.fork.parent_tid = ev.fork.parent_tgid = 100;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(rec.n_gone, 1);
     assert_int_equal(rec.n_new, 1);
@@ -828,7 +829,7 @@ static void test_lazy_start(void **state)
     mk_task(tr, 503, 503, "parent", 'S', 5030, 1000, true);
     mk_task(tr, 504, 504, "parent", 'S', 5040, 1000, true);
     mk_task(tr, 505, 505, "other", 'S', 5050, 1000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     struct procscan_stats st;
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     for (pid_t tid = 503; tid <= 505; tid++)
@@ -837,7 +838,7 @@ static void test_lazy_start(void **state)
     assert_string_equal(task_table_find(tt, 505)->comm, "other");
     assert_int_equal(task_table_find(tt, 505)->start_time, 5050);
     assert_int_equal(st.reused, 1);
-    assert_int_equal(rec.n_gone, 1 + 1);   /* 505 replaced; 501 (files removed) gone */
+    assert_int_equal(rec.n_gone, 1 + 1); /* 505 replaced; 501 (files removed) gone */
     assert_int_equal(rec.n_new, 1);
     task_table_free(tt);
 }
@@ -860,15 +861,15 @@ static void test_pid_reused_before_read(void **state)
     struct tree *tr = *state;
     struct task_table *tt;
     assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
     h.lazy_start = true;
     struct procmon_event ev;
     long hz = sysconf(_SC_CLK_TCK);
     uint64_t ns_per_tick = 1000000000u / (uint64_t)hz;
     uint64_t fork_ns = clock_now_ns(CLOCK_MONOTONIC);
-    uint64_t child_start = clock_now_ns(CLOCK_BOOTTIME) / ns_per_tick;     /* at the fork */
-    uint64_t later_start = child_start + (uint64_t)hz / 5;                  /* 200 ms on */
+    uint64_t child_start = clock_now_ns(CLOCK_BOOTTIME) / ns_per_tick; /* at the fork */
+    uint64_t later_start = child_start + (uint64_t)hz / 5;             /* 200 ms on */
     assert_true(procscan_started_by_fork(child_start, fork_ns));
     assert_false(procscan_started_by_fork(later_start, fork_ns));
 
@@ -882,7 +883,7 @@ static void test_pid_reused_before_read(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 700);
     assert_true(t->start_pending);
-    mk_task(tr, 700, 700, "jit", 'S', later_start, 2000, true);            /* same name, someone else's */
+    mk_task(tr, 700, 700, "jit", 'S', later_start, 2000, true); /* same name, someone else's */
     assert_int_equal(procscan_ensure_start(tr->root, t), -ESRCH);
     assert_true(t->start_pending);
     /* the child it was: taken */
@@ -892,7 +893,7 @@ static void test_pid_reused_before_read(void **state)
 
     /* not lazy (the creator is not tracked): the fork handled late adds
      * nothing in the child's place */
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     mk_task(tr, 701, 701, "jit", 'S', later_start, 2000, true);
     ev = ev_of(PROCMON_FORK, 701, 701);
     ev.fork.parent_tid = ev.fork.parent_tgid = 999;
@@ -911,7 +912,7 @@ static void test_pid_reused_before_read(void **state)
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 702, 702, "jit", 'S', later_start, 2000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     ev = ev_of(PROCMON_EXEC, 702, 702);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(rec.n_gone, 1);
@@ -925,7 +926,7 @@ static void test_pid_reused_before_read(void **state)
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 703, 703, "jit", 'S', later_start, 2000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     struct procscan_stats st;
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.reused, 1);
@@ -945,7 +946,7 @@ static void test_rename_flood_bounded(void **state)
     struct task_table *tt;
     const unsigned n = PROCSCAN_RENAMES_PER_USER + 40;
     assert_int_equal(task_table_new(1000, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
     for (unsigned i = 0; i < n; i++)
         mk_task(tr, 800, 800 + (pid_t)i, "flood", 'S', 8000 + i, 1000, true);
@@ -956,7 +957,7 @@ static void test_rename_flood_bounded(void **state)
     for (unsigned i = 0; i < n; i++)
         mk_task(tr, 800, 800 + (pid_t)i, "flood2", 'S', 8000 + i, 1000, true);
     mk_task(tr, 2000, 2000, "other2", 'S', 9000, 2000, true);
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     struct procscan_stats st;
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.renamed, PROCSCAN_RENAMES_PER_USER + 1);
@@ -966,7 +967,7 @@ static void test_rename_flood_bounded(void **state)
     assert_int_equal(rec.n_gone, 0);
 
     /* the rest at the next rescan */
-    rec = (struct rec){ .tt = tt };
+    rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, &st), 0);
     assert_int_equal(st.renamed, n - PROCSCAN_RENAMES_PER_USER);
     assert_int_equal(st.renames_deferred, 0);
@@ -984,7 +985,7 @@ static void test_lazy_uid(void **state)
     struct tree *tr = *state;
     struct task_table *tt;
     assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = { .tt = tt };
+    struct rec rec = {.tt = tt};
     struct procscan_hooks h = HOOKS(rec);
     h.lazy_start = true;
     h.lazy_uid = true;
@@ -1001,21 +1002,21 @@ static void test_lazy_uid(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(t->uid, 33);
 
-    ev = ev_of(PROCMON_FORK, 701, 701);                 /* tracked creator */
+    ev = ev_of(PROCMON_FORK, 701, 701); /* tracked creator */
     ev.fork.parent_tid = ev.fork.parent_tgid = 700;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 701)->uid, 33);
 
     mk_task(tr, 700, 700, "svc2", 'S', 7000, 1000, false);
     rec.n_changed = 0;
-    ev = ev_of(PROCMON_EXEC, 700, 700);                 /* a set-user-ID binary may run */
+    ev = ev_of(PROCMON_EXEC, 700, 700); /* a set-user-ID binary may run */
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_string_equal(t->comm, "svc2");
     assert_int_equal(t->uid, TASK_UID_UNKNOWN);
     assert_int_equal(rec.n_changed, 1);
 
     mk_task(tr, 800, 800, "orphan", 'S', 8000, 1000, false);
-    ev = ev_of(PROCMON_FORK, 800, 800);                 /* creator not tracked */
+    ev = ev_of(PROCMON_FORK, 800, 800); /* creator not tracked */
     ev.fork.parent_tid = ev.fork.parent_tgid = 999;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 800)->start_time, 8000);
@@ -1055,7 +1056,7 @@ static void test_live_self(void **state)
     fclose(f);
     comm[strcspn(comm, "\n")] = '\0';
     assert_string_equal(a.comm, comm);
-    struct task t = { .tid = tid, .pid = pid, .start_pending = true };
+    struct task t = {.tid = tid, .pid = pid, .start_pending = true};
     assert_int_equal(procscan_ensure_start(NULL, &t), 0);
     assert_int_equal(t.start_time, a.start_time);
     /* a TID under another process is not there */

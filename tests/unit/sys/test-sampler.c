@@ -88,8 +88,8 @@ static void write_task_stat_in(struct fx *f, pid_t pid, pid_t tid, int cpu)
  * is due): test_first_read_waits_a_tick shows that wait. */
 static struct task *add(struct fx *f, pid_t tid, enum task_class cls)
 {
-    struct task proto = {.tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1,
-                         .flags = TASK_F_FIRST_READ_DUE};
+    struct task proto = {
+        .tid = tid, .pid = tid, .class = cls, .rule = -1, .last_cpu = -1, .flags = TASK_F_FIRST_READ_DUE};
     struct task *t;
     assert_int_equal(task_table_add(f->tt, &proto, &t), 0);
     return t;
@@ -132,14 +132,14 @@ static void test_cpus_first_then_smoothed(void **state)
     assert_int_equal(f->s.util_milli[0], -1);
     assert_int_equal(f->s.util_milli[1], -1);
 
-    busy[0] += 800, total[0] += 1000;   /* 80% */
-    busy[1] += 100, total[1] += 1000;   /* 10% */
+    busy[0] += 800, total[0] += 1000; /* 80% */
+    busy[1] += 100, total[1] += 1000; /* 10% */
     write_stat(f, busy, total, 2);
     assert_int_equal(sampler_sample_cpus(&f->s, 1100, 100), 0);
     assert_int_equal(f->s.util_milli[0], 800);
     assert_int_equal(f->s.util_milli[1], 100);
 
-    busy[0] += 400, total[0] += 1000;   /* 40% */
+    busy[0] += 400, total[0] += 1000; /* 40% */
     busy[1] += 100, total[1] += 1000;
     write_stat(f, busy, total, 2);
     assert_int_equal(sampler_sample_cpus(&f->s, 1200, 100), 0);
@@ -162,11 +162,11 @@ static void test_cpus_hotplug(void **state)
     assert_int_equal(sampler_sample_cpus(&f->s, 1100, 0), 0);
     assert_int_equal(f->s.util_milli[1], 500);
 
-    busy[1] = -1;                        /* cpu1 offline, cpu3 online */
+    busy[1] = -1; /* cpu1 offline, cpu3 online */
     busy[3] = 0, total[3] = 0;
     busy[0] += 200, total[0] += 1000;
     write_stat(f, busy, total, 4);
-    assert_int_equal(sampler_sample_cpus(&f->s, 1200, 0), -ERANGE);   /* more CPUs than it has room for */
+    assert_int_equal(sampler_sample_cpus(&f->s, 1200, 0), -ERANGE); /* more CPUs than it has room for */
     assert_int_equal(sampler_resize(&f->s, 4), 0);
     assert_int_equal(sampler_sample_cpus(&f->s, 1200, 0), 0);
     assert_int_equal(f->s.n_cpus, 4);
@@ -195,16 +195,16 @@ static void test_task_delta(void **state)
     struct task t = {.runtime_ns = 0, .sample_ms = 0};
     struct sampler_reading now = {.runtime_ns = 5000000};
     struct sampler_delta d;
-    assert_false(sampler_task_delta(&t, &now, 100, &d));   /* never read */
+    assert_false(sampler_task_delta(&t, &now, 100, &d)); /* never read */
     t.runtime_ns = 1000000, t.sample_ms = 100;
-    assert_false(sampler_task_delta(&t, &now, 100, &d));   /* no time passed */
+    assert_false(sampler_task_delta(&t, &now, 100, &d)); /* no time passed */
     assert_true(sampler_task_delta(&t, &now, 150, &d));
     assert_int_equal(d.dt_ms, 50);
     assert_int_equal(d.run_ns, 4000000);
-    t.sample_ms = UINT32_MAX - 9;                           /* the ms clock wrapped */
+    t.sample_ms = UINT32_MAX - 9; /* the ms clock wrapped */
     assert_true(sampler_task_delta(&t, &now, 10, &d));
     assert_int_equal(d.dt_ms, 20);
-    now.runtime_ns = 500;                                   /* went backwards */
+    now.runtime_ns = 500; /* went backwards */
     assert_false(sampler_task_delta(&t, &now, 200, &d));
 }
 
@@ -415,16 +415,17 @@ static void test_behaviour_watch(void **state)
     behaviour_params_init(&p);
     p.window_ms = 2000;
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    const struct sampler_behaviour_hooks h = {
+        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     struct task *light = add(f, 1, CLASS_IGNORE), *ruled = add(f, 2, CLASS_JITTER), *kthread = add(f, 3, CLASS_IGNORE);
     light->source = SOURCE_DEFAULT;
     ruled->source = SOURCE_RULE;
     kthread->source = SOURCE_DEFAULT;
-    kthread->flags |= TASK_F_KTHREAD;               /* as procscan found it */
+    kthread->flags |= TASK_F_KTHREAD; /* as procscan found it */
     uint64_t run_ns = 1000000, slices = 10, now = 100000;
     write_sched(f, 2, 1000, 1, 0);
-    write_sched(f, 3, 1000, 1, 0x00200000ul);      /* PF_KTHREAD */
-    for (int k = 0; k < 14; k++) {                  /* 3.5 s of 250 ms ticks: 100 wake-ups/s, 0.1% */
+    write_sched(f, 3, 1000, 1, 0x00200000ul); /* PF_KTHREAD */
+    for (int k = 0; k < 14; k++) {            /* 3.5 s of 250 ms ticks: 100 wake-ups/s, 0.1% */
         write_sched(f, 1, run_ns, slices, 0x400000ul);
         sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
         run_ns += 250000;
@@ -435,12 +436,12 @@ static void test_behaviour_watch(void **state)
     assert_null(sampler_watch_of(&f->s, ruled));
     assert_null(sampler_watch_of(&f->s, kthread));
     assert_true(kthread->flags & TASK_F_NOT_CANDIDATE);
-    assert_int_equal(v.n_candidate_asks, 2);       /* asked once each, never again */
+    assert_int_equal(v.n_candidate_asks, 2); /* asked once each, never again */
     assert_int_equal(v.last[1], BEHAVIOUR_JITTER);
     assert_int_equal(f->s.n_watching, 1);
     /* jitter: read at the very next tick, which finds it heavy */
     uint64_t reads = f->s.behaviour_reads;
-    run_ns += 200000000;                            /* 200 ms of 250 */
+    run_ns += 200000000; /* 200 ms of 250 */
     write_sched(f, 1, run_ns, slices + 25, 0x400000ul);
     sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
     assert_int_equal(f->s.behaviour_reads, reads + 1);
@@ -512,7 +513,8 @@ static void test_gate_spares_sleeping_threads(void **state)
     behaviour_params_init(&p);
     p.window_ms = 2000;
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    const struct sampler_behaviour_hooks h = {
+        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     struct task *leader = add_thread(f, 100, 100, CLASS_IGNORE, SOURCE_DEFAULT);
     struct task *th[4];
     for (int i = 0; i < 4; i++) {
@@ -522,7 +524,7 @@ static void test_gate_spares_sleeping_threads(void **state)
     write_thread(f, 100, 100, 5000000, 50);
     write_process(f, 100, 40, 5);
     uint64_t now = 100000;
-    for (int k = 0; k < 40; k++, now += 250)      /* 10 s: baseline, then reads that find them asleep */
+    for (int k = 0; k < 40; k++, now += 250) /* 10 s: baseline, then reads that find them asleep */
         sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
     assert_true(sampler_watch_of(&f->s, th[0])->idle_reads > 0);
     /* 20 s more: the threads are not read, the process's stat now and then */
@@ -532,10 +534,10 @@ static void test_gate_spares_sleeping_threads(void **state)
         sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
     for (int i = 0; i < 4; i++)
         assert_true(now - sampler_watch_of(&f->s, th[i])->st.last_ms > 20000);
-    assert_true(f->s.gate_skips >= 4 * (20000 / (p.window_ms / 5) - 5));   /* looked at every window/5 */
+    assert_true(f->s.gate_skips >= 4 * (20000 / (p.window_ms / 5) - 5)); /* looked at every window/5 */
     assert_in_range(f->s.gate_reads - gate_reads, 1, 20000 / (p.window_ms / SAMPLER_GATE_REFRESH_DIV) + 1);
     assert_int_not_equal(sampler_watch_of(&f->s, leader)->st.last_ms, leader_read);
-    assert_true(f->s.behaviour_reads - reads <= 3);                 /* the leader's own, backing off */
+    assert_true(f->s.behaviour_reads - reads <= 3); /* the leader's own, backing off */
     /* thread 102 runs 20 ms: the process's total moves, it is read within
      * the gate's refresh and window/5 */
     write_thread(f, 100, 102, 25000000, 60);
@@ -558,7 +560,7 @@ static void test_gate_spares_sleeping_threads(void **state)
     sampler_gate_release(&f->s, leader);
     assert_int_equal(leader->gate, 0);
     assert_int_equal(f->s.gate.free, 1);
-    sampler_gate_release(&f->s, leader);            /* twice: nothing */
+    sampler_gate_release(&f->s, leader); /* twice: nothing */
     assert_int_equal(f->s.gate.free, 1);
     /* the next process takes the freed entry, afresh */
     struct task *other = add_thread(f, 300, 300, CLASS_IGNORE, SOURCE_DEFAULT);
@@ -579,13 +581,14 @@ static void test_new_threads_not_starved(void **state)
     struct fx *f = *state;
     struct behaviour_params p;
     behaviour_params_init(&p);
-    p.window_ms = 1000;                             /* due every 200 ms */
+    p.window_ms = 1000; /* due every 200 ms */
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    const struct sampler_behaviour_hooks h = {
+        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     uint64_t now = 100000, run_ns = 1000000, slices = 10;
     for (pid_t tid = 1000; tid < 1300; tid++)
         add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT);
-    for (int k = 0; k < 30; k++, now += 200) {     /* every one runs 40% in long runs: neither class */
+    for (int k = 0; k < 30; k++, now += 200) { /* every one runs 40% in long runs: neither class */
         for (pid_t tid = 1000; tid < 1300; tid++)
             write_thread(f, tid, tid, run_ns, slices);
         run_ns += 80000000;
@@ -623,11 +626,12 @@ static void test_forked_child_waits(void **state)
     behaviour_params_init(&p);
     p.window_ms = 2000;
     struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    const struct sampler_behaviour_hooks h = {
+        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
     uint64_t now = 100000;
     struct task *child = add_thread(f, 600, 600, CLASS_IGNORE, SOURCE_DEFAULT);
     child->start_pending = true;
-    child->start_time = (now - 100) * 1000000;     /* its fork event, 100 ms ago */
+    child->start_time = (now - 100) * 1000000; /* its fork event, 100 ms ago */
     struct task *read = add_thread(f, 601, 601, CLASS_IGNORE, SOURCE_DEFAULT);
     write_thread(f, 600, 600, 1000000, 10);
     write_thread(f, 601, 601, 1000000, 10);

@@ -14,7 +14,7 @@ static void storm(struct seat *s, int cpu, uint32_t n)
         seat_note_exec(s, (uint32_t)cpu);
 }
 
-static cpu_set_t own;     /* the daemon's mask, as seat_tick reads it */
+static cpu_set_t own; /* the daemon's mask, as seat_tick reads it */
 
 static void setup_seat(struct seat *s, int ncpus)
 {
@@ -30,7 +30,7 @@ static void test_moves_to_the_storm(void **state)
     setup_seat(&s, 4);
     storm(&s, 2, SEAT_MIN_EXECS_PER_S / 4);
     assert_int_equal(seat_choose(&s, 0, 250, &own), 2);
-    assert_int_equal(seat_choose(&s, 2, 250, &own), -1);       /* there already */
+    assert_int_equal(seat_choose(&s, 2, 250, &own), -1); /* there already */
 }
 
 /* a rate: 50 execs in a quarter of a second are enough, in a second not */
@@ -52,7 +52,7 @@ static void test_needs_a_majority(void **state)
     setup_seat(&s, 4);
     storm(&s, 1, 60);
     storm(&s, 2, 60);
-    assert_int_equal(seat_choose(&s, 0, 250, &own), -1);       /* half is not more than half */
+    assert_int_equal(seat_choose(&s, 0, 250, &own), -1); /* half is not more than half */
     storm(&s, 1, 1);
     assert_int_equal(seat_choose(&s, 0, 250, &own), 1);
 }
@@ -79,10 +79,8 @@ static void test_without_its_mask_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_moves_to_the_storm),
-        cmocka_unit_test(test_too_few_execs),
-        cmocka_unit_test(test_needs_a_majority),
-        cmocka_unit_test(test_only_within_its_own_mask),
+        cmocka_unit_test(test_moves_to_the_storm),     cmocka_unit_test(test_too_few_execs),
+        cmocka_unit_test(test_needs_a_majority),       cmocka_unit_test(test_only_within_its_own_mask),
         cmocka_unit_test(test_without_its_mask_stays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,7 @@
 #include "sysops.h"
 
 #define DEFAULT_SLICE 1400000ull
-#define SELF 0                      /* tid 0: the calling thread */
+#define SELF 0 /* tid 0: the calling thread */
 
 struct fake_thread {
     pid_t tid;
@@ -29,9 +29,9 @@ struct fake_thread {
 struct fake_kernel {
     struct fake_thread threads[8];
     size_t n;
-    bool ignores_runtime;           /* before 6.12: runtime ignored, reads 0 */
-    int getattr_err, setattr_err;   /* injected failures */
-    unsigned setattr_fail_after;    /* setattr fails from this call on (0: never) */
+    bool ignores_runtime;         /* before 6.12: runtime ignored, reads 0 */
+    int getattr_err, setattr_err; /* injected failures */
+    unsigned setattr_fail_after;  /* setattr fails from this call on (0: never) */
     unsigned n_get, n_set;
 };
 
@@ -77,8 +77,9 @@ static int fake_setattr(void *userdata, pid_t tid, const struct sysops_sched_att
         else if (attr->runtime_ns == 0)
             t->attr.runtime_ns = DEFAULT_SLICE;
         else
-            t->attr.runtime_ns = attr->runtime_ns < 100000 ? 100000
-                                 : attr->runtime_ns > 100000000 ? 100000000 : attr->runtime_ns;
+            t->attr.runtime_ns = attr->runtime_ns < 100000      ? 100000
+                                 : attr->runtime_ns > 100000000 ? 100000000
+                                                                : attr->runtime_ns;
     }
     return 0;
 }
@@ -89,8 +90,8 @@ static struct sysops ops;
 static struct fake_thread *add(pid_t tid, uint32_t policy, int nice, uint64_t runtime_ns)
 {
     struct fake_thread *t = &kernel.threads[kernel.n++];
-    *t = (struct fake_thread){ .tid = tid, .alive = true,
-                               .attr = { .policy = policy, .nice = nice, .runtime_ns = runtime_ns } };
+    *t = (struct fake_thread){
+        .tid = tid, .alive = true, .attr = {.policy = policy, .nice = nice, .runtime_ns = runtime_ns}};
     if (policy == SCHED_FIFO || policy == SCHED_RR)
         t->attr.priority = 10;
     return t;
@@ -99,7 +100,7 @@ static struct fake_thread *add(pid_t tid, uint32_t policy, int nice, uint64_t ru
 static int setup(void **state)
 {
     memset(&kernel, 0, sizeof kernel);
-    ops = (struct sysops){ .userdata = &kernel, .getattr = fake_getattr, .setattr = fake_setattr };
+    ops = (struct sysops){.userdata = &kernel, .getattr = fake_getattr, .setattr = fake_setattr};
     add(SELF, SCHED_OTHER, 0, DEFAULT_SLICE);
     return 0;
 }
@@ -193,7 +194,7 @@ static void test_apply_restore(void **state)
 {
     struct slice_support sup = supported();
     struct fake_thread *t = add(100, SCHED_OTHER, 5, DEFAULT_SLICE);
-    t->attr.flags = 0x01;                  /* reset-on-fork kept */
+    t->attr.flags = 0x01; /* reset-on-fork kept */
     struct slice_saved saved;
     assert_int_equal(slice_apply(&ops, &sup, 100, 100000, &saved), 0);
     assert_true(saved.applied);
@@ -313,7 +314,7 @@ static void test_gone_and_unsupported(void **state)
     t->alive = false;
     assert_int_equal(slice_restore(&ops, 100, &saved), -ESRCH);
 
-    struct slice_support none = { .supported = false };
+    struct slice_support none = {.supported = false};
     add(101, SCHED_OTHER, 0, DEFAULT_SLICE);
     assert_int_equal(slice_apply(&ops, &none, 101, 100000, &saved), -EOPNOTSUPP);
     assert_false(saved.applied);
@@ -365,7 +366,7 @@ static void test_string_roundtrip(void **state)
     assert_true(back.orig_default);
 
     assert_int_equal(slice_saved_to_string(&saved, buf, 10), -ENOSPC);
-    struct slice_saved none = { .applied = false };
+    struct slice_saved none = {.applied = false};
     assert_int_equal(slice_saved_to_string(&none, buf, sizeof buf), -EINVAL);
 }
 
@@ -373,20 +374,20 @@ static void test_string_rejects(void **state)
 {
     static const char *const bad[] = {
         "",
-        "p=0,n=0,f=0x0,r=1400000,d=1",                  /* short */
-        "p=0,n=0,f=0x0,r=1400000,d=1,s=100000,x",       /* trailing */
-        "p=1,n=0,f=0x0,r=1400000,d=1,s=100000",         /* SCHED_FIFO: never ours */
-        "p=0,n=20,f=0x0,r=1400000,d=1,s=100000",        /* nice out of range */
-        "p=0,n=0,f=0x2,r=1400000,d=1,s=100000",         /* a flag we never write */
+        "p=0,n=0,f=0x0,r=1400000,d=1",            /* short */
+        "p=0,n=0,f=0x0,r=1400000,d=1,s=100000,x", /* trailing */
+        "p=1,n=0,f=0x0,r=1400000,d=1,s=100000",   /* SCHED_FIFO: never ours */
+        "p=0,n=20,f=0x0,r=1400000,d=1,s=100000",  /* nice out of range */
+        "p=0,n=0,f=0x2,r=1400000,d=1,s=100000",   /* a flag we never write */
         "p=0,n=0,f=0x0,r=1400000,d=2,s=100000",
-        "p=0,n=0,f=0x0,r=1400000,d=1,s=50000",          /* below the kernel's minimum */
-        "p=0,n=0,f=0x0,r=-1,d=1,s=100000",              /* sign in an unsigned field */
+        "p=0,n=0,f=0x0,r=1400000,d=1,s=50000", /* below the kernel's minimum */
+        "p=0,n=0,f=0x0,r=-1,d=1,s=100000",     /* sign in an unsigned field */
         "p=0,n=0,f=0x0,r=+1,d=1,s=100000",
         "p=0,n=0,f=0x0,r= 1,d=1,s=100000",
         "garbage",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct slice_saved s = { .applied = false };
+        struct slice_saved s = {.applied = false};
         if (slice_saved_from_string(bad[i], &s) != -EINVAL)
             fail_msg("accepted '%s'", bad[i]);
         assert_false(s.applied);

@@ -51,7 +51,7 @@ static void test_affinity_self(void **state)
     int cpu = -1;
     for (int i = CPU_SETSIZE - 1; i >= 0 && cpu < 0; i--)
         if (CPU_ISSET(i, &orig))
-            cpu = i;        /* the last: not the one we start on, often */
+            cpu = i; /* the last: not the one we start on, often */
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     assert_int_equal(ops->setaffinity(NULL, tid, &one), 0);
@@ -100,14 +100,14 @@ static void test_getattr_self(void **state)
         assert_int_equal(a.priority, 0);
     }
     struct sysops_sched_attr again;
-    assert_int_equal(ops->getattr(NULL, 0, &again), 0);     /* 0: the caller */
+    assert_int_equal(ops->getattr(NULL, 0, &again), 0); /* 0: the caller */
     assert_int_equal(again.policy, a.policy);
     assert_int_equal(again.nice, a.nice);
     assert_int_equal(again.runtime_ns, a.runtime_ns);
 }
 
 struct nicer {
-    int nice;                    /* what the thread's nice was */
+    int nice; /* what the thread's nice was */
     int set, get;
     struct sysops_sched_attr after;
     int libc_nice;
@@ -136,7 +136,7 @@ static void test_setattr_own_thread(void **state)
     struct sysops_sched_attr before, after;
     assert_int_equal(ops->getattr(NULL, self_tid(), &before), 0);
     if (before.policy != SCHED_OTHER)
-        skip();     /* run under another policy: a nice value means nothing there */
+        skip(); /* run under another policy: a nice value means nothing there */
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, be_nicer, &n), 0);
     assert_int_equal(pthread_join(th, NULL), 0);
@@ -165,7 +165,7 @@ static void test_proc_self(void **state)
     assert_int_equal(start, again);
     char id[64];
     assert_int_equal(ops->boot_id(NULL, id, sizeof id), 0);
-    assert_int_equal(strlen(id), 36);       /* a UUID, its newline cut */
+    assert_int_equal(strlen(id), 36); /* a UUID, its newline cut */
     assert_int_equal(id[8], '-');
     assert_int_equal(id[23], '-');
 }
@@ -214,7 +214,7 @@ static void test_threads_and_children(void **state)
     }
     assert_true(me);
     assert_true(other);
-    assert_int_equal(ops->threads_of(NULL, getpid(), tids, 1), n);  /* more than fit: all counted */
+    assert_int_equal(ops->threads_of(NULL, getpid(), tids, 1), n); /* more than fit: all counted */
 
     pid_t child = fork();
     assert_true(child >= 0);
@@ -232,7 +232,7 @@ static void test_threads_and_children(void **state)
     pid_t parent;
     assert_int_equal(ops->parent_of(NULL, child, &parent), 0);
     assert_int_equal(parent, getpid());
-    close(fds[1]);          /* the child and the thread read EOF and end */
+    close(fds[1]); /* the child and the thread read EOF and end */
     assert_int_equal(waitpid(child, NULL, 0), child);
     assert_int_equal(pthread_join(th, NULL), 0);
     close(fds[0]);
@@ -263,12 +263,9 @@ static void test_gone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_affinity_self),
-        cmocka_unit_test(test_full_mask_and_online),
-        cmocka_unit_test(test_getattr_self),
-        cmocka_unit_test(test_setattr_own_thread),
-        cmocka_unit_test(test_proc_self),
-        cmocka_unit_test(test_threads_and_children),
+        cmocka_unit_test(test_affinity_self), cmocka_unit_test(test_full_mask_and_online),
+        cmocka_unit_test(test_getattr_self),  cmocka_unit_test(test_setattr_own_thread),
+        cmocka_unit_test(test_proc_self),     cmocka_unit_test(test_threads_and_children),
         cmocka_unit_test(test_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,15 +93,9 @@ static char *copy_fixture(const char *name)
     return strdup(tmpl);
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    return remove(path);
-}
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw) { return remove(path); }
 
-static void remove_tree(const char *dir)
-{
-    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
+static void remove_tree(const char *dir) { nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 static void tree_write(const char *root, const char *rel, const char *content)
 {
@@ -272,7 +266,7 @@ static void test_x86_smt2_2s(void **state)
     static const int core_ids[] = {0, 2, 8, 10};
     for (int i = 0; i < 8; i++) {
         const struct topo_core *c = &t->cores[i];
-        int first = i;  /* cores 0-3: cpu0-3, cores 4-7: cpu4-7 */
+        int first = i; /* cores 0-3: cpu0-3, cores 4-7: cpu4-7 */
         cpu_set_t want;
         CPU_ZERO(&want);
         CPU_SET(first, &want);
@@ -491,7 +485,7 @@ static void test_partial_cache_info(void **state)
     for (int cpu = 16; cpu < 32; cpu++) {
         char rel[128];
         if (cpu == 23)
-            continue;  /* offline: no cache/ already */
+            continue; /* offline: no cache/ already */
         snprintf(rel, sizeof rel, "cpu/cpu%d/cache", cpu);
         tree_remove(root, rel);
     }

@@ -31,7 +31,7 @@ static void test_ident(void **state)
     assert_int_equal(cpu_ident_parse(intel_skx, &id), 0);
     assert_string_equal(id.vendor, "GenuineIntel");
     assert_int_equal(id.family, 6);
-    assert_int_equal(id.model, 85);   /* "model name" is not "model" */
+    assert_int_equal(id.model, 85); /* "model name" is not "model" */
     assert_int_equal(cpu_ident_parse(amd_zen5, &id), 0);
     assert_string_equal(id.vendor, "AuthenticAMD");
     assert_int_equal(id.family, 26);
@@ -69,8 +69,7 @@ static void test_decode_per_count(void **state)
     assert_int_equal(fr.mhz[4], 3400);
 
     /* Nehalem's 133.33 MHz bus clock */
-    assert_int_equal(turbo_ratio_decode(0x1a1a1b1bULL, 0, false, turbo_ratio_bclk_khz(0x1e), &fr, why, sizeof why),
-                     0);
+    assert_int_equal(turbo_ratio_decode(0x1a1a1b1bULL, 0, false, turbo_ratio_bclk_khz(0x1e), &fr, why, sizeof why), 0);
     assert_int_equal(fr.mhz[1], 3600);
     assert_int_equal(fr.mhz[3], 3467);
 
@@ -104,8 +103,8 @@ static void test_decode_groups(void **state)
     assert_int_equal(fr.mhz[28], 2700);
 
     /* groups past the part's core count repeat it, or are 0: the table ends there */
-    assert_int_equal(turbo_ratio_decode(0x1f1f1f1f1f1f2225ULL, 0x0606060606060402ULL, true, 100000, &fr, why,
-                                        sizeof why), 0);
+    assert_int_equal(
+        turbo_ratio_decode(0x1f1f1f1f1f1f2225ULL, 0x0606060606060402ULL, true, 100000, &fr, why, sizeof why), 0);
     assert_int_equal(fr.n_cores, 6);
     assert_int_equal(fr.mhz[6], 3100);
     assert_int_equal(turbo_ratio_decode(0x2225ULL, 0x0402ULL, true, 100000, &fr, why, sizeof why), 0);
@@ -119,7 +118,6 @@ static void test_decode_groups(void **state)
 /* ---- on a fixture root: proc/cpuinfo and dev/cpu/0/msr ---- */
 
 static char root[PATH_MAX];
-
 
 /* The msr driver: a read of 8 bytes at a register's number gives its value,
  * EIO for one the CPU does not have. Reads of the fixture's dev/cpu/0/msr

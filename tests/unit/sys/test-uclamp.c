@@ -43,7 +43,7 @@ static void test_self_unclamped(void **state)
     assert_int_equal(uclamp_get_util_max((pid_t)syscall(SYS_gettid), &util_max), 0);
     assert_int_equal(util_max, uclamp_supported(NULL) ? UCLAMP_SCALE : 0);
     util_max = 12345;
-    assert_int_equal(uclamp_get_util_max(0, &util_max), 0);     /* 0: the caller */
+    assert_int_equal(uclamp_get_util_max(0, &util_max), 0); /* 0: the caller */
     assert_int_equal(util_max, uclamp_supported(NULL) ? UCLAMP_SCALE : 0);
 }
 
@@ -57,7 +57,7 @@ static void test_gone(void **state)
 }
 
 struct clamp_result {
-    int set;                     /* sched_setattr: 0 or -errno */
+    int set; /* sched_setattr: 0 or -errno */
     int get;
     unsigned util_max;
 };
@@ -88,7 +88,7 @@ static void test_clamp_read_back(void **state)
         assert_int_equal(res.set, -EOPNOTSUPP);
         assert_int_equal(res.util_max, 0);
     } else if (res.set == -EPERM) {
-        skip();     /* lowering a clamp needs CAP_SYS_NICE on this kernel */
+        skip(); /* lowering a clamp needs CAP_SYS_NICE on this kernel */
     } else {
         assert_int_equal(res.set, 0);
         assert_int_equal(res.util_max, 100);

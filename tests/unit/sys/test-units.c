@@ -23,8 +23,8 @@
 static char root[PATH_MAX / 2];
 static char logged[4096];
 static unsigned n_lookups;
-static int lookup_error;         /* what the lookup answers instead, 0: the files */
-static struct units *u;          /* a store on lookup(), new for each test */
+static int lookup_error; /* what the lookup answers instead, 0: the files */
+static struct units *u;  /* a store on lookup(), new for each test */
 
 static void sink(int level, const char *msg, void *userdata)
 {
@@ -90,7 +90,8 @@ static int setup(void **state)
     const char *tmp = getenv("TMPDIR");
     snprintf(root, sizeof root, "%s/units-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     assert_non_null(mkdtemp(root));
-    fixture_put(root, "fragment.service", "[Unit]\nDescription=x\n\n[Service]\nExecStart=/bin/true\nX-TurboSched=jitter\n");
+    fixture_put(root, "fragment.service",
+                "[Unit]\nDescription=x\n\n[Service]\nExecStart=/bin/true\nX-TurboSched=jitter\n");
     fixture_put(root, "bad-dropin.service", "[Service]\nX-TurboSched=intensive\n");
     fixture_put(root, "bad-dropin.service.d/50-typo.conf", "[Service]\nX-TurboSched=jiter\n");
     fixture_put(root, "reset.service", "[Service]\nX-TurboSched=jitter\n");
@@ -209,7 +210,7 @@ static void test_cache_and_failures(void **state)
     assert_int_equal(n_lookups, 4);
     units_stats(u, &lookups, &hits);
     assert_int_equal(lookups, 4);
-    assert_int_equal(hits, 3);      /* the failed unit's second ask */
+    assert_int_equal(hits, 3); /* the failed unit's second ask */
 }
 
 /* Units come and go (scopes): past 4096 units the cache starts over
@@ -223,13 +224,13 @@ static void test_cache_bounded(void **state)
         assert_int_equal(class_of(name, NULL), CLASS_JITTER);
     }
     assert_int_equal(class_of("many-0.scope", NULL), CLASS_JITTER);
-    assert_int_equal(n_lookups, 4096);     /* still cached */
+    assert_int_equal(n_lookups, 4096); /* still cached */
     assert_int_equal(class_of("many-4096.scope", NULL), CLASS_JITTER);
     assert_int_equal(n_lookups, 4097);
     assert_int_equal(class_of("many-1.scope", NULL), CLASS_JITTER);
-    assert_int_equal(n_lookups, 4098);     /* forgotten at the flush */
+    assert_int_equal(n_lookups, 4098); /* forgotten at the flush */
     assert_int_equal(class_of("many-4096.scope", NULL), CLASS_JITTER);
-    assert_int_equal(n_lookups, 4098);     /* kept after it */
+    assert_int_equal(n_lookups, 4098); /* kept after it */
 }
 
 /* Without a store (no systemd) every unit says nothing. */

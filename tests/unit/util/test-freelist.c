@@ -32,7 +32,7 @@ static void test_ids_start_at_one(void **state)
     assert_int_equal(id, 1);
     assert_ptr_equal(freelist_get(&fl, 1), e);
     assert_null(freelist_get(&fl, 0));
-    assert_null(freelist_get(&fl, 2));      /* never handed out */
+    assert_null(freelist_get(&fl, 2)); /* never handed out */
     assert_int_equal(fl.cap, 4);
     assert_int_equal(freelist_memory_bytes(&fl), 4 * sizeof(struct entry));
     freelist_done(&fl);
@@ -53,7 +53,7 @@ static void test_taken_zeroed(void **state)
     assert_int_equal(e->a, 0);
     assert_int_equal(e->in_use, 0);
     assert_int_equal(e->link, 0);
-    e->a = 7;       /* a stale write after the put */
+    e->a = 7; /* a stale write after the put */
     e = freelist_take(&fl, &b);
     assert_int_equal(b, a);
     assert_int_equal(e->a, 0);
@@ -84,7 +84,7 @@ static void test_reuse_before_growth(void **state)
     assert_int_equal(id, 2);
     assert_int_equal(fl.free, 0);
     assert_non_null(freelist_take(&fl, &id));
-    assert_int_equal(id, 6);    /* none free: a new one */
+    assert_int_equal(id, 6); /* none free: a new one */
     assert_int_equal(fl.n, 6);
     freelist_done(&fl);
 }
@@ -137,10 +137,8 @@ static void test_put_unknown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ids_start_at_one),
-        cmocka_unit_test(test_taken_zeroed),
-        cmocka_unit_test(test_reuse_before_growth),
-        cmocka_unit_test(test_growth_keeps_entries),
+        cmocka_unit_test(test_ids_start_at_one),    cmocka_unit_test(test_taken_zeroed),
+        cmocka_unit_test(test_reuse_before_growth), cmocka_unit_test(test_growth_keeps_entries),
         cmocka_unit_test(test_put_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,8 +25,8 @@ static void test_bucket_edges(void **state)
     histogram_add(&h, 5000 * MS);
     assert_int_equal(h.bucket[0], 2);
     assert_int_equal(h.bucket[1], 1);
-    assert_int_equal(h.bucket[10], 1);     /* 20 ms */
-    assert_int_equal(h.bucket[11], 1);     /* 50 ms */
+    assert_int_equal(h.bucket[10], 1); /* 20 ms */
+    assert_int_equal(h.bucket[11], 1); /* 50 ms */
     assert_int_equal(h.bucket[HISTOGRAM_N_BOUNDS], 1);
     assert_int_equal(h.count, 6);
     assert_int_equal(h.sum_ns, 0 + 10 * US + 10 * US + 1 + 20 * MS + 20 * MS + 1 + 5000 * MS);
@@ -42,7 +42,7 @@ static void test_bounds_ascend(void **state)
     (void)state;
     for (size_t i = 1; i < HISTOGRAM_N_BOUNDS; i++)
         assert_true(histogram_bounds_ns[i] > histogram_bounds_ns[i - 1]);
-    assert_int_equal(histogram_bounds_ns[10], 20 * MS);   /* the storm's "in time" */
+    assert_int_equal(histogram_bounds_ns[10], 20 * MS); /* the storm's "in time" */
 }
 
 static void test_count_le(void **state)
@@ -109,7 +109,7 @@ static void test_weighted(void **state)
     /* a thread's mean over its wake-ups counts once per wake-up */
     histogram_add_n(&h, 100 * US, 200);
     histogram_add_n(&h, 3 * MS, 5);
-    histogram_add_n(&h, 50 * MS, 0);        /* no wake-ups: nothing */
+    histogram_add_n(&h, 50 * MS, 0); /* no wake-ups: nothing */
     assert_int_equal(h.count, 205);
     assert_int_equal(h.sum_ns, 200 * 100 * US + 5 * 3 * MS);
     assert_int_equal(h.max_ns, 3 * MS);
@@ -120,12 +120,8 @@ static void test_weighted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bucket_edges),
-        cmocka_unit_test(test_bounds_ascend),
-        cmocka_unit_test(test_count_le),
-        cmocka_unit_test(test_quantiles),
-        cmocka_unit_test(test_above_every_bound),
-        cmocka_unit_test(test_weighted),
+        cmocka_unit_test(test_bucket_edges), cmocka_unit_test(test_bounds_ascend),     cmocka_unit_test(test_count_le),
+        cmocka_unit_test(test_quantiles),    cmocka_unit_test(test_above_every_bound), cmocka_unit_test(test_weighted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

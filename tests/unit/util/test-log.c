@@ -60,7 +60,7 @@ static void test_forged_priority_line(void **state)
         if (procinfo_read("/", getpid(), getpid(), 1u << RULE_COMM, &pi) < 0 || !pi.in.comm)
             _exit(12);
         if (!strchr(pi.in.comm, '\n'))
-            _exit(13);  /* the kernel must hand the name back raw for this test to mean anything */
+            _exit(13); /* the kernel must hand the name back raw for this test to mean anything */
         log_notice("pid %d: comm %s matched no rule", (int)getpid(), pi.in.comm);
         fflush(stderr);
         _exit(0);
@@ -122,7 +122,7 @@ static void test_errno_helper(void **state)
     assert_string_equal(c.msg, want);
 
     assert_int_equal(log_debug_errno(-ESRCH, "pid 1: %m"), -ESRCH);
-    assert_int_equal(c.n, 2);   /* debug is above the maximum level: not logged */
+    assert_int_equal(c.n, 2); /* debug is above the maximum level: not logged */
 
     log_set_max_level(max);
     log_set_sink(NULL, NULL);
@@ -150,7 +150,7 @@ static void test_ratelimit(void **state)
     assert_int_equal(c.n, 5);
     assert_string_equal(c.msg, "refused again");
     assert_int_equal(rl.lowered, 0);
-    log_set_max_level(LOG_DEBUG);   /* lowered, not lost: debug shows them */
+    log_set_max_level(LOG_DEBUG); /* lowered, not lost: debug shows them */
     log_ratelimited(&rl, LOG_NOTICE, "a");
     log_ratelimited(&rl, LOG_NOTICE, "b");
     log_ratelimited(&rl, LOG_NOTICE, "c");

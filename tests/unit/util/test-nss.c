@@ -23,7 +23,7 @@
 #include "procinfo.h"
 
 struct fake {
-    size_t need;        /* the buffer the entry needs */
+    size_t need; /* the buffer the entry needs */
     unsigned calls;
     size_t last;
 };
@@ -35,7 +35,7 @@ static int fake_fn(char *buf, size_t size, void *userdata)
     f->last = size;
     if (size < f->need)
         return ERANGE;
-    memset(buf, 0, size);  /* the whole buffer is ours: ASan checks it */
+    memset(buf, 0, size); /* the whole buffer is ours: ASan checks it */
     return 0;
 }
 
@@ -49,7 +49,7 @@ static void test_growth(void **state)
     f = (struct fake){.need = 300000};
     assert_int_equal(nss_call_growing(fake_fn, &f, 1024), 0);
     assert_int_equal(f.last, 524288);
-    assert_int_equal(f.calls, 10);   /* 1 KiB doubling to 512 KiB */
+    assert_int_equal(f.calls, 10); /* 1 KiB doubling to 512 KiB */
 
     /* Past the bound: an error to report, not a loop and not an exit. */
     f = (struct fake){.need = NSS_BUFFER_MAX + 1};
@@ -57,15 +57,9 @@ static void test_growth(void **state)
     assert_int_equal(f.last, NSS_BUFFER_MAX);
 }
 
-static int others_fn(char *buf, size_t size, void *userdata)
-{
-    return EIO;
-}
+static int others_fn(char *buf, size_t size, void *userdata) { return EIO; }
 
-static void test_other_errors(void **state)
-{
-    assert_int_equal(nss_call_growing(others_fn, NULL, 0), -EIO);
-}
+static void test_other_errors(void **state) { assert_int_equal(nss_call_growing(others_fn, NULL, 0), -EIO); }
 
 static void write_file(const char *path, const char *head, size_t filler, const char *tail)
 {
@@ -78,8 +72,8 @@ static void write_file(const char *path, const char *head, size_t filler, const 
     assert_int_equal(fclose(f), 0);
 }
 
-static int no_handler(void *userdata, const char *method, struct json_object *params,
-                      const struct control_peer *peer, struct json_object **reply, const char **error)
+static int no_handler(void *userdata, const char *method, struct json_object *params, const struct control_peer *peer,
+                      struct json_object **reply, const char **error)
 {
     return -ENOSYS;
 }
@@ -123,7 +117,7 @@ static int child(const char *dir)
 static void test_big_entries(void **state)
 {
     if (geteuid() != 0)
-        skip();  /* a private mount namespace needs root */
+        skip(); /* a private mount namespace needs root */
     char dir[] = "/tmp/ts-nss-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char path[256];

@@ -17,12 +17,24 @@
 
 static void test_cpulist_roundtrip(void **state)
 {
-    static const struct { const char *in, *out; } cases[] = {
-        {"0", "0"}, {"0-3", "0-3"}, {"0-3,8,10-11\n", "0-3,8,10-11"}, {"1,0", "0-1"},
-        {"", ""}, {"\n", ""}, {"5,6,7,9", "5-7,9"}, {"1023", "1023"},
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"0", "0"},
+        {"0-3", "0-3"},
+        {"0-3,8,10-11\n", "0-3,8,10-11"},
+        {"1,0", "0-1"},
+        {"", ""},
+        {"\n", ""},
+        {"5,6,7,9", "5-7,9"},
+        {"1023", "1023"},
         /* ranges across and at the edges of the 64-bit words it scans */
-        {"63-64", "63-64"}, {"0-1023", "0-1023"}, {"62,63,127-129,1022", "62-63,127-129,1022"},
-        {"64", "64"}, {"1000-1023", "1000-1023"}, {"0,1023", "0,1023"},
+        {"63-64", "63-64"},
+        {"0-1023", "0-1023"},
+        {"62,63,127-129,1022", "62-63,127-129,1022"},
+        {"64", "64"},
+        {"1000-1023", "1000-1023"},
+        {"0,1023", "0,1023"},
     };
     for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
         cpu_set_t s;
@@ -61,12 +73,12 @@ static void test_procstat_field(void **state)
     assert_int_equal(v, 7);
     assert_int_equal(procstat_u64(line, 22, &v), 0);
     assert_int_equal(v, 123456);
-    assert_int_equal(procstat_u64(line, 23, &v), 0);      /* the last, before the newline */
+    assert_int_equal(procstat_u64(line, 23, &v), 0); /* the last, before the newline */
     assert_int_equal(v, 0);
-    assert_null(procstat_field(line, 24));                /* past the end */
-    assert_null(procstat_field(line, 2));                 /* comm is not a field from here */
-    assert_int_equal(procstat_u64(line, 3, &v), -EBADMSG);    /* "S" is no number */
-    assert_int_equal(procstat_u64(line, 8, &v), -EBADMSG);    /* "-1" is not unsigned */
+    assert_null(procstat_field(line, 24));                 /* past the end */
+    assert_null(procstat_field(line, 2));                  /* comm is not a field from here */
+    assert_int_equal(procstat_u64(line, 3, &v), -EBADMSG); /* "S" is no number */
+    assert_int_equal(procstat_u64(line, 8, &v), -EBADMSG); /* "-1" is not unsigned */
     assert_null(procstat_field("42 no paren S 1", 3));
     assert_null(procstat_field("42 (x)", 3));
     assert_null(procstat_field("42 (x)S 1", 3));
@@ -205,7 +217,7 @@ static void test_read_proc_file(void **state)
     char big[4096];
     assert_int_equal(read_proc_file(path, big, sizeof big), (ssize_t)sizeof text);
     assert_int_equal(memcmp(big, text, sizeof text), 0);
-    assert_int_equal(read_proc_file(path, big, sizeof text), -EFBIG);   /* no room for the NUL */
+    assert_int_equal(read_proc_file(path, big, sizeof text), -EFBIG); /* no room for the NUL */
     unlink(path);
     assert_int_equal(read_proc_file("/nonexistent/x", buf, sizeof buf), -ENOENT);
     assert_true(read_proc_file("/proc/self/stat", big, sizeof big) > 0);
@@ -247,7 +259,10 @@ static void test_read_u64_below(void **state)
     assert_int_equal(rmdir(root), 0);
 }
 
-struct captured { int level; char msg[128]; };
+struct captured {
+    int level;
+    char msg[128];
+};
 static void capture(int level, const char *msg, void *ud)
 {
     struct captured *c = ud;
@@ -316,7 +331,7 @@ static void test_log_stderr_prefix(void **state)
     assert_string_equal(out, "<3>t.conf:3: bad\n");
     log_in_child(NULL, out, sizeof out);
     assert_string_equal(out, "t.conf:3: bad\n");
-    log_in_child("1:1", out, sizeof out);      /* a stream inherited from elsewhere */
+    log_in_child("1:1", out, sizeof out); /* a stream inherited from elsewhere */
     assert_string_equal(out, "t.conf:3: bad\n");
 }
 

@@ -103,7 +103,8 @@ static void test_decode_requests(void **state)
     assert_false(req.oneway);
     varlink_request_done(&req);
 
-    assert_int_equal(decode("{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42},\"oneway\":true}", &req, &err), 0);
+    assert_int_equal(
+        decode("{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42},\"oneway\":true}", &req, &err), 0);
     assert_int_equal(req.method_id, VARLINK_METHOD_EXPLAIN);
     assert_true(req.oneway);
     varlink_request_done(&req);
@@ -119,11 +120,23 @@ static void test_decode_requests(void **state)
     varlink_request_done(&req);
 
     static const char *const bad[] = {
-        "", "{", "nul", "[]", "42", "\"x\"", "{}", "{\"method\":null}", "{\"method\":\"\"}",
-        "{\"method\":\"Status\"}", "{\"method\":\".Status\"}", "{\"method\":\"io..Status\"}",
-        "{\"method\":\"io.turbosched.status\"}", "{\"method\":\"io.turbosched.Sta tus\"}",
+        "",
+        "{",
+        "nul",
+        "[]",
+        "42",
+        "\"x\"",
+        "{}",
+        "{\"method\":null}",
+        "{\"method\":\"\"}",
+        "{\"method\":\"Status\"}",
+        "{\"method\":\".Status\"}",
+        "{\"method\":\"io..Status\"}",
+        "{\"method\":\"io.turbosched.status\"}",
+        "{\"method\":\"io.turbosched.Sta tus\"}",
         "{\"method\":\"io.turbosched.Status\",\"parameters\":1}",
-        "{\"method\":\"io.turbosched.Status\"}{}", "{\"method\":\"io.turbosched.Status\"} x",
+        "{\"method\":\"io.turbosched.Status\"}{}",
+        "{\"method\":\"io.turbosched.Status\"} x",
     };
     for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
         err = (struct varlink_error){0};
@@ -208,7 +221,8 @@ static void test_format_round_trip(void **state)
 
 static void test_decode_stream(void **state)
 {
-    const char stream[] = "{\"method\":\"io.turbosched.Status\"}\0garbage\0{\"method\":\"io.turbosched.Dump\"}\0{\"meth";
+    const char stream[] =
+        "{\"method\":\"io.turbosched.Status\"}\0garbage\0{\"method\":\"io.turbosched.Dump\"}\0{\"meth";
     assert_int_equal(varlink_decode_stream(stream, sizeof stream - 1, 0), 2);
     assert_int_equal(varlink_decode_stream("xxxxxxxxxxxxxxxxxxxx", 20, 8), -EMSGSIZE);
     assert_int_equal(varlink_decode_stream("", 0, 0), 0);
