@@ -25,7 +25,11 @@
 # counted as realtime when it ended at a realtime priority (prev_prio < 100),
 # so builds without the daemon's own count can be compared; the column then
 # also gives the longest single run at realtime priority (MAX/LONGEST ms).
-# HOSTILE_ATTACKS picks attacks (default: all four).
+# HOSTILE_ATTACKS picks attacks (default: all four). HOSTILE_PROFILE=DIR
+# says where the daemon's time goes: for each run with the daemon, its
+# call graphs over the attack (DIR/perf-ATTACK.data, perf record -g of its
+# threads alone) and its status halfway through (DIR/status-ATTACK.txt);
+# the figures of such a run carry perf's own cost.
 #
 # The footing is a production machine's: systemd puts each logged-in user
 # in a slice of its own (user-UID.slice), and the kernel shares the CPU
@@ -91,6 +95,11 @@ attack_rate() {
 }
 rt_ns() { ctl --json status 2>/dev/null > "$TMP/st" && json_num realtime_cpu_ns "$TMP/st"; }
 PERF=${HOSTILE_PERF:-0}
+PROFILE=${HOSTILE_PROFILE:-}
+if [ -n "$PROFILE" ]; then
+    command -v perf >/dev/null || { echo "hostile.sh: HOSTILE_PROFILE needs perf" >&2; exit 77; }
+    mkdir -p "$PROFILE" && PROFILE=$(realpath "$PROFILE")
+fi
 if [ "$PERF" = 1 ]; then command -v perf >/dev/null || { echo "hostile.sh: HOSTILE_PERF=1 needs perf" >&2; exit 77; }; fi
 # perf_rt_max FILE PID: "MAX/LONGEST": the largest realtime CPU time (ms) of
 # PID's threads in any 1 s window of the recording (a run is put in the
@@ -138,10 +147,17 @@ run() {
     attack "$name"
     as_victim "$H" work "$SECS" > "$TMP/w" & local w=$!
     as_victim "$H" probe "$SECS" 1000 > "$TMP/p" & local p=$!
+    local profpid= polls=0
+    if [ "$with" = yes ] && [ -n "$PROFILE" ]; then
+        perf record -q -g -p "$DPID" -o "$PROFILE/perf-$name.data" >/dev/null 2>&1 &
+        profpid=$!
+    fi
     if [ "$with" = yes ]; then
         prev=$(rt_ns || echo 0); t0=$(date +%s%N)
         while kill -0 "$w" 2>/dev/null; do
             sleep 1
+            polls=$((polls + 1))
+            if [ -n "$PROFILE" ] && [ "$polls" -eq $((SECS / 2)) ]; then ctl status > "$PROFILE/status-$name.txt" 2>&1 || true; fi
             now=$(rt_ns || echo "$prev"); t1=$(date +%s%N)
             # the window's realtime CPU, scaled to exactly 1 s
             rtmax=$(awk -v a="$prev" -v b="$now" -v d=$((t1 - t0)) -v m="$rtmax" \
@@ -151,6 +167,7 @@ run() {
         done
     fi
     wait "$w" "$p" "${APIDS[@]}" 2>/dev/null || true
+    if [ -n "$profpid" ]; then kill -INT "$profpid"; wait "$profpid" 2>/dev/null || true; fi
     if [ -n "$perfpid" ]; then
         kill -INT "$perfpid"; wait "$perfpid" 2>/dev/null || true
         rtmax=$(perf_rt_max "$TMP/perf.data" "$DPID")
