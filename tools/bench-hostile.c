@@ -20,6 +20,12 @@
  *   bench-hostile ctlflood SECONDS SOCKET connect to the control socket and
  *                                         ask for its status in a loop;
  *                                         prints "connects replies"
+ *   bench-hostile renames SECONDS N       N threads (1 to 64) rename
+ *                                         themselves (prctl PR_SET_NAME) as
+ *                                         fast as they can; prints the
+ *                                         renames made
+ *
+ * tools/bench/rename-flood.sh runs the renames against work as well.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -202,11 +209,45 @@ static int ctlflood(const char *path)
     return 0;
 }
 
+static void *renamer(void *arg)
+{
+    uint64_t *n = arg;
+    char name[16];
+    double end = now_s() + seconds;
+    while (now_s() < end)
+        for (int k = 0; k < 1000; k++) {
+            snprintf(name, sizeof name, "bf%llu", (unsigned long long)(*n)++);
+            prctl(PR_SET_NAME, name, 0, 0, 0);
+        }
+    return NULL;
+}
+
+static int renames(int nt)
+{
+    if (nt < 1 || nt > 64) {
+        fprintf(stderr, "bench-hostile: THREADS must be 1 to 64\n");
+        return 2;
+    }
+    pthread_t t[64];
+    uint64_t counts[64] = {0}, total = 0;
+    for (int i = 0; i < nt; i++)
+        if (pthread_create(&t[i], NULL, renamer, &counts[i]) != 0) {
+            fprintf(stderr, "bench-hostile: pthread_create failed\n");
+            return 1;
+        }
+    for (int i = 0; i < nt; i++) {
+        pthread_join(t[i], NULL);
+        total += counts[i];
+    }
+    printf("%llu\n", (unsigned long long)total);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     if (argc < 3 || (seconds = atof(argv[2])) <= 0) {
-        fprintf(stderr, "usage: bench-hostile work|probe|threads|spinner|execloop|forkstorm|ctlflood SECONDS [ARG]\n");
+        fprintf(stderr, "usage: bench-hostile work|probe|threads|spinner|execloop|forkstorm|ctlflood|renames SECONDS [ARG]\n");
         return 2;
     }
     const char *what = argv[1], *arg = argc > 3 ? argv[3] : NULL;
@@ -224,6 +265,8 @@ int main(int argc, char **argv)
         return forkstorm();
     if (strcmp(what, "ctlflood") == 0 && arg)
         return ctlflood(arg);
+    if (strcmp(what, "renames") == 0)
+        return renames(arg ? atoi(arg) : 2);
     fprintf(stderr, "bench-hostile: unknown mode or missing argument\n");
     return 2;
 }

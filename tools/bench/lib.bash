@@ -120,3 +120,99 @@ idle_while() {
     IDLE_U=$((u1 - u0)) IDLE_T=$((t1 - t0)) IDLE_E=$(( (s1 - s0) / 1000 ))
 }
 json_num() { sed -n "s/.*\"$1\": *\([0-9.]*\).*/\1/p" "$2" | head -1; }
+
+# Two local users, for the benchmarks of one user against another: an
+# attacker (uid nobody) and a victim (uid 1), each without supplementary
+# groups. bench_users TOOL copies BUILD/TOOL to $TMP/TOOL, where both may
+# run it (0755 up to there), or skips without the user nobody.
+bench_users() {
+    local me src=$BUILD/$1
+    me=$(basename "$0")
+    [ -x "$src" ] || { echo "$me: $src not built" >&2; exit 1; }
+    id nobody >/dev/null 2>&1 || { echo "$me: needs the user nobody" >&2; exit 77; }
+    cp "$src" "$TMP/$1" && chmod 755 "$TMP" "$TMP/$1"
+}
+# as_user UID GROUP COMMAND...: exec COMMAND as UID (and gid UID), in the
+# CPU cgroup GROUP when bench_cgroups made the groups. It joins the group
+# before the exec, so every process and thread COMMAND starts is in it.
+# Call it in the background only (COMMAND replaces the shell that runs it).
+as_user() {
+    local uid=$1 g=$2
+    shift 2
+    [ "$BASHPID" != "$$" ] || { echo "as_user: call it in the background" >&2; return 1; }
+    if [ -n "$CG_DIR" ]; then
+        echo "$BASHPID" > "$CG_DIR/$g/cgroup.procs" || { echo "as_user: cannot join $CG_DIR/$g" >&2; exit 1; }
+    fi
+    exec setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"
+}
+as_attacker() { as_user 65534 attacker "$@"; }
+as_victim() { as_user 1 victim "$@"; }
+
+# bench_cgroups: a CPU cgroup for the attacker and one for the victim, of
+# equal weight, as systemd gives each logged-in user a slice of its own
+# (user-UID.slice) and the kernel then shares the CPU between users rather
+# than threads. Both under a group named after $TMP, in the cgroup v1 cpu
+# hierarchy or else in cgroup v2 with the cpu controller; removed on exit,
+# with any process left in them killed (this run's) and moved out first.
+# Skips with 77 where neither is there. Whatever as_user does not start
+# (this script, the daemon) stays where the script was started.
+CG_DIR=
+CG_ROOT=
+CG_ENABLED_ROOT_CPU=
+CG_KIND=
+bench_cgroups() {
+    local me m g
+    me=$(basename "$0")
+    m=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+    if [ -n "$m" ] && [ -f "$m/cpu.shares" ]; then
+        CG_ROOT=$m
+        mkdir "$CG_ROOT/$(basename "$TMP")" || { echo "$me: cannot make a group in $CG_ROOT" >&2; exit 77; }
+        CG_DIR=$CG_ROOT/$(basename "$TMP")
+        trap 'bench_cgroups_remove; bench_cleanup' EXIT
+        for g in attacker victim; do
+            mkdir "$CG_DIR/$g"
+            echo 1024 > "$CG_DIR/$g/cpu.shares"
+        done
+        CG_KIND="cgroup v1 cpu, cpu.shares 1024 each"
+        return
+    fi
+    for m in $(awk '$3 == "cgroup2" { print $2 }' /proc/mounts); do
+        grep -qw cpu "$m/cgroup.controllers" 2>/dev/null || continue
+        CG_ROOT=$m
+        if ! grep -qw cpu "$CG_ROOT/cgroup.subtree_control"; then
+            echo +cpu > "$CG_ROOT/cgroup.subtree_control" || { echo "$me: cannot enable cpu in $CG_ROOT" >&2; exit 77; }
+            CG_ENABLED_ROOT_CPU=1
+        fi
+        mkdir "$CG_ROOT/$(basename "$TMP")" || { echo "$me: cannot make a group in $CG_ROOT" >&2; exit 77; }
+        CG_DIR=$CG_ROOT/$(basename "$TMP")
+        trap 'bench_cgroups_remove; bench_cleanup' EXIT
+        echo +cpu > "$CG_DIR/cgroup.subtree_control"
+        for g in attacker victim; do
+            mkdir "$CG_DIR/$g"
+            echo 100 > "$CG_DIR/$g/cpu.weight"
+        done
+        CG_KIND="cgroup v2, cpu.weight 100 each"
+        return
+    done
+    echo "$me: no CPU cgroup controller (neither a cgroup v1 cpu hierarchy nor cpu in a cgroup2 mount's controllers)" >&2
+    exit 77
+}
+bench_cgroups_remove() {
+    local g p i pids
+    [ -n "$CG_DIR" ] && [ -d "$CG_DIR" ] || return 0
+    for g in "$CG_DIR"/*/; do
+        [ -d "$g" ] || continue
+        for i in $(seq 50); do
+            mapfile -t pids < "$g/cgroup.procs" 2>/dev/null || pids=()
+            for p in "${pids[@]}"; do
+                kill -KILL "$p" 2>/dev/null || true
+                echo "$p" > "$CG_ROOT/cgroup.procs" 2>/dev/null || true
+            done
+            rmdir "$g" 2>/dev/null && break
+            sleep 0.1
+        done
+    done
+    rmdir "$CG_DIR" 2>/dev/null || echo "$(basename "$0"): could not remove $CG_DIR" >&2
+    if [ -n "$CG_ENABLED_ROOT_CPU" ]; then echo -cpu > "$CG_ROOT/cgroup.subtree_control" 2>/dev/null || true; fi
+    CG_DIR=
+}

@@ -3,8 +3,8 @@
 # A rename flood from one local user against another user's CPU-bound work,
 # with and without turboschedd, alternating, in one run: two threads of an
 # unprivileged process rename themselves as fast as they can for SECS
-# seconds (tools/bench-rename flood) while two CPU-bound processes of
-# another uid count their iterations (bench-rename work). Per round:
+# seconds (tools/bench-hostile renames) while two CPU-bound processes of
+# another uid count their iterations (bench-hostile work). Per round:
 #   - the work done without the daemon and with it, and their ratio;
 #   - the daemon's CPU over the flood (schedstat run time, all threads);
 #   - the renames sent, and the comm events the daemon read.
@@ -15,10 +15,8 @@
 . "$(dirname "$0")/lib.bash"
 SECS=${2:-8}
 ROUNDS=${3:-3}
-BR=$BUILD/bench-rename
-[ -x "$BR" ] || { echo "rename-flood.sh: $BR not built" >&2; exit 1; }
-id nobody >/dev/null 2>&1 || { echo "rename-flood.sh: needs the user nobody" >&2; exit 77; }
-cp "$BR" "$TMP/bench-rename" && chmod 755 "$TMP" "$TMP/bench-rename"
+bench_users bench-hostile
+H=$TMP/bench-hostile
 bench_config <<CONF
 [rule cron]
 comm = cron
@@ -28,11 +26,11 @@ CONF
 # round: flood as nobody beside two workers as daemon (uid 1); prints
 # "work renames"
 round() {
-    setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/bench-rename" flood "$SECS" 2 > "$TMP/sent" &
+    as_attacker "$H" renames "$SECS" 2 > "$TMP/sent" &
     local f=$!
-    setpriv --reuid=1 --regid=1 --clear-groups "$TMP/bench-rename" work "$SECS" > "$TMP/w0" &
+    as_victim "$H" work "$SECS" > "$TMP/w0" &
     local a=$!
-    setpriv --reuid=1 --regid=1 --clear-groups "$TMP/bench-rename" work "$SECS" > "$TMP/w1" &
+    as_victim "$H" work "$SECS" > "$TMP/w1" &
     local b=$!
     wait "$f" "$a" "$b"
     echo "$(( $(cat "$TMP/w0") + $(cat "$TMP/w1") )) $(cat "$TMP/sent")"

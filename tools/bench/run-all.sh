@@ -276,10 +276,18 @@ $(table rename)
 ## A hostile local user
 
 Each attack runs as uid nobody (a member of control_group) beside another
-user's CPU-bound job and 1 ms timer probe (\`tools/bench/hostile.sh\`). The
-daemon's time at realtime priority is bounded by its budget: at most 25%
-of any window plus 50 ms and one scheduler tick (turboschedd(8)); the
-"realtime CPU" column is its own count, the largest over 1 s windows.
+user's CPU-bound job and 1 ms timer probe (\`tools/bench/hostile.sh\`).
+As on a machine where systemd gives each logged-in user a slice of its
+own, the attacker's processes and the other user's each run in a CPU
+cgroup of their own, of equal weight, and the daemon outside both (as its
+service in system.slice): an attack takes at most the attacker's share by
+itself, and what the other user loses beyond that is the daemon's doing.
+The run with no attack is made before the attacks and after each one; the
+ratios are to their median, and the line above the table gives their
+spread, the noise a ratio is to be read against. The daemon's time at
+realtime priority is bounded by its budget: at most 25% of any window plus
+50 ms and one scheduler tick (turboschedd(8)); the "realtime CPU" column
+is its own count, the largest over 1 s windows.
 
 $(table hostile)
 HEAD
