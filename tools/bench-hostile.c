@@ -247,7 +247,8 @@ int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     if (argc < 3 || (seconds = atof(argv[2])) <= 0) {
-        fprintf(stderr, "usage: bench-hostile work|probe|threads|spinner|execloop|forkstorm|ctlflood|renames SECONDS [ARG]\n");
+        fprintf(stderr,
+                "usage: bench-hostile work|probe|threads|spinner|execloop|forkstorm|ctlflood|renames SECONDS [ARG]\n");
         return 2;
     }
     const char *what = argv[1], *arg = argc > 3 ? argv[3] : NULL;
