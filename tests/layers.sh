@@ -11,6 +11,7 @@
 # a known debt, listed so that it shows, and reported while it stays. One that
 # no longer matches an include fails, so the list cannot outlive its debts.
 #
+# engine-internal.h is included only in daemon/engine/ and tests/unit/engine/.
 # The map's "Every file, by folder" section names each .c file of daemon/
 # and ctl/ once, as an entry of its own ("- `x.c`: ..."), so the page cannot
 # fall behind a new or renamed module.
@@ -202,6 +203,14 @@ BEGIN {
     }
     exit bad
 }' || fail=1
+
+# The engine's struct is private: its internal header is included only by
+# the engine's own files and its white-box tests.
+while IFS=: read -r f ln _; do
+    case $f in daemon/engine/* | tests/unit/engine/*) ;;
+    *) echo "$f:$ln: includes engine-internal.h, which only daemon/engine/ and tests/unit/engine/ may" >&2; fail=1 ;;
+    esac
+done < <(grep -rn --include='*.[ch]' '#include "engine-internal.h"' daemon ctl tests tools fuzz || true)
 
 # Every .c file once in the map's list of files.
 files_section=$(awk '/^## Every file, by folder/ { on = 1; next } on && /^## / { exit } on' "$map")
