@@ -66,6 +66,9 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
     uint64_t t0 = now_ns();
     if (ev->timestamp_ns)
         histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
+    /* a rename flood is shed as it comes, not at the next tick */
+    if (ev->kind == PROCMON_COMM && engine_shed_rename(e, t0))
+        return;
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
     int r = procscan_handle_event(e->params.root, e->tasks, ev, engine_hooks(e));
