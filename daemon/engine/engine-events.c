@@ -71,7 +71,11 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
         return;
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
-    int r = procscan_handle_event(e->params.root, e->tasks, ev, engine_hooks(e));
+    /* new threads read at once: a bounded number per user and tick */
+    struct procscan_hooks h = *engine_hooks(e);
+    h.thread_reads = &e->events.thread_reads;
+    procscan_thread_budget_roll(h.thread_reads, t0 / 1000000, e->cfg->tick_ms);
+    int r = procscan_handle_event(e->params.root, e->tasks, ev, &h);
     e->events.fork_parent_tid = 0;
     e->events.event_ns = 0;
     /* Only an exec the daemon placed tells where it should sit (seat.c):

@@ -570,6 +570,29 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
     return c.first_error;
 }
 
+void procscan_thread_budget_roll(struct procscan_thread_budget *b, uint64_t now_ms, uint64_t window_ms)
+{
+    if (b->since_ms && now_ms >= b->since_ms && now_ms - b->since_ms < window_ms)
+        return;
+    b->since_ms = now_ms;
+    b->n_keys = 0;
+}
+
+bool procscan_thread_budget_take(struct procscan_thread_budget *b, const struct task *leader)
+{
+    uint64_t key = leader->uid != TASK_UID_UNKNOWN ? (uint64_t)leader->uid : (1ull << 32) | (uint32_t)leader->pid;
+    unsigned i = 0;
+    while (i < b->n_keys && b->keys[i].key != key)
+        i++;
+    if (i == b->n_keys) {
+        if (b->n_keys < PROCSCAN_THREAD_READS_KEYS)
+            b->keys[b->n_keys++].n = 0;
+        i = b->n_keys - 1; /* beyond the table: the last one, shared */
+        b->keys[i].key = key;
+    }
+    return b->keys[i].n++ < PROCSCAN_THREAD_READS_PER_USER;
+}
+
 /* Read a task we hear of for the first time and add it. */
 static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid, const struct procscan_hooks *h)
 {
@@ -609,6 +632,15 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     const struct task *creator = NULL;
     if (h && h->lazy_start && !old && ev->tid == ev->tgid)
         creator = task_table_find(tt, ev->fork.parent_tid);
+    /* A new thread beyond its user's reads (procscan_thread_budget): its
+     * process stands for its creator. */
+    if (h && h->thread_reads && !old && ev->tid != ev->tgid) {
+        creator = task_table_find(tt, ev->tgid);
+        if (creator && procscan_thread_budget_take(h->thread_reads, creator))
+            creator = NULL;
+        else if (creator)
+            h->thread_reads->deferred++;
+    }
     if (creator) {
         /* until it is read, start_time holds the fork event's time */
         struct task child = {.tid = ev->tid,
