@@ -575,22 +575,22 @@ void procscan_thread_budget_roll(struct procscan_thread_budget *b, uint64_t now_
     if (b->since_ms && now_ms >= b->since_ms && now_ms - b->since_ms < window_ms)
         return;
     b->since_ms = now_ms;
-    b->n_keys = 0;
+    b->users.n_keys = 0;
 }
 
-bool procscan_thread_budget_take(struct procscan_thread_budget *b, const struct task *leader)
+bool procscan_user_take(struct procscan_user_counts *c, const struct task *t, unsigned max)
 {
-    uint64_t key = leader->uid != TASK_UID_UNKNOWN ? (uint64_t)leader->uid : (1ull << 32) | (uint32_t)leader->pid;
+    uint64_t key = t->uid != TASK_UID_UNKNOWN ? (uint64_t)t->uid : (1ull << 32) | (uint32_t)t->pid;
     unsigned i = 0;
-    while (i < b->n_keys && b->keys[i].key != key)
+    while (i < c->n_keys && c->keys[i].key != key)
         i++;
-    if (i == b->n_keys) {
-        if (b->n_keys < PROCSCAN_THREAD_READS_KEYS)
-            b->keys[b->n_keys++].n = 0;
-        i = b->n_keys - 1; /* beyond the table: the last one, shared */
-        b->keys[i].key = key;
+    if (i == c->n_keys) {
+        if (c->n_keys < PROCSCAN_USER_KEYS)
+            c->keys[c->n_keys++].n = 0;
+        i = c->n_keys - 1; /* beyond the table: the last one, shared */
+        c->keys[i].key = key;
     }
-    return b->keys[i].n++ < PROCSCAN_THREAD_READS_PER_USER;
+    return c->keys[i].n++ < max;
 }
 
 /* Read a task we hear of for the first time and add it. */
@@ -636,7 +636,7 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
      * process stands for its creator. */
     if (h && h->thread_reads && !old && ev->tid != ev->tgid) {
         creator = task_table_find(tt, ev->tgid);
-        if (creator && procscan_thread_budget_take(h->thread_reads, creator))
+        if (creator && procscan_user_take(&h->thread_reads->users, creator, PROCSCAN_THREAD_READS_PER_USER))
             creator = NULL;
         else if (creator)
             h->thread_reads->deferred++;

@@ -79,23 +79,27 @@ enum procscan_change { PROCSCAN_EXEC, PROCSCAN_COMM, PROCSCAN_UID };
  * process with a tracked creator is (lazy_start): its process's comm and
  * uid, its start time pending until something acts on it; a rename, an
  * exec or a rescan gives it its own comm. Users beyond
- * PROCSCAN_THREAD_READS_KEYS in a window share one count. */
+ * PROCSCAN_USER_KEYS in a window share one count. */
 #define PROCSCAN_THREAD_READS_PER_USER 32u
-#define PROCSCAN_THREAD_READS_KEYS 16u
-struct procscan_thread_budget {
-    uint64_t since_ms; /* the window's start */
+/* Counts per user (per thread group where the uid is not known), for a
+ * per-user cap; users beyond PROCSCAN_USER_KEYS share the last count. */
+#define PROCSCAN_USER_KEYS 16u
+struct procscan_user_counts {
     struct {
         uint64_t key; /* uid, or 1 << 32 | pid */
         unsigned n;
-    } keys[PROCSCAN_THREAD_READS_KEYS];
+    } keys[PROCSCAN_USER_KEYS];
     unsigned n_keys;
+};
+/* Pure: count one more for t's user; whether that is within max. */
+bool procscan_user_take(struct procscan_user_counts *c, const struct task *t, unsigned max);
+struct procscan_thread_budget {
+    uint64_t since_ms; /* the window's start */
+    struct procscan_user_counts users;
     uint64_t deferred; /* new threads added unread, in all */
 };
 /* Start a new window when window_ms have passed since this one began. */
 void procscan_thread_budget_roll(struct procscan_thread_budget *b, uint64_t now_ms, uint64_t window_ms);
-/* Pure: whether a new thread of t's user (t: its process's leader) may be
- * read in this window; counts it. */
-bool procscan_thread_budget_take(struct procscan_thread_budget *b, const struct task *leader);
 
 /* What the daemon does when the table changes. All optional (NULL).
  * task_new: the task was just added (classify it); its return value is
