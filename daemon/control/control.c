@@ -114,6 +114,14 @@ static bool client_has_frame(const struct control_client *c)
  * is read from that client. */
 static int client_update_events(struct control_client *c)
 {
+    if (c->held_until_usec) {
+        /* a held reply: nothing from or to this client until its timer */
+        backlog_remove(c);
+        int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        if (r >= 0)
+            r = sd_event_source_set_time(c->timer, c->held_until_usec);
+        return r < 0 ? r : sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+    }
     if (client_unsent(c) == 0 && !c->close_after_flush && client_has_frame(c)) {
         int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
         return r < 0 ? r : backlog_add(c);
@@ -232,7 +240,7 @@ static int client_reply(struct control_client *c, struct json_object *params, co
         if (r < 0)
             return r;
     }
-    r = client_flush(c);
+    r = c->held_until_usec ? 0 : client_flush(c);
     if (r < 0)
         return r;
     if (client_unsent(c) > c->server->max_output) {
@@ -310,6 +318,9 @@ static bool refuse_costly(struct control_client *c, const struct control_method 
     if (m->cost == CONTROL_COST_RATED) {
         if (take_token(s, &s->statuses))
             return false;
+        uint64_t now;
+        if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) >= 0)
+            c->held_until_usec = now + 1000000u / UNPRIV_STATUS_PER_S;
         log_debug("control: client pid %d uid %u: %s refused, over %u per second for unprivileged callers",
                   (int)c->peer.pid, (unsigned)c->peer.uid, method, UNPRIV_STATUS_PER_S);
         *error = TS_ERROR_BUSY;
@@ -550,6 +561,16 @@ static int on_backlog(sd_event_source *src, void *userdata)
 static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
     struct control_client *c = userdata;
+    if (c->held_until_usec) {
+        /* the held reply goes now; the idle deadline counts again */
+        c->held_until_usec = 0;
+        client_touch(c);
+        int r = sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+        if (r >= 0)
+            r = client_flush(c);
+        client_settle(c, r);
+        return 0;
+    }
     if (client_unsent(c) > 0 || varlink_reader_pending(&c->in) > 0)
         log_ratelimited(&c->server->client_logs, LOG_INFO,
                         "control: client pid %d uid %u: no progress for %u ms with %s pending, dropping it",

@@ -1106,9 +1106,10 @@ static void test_slot_exhaustion_by_user(void **state)
 }
 
 /* Requests req from an unprivileged user: a burst, then
- * io.turbosched.Busy, and the connection stays usable for another method
- * (other), whose rate is not req's. Root is not limited. */
-static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burst, const char *other)
+ * io.turbosched.Busy (held for held_ms first), and the connection stays
+ * usable for another method (other), whose rate is not req's. Root is not
+ * limited. */
+static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burst, unsigned held_ms, const char *other)
 {
     if (geteuid() != 0)
         skip(); /* needs root to become another user */
@@ -1124,17 +1125,18 @@ static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burs
         for (unsigned i = 0; i < burst + 22; i++) {
             struct json_object *q;
             char *e2;
+            uint64_t t0 = now_ms();
             if (child_call(fd, req, &e2, &q) < 0)
                 _exit(12);
             if (!e2)
                 ok++;
-            else if (strcmp(e2, TS_ERROR_BUSY) == 0)
+            else if (strcmp(e2, TS_ERROR_BUSY) == 0 && now_ms() - t0 + 10 >= held_ms)
                 busy++;
             else
                 _exit(13);
         }
-        /* The burst and what refilled meanwhile: far fewer than asked. */
-        if (ok < burst || ok > burst + 12 || busy == 0)
+        /* The burst and what refilled meanwhile: fewer than asked. */
+        if (ok < burst || ok > burst + 16 || busy == 0)
             _exit(14);
         struct json_object *q;
         char *e2;
@@ -1176,28 +1178,29 @@ static void test_bucket_rate(void **state)
 
 static void test_unprivileged_dump_rate(void **state)
 {
-    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}", UNPRIV_DUMP_BURST,
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}", UNPRIV_DUMP_BURST, 0,
                       "{\"method\":\"io.turbosched.Status\"}");
 }
 
 static void test_unprivileged_explain_rate(void **state)
 {
     unprivileged_rate(*state, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42}}", UNPRIV_DUMP_BURST,
-                      "{\"method\":\"io.turbosched.Status\"}");
+                      0, "{\"method\":\"io.turbosched.Status\"}");
 }
 
 /* Statuses and Metrics, the reports of the whole daemon: their own rate
  * for unprivileged callers (a member of control_group asking for Status in
- * a loop kept the daemon busy), which leaves Dump's alone. */
+ * a loop kept the daemon busy), which leaves Dump's alone; a refusal comes
+ * after the time a token takes, so that asking again at once is paced. */
 static void test_unprivileged_status_rate(void **state)
 {
-    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Status\"}", UNPRIV_STATUS_BURST,
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Status\"}", UNPRIV_STATUS_BURST, 1000 / UNPRIV_STATUS_PER_S,
                       "{\"method\":\"io.turbosched.Dump\"}");
 }
 
 static void test_unprivileged_metrics_rate(void **state)
 {
-    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Metrics\"}", UNPRIV_STATUS_BURST,
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Metrics\"}", UNPRIV_STATUS_BURST, 1000 / UNPRIV_STATUS_PER_S,
                       "{\"method\":\"io.turbosched.Dump\"}");
 }
 
