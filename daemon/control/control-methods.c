@@ -102,11 +102,11 @@ static int method_resume(const struct control_methods *m, struct json_object *pa
 
 static const struct control_method methods[_VARLINK_METHOD_MAX] = {
     [VARLINK_METHOD_GET_INFO] = {VARLINK_METHOD_GET_INFO, .fn = NULL},
-    [VARLINK_METHOD_STATUS] = {VARLINK_METHOD_STATUS, .fn = method_status},
-    [VARLINK_METHOD_DUMP] = {VARLINK_METHOD_DUMP, .costly = true, .fn = method_dump},
-    [VARLINK_METHOD_EXPLAIN] = {VARLINK_METHOD_EXPLAIN, .costly = true, .fn = method_explain},
+    [VARLINK_METHOD_STATUS] = {VARLINK_METHOD_STATUS, .cost = CONTROL_COST_RATED, .fn = method_status},
+    [VARLINK_METHOD_DUMP] = {VARLINK_METHOD_DUMP, .cost = CONTROL_COST_TASKS, .fn = method_dump},
+    [VARLINK_METHOD_EXPLAIN] = {VARLINK_METHOD_EXPLAIN, .cost = CONTROL_COST_TASKS, .fn = method_explain},
     [VARLINK_METHOD_RELOAD] = {VARLINK_METHOD_RELOAD, .root_only = true, .fn = method_reload},
-    [VARLINK_METHOD_METRICS] = {VARLINK_METHOD_METRICS, .fn = method_metrics},
+    [VARLINK_METHOD_METRICS] = {VARLINK_METHOD_METRICS, .cost = CONTROL_COST_RATED, .fn = method_metrics},
     [VARLINK_METHOD_PAUSE] = {VARLINK_METHOD_PAUSE, .root_only = true, .fn = method_pause},
     [VARLINK_METHOD_RESUME] = {VARLINK_METHOD_RESUME, .root_only = true, .fn = method_resume},
 };

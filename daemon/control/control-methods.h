@@ -34,15 +34,25 @@ struct control_methods {
 typedef int (*control_method_fn)(const struct control_methods *m, struct json_object *params,
                                  const struct control_peer *peer, struct json_object **reply, const char **error);
 
+/* What a method costs, as the server counts it. */
+enum control_cost {
+    CONTROL_COST_ONE, /* one request unit: GetInfo, and what only root may call */
+    /* A report of the whole daemon, of a fixed size: one request unit, and
+     * a share of one rate for all unprivileged callers (a member of
+     * control_group asking for Status in a loop kept the daemon busy). */
+    CONTROL_COST_RATED,
+    /* Grows with the tasks it covers (every task, every thread of a
+     * process): the whole of a client's budget per wake-up, and a share of
+     * another rate for all unprivileged callers. */
+    CONTROL_COST_TASKS,
+};
+
 struct control_method {
     enum varlink_method id;
     /* It changes the daemon's state: the server grants it to uid 0 only,
      * and runs it even one-way. */
     bool root_only;
-    /* Its cost grows with the tasks it covers (every task, every thread of
-     * a process): the whole of a client's budget per wake-up, and a share of
-     * one rate for all unprivileged callers. */
-    bool costly;
+    enum control_cost cost;
     control_method_fn fn; /* NULL: the server's own (GetInfo) */
 };
 

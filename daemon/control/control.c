@@ -114,6 +114,14 @@ static bool client_has_frame(const struct control_client *c)
  * is read from that client. */
 static int client_update_events(struct control_client *c)
 {
+    if (c->held_until_usec) {
+        /* a held reply: nothing from or to this client until its timer */
+        backlog_remove(c);
+        int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        if (r >= 0)
+            r = sd_event_source_set_time(c->timer, c->held_until_usec);
+        return r < 0 ? r : sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+    }
     if (client_unsent(c) == 0 && !c->close_after_flush && client_has_frame(c)) {
         int r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
         return r < 0 ? r : backlog_add(c);
@@ -140,33 +148,33 @@ static size_t server_unsent(const struct control_server *s)
     return total;
 }
 
-bool control_bucket_take(uint64_t *tokens_milli, uint64_t *refill_usec, uint64_t now_usec)
+bool control_bucket_take(struct control_bucket *b, uint64_t now_usec)
 {
-    const uint64_t full = (uint64_t)UNPRIV_DUMP_BURST * 1000u;
-    if (*refill_usec == 0 || now_usec < *refill_usec) {
-        *tokens_milli = full;
-        *refill_usec = now_usec;
+    const uint64_t full = (uint64_t)b->burst * 1000u;
+    if (b->refill_usec == 0 || now_usec < b->refill_usec) {
+        b->tokens_milli = full;
+        b->refill_usec = now_usec;
     } else {
         /* whole thousandths of a token only: the time of the rest is
          * credited at the next call, so that requests closer together
          * than a thousandth's refill do not keep the bucket empty */
-        uint64_t milli = (now_usec - *refill_usec) * UNPRIV_DUMP_PER_S / 1000u;
-        *tokens_milli = MIN(full, *tokens_milli + milli);
-        *refill_usec = *tokens_milli == full ? now_usec : *refill_usec + milli * 1000u / UNPRIV_DUMP_PER_S;
+        uint64_t milli = (now_usec - b->refill_usec) * b->per_s / 1000u;
+        b->tokens_milli = MIN(full, b->tokens_milli + milli);
+        b->refill_usec = b->tokens_milli == full ? now_usec : b->refill_usec + milli * 1000u / b->per_s;
     }
-    if (*tokens_milli < 1000u)
+    if (b->tokens_milli < 1000u)
         return false;
-    *tokens_milli -= 1000u;
+    b->tokens_milli -= 1000u;
     return true;
 }
 
-/* One token per unprivileged Dump or Explain; false when there is none. */
-static bool take_dump_token(struct control_server *s)
+/* One token of b per unprivileged request of its kind; false when there is none. */
+static bool take_token(struct control_server *s, struct control_bucket *b)
 {
     uint64_t now;
     if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) < 0)
         return true;
-    return control_bucket_take(&s->dump_tokens_milli, &s->dump_refill_usec, now);
+    return control_bucket_take(b, now);
 }
 
 static int client_queue(struct control_client *c, const char *data, size_t len)
@@ -232,7 +240,7 @@ static int client_reply(struct control_client *c, struct json_object *params, co
         if (r < 0)
             return r;
     }
-    r = client_flush(c);
+    r = c->held_until_usec ? 0 : client_flush(c);
     if (r < 0)
         return r;
     if (client_unsent(c) > c->server->max_output) {
@@ -300,12 +308,29 @@ static int reply_bad_request(struct control_client *c, struct varlink_request *r
  * covers: every task, every thread of a process) waits when the unread
  * replies are many or the rate is spent; the two share one rate. Checked
  * before the reply is built, with the last Dump's length for a Dump's: it
- * may be megabytes. Returns whether it was refused, with *reply and *error
- * set. */
-static bool refuse_costly(struct control_client *c, const char *method, size_t expect, struct json_object **reply,
-                          const char **error)
+ * may be megabytes. An unprivileged Status or Metrics waits when their
+ * own rate is spent. Returns whether it was refused, with *reply and
+ * *error set. */
+static bool refuse_costly(struct control_client *c, const struct control_method *m, const char *method,
+                          struct json_object **reply, const char **error)
 {
     struct control_server *s = c->server;
+    if (m->cost == CONTROL_COST_RATED) {
+        if (take_token(s, &s->statuses))
+            return false;
+        uint64_t now;
+        if (sd_event_now(s->event, CLOCK_MONOTONIC, &now) >= 0)
+            c->held_until_usec = now + 1000000u / UNPRIV_STATUS_PER_S;
+        log_debug("control: client pid %d uid %u: %s refused, over %u per second for unprivileged callers",
+                  (int)c->peer.pid, (unsigned)c->peer.uid, method, UNPRIV_STATUS_PER_S);
+        *error = TS_ERROR_BUSY;
+        *reply = json_object_new_object();
+        json_object_object_add(*reply, "reason",
+                               json_object_new_string("unprivileged Status and Metrics rate exceeded"));
+        json_object_object_add(*reply, "retry_after_ms", json_object_new_int64(1000 / UNPRIV_STATUS_PER_S));
+        return true;
+    }
+    size_t expect = m->id == VARLINK_METHOD_DUMP ? s->last_dump_len : 0;
     if (server_unsent(s) + expect > s->max_output_total) {
         log_debug("control: client pid %d uid %u: %s refused, %zu reply bytes unread", (int)c->peer.pid,
                   (unsigned)c->peer.uid, method, server_unsent(s));
@@ -314,7 +339,7 @@ static bool refuse_costly(struct control_client *c, const char *method, size_t e
         json_object_object_add(*reply, "reason", json_object_new_string("too many unread replies"));
         return true;
     }
-    if (!take_dump_token(s)) {
+    if (!take_token(s, &s->dumps)) {
         log_debug("control: client pid %d uid %u: %s refused, over %u per second for unprivileged callers",
                   (int)c->peer.pid, (unsigned)c->peer.uid, method, UNPRIV_DUMP_PER_S);
         *error = TS_ERROR_BUSY;
@@ -357,8 +382,7 @@ static void answer(struct control_client *c, const struct varlink_request *req, 
 {
     const struct control_method *m = control_method_find(req->method_id);
     bool unpriv = c->peer.uid != 0;
-    if (unpriv && m && m->costly &&
-        refuse_costly(c, req->method, m->id == VARLINK_METHOD_DUMP ? c->server->last_dump_len : 0, reply, error))
+    if (unpriv && m && m->cost != CONTROL_COST_ONE && refuse_costly(c, m, req->method, reply, error))
         return;
     if (!m) {
         *error = VARLINK_ERROR_METHOD_NOT_FOUND;
@@ -393,7 +417,7 @@ static int client_dispatch(struct control_client *c, const char *msg, size_t len
         return reply_bad_request(c, &req, &err, r);
     }
     const struct control_method *m = control_method_find(req.method_id);
-    *cost += m && m->costly ? COST_DUMP : 1;
+    *cost += m && m->cost == CONTROL_COST_TASKS ? COST_DUMP : 1;
     if (req.oneway && !(m && m->root_only)) {
         /* A query whose answer nobody wants: nothing to do. Running it
          * anyway let a flood of one-way Dumps keep the loop busy. */
@@ -537,6 +561,16 @@ static int on_backlog(sd_event_source *src, void *userdata)
 static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
     struct control_client *c = userdata;
+    if (c->held_until_usec) {
+        /* the held reply goes now; the idle deadline counts again */
+        c->held_until_usec = 0;
+        client_touch(c);
+        int r = sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+        if (r >= 0)
+            r = client_flush(c);
+        client_settle(c, r);
+        return 0;
+    }
     if (client_unsent(c) > 0 || varlink_reader_pending(&c->in) > 0)
         log_ratelimited(&c->server->client_logs, LOG_INFO,
                         "control: client pid %d uid %u: no progress for %u ms with %s pending, dropping it",
@@ -678,6 +712,8 @@ int control_server_new(sd_event *e, const char *path, const char *ro_group, unsi
     s->userdata = userdata;
     s->max_clients = max_clients ? max_clients : CONTROL_MAX_CLIENTS_DEFAULT;
     s->client_logs = (struct log_ratelimit){.what = "control: messages about clients"};
+    s->dumps = (struct control_bucket){.burst = UNPRIV_DUMP_BURST, .per_s = UNPRIV_DUMP_PER_S};
+    s->statuses = (struct control_bucket){.burst = UNPRIV_STATUS_BURST, .per_s = UNPRIV_STATUS_PER_S};
     s->max_request = CONTROL_MAX_REQUEST_DEFAULT;
     s->max_output = CONTROL_MAX_OUTPUT_DEFAULT;
     s->max_output_total = CONTROL_MAX_OUTPUT_TOTAL;

@@ -66,9 +66,16 @@ void engine_on_event(struct engine *e, const struct procmon_event *ev)
     uint64_t t0 = now_ns();
     if (ev->timestamp_ns)
         histogram_add(&e->events.queue_delay, t0 > ev->timestamp_ns ? t0 - ev->timestamp_ns : 0);
+    /* a rename flood is shed as it comes, not at the next tick */
+    if (ev->kind == PROCMON_COMM && engine_shed_rename(e, t0))
+        return;
     e->events.fork_parent_tid = ev->kind == PROCMON_FORK ? ev->fork.parent_tid : 0;
     e->events.event_ns = ev->timestamp_ns;
-    int r = procscan_handle_event(e->params.root, e->tasks, ev, engine_hooks(e));
+    /* new threads read at once: a bounded number per user and tick */
+    struct procscan_hooks h = *engine_hooks(e);
+    h.thread_reads = &e->events.thread_reads;
+    procscan_thread_budget_roll(h.thread_reads, t0 / 1000000, e->cfg->tick_ms);
+    int r = procscan_handle_event(e->params.root, e->tasks, ev, &h);
     e->events.fork_parent_tid = 0;
     e->events.event_ns = 0;
     /* Only an exec the daemon placed tells where it should sit (seat.c):

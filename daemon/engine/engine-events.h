@@ -11,6 +11,7 @@
 #include "histogram.h"
 #include "log.h"
 #include "procmon.h"
+#include "procscan.h"
 
 struct engine;
 struct procmon;
@@ -28,7 +29,8 @@ struct engine_events {
     pid_t fork_parent_tid; /* a fork event in flight: whose mask the new task inherited */
     struct engine_adopt adopt;
     struct comm_shed shed;
-    struct log_ratelimit logs;  /* what a flood of events says: overflows, renames unheard */
+    struct procscan_thread_budget thread_reads; /* new threads read per user and tick */
+    struct log_ratelimit logs;                  /* what a flood of events says: overflows, renames unheard */
     uint64_t rescan_renames_at; /* tick at which renames a rescan put off are looked at again; 0: none */
     bool rescan_pending;        /* events were lost: rescan, at most once a tick */
     bool rescan_failed;         /* the last rescan did not finish: the next tick tries again */

@@ -9,6 +9,14 @@
 #include "procmon.h"
 #include "util.h"
 
+static void start_shed(struct comm_shed *s, uint64_t now_ms)
+{
+    s->period_ms = s->period_ms ? MIN(2 * s->period_ms, COMM_SHED_MAX_MS) : COMM_SHED_MIN_MS;
+    s->until_ms = now_ms + s->period_ms;
+    s->on = true;
+    s->sheds++;
+}
+
 int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
 {
     if (s->on) {
@@ -32,22 +40,32 @@ int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
             s->period_ms = 0;
         return 0;
     }
-    s->period_ms = s->period_ms ? MIN(2 * s->period_ms, COMM_SHED_MAX_MS) : COMM_SHED_MIN_MS;
-    s->until_ms = now_ms + s->period_ms;
-    s->on = true;
-    s->sheds++;
+    start_shed(s, now_ms);
     return 1;
 }
 
-void engine_shed_renames(struct engine *e, uint64_t now_ms)
+bool comm_shed_event(struct comm_shed *s, uint64_t now_ns)
+{
+    if (s->on || s->unsupported)
+        return false;
+    uint64_t each = 1000000000ull / COMM_FLOOD_PER_S;
+    s->due_ns = MAX(s->due_ns, now_ns) + each;
+    if (s->due_ns - now_ns <= (uint64_t)COMM_FLOOD_BURST * each)
+        return false;
+    uint64_t now_ms = now_ns / 1000000;
+    /* as at a tick: only COMM_SHED_MAX_MS without a flood ends the doubling */
+    if (s->period_ms && now_ms - s->until_ms >= COMM_SHED_MAX_MS)
+        s->period_ms = 0;
+    s->due_ns = now_ns;
+    start_shed(s, now_ms);
+    return true;
+}
+
+/* Do a step of the shed on the main socket; n: the renames that made it
+ * start. */
+static void shed_apply(struct engine *e, int step, uint64_t n)
 {
     struct comm_shed *s = &e->events.shed;
-    if (!e->events.procmon)
-        return;
-    uint64_t before = s->last_total;
-    int step = comm_shed_step(s, procmon_counters(e->events.procmon)->comm, now_ms);
-    if (!step)
-        return;
     int r = procmon_hear_comm(e->events.procmon, step < 0);
     if (r < 0 && step > 0) {
         s->on = false;
@@ -73,10 +91,35 @@ void engine_shed_renames(struct engine *e, uint64_t now_ms)
         log_ratelimited(&e->events.logs, s->period_ms == COMM_SHED_MIN_MS ? LOG_NOTICE : LOG_DEBUG,
                         "renames: %" PRIu64 " since the last tick, over %u a second (a thread renaming itself in a "
                         "loop?): not heard for %u ms, then a rescan finds what was renamed",
-                        s->last_total - before, COMM_FLOOD_PER_S, s->period_ms);
+                        n, COMM_FLOOD_PER_S, s->period_ms);
         return;
     }
     /* Heard again: whatever was renamed meanwhile is found by a rescan. */
     e->events.rescan_pending = true;
     log_debug("renames: heard again; rescanning for what was renamed meanwhile");
+}
+
+void engine_shed_renames(struct engine *e, uint64_t now_ms)
+{
+    struct comm_shed *s = &e->events.shed;
+    if (!e->events.procmon)
+        return;
+    uint64_t before = s->last_total;
+    int step = comm_shed_step(s, procmon_counters(e->events.procmon)->comm, now_ms);
+    if (step)
+        shed_apply(e, step, s->last_total - before);
+}
+
+bool engine_shed_rename(struct engine *e, uint64_t now_ns)
+{
+    struct comm_shed *s = &e->events.shed;
+    if (!e->events.procmon)
+        return false;
+    if (s->on) {
+        s->skipped++;
+        return true;
+    }
+    if (comm_shed_event(s, now_ns))
+        shed_apply(e, 1, procmon_counters(e->events.procmon)->comm - s->last_total);
+    return false;
 }

@@ -570,6 +570,29 @@ int procscan_reconcile(const char *root, struct task_table *tt, const struct pro
     return c.first_error;
 }
 
+void procscan_thread_budget_roll(struct procscan_thread_budget *b, uint64_t now_ms, uint64_t window_ms)
+{
+    if (b->since_ms && now_ms >= b->since_ms && now_ms - b->since_ms < window_ms)
+        return;
+    b->since_ms = now_ms;
+    b->users.n_keys = 0;
+}
+
+bool procscan_user_take(struct procscan_user_counts *c, const struct task *t, unsigned max)
+{
+    uint64_t key = t->uid != TASK_UID_UNKNOWN ? (uint64_t)t->uid : (1ull << 32) | (uint32_t)t->pid;
+    unsigned i = 0;
+    while (i < c->n_keys && c->keys[i].key != key)
+        i++;
+    if (i == c->n_keys) {
+        if (c->n_keys < PROCSCAN_USER_KEYS)
+            c->keys[c->n_keys++].n = 0;
+        i = c->n_keys - 1; /* beyond the table: the last one, shared */
+        c->keys[i].key = key;
+    }
+    return c->keys[i].n++ < max;
+}
+
 /* Read a task we hear of for the first time and add it. */
 static int track(const char *root, struct task_table *tt, pid_t tgid, pid_t tid, const struct procscan_hooks *h)
 {
@@ -609,6 +632,15 @@ static int handle_fork(const char *root, struct task_table *tt, const struct pro
     const struct task *creator = NULL;
     if (h && h->lazy_start && !old && ev->tid == ev->tgid)
         creator = task_table_find(tt, ev->fork.parent_tid);
+    /* A new thread beyond its user's reads (procscan_thread_budget): its
+     * process stands for its creator. */
+    if (h && h->thread_reads && !old && ev->tid != ev->tgid) {
+        creator = task_table_find(tt, ev->tgid);
+        if (creator && procscan_user_take(&h->thread_reads->users, creator, PROCSCAN_THREAD_READS_PER_USER))
+            creator = NULL;
+        else if (creator)
+            h->thread_reads->deferred++;
+    }
     if (creator) {
         /* until it is read, start_time holds the fork event's time */
         struct task child = {.tid = ev->tid,

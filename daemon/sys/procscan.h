@@ -23,7 +23,8 @@ int procscan_read_task(const char *root, pid_t pid, pid_t tid, struct task *out)
 int procscan_read_stat(const char *root, pid_t pid, pid_t tid, struct task *out);
 /* The start time is the guard against TID reuse, and it is read lazily.
  * Invariant: a task with start_pending set was added from its own fork event
- * (a new process whose forking thread is tracked) and nothing has been done
+ * (a new process whose forking thread is tracked, or a new thread beyond
+ * its user's reads: procscan_thread_budget) and nothing has been done
  * to it since: no affinity set, no cgroup move, no record in the applier or
  * the pins. Until an event is lost its TID still names that task, because
  * the kernel queues a task's exit event before its TID can be freed, so a
@@ -68,6 +69,38 @@ int procscan_all(const char *root, procscan_fn fn, void *userdata, unsigned *unl
  * (nothing else about its process changed). */
 enum procscan_change { PROCSCAN_EXEC, PROCSCAN_COMM, PROCSCAN_UID };
 
+/* New threads read at once, per user (per thread group while the uid is
+ * not known) and per window (the daemon's: a tick). A thread's fork event
+ * does not name the thread that created it, so its comm is read from its
+ * stat: one open and read of /proc at realtime priority per thread, and a
+ * user who starts 20,000 light threads made 20,000 of them in 2-3 s while
+ * other users' tasks waited. Beyond PROCSCAN_THREAD_READS_PER_USER a new
+ * thread of a tracked process is added from its event alone, as a new
+ * process with a tracked creator is (lazy_start): its process's comm and
+ * uid, its start time pending until something acts on it; a rename, an
+ * exec or a rescan gives it its own comm. Users beyond
+ * PROCSCAN_USER_KEYS in a window share one count. */
+#define PROCSCAN_THREAD_READS_PER_USER 32u
+/* Counts per user (per thread group where the uid is not known), for a
+ * per-user cap; users beyond PROCSCAN_USER_KEYS share the last count. */
+#define PROCSCAN_USER_KEYS 16u
+struct procscan_user_counts {
+    struct {
+        uint64_t key; /* uid, or 1 << 32 | pid */
+        unsigned n;
+    } keys[PROCSCAN_USER_KEYS];
+    unsigned n_keys;
+};
+/* Pure: count one more for t's user; whether that is within max. */
+bool procscan_user_take(struct procscan_user_counts *c, const struct task *t, unsigned max);
+struct procscan_thread_budget {
+    uint64_t since_ms; /* the window's start */
+    struct procscan_user_counts users;
+    uint64_t deferred; /* new threads added unread, in all */
+};
+/* Start a new window when window_ms have passed since this one began. */
+void procscan_thread_budget_roll(struct procscan_thread_budget *b, uint64_t now_ms, uint64_t window_ms);
+
 /* What the daemon does when the table changes. All optional (NULL).
  * task_new: the task was just added (classify it); its return value is
  *   passed back to the caller of procscan_handle_event, the task stays.
@@ -88,6 +121,8 @@ struct procscan_hooks {
      * is half the cost of an exec event, and only user rules need the uid.
      * Uid events and a tracked creator still set it. */
     bool lazy_uid;
+    /* The reads of new threads, per user (NULL: every new thread is read). */
+    struct procscan_thread_budget *thread_reads;
 };
 
 struct procscan_stats {

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "procscan.h"
 #include "task.h"
 #include "util.h"
 
@@ -299,7 +300,8 @@ static bool is_candidate_source(const struct task *t)
  * reads for threads that are merely due (the rest is kept for new ones). */
 struct tick_budget {
     unsigned reads, due;
-    unsigned new_wanted; /* new and unseen threads met this tick */
+    unsigned new_wanted;                /* new and unseen threads met this tick */
+    struct procscan_user_counts jitter; /* jitter-by-behaviour reads per user */
 };
 
 /* A thread that slept through its last read and holds no verdict, in a
@@ -380,7 +382,12 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
         w = sampler_watch_of(s, t);
     }
     if (w->verdict == BEHAVIOUR_JITTER) {
-        watch_read(s, t, w, p, now32, h); /* every tick, whatever the budget */
+        /* every tick, whatever the budget, up to its user's share */
+        if (!procscan_user_take(&b->jitter, t, SAMPLER_JITTER_READS_PER_USER)) {
+            s->behaviour_capped++;
+            return VISIT_STARVED;
+        }
+        watch_read(s, t, w, p, now32, h);
     } else if (!(w->st.flags & BEHAVIOUR_F_SEEN)) {
         b->new_wanted++;
         if (b->reads > 0) {
@@ -407,7 +414,7 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
     }
     /* One walk, from the first due thread the last tick could not read.
      * Jitter-by-behaviour threads are read every tick (released at once
-     * when they turn heavy). New and exec'd threads, which have no baseline
+     * when they turn heavy), up to their user's share. New and exec'd threads, which have no baseline
      * yet, may use the whole budget; threads that are merely due use what
      * the new ones of the last tick left, and at least half of it. */
     unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);

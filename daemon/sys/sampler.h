@@ -32,7 +32,7 @@ struct sampler {
     /* behaviour: one entry per candidate thread (struct task.watch) */
     struct freelist watch;         /* of struct sampler_watch, linked through next_ms */
     uint32_t n_watching;           /* entries in use */
-    size_t watch_cursor;           /* where the next tick's walk starts: the first due thread not read */
+    size_t watch_cursor;           /* where the next tick's walk starts: the first thread it could not read */
     unsigned behaviour_new_wanted; /* new and unseen threads the last tick met */
     uint64_t behaviour_reads;      /* schedstat reads for behaviour, for metrics */
     /* per process, whether its threads ran at all (sampler-gate.c) */
@@ -41,6 +41,7 @@ struct sampler {
     uint64_t gate_skips;           /* thread reads the gates spared */
     uint64_t jitter_reads;         /* reads of jitter tasks by sampler_sample_tasks */
     uint64_t first_reads_deferred; /* new jitter tasks passed over once (TASK_F_FIRST_READ_DUE) */
+    uint64_t behaviour_capped;     /* jitter-by-behaviour reads put off by their user's share of a tick */
     /* Called with each jitter thread's schedstat reading that
      * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
     void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);
@@ -101,6 +102,14 @@ struct sampler_gate {
  * jitter by behaviour (those are read every tick, to release them at once
  * when they turn heavy): bounds the cost on machines with many threads. */
 #define SAMPLER_BEHAVIOUR_READS_PER_TICK 96
+
+/* Per tick, at most this many behaviour reads of one user's threads that
+ * are jitter by behaviour (of one process's where the uid is not known):
+ * the rest are read at the next ticks, the walk starting with the first
+ * one left. Read every tick without it, a user's 20,000 light threads
+ * were 20,000 reads a tick once they had turned jitter, most of them at
+ * realtime priority while the user's exec loop kept events coming. */
+#define SAMPLER_JITTER_READS_PER_USER 256u
 
 /* A new process whose fork event added it (not read since: no exec yet) is
  * watched for behaviour only once it is this old: most children of a fork
@@ -164,7 +173,8 @@ struct sampler_sample {
 };
 /* Behaviour sampling, once a tick: for every task whose class comes from
  * behaviour or the default (the candidates), read its schedstat when due and
- * feed behaviour_update(). Jitter-by-behaviour threads are read every tick;
+ * feed behaviour_update(). Jitter-by-behaviour threads are read every tick
+ * (up to SAMPLER_JITTER_READS_PER_USER of one user's);
  * new and exec'd ones may use the whole budget; the rest when due (window/5
  * after the last read, doubling for a thread that had not run, up to 6
  * windows; a sleeping thread with no verdict in a quiet process is gated, see

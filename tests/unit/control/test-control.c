@@ -910,7 +910,8 @@ static void test_peer_credentials(void **state)
 
 /* The method table the server checks: a row for each of our methods and
  * none for others; root only for what changes the daemon's state, the
- * whole budget and the unprivileged rate for what grows with the tasks;
+ * whole budget and the unprivileged rate for what grows with the tasks,
+ * another rate for the reports of the whole daemon (Status, Metrics);
  * GetInfo the server's own. */
 static void test_method_table(void **state)
 {
@@ -922,7 +923,10 @@ static void test_method_table(void **state)
         assert_int_equal(m->id, id);
         assert_int_equal(m->root_only,
                          id == VARLINK_METHOD_RELOAD || id == VARLINK_METHOD_PAUSE || id == VARLINK_METHOD_RESUME);
-        assert_int_equal(m->costly, id == VARLINK_METHOD_DUMP || id == VARLINK_METHOD_EXPLAIN);
+        enum control_cost want = id == VARLINK_METHOD_DUMP || id == VARLINK_METHOD_EXPLAIN     ? CONTROL_COST_TASKS
+                                 : id == VARLINK_METHOD_STATUS || id == VARLINK_METHOD_METRICS ? CONTROL_COST_RATED
+                                                                                               : CONTROL_COST_ONE;
+        assert_int_equal(m->cost, want);
         assert_int_equal(m->fn == NULL, id == VARLINK_METHOD_GET_INFO);
     }
 }
@@ -1101,9 +1105,11 @@ static void test_slot_exhaustion_by_user(void **state)
     assert_int_equal(run_child(fx, hog), 0);
 }
 
-/* Dumps or Explains (req) from an unprivileged user: a burst, then
- * io.turbosched.Busy, and the connection stays usable. Root is not limited. */
-static void unprivileged_rate(struct fixture *fx, const char *req)
+/* Requests req from an unprivileged user: a burst, then
+ * io.turbosched.Busy (held for held_ms first), and the connection stays
+ * usable for another method (other), whose rate is not req's. Root is not
+ * limited. */
+static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burst, unsigned held_ms, const char *other)
 {
     if (geteuid() != 0)
         skip(); /* needs root to become another user */
@@ -1116,24 +1122,25 @@ static void unprivileged_rate(struct fixture *fx, const char *req)
         if (fd < 0)
             _exit(11);
         unsigned ok = 0, busy = 0;
-        for (int i = 0; i < 30; i++) {
+        for (unsigned i = 0; i < burst + 22; i++) {
             struct json_object *q;
             char *e2;
+            uint64_t t0 = now_ms();
             if (child_call(fd, req, &e2, &q) < 0)
                 _exit(12);
             if (!e2)
                 ok++;
-            else if (strcmp(e2, TS_ERROR_BUSY) == 0)
+            else if (strcmp(e2, TS_ERROR_BUSY) == 0 && now_ms() - t0 + 10 >= held_ms)
                 busy++;
             else
                 _exit(13);
         }
-        /* The burst and what refilled meanwhile: far fewer than asked. */
-        if (ok < 8 || ok > 20 || busy == 0)
+        /* The burst and what refilled meanwhile: fewer than asked. */
+        if (ok < burst || ok > burst + 16 || busy == 0)
             _exit(14);
         struct json_object *q;
         char *e2;
-        if (child_call(fd, "{\"method\":\"io.turbosched.Status\"}", &e2, &q) < 0 || e2)
+        if (child_call(fd, other, &e2, &q) < 0 || e2)
             _exit(15);
         _exit(0);
     }
@@ -1153,10 +1160,11 @@ static void unprivileged_rate(struct fixture *fx, const char *req)
  * the requests come (a refill rounded down at each request kept it empty). */
 static void test_bucket_rate(void **state)
 {
-    uint64_t tokens = 0, refill = 0, now = 1000000;
+    struct control_bucket b = {.burst = UNPRIV_DUMP_BURST, .per_s = UNPRIV_DUMP_PER_S};
+    uint64_t now = 1000000;
     unsigned granted = 0;
     for (uint64_t end = now + 20 * 1000000ull; now < end; now += 200) /* every 200 µs for 20 s */
-        granted += control_bucket_take(&tokens, &refill, now);
+        granted += control_bucket_take(&b, now);
     unsigned want = UNPRIV_DUMP_BURST + 20 * UNPRIV_DUMP_PER_S;
     if (granted + 1 < want || granted > want)
         fail_msg("granted %u, want %u", granted, want);
@@ -1164,18 +1172,36 @@ static void test_bucket_rate(void **state)
     now += 60 * 1000000ull;
     granted = 0;
     for (int i = 0; i < 100; i++)
-        granted += control_bucket_take(&tokens, &refill, now);
+        granted += control_bucket_take(&b, now);
     assert_int_equal(granted, UNPRIV_DUMP_BURST);
 }
 
 static void test_unprivileged_dump_rate(void **state)
 {
-    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}");
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Dump\"}", UNPRIV_DUMP_BURST, 0,
+                      "{\"method\":\"io.turbosched.Status\"}");
 }
 
 static void test_unprivileged_explain_rate(void **state)
 {
-    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42}}");
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Explain\",\"parameters\":{\"pid\":42}}", UNPRIV_DUMP_BURST,
+                      0, "{\"method\":\"io.turbosched.Status\"}");
+}
+
+/* Statuses and Metrics, the reports of the whole daemon: their own rate
+ * for unprivileged callers (a member of control_group asking for Status in
+ * a loop kept the daemon busy), which leaves Dump's alone; a refusal comes
+ * after the time a token takes, so that asking again at once is paced. */
+static void test_unprivileged_status_rate(void **state)
+{
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Status\"}", UNPRIV_STATUS_BURST, 1000 / UNPRIV_STATUS_PER_S,
+                      "{\"method\":\"io.turbosched.Dump\"}");
+}
+
+static void test_unprivileged_metrics_rate(void **state)
+{
+    unprivileged_rate(*state, "{\"method\":\"io.turbosched.Metrics\"}", UNPRIV_STATUS_BURST, 1000 / UNPRIV_STATUS_PER_S,
+                      "{\"method\":\"io.turbosched.Dump\"}");
 }
 
 /* Unprivileged clients that ask for large Dumps and never read them: the
@@ -1282,6 +1308,8 @@ int main(void)
         cmocka_unit_test(test_bucket_rate),
         cmocka_unit_test_setup_teardown(test_unprivileged_dump_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unprivileged_explain_rate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprivileged_status_rate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprivileged_metrics_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unread_replies_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accept_paused_out_of_fds, setup, teardown),
     };

@@ -55,10 +55,50 @@ static void test_comm_shed_step(void **state)
     assert_int_equal(comm_shed_step(&u, 1000000, 1250), 0);
 }
 
+/* A flood is shed as it comes: renames at COMM_FLOOD_PER_S never start a
+ * shed, a burst of COMM_FLOOD_BURST over that rate does at once (not at
+ * the next tick), and the doubling is the tick's. */
+static void test_comm_shed_event(void **state)
+{
+    struct comm_shed s = {0};
+    uint64_t each = 1000000000ull / COMM_FLOOD_PER_S, now = 5000000000ull;
+    for (unsigned i = 0; i < 10 * COMM_FLOOD_PER_S; i++, now += each) /* ten seconds at the bound */
+        assert_false(comm_shed_event(&s, now));
+    /* then a burst: the bucket holds COMM_FLOOD_BURST of them */
+    unsigned n = 0;
+    while (!comm_shed_event(&s, now) && n < 10 * COMM_FLOOD_BURST)
+        n++, now += 1000; /* a thousand a millisecond */
+    assert_in_range(n, COMM_FLOOD_BURST, COMM_FLOOD_BURST + COMM_FLOOD_BURST / 10);
+    assert_true(s.on);
+    assert_int_equal(s.period_ms, COMM_SHED_MIN_MS);
+    assert_int_equal(s.sheds, 1);
+    assert_false(comm_shed_event(&s, now)); /* on already: nothing more to do */
+    /* the tick ends it, and hears them again */
+    uint64_t ms = now / 1000000 + COMM_SHED_MIN_MS;
+    assert_int_equal(comm_shed_step(&s, 0, ms), -1);
+    /* the flood again: shed within a burst, twice as long */
+    now = ms * 1000000;
+    for (n = 0; !comm_shed_event(&s, now) && n < 10 * COMM_FLOOD_BURST; n++)
+        now += 1000;
+    assert_true(n <= COMM_FLOOD_BURST + COMM_FLOOD_BURST / 10);
+    assert_int_equal(s.period_ms, 2 * COMM_SHED_MIN_MS);
+    /* COMM_SHED_MAX_MS without a flood: the doubling starts over */
+    ms = now / 1000000 + s.period_ms;
+    assert_int_equal(comm_shed_step(&s, 0, ms), -1);
+    now = (ms + COMM_SHED_MAX_MS) * 1000000;
+    for (n = 0; !comm_shed_event(&s, now) && n < 10 * COMM_FLOOD_BURST; n++)
+        now += 1000;
+    assert_int_equal(s.period_ms, COMM_SHED_MIN_MS);
+    struct comm_shed u = {.unsupported = true};
+    for (n = 0; n < 10 * COMM_FLOOD_BURST; n++)
+        assert_false(comm_shed_event(&u, now + n));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_comm_shed_step),
+        cmocka_unit_test(test_comm_shed_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -976,6 +976,69 @@ static void test_rename_flood_bounded(void **state)
     task_table_free(tt);
 }
 
+/* New threads of one user beyond PROCSCAN_THREAD_READS_PER_USER in a
+ * window are added from their fork events alone (their process's comm and
+ * uid, start pending), not read; another user's are still read, and so
+ * are the first user's in the next window. Before the bound, 20,000 light
+ * threads of one user were 20,000 reads of /proc at realtime priority. */
+static void test_thread_reads_bounded(void **state)
+{
+    struct tree *tr = *state;
+    struct task_table *tt;
+    const unsigned n = PROCSCAN_THREAD_READS_PER_USER + 40;
+    assert_int_equal(task_table_new(1000, &tt), 0);
+    struct rec rec = {.tt = tt};
+    struct procscan_hooks h = HOOKS(rec);
+    struct procscan_thread_budget b = {0};
+    h.thread_reads = &b;
+    mk_task(tr, 800, 800, "leader", 'S', 8000, 1000, true);
+    mk_task(tr, 2000, 2000, "other", 'S', 9000, 2000, true);
+    assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
+    for (unsigned i = 1; i <= n + 1; i++)
+        mk_task(tr, 800, 800 + (pid_t)i, "worker", 'S', 8000 + i, 1000, true);
+    mk_task(tr, 2000, 2001, "helper", 'S', 9001, 2000, true);
+    procscan_thread_budget_roll(&b, 1000, 250);
+    rec = (struct rec){.tt = tt};
+    for (unsigned i = 1; i <= n; i++) {
+        struct procmon_event ev = ev_of(PROCMON_FORK, 800, 800 + (pid_t)i);
+        assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    }
+    struct procmon_event ev = ev_of(PROCMON_FORK, 2000, 2001);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_int_equal(rec.n_new, n + 1);
+    unsigned read = 0, deferred = 0;
+    for (unsigned i = 1; i <= n; i++) {
+        struct task *t = task_table_find(tt, 800 + (pid_t)i);
+        assert_non_null(t);
+        assert_int_equal(t->uid, 1000);
+        if (strcmp(t->comm, "worker") == 0) {
+            read++;
+            assert_false(t->start_pending);
+        } else {
+            deferred++;
+            assert_string_equal(t->comm, "leader");
+            assert_true(t->start_pending);
+            assert_int_equal(procscan_ensure_start(tr->root, t), 0); /* read when acted upon */
+            assert_int_equal(t->start_time, 8000 + i);
+        }
+    }
+    assert_int_equal(read, PROCSCAN_THREAD_READS_PER_USER);
+    assert_int_equal(deferred, n - PROCSCAN_THREAD_READS_PER_USER);
+    assert_int_equal(b.deferred, deferred);
+    assert_string_equal(task_table_find(tt, 2001)->comm, "helper"); /* another user: read */
+    /* a window on: read again */
+    procscan_thread_budget_roll(&b, 1100, 250);
+    ev = ev_of(PROCMON_FORK, 800, 800 + (pid_t)n + 1);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_string_equal(task_table_find(tt, 800 + (pid_t)n + 1)->comm, "leader");
+    procscan_thread_budget_roll(&b, 1250, 250);
+    struct procmon_event exit_ev = ev_of(PROCMON_EXIT, 800, 800 + (pid_t)n + 1);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &exit_ev, &h), 0);
+    assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
+    assert_string_equal(task_table_find(tt, 800 + (pid_t)n + 1)->comm, "worker");
+    task_table_free(tt);
+}
+
 /* lazy_uid (the daemon while no rule names a user): exec, a rescan and the
  * fork of a process whose creator is not tracked read no status (the
  * fixtures here have none) and leave the uid unknown; a uid event and a
@@ -1076,6 +1139,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_bound, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_events, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_lazy_start, tree_setup, tree_teardown),
+        cmocka_unit_test_setup_teardown(test_thread_reads_bounded, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_kernel_thread_flag, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_start_fresh, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(test_pid_reused_before_read, tree_setup, tree_teardown),

@@ -616,6 +616,60 @@ static void test_new_threads_not_starved(void **state)
     assert_true(f->s.behaviour_reads - reads <= 4 * SAMPLER_BEHAVIOUR_READS_PER_TICK);
 }
 
+/* One user's threads that are jitter by behaviour are read at most
+ * SAMPLER_JITTER_READS_PER_USER a tick, the rest at the next (every one
+ * within two ticks here); another user's are read every tick. Before the
+ * cap, every one was read every tick: 20,000 light threads of one user,
+ * 20,000 reads a tick. */
+static void test_jitter_reads_per_user(void **state)
+{
+    struct fx *f = *state;
+    struct behaviour_params p;
+    behaviour_params_init(&p);
+    p.window_ms = 1000;
+    struct verdicts v = {.f = f};
+    const struct sampler_behaviour_hooks h = {
+        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    const pid_t first = 3000, n = (pid_t)SAMPLER_JITTER_READS_PER_USER + 44, other = 9000;
+    for (pid_t tid = first; tid < first + n; tid++)
+        add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT)->uid = 1000;
+    struct task *o = add_thread(f, other, other, CLASS_IGNORE, SOURCE_DEFAULT);
+    o->uid = 2000;
+    uint64_t run_ns = 1000000, slices = 10, now = 100000;
+    unsigned jitter = 0;
+    for (int k = 0; k < 40 && jitter < (unsigned)n + 1; k++, now += 250) { /* 100 wake-ups/s, 0.1% */
+        for (pid_t tid = first; tid < first + n; tid++)
+            write_sched(f, tid, run_ns, slices, 0x400000ul);
+        write_sched(f, other, run_ns, slices, 0x400000ul);
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        run_ns += 250000;
+        slices += 25;
+        jitter = 0;
+        for (pid_t tid = first; tid <= other; tid++) {
+            struct task *t = task_table_find(f->tt, tid);
+            const struct sampler_watch *w = t ? sampler_watch_of(&f->s, t) : NULL;
+            jitter += w && w->verdict == BEHAVIOUR_JITTER;
+        }
+    }
+    assert_int_equal(jitter, n + 1);
+    /* two ticks: at most the share each, every one read */
+    uint32_t since = (uint32_t)now;
+    for (int k = 0; k < 2; k++, now += 250) {
+        for (pid_t tid = first; tid < first + n; tid++)
+            write_sched(f, tid, run_ns, slices, 0x400000ul);
+        write_sched(f, other, run_ns, slices, 0x400000ul);
+        uint64_t capped = f->s.behaviour_capped, reads = f->s.behaviour_reads;
+        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        run_ns += 250000;
+        slices += 25;
+        assert_int_equal(f->s.behaviour_reads - reads, SAMPLER_JITTER_READS_PER_USER + 1);
+        assert_int_equal(f->s.behaviour_capped - capped, n - SAMPLER_JITTER_READS_PER_USER);
+        assert_int_equal(sampler_watch_of(&f->s, o)->st.last_ms, (uint32_t)now); /* the other user's: every tick */
+    }
+    for (pid_t tid = first; tid < first + n; tid++)
+        assert_true(sampler_watch_of(&f->s, task_table_find(f->tt, tid))->st.last_ms >= since);
+}
+
 /* A process its fork event added and nothing read since (no exec yet) is
  * not watched, asked about or read for behaviour until it is
  * SAMPLER_FORKED_WAIT_MS old; one that was read (start known) is at once. */
@@ -698,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gate_spares_sleeping_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_jitter_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_threads_not_starved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jitter_reads_per_user, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
