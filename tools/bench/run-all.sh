@@ -9,9 +9,10 @@
 # Each benchmark's own output is kept in docs/bench/NAME.txt, its first line
 # saying when, at which commit and on which machine it ran; the page is drawn
 # from those files. Given NAMEs, only those benchmarks run again and the
-# others keep their last figures (each section of the page says when it ran).
+# others keep their last figures (each section of the page says when it ran);
+# --draw runs none and only draws the page again.
 #
-# usage: run-all.sh BUILD_DIR [NAME...]
+# usage: run-all.sh BUILD_DIR [--draw | NAME...]
 set -euo pipefail
 BUILD=$(realpath "${1:?usage: run-all.sh BUILD_DIR [NAME...]}")
 shift
@@ -66,8 +67,8 @@ TS_SERVICES_RATE=1000 run services-high bash "$B/services.sh" "$BUILD" 40 3
 run rename bash "$B/rename-flood.sh" "$BUILD" 8 3
 run hostile bash "$B/hostile.sh" "$BUILD" 10 20000
 
-kv() { cat "$RAW"/*.txt 2>/dev/null | sed -n "s/^$1=//p" | head -1; }
-kvf() { sed -n "s/^$2=//p" "$RAW/$1.txt" 2>/dev/null | head -1; }   # kvf NAME KEY: from that benchmark only
+kv() { cat "$RAW"/*.txt 2>/dev/null | sed -n "s/^$1=//p" | head -1 || true; }
+kvf() { [ -f "$RAW/$1.txt" ] || return 0; sed -n "s/^$2=//p" "$RAW/$1.txt" | head -1; }   # kvf NAME KEY: from that benchmark only
 # table NAME: the benchmark's output without its figures for the targets,
 # after a line saying when it ran
 table() {
@@ -77,7 +78,7 @@ table() {
     sed '1d' "$RAW/$1.txt" | grep -v '^[a-z_0-9]*='
 }
 # event-cost's rows: mean CPU ms per 1000 events and instructions per event
-ev() { awk -F'|' -v who="$1" -v col="$2" '$2 ~ who { n = split($col, v, " "); s = 0; for (i = 1; i <= n; i++) s += v[i]; if (n) { printf "%.2f", s / n; exit } }' "$RAW/events.txt" 2>/dev/null; }
+ev() { awk -F'|' -v who="$1" -v col="$2" '$2 ~ who { n = split($col, v, " "); s = 0; for (i = 1; i <= n; i++) s += v[i]; if (n) { printf "%.2f", s / n; exit } }' "$RAW/events.txt" 2>/dev/null || true; }
 ts_cpu=$(ev turboschedd 3); cg_cpu=$(ev cgrulesengd 3)
 ts_ir=$(ev turboschedd 4); cg_ir=$(ev cgrulesengd 4)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
