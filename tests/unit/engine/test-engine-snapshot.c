@@ -42,8 +42,8 @@ static void test_status_after_packed_tick(void **state)
     assert_false(s.mode_cgroup);
     assert_false(s.unit_optin);
     assert_false(s.uclamp_supported);
-    assert_false(s.request_paths);
-    assert_false(s.tail_guard);
+    assert_true(s.request_paths); /* behaviour, request paths and the tail guard: on by default */
+    assert_true(s.tail_guard);
     assert_int_equal(s.tracked, 5);
     assert_int_equal(s.by_class[CLASS_JITTER], 3);
     assert_int_equal(s.by_class[CLASS_INTENSIVE], 1);
