@@ -17,6 +17,13 @@ static void start_shed(struct comm_shed *s, uint64_t now_ms)
     s->sheds++;
 }
 
+/* COMM_SHED_MAX_MS without a flood since the last shed ends the doubling. */
+static void calmed(struct comm_shed *s, uint64_t now_ms)
+{
+    if (s->period_ms && now_ms - s->until_ms >= COMM_SHED_MAX_MS)
+        s->period_ms = 0;
+}
+
 int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
 {
     if (s->on) {
@@ -36,8 +43,7 @@ int comm_shed_step(struct comm_shed *s, uint64_t comm_total, uint64_t now_ms)
     if (first || s->unsupported)
         return 0;
     if (n * 1000 <= (uint64_t)COMM_FLOOD_PER_S * ms) {
-        if (s->period_ms && now_ms - s->until_ms >= COMM_SHED_MAX_MS)
-            s->period_ms = 0;
+        calmed(s, now_ms);
         return 0;
     }
     start_shed(s, now_ms);
@@ -53,9 +59,7 @@ bool comm_shed_event(struct comm_shed *s, uint64_t now_ns)
     if (s->due_ns - now_ns <= (uint64_t)COMM_FLOOD_BURST * each)
         return false;
     uint64_t now_ms = now_ns / 1000000;
-    /* as at a tick: only COMM_SHED_MAX_MS without a flood ends the doubling */
-    if (s->period_ms && now_ms - s->until_ms >= COMM_SHED_MAX_MS)
-        s->period_ms = 0;
+    calmed(s, now_ms); /* as at a tick */
     s->due_ns = now_ns;
     start_shed(s, now_ms);
     return true;

@@ -322,16 +322,30 @@ bool reqpath_tail_cooling(struct reqpath_tail *t, uint32_t now_ms)
     return t->cooling;
 }
 
+/* One window's mean folded into a decayed maximum of that kind (packed or
+ * not), with its time and count. */
+static void fold_max(float *max_us, uint32_t *at_ms, uint16_t *windows, float v_us, uint32_t now_ms, uint32_t window_ms)
+{
+    float old = decayed(*max_us, *at_ms, now_ms, window_ms);
+    *max_us = v_us > old ? v_us : old;
+    *at_ms = now_ms;
+    if (*windows < UINT16_MAX)
+        (*windows)++;
+}
+
+static float smoothed(float old, float v) { return old > 0 ? 0.8f * old + 0.2f * v : v; }
+
 bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, uint64_t run_ns, uint64_t wakeups,
                          uint32_t dt_ms, uint32_t now_ms, uint32_t window_ms, double slack_us)
 {
     t->slack_us = (float)slack_us;
     if (!wakeups || window_ms == 0)
         return false;
-    if (t->acc_packed != packed)
+    /* a window is all packed or all not */
+    if (t->acc_packed != packed || !t->acc_wakeups) {
         t->acc_wakeups = 0;
-    if (!t->acc_wakeups)
         t->acc_wait_ns = t->acc_run_ns = t->acc_dt_ms = 0;
+    }
     t->acc_packed = packed;
     t->acc_wait_ns += wait_ns;
     t->acc_run_ns += run_ns;
@@ -339,25 +353,16 @@ bool reqpath_tail_sample(struct reqpath_tail *t, bool packed, uint64_t wait_ns, 
     t->acc_wakeups = wakeups > UINT32_MAX - t->acc_wakeups ? UINT32_MAX : t->acc_wakeups + (uint32_t)wakeups;
     if (t->acc_wakeups < REQPATH_GUARD_MIN_WAKEUPS)
         return false;
-    float wait_us = (float)((double)t->acc_wait_ns / 1e3 / (double)t->acc_wakeups);
-    float run_us = (float)((double)t->acc_run_ns / 1e3 / (double)t->acc_wakeups);
-    float period_us = (float)((double)t->acc_dt_ms * 1e3 / (double)t->acc_wakeups);
+    double n = (double)t->acc_wakeups;
+    float wait_us = (float)((double)t->acc_wait_ns / 1e3 / n);
+    t->run_us = smoothed(t->run_us, (float)((double)t->acc_run_ns / 1e3 / n));
+    t->period_us = smoothed(t->period_us, (float)((double)t->acc_dt_ms * 1e3 / n));
     t->acc_wakeups = 0;
-    t->run_us = t->run_us > 0 ? 0.8f * t->run_us + 0.2f * run_us : run_us;
-    t->period_us = t->period_us > 0 ? 0.8f * t->period_us + 0.2f * period_us : period_us;
     if (!packed) {
-        float old = decayed(t->unpacked_us, t->unpacked_ms, now_ms, window_ms);
-        t->unpacked_us = wait_us > old ? wait_us : old;
-        t->unpacked_ms = now_ms;
-        if (t->unpacked_samples < UINT16_MAX)
-            t->unpacked_samples++;
+        fold_max(&t->unpacked_us, &t->unpacked_ms, &t->unpacked_samples, wait_us, now_ms, window_ms);
         return false;
     }
-    float old = decayed(t->packed_us, t->packed_ms, now_ms, window_ms);
-    t->packed_us = wait_us > old ? wait_us : old;
-    t->packed_ms = now_ms;
-    if (t->packed_samples < UINT16_MAX)
-        t->packed_samples++;
+    fold_max(&t->packed_us, &t->packed_ms, &t->packed_samples, wait_us, now_ms, window_ms);
     if (reqpath_tail_cooling(t, now_ms) || t->packed_samples < REQPATH_GUARD_MIN_SAMPLES ||
         t->packed_us <= reqpath_tail_limit_us(t))
         return false;
