@@ -84,6 +84,22 @@ includes=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files /dev
 awk -v assign="$assign" -v maplines="$maplines" -v includes="$includes" -v excepts="$excepts" '
 function base(p) { sub(/.*\//, "", p); return p }
 function dir(p) { if (p !~ /\//) return "."; sub(/\/[^\/]*$/, "", p); return p }
+# One pass over the layers left: take off each that includes none left
+# (rev: that none left includes). Returns 1 when it took one off.
+function peel(rev,    i, j, a, b, ok, n) {
+    n = 0
+    for (i = 1; i <= nl; i++) {
+        a = order[i]
+        if (gone[a]) continue
+        ok = 1
+        for (j = 1; j <= nl; j++) {
+            b = order[j]
+            if (b != a && !gone[b] && (rev ? ((b, a) in allowed) : ((a, b) in allowed))) { ok = 0; break }
+        }
+        if (ok) { gone[a] = 1; left--; n = 1 }
+    }
+    return n
+}
 BEGIN {
     bad = 0
     n = split(maplines, ml, "\n")
@@ -105,29 +121,9 @@ BEGIN {
     # The map must be acyclic: peel off the layers that include no layer left
     left = nl
     for (i = 1; i <= nl; i++) gone[order[i]] = 0
+    # (sinks) and those no layer left includes (sources), to leave only the cycles
     do {
-        progress = 0
-        for (i = 1; i <= nl; i++) {
-            a = order[i]
-            if (gone[a]) continue
-            ok = 1
-            for (j = 1; j <= nl; j++) {
-                b = order[j]
-                if (b != a && !gone[b] && ((a, b) in allowed)) { ok = 0; break }
-            }
-            if (ok) { gone[a] = 1; left--; progress = 1 }
-        }
-        # and those no layer left includes, to leave only the cycles
-        for (i = 1; i <= nl; i++) {
-            a = order[i]
-            if (gone[a]) continue
-            ok = 1
-            for (j = 1; j <= nl; j++) {
-                b = order[j]
-                if (b != a && !gone[b] && ((b, a) in allowed)) { ok = 0; break }
-            }
-            if (ok) { gone[a] = 1; left--; progress = 1 }
-        }
+        progress = peel(0) + peel(1)
     } while (progress)
     if (left > 0) {
         s = ""
