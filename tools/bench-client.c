@@ -13,12 +13,13 @@
  *
  *   bench-client --proto http|redis|memcached (--unix PATH | --tcp 127.0.0.1:PORT)
  *                [--rate R] [--time S] [--count N] [--connections C]
- *                [--poisson] [--seed N] [--key KEY] [--from S] [--grace S]
+ *                [--poisson] [--seed N] [--key KEY] [--from S] [--until U] [--grace S]
  *
  * Loopback only: --tcp takes 127.0.0.0/8 or [::1]. Bounded: at most
  * R * S requests (and --count), then --grace seconds for the last answers.
  * Prints key=value lines; latencies in microseconds over the requests due
- * from --from seconds on. Exit 0 when every request was answered without an
+ * from --from seconds on and before --until (a harness may look at the
+ * threads after the window, while the load goes on). Exit 0 when every request was answered without an
  * error, 1 otherwise, 2 on a usage error. Numbers, not a test. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,7 +63,7 @@ struct conn {
 static struct {
     enum proto proto;
     const char *unix_path, *tcp;
-    unsigned rate, time_s, count, conns, from_s, grace_s;
+    unsigned rate, time_s, count, conns, from_s, until_s, grace_s;
     bool poisson;
     uint64_t seed;
     const char *key;
@@ -229,6 +230,7 @@ static void usage(FILE *f)
             "  -k, --key KEY        http: the path (default /); redis, memcached: GET this key\n"
             "                       (default: redis PING, memcached get of \"bench\")\n"
             "      --from S         latency figures over the requests due from S s on (default 0)\n"
+            "      --until U        ... and before U s (default: the whole --time)\n"
             "      --grace S        wait S s for answers after the last send (default 5)\n"
             "  -h, --help\n",
             RATE_MAX, TIME_MAX_S, COUNT_MAX, CONNS_MAX);
@@ -248,6 +250,7 @@ static int parse_args(int argc, char **argv)
         {"seed", required_argument, NULL, 'S'},
         {"key", required_argument, NULL, 'k'},
         {"from", required_argument, NULL, 'F'},
+        {"until", required_argument, NULL, 'U'},
         {"grace", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {},
@@ -303,6 +306,9 @@ static int parse_args(int argc, char **argv)
         case 'F':
             dst = &opt.from_s;
             break;
+        case 'U':
+            dst = &opt.until_s;
+            break;
         case 'G':
             dst = &opt.grace_s;
             break;
@@ -326,6 +332,12 @@ static int parse_args(int argc, char **argv)
         opt.count > COUNT_MAX || opt.conns == 0 || opt.conns > CONNS_MAX || opt.grace_s > 60) {
         fprintf(stderr, "rate 1..%u, time 1..%u s, count 1..%u, connections 1..%u, grace at most 60 s\n", RATE_MAX,
                 TIME_MAX_S, COUNT_MAX, CONNS_MAX);
+        return -EINVAL;
+    }
+    if (opt.until_s == 0)
+        opt.until_s = opt.time_s;
+    if (opt.from_s >= opt.until_s || opt.until_s > opt.time_s) {
+        fprintf(stderr, "need --from < --until <= --time\n");
         return -EINVAL;
     }
     if (opt.tcp) {
@@ -503,9 +515,10 @@ out:
     /* figures over the requests due from --from on; one never answered
      * counts as lost (and is left out of the percentiles: say so) */
     const int64_t from_ns = (int64_t)opt.from_s * 1000000000;
+    const int64_t until_ns = (int64_t)opt.until_s * 1000000000;
     size_t n_win = 0, n_done = 0, n_lost = 0;
     for (size_t i = 0; i < total; i++) {
-        if (due[i] < from_ns)
+        if (due[i] < from_ns || due[i] >= until_ns)
             continue;
         n_win++;
         if (i >= next || lat[i] < 0) {
@@ -517,7 +530,7 @@ out:
     }
     qsort(lat, n_done, sizeof *lat, cmp_i64);
     qsort(lag, n_done, sizeof *lag, cmp_i64);
-    double span_s = opt.time_s > opt.from_s ? opt.time_s - opt.from_s : 0;
+    double span_s = opt.until_s - opt.from_s;
     printf("requests=%zu\nsent=%zu\nwindow_requests=%zu\nwindow_answered=%zu\nwindow_lost=%zu\nerrors=%" PRIu64 "\n",
            total, next, n_win, n_done, n_lost, errors);
     printf("window_s=%.0f\nrate_achieved=%.1f\n", span_s, span_s > 0 ? n_done / span_s : 0);

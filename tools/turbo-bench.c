@@ -11,8 +11,10 @@
  *   turbo-bench -n 4 -m 4 -p 3 -w 300 -t 10 [--json]
  *
  * --ops-from S counts the intensive threads' ops over the last T - S
- * seconds only: a busy job that runs through a whole benchmark round while
- * its throughput is taken over the round's measuring window.
+ * seconds only, and --ops-until U up to U seconds in: a busy job that runs
+ * through a whole benchmark round while its throughput is taken over the
+ * round's measuring window (which the harness may leave before the end, to
+ * look at the threads without disturbing what it measures).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,10 +45,11 @@ struct options {
     unsigned work_us;
     unsigned time_s;
     bool json;
-    bool uclamp;         /* jitter threads ask for util_max = 0, as turbo_bench -u did */
-    int intensive_cpu;   /* pin intensive threads here (-1: anywhere); jitter stays free */
-    unsigned duty_pct;   /* intensive threads compute this share of each 10 ms, sleep the rest */
-    unsigned ops_from_s; /* count intensive ops from this many seconds in (0: from the start) */
+    bool uclamp;          /* jitter threads ask for util_max = 0, as turbo_bench -u did */
+    int intensive_cpu;    /* pin intensive threads here (-1: anywhere); jitter stays free */
+    unsigned duty_pct;    /* intensive threads compute this share of each 10 ms, sleep the rest */
+    unsigned ops_from_s;  /* count intensive ops from this many seconds in (0: from the start) */
+    unsigned ops_until_s; /* ... up to this many seconds in (0: to the end) */
 };
 
 struct intensive {
@@ -251,7 +254,8 @@ static void usage(FILE *f)
                "  -c, --intensive-cpu C  pin the intensive threads to CPU C (jitter threads stay free)\n"
                "  -d, --intensive-duty D  intensive threads compute D%% of each 10 ms and sleep the rest\n"
                "                       (default 100)\n"
-               "      --ops-from S     count intensive ops from S seconds in, to the end (default 0)\n"
+               "      --ops-from S     count intensive ops from S seconds in (default 0)\n"
+               "      --ops-until U    ... up to U seconds in (default: to the end)\n"
                "      --json           print the report as JSON\n"
                "  -h, --help\n");
 }
@@ -269,6 +273,7 @@ static int parse_args(int argc, char **argv)
         {"intensive-cpu", required_argument, NULL, 'c'},
         {"intensive-duty", required_argument, NULL, 'd'},
         {"ops-from", required_argument, NULL, 'O'},
+        {"ops-until", required_argument, NULL, 'U'},
         {"help", no_argument, NULL, 'h'},
         {},
     };
@@ -297,6 +302,9 @@ static int parse_args(int argc, char **argv)
             break;
         case 'O':
             dst = &opt.ops_from_s;
+            break;
+        case 'U':
+            dst = &opt.ops_until_s;
             break;
         case 'J':
             opt.json = true;
@@ -337,8 +345,10 @@ static int parse_args(int argc, char **argv)
         fprintf(stderr, "intensive duty must be 1..100%%\n");
         return -EINVAL;
     }
-    if (opt.ops_from_s >= opt.time_s) {
-        fprintf(stderr, "--ops-from must be less than the run time\n");
+    if (opt.ops_until_s == 0)
+        opt.ops_until_s = opt.time_s;
+    if (opt.ops_from_s >= opt.ops_until_s || opt.ops_until_s > opt.time_s) {
+        fprintf(stderr, "need --ops-from < --ops-until <= the run time\n");
         return -EINVAL;
     }
     if (opt.work_us >= opt.period_ms * 1000u)
@@ -400,28 +410,35 @@ int main(int argc, char **argv)
         ji[i].started = true;
     }
 
-    /* ops_at_from: each intensive thread's count when the --ops-from
-     * window opened (all zero without it) */
-    _cleanup_free_ uint64_t *ops_at_from = calloc(opt.n_intensive ? opt.n_intensive : 1, sizeof(*ops_at_from));
-    if (!ops_at_from) {
+    /* ops_at[0]: each intensive thread's count when the --ops-from window
+     * opened (all zero without it), ops_at[1] when --ops-until closed it */
+    _cleanup_free_ uint64_t *ops_at = calloc(2 * (opt.n_intensive ? opt.n_intensive : 1), sizeof(*ops_at));
+    if (!ops_at) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
     t_ops = t0;
-    unsigned phases[2] = {opt.ops_from_s, opt.time_s - opt.ops_from_s};
-    for (unsigned ph = opt.ops_from_s ? 0 : 1; ph < 2 && r == 0 && sig == 0; ph++) {
-        timeout.tv_sec = phases[ph];
-        timeout.tv_nsec = 0;
-        do {
-            sig = sigtimedwait(&sigs, NULL, &timeout);
-            /* EINTR (a stop/continue) restarts with the full timeout: close enough. */
-        } while (sig < 0 && errno == EINTR);
-        if (sig < 0)
-            sig = 0;
-        if (ph == 0 && sig == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t_ops);
+    struct timespec t_ops_end = t0;
+    bool closed = false; /* the window's end was reached (not cut short by a signal) */
+    /* three phases: before the window, the window, after it; at the end of
+     * each of the first two, the counts (and the time) are taken */
+    unsigned phases[3] = {opt.ops_from_s, opt.ops_until_s - opt.ops_from_s, opt.time_s - opt.ops_until_s};
+    for (unsigned ph = 0; ph < 3 && r == 0 && sig == 0; ph++) {
+        if (phases[ph]) {
+            timeout.tv_sec = phases[ph];
+            timeout.tv_nsec = 0;
+            do {
+                sig = sigtimedwait(&sigs, NULL, &timeout);
+                /* EINTR (a stop/continue) restarts with the full timeout: close enough. */
+            } while (sig < 0 && errno == EINTR);
+            if (sig < 0)
+                sig = 0;
+        }
+        if (ph < 2 && sig == 0) {
+            clock_gettime(CLOCK_MONOTONIC, ph == 0 ? &t_ops : &t_ops_end);
             for (unsigned i = 0; i < opt.n_intensive; i++)
-                ops_at_from[i] = atomic_load(&in[i].ops);
+                ops_at[ph * opt.n_intensive + i] = atomic_load(&in[i].ops);
+            closed = ph == 1;
         }
     }
     atomic_store(&stop_flag, true);
@@ -434,14 +451,19 @@ int main(int argc, char **argv)
             pthread_join(ji[i].thread, NULL);
 
     double elapsed_s = (double)(ts_ns(&t1) - ts_ns(&t0)) / 1e9;
-    double ops_s = (double)(ts_ns(&t1) - ts_ns(&t_ops)) / 1e9; /* the time ops were counted over */
+    if (!closed) { /* stopped inside the window: it ends here */
+        t_ops_end = t1;
+        for (unsigned i = 0; i < opt.n_intensive; i++)
+            ops_at[opt.n_intensive + i] = atomic_load(&in[i].ops);
+    }
+    double ops_s = (double)(ts_ns(&t_ops_end) - ts_ns(&t_ops)) / 1e9; /* the time ops were counted over */
     uint64_t total_ops = 0, wakeups = 0, missed = 0;
     size_t n_lat = 0;
     cpu_set_t cpus_in, cpus_ji;
     CPU_ZERO(&cpus_in);
     CPU_ZERO(&cpus_ji);
     for (unsigned i = 0; i < opt.n_intensive; i++) {
-        total_ops += atomic_load(&in[i].ops) - ops_at_from[i];
+        total_ops += ops_at[opt.n_intensive + i] - ops_at[i];
         CPU_OR(&cpus_in, &cpus_in, &in[i].cpus);
     }
     for (unsigned i = 0; i < opt.n_jitter; i++) {
@@ -483,7 +505,7 @@ int main(int argc, char **argv)
         printf("  \"ops_counted_s\": %.3f,\n", ops_s);
         printf("  \"ops_per_s_total\": %.0f,\n  \"ops_per_s_thread\": [", total_ops / ops_s);
         for (unsigned i = 0; i < opt.n_intensive; i++)
-            printf("%s%.0f", i ? ", " : "", (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
+            printf("%s%.0f", i ? ", " : "", (ops_at[opt.n_intensive + i] - ops_at[i]) / ops_s);
         printf("],\n");
         printf("  \"jitter_wakeups\": %" PRIu64 ",\n  \"jitter_missed_periods\": %" PRIu64 ",\n", wakeups, missed);
         printf("  \"latency_us\": { \"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, \"max\": %.1f },\n", p50, p90, p99,
@@ -501,7 +523,7 @@ int main(int argc, char **argv)
         printf("intensive threads: %u, jitter threads: %u (period %u ms, work %u us)\n", opt.n_intensive, opt.n_jitter,
                opt.period_ms, opt.work_us);
         for (unsigned i = 0; i < opt.n_intensive; i++)
-            printf("intensive %u: %.0f ops/s\n", i, (atomic_load(&in[i].ops) - ops_at_from[i]) / ops_s);
+            printf("intensive %u: %.0f ops/s\n", i, (ops_at[opt.n_intensive + i] - ops_at[i]) / ops_s);
         printf("ops/s total: %.0f (over the last %.1f s)\n", total_ops / ops_s, ops_s);
         printf("jitter wake-ups: %" PRIu64 ", missed periods: %" PRIu64 "\n", wakeups, missed);
         printf("jitter uclamp: %s\n", uclamp_txt);

@@ -26,8 +26,9 @@
 # needs its 10 s window first): the service's p50/p99/max latency, CPU 1's
 # wake-ups (local timer + rescheduling interrupts from /proc/interrupts:
 # with a cpuidle driver that polls, "usage" reads 0 on a CPU woken every
-# millisecond) and idle share (/proc/stat), and the busy job's ops/s. Half
-# way through the window, the service's and the client's threads: how many
+# millisecond) and idle share (/proc/stat), and the busy job's ops/s. Once
+# the window has closed (the load goes on AFTER_S seconds more), the
+# service's and the client's threads: how many
 # the daemon called jitter (its dump) and how many run confined
 # (Cpus_allowed_list narrower than the online CPUs), and which (by role:
 # postgres-backend, nginx-worker...); in "off" rounds the latter must be 0
@@ -146,14 +147,15 @@ postgres_client() {
     local round=$1 from=$2 t0
     rm -f "$TMP"/pglog.*
     t0=${EPOCHREALTIME/./}
-    "$PGBIN/pgbench" -h "$SVC/pg/sock" -U postgres -n -S -c 4 -j 2 -R "$RATE" -T "$round" \
+    "$PGBIN/pgbench" -h "$SVC/pg/sock" -U postgres -n -S -c 4 -j 2 -R "$RATE" -T "$((round + AFTER_S))" \
         -l --log-prefix="$TMP/pglog" postgres >"$TMP/client.out" 2>&1 &
     CLIENT_PID=$!
     measure_round "$round" "$from"
     [ "$CLIENT_RC" -eq 0 ] || { echo "services.sh: pgbench failed: $(tail -3 "$TMP/client.out")" >&2; exit 1; }
     # log: client xact latency_us script epoch_s epoch_us [lag]; the end of
-    # each transaction against the window's start
-    cat "$TMP"/pglog.* | awk -v w=$(( t0 + from * 1000000 )) '$5 * 1000000 + $6 >= w { print $3 }' | sort -n |
+    # each transaction against the window's start and end
+    cat "$TMP"/pglog.* | awk -v w=$(( t0 + from * 1000000 )) -v z=$(( t0 + round * 1000000 )) \
+        '$5 * 1000000 + $6 >= w && $5 * 1000000 + $6 < z { print $3 }' | sort -n |
         awk '{ v[NR] = $1 } END { if (!NR) { print "- - - 0"; exit }
             i50 = int(NR * 0.5); if (i50 < NR * 0.5) i50++; i99 = int(NR * 0.99); if (i99 < NR * 0.99) i99++
             print v[i50], v[i99], v[NR], NR }' > "$TMP/lat"
@@ -213,7 +215,7 @@ redis_client() { client_run "$1" "$2" --proto redis --unix "$SVC/redis/redis.soc
 
 client_run() {   # client_run ROUND_S FROM_S BENCH-CLIENT-ARGS...
     local round=$1 from=$2; shift 2
-    "$CLIENT" "$@" -c 4 -r "$RATE" -t "$round" --from "$from" >"$TMP/client.out" 2>&1 &
+    "$CLIENT" "$@" -c 4 -r "$RATE" -t "$((round + AFTER_S))" --from "$from" --until "$round" >"$TMP/client.out" 2>&1 &
     CLIENT_PID=$!
     measure_round "$round" "$from"
     [ "$CLIENT_RC" -eq 0 ] || { echo "services.sh: bench-client: $(grep -v = "$TMP/client.out" | tail -3; grep -E '^(window_lost|errors)=' "$TMP/client.out" | paste -sd' ')" >&2; exit 1; }
@@ -222,28 +224,37 @@ client_run() {   # client_run ROUND_S FROM_S BENCH-CLIENT-ARGS...
 
 # ---- one round ----
 # measure_round ROUND_S FROM_S: while the client ($CLIENT_PID) runs, CPU
-# 1's counts over the window (to the client's end) and the other load
-# (to 1 s before it) into $TMP/idle, the threads' classes and the daemon's
-# plan half way through it into $TMP/threads and $TMP/plan; then waits for
-# the client: CLIENT_RC
+# 1's counts over the window (FROM_S to ROUND_S) and the other load (to
+# 1 s before its end) into $TMP/idle; once the window has closed, while the
+# client, the service and the busy job still run (AFTER_S more seconds),
+# the threads' classes and the daemon's plan into $TMP/threads and
+# $TMP/plan; then waits for the client: CLIENT_RC. The look at the threads
+# (a dump of the daemon's table, a walk of /proc by a dozen short-lived
+# tools) costs both CPUs tens of milliseconds, more with the daemon than
+# without: made inside the window, it set the p99 of a service at 200
+# requests/s, so it waits for the window's end.
+AFTER_S=3
+at() {   # at T0_US S: sleep until S seconds after T0_US (EPOCHREALTIME, µs)
+    local d=$(( $1 + $2 * 1000000 - ${EPOCHREALTIME/./} ))
+    [ "$d" -le 0 ] || sleep "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))"
+}
 measure_round() {
-    local round=$1 from=$2 u0 t0 u1 t1 s0 s1 b0 st0 b1 st1 l0 l1 half
-    half=$(( (round - from) / 2 ))
+    local round=$1 from=$2 t0=${EPOCHREALTIME/./} u0 t0i u1 t1i s0 s1 b0 st0 b1 st1 l0 l1
     PIDS+=("$CLIENT_PID")
-    sleep "$from"
-    read -r u0 t0 < <(idle_counts); s0=${EPOCHREALTIME/./}
+    at "$t0" "$from"
+    read -r u0 t0i < <(idle_counts); s0=${EPOCHREALTIME/./}
     read -r b0 st0 < <(load_ns "$TMP/ours0"); l0=${EPOCHREALTIME/./}
-    sleep "$half"
+    at "$t0" $((round - 1))
+    read -r b1 st1 < <(load_ns "$TMP/ours1"); l1=${EPOCHREALTIME/./}
+    at "$t0" "$round"
+    read -r u1 t1i < <(idle_counts); s1=${EPOCHREALTIME/./}
     threads_snapshot > "$TMP/threads"
     echo - > "$TMP/plan"
     if [ -n "$DPID" ]; then
         ctl status 2>/dev/null | sed -n 's/^Plan: *//p' | head -1 | tr ' ' '_' > "$TMP/plan" || true
     fi
-    sleep $(( round - from - half - 1 ))
-    read -r b1 st1 < <(load_ns "$TMP/ours1"); l1=${EPOCHREALTIME/./}
     wait "$CLIENT_PID" && CLIENT_RC=0 || CLIENT_RC=$?
-    read -r u1 t1 < <(idle_counts); s1=${EPOCHREALTIME/./}
-    awk -v u=$((u1 - u0)) -v t=$((t1 - t0)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - $(ours_delta "$TMP/ours0" "$TMP/ours1") )) -v st=$((st1 - st0)) \
+    awk -v u=$((u1 - u0)) -v t=$((t1i - t0i)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - $(ours_delta "$TMP/ours0" "$TMP/ours1") )) -v st=$((st1 - st0)) \
         -v b=$((b1 - b0)) -v le=$((l1 - l0)) \
         'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), (b + st > 0 ? 100 * st / (b + st) : 0) }' > "$TMP/idle"
 }
@@ -320,7 +331,7 @@ threads_snapshot() {
 run_round() {
     local r=$1 svc=$2 cond=$3 from=$((ROUND_S - WINDOW_S)) line
     if [ "$cond" = on ]; then daemon_start; fi
-    "$TB" -n 1 -m 0 -c 0 -d "$DUTY" -t "$ROUND_S" --ops-from "$from" --json > "$TMP/tb.json" &
+    "$TB" -n 1 -m 0 -c 0 -d "$DUTY" -t "$((ROUND_S + AFTER_S))" --ops-from "$from" --ops-until "$ROUND_S" --json > "$TMP/tb.json" &
     TB_PID=$!
     PIDS+=("$TB_PID")
     "${svc}_client" "$ROUND_S" "$from"
