@@ -239,15 +239,17 @@ at() {   # at T0_US S: sleep until S seconds after T0_US (EPOCHREALTIME, µs)
     [ "$d" -le 0 ] || sleep "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))"
 }
 measure_round() {
-    local round=$1 from=$2 t0=${EPOCHREALTIME/./} u0 t0i u1 t1i s0 s1 b0 st0 b1 st1 l0 l1
+    local round=$1 from=$2 t0=${EPOCHREALTIME/./} u0 t0i u1 t1i s0 s1 b0 st0 b1 st1 l0 l1 c0 cs0 c1 cs1
     PIDS+=("$CLIENT_PID")
     at "$t0" "$from"
     read -r u0 t0i < <(idle_counts); s0=${EPOCHREALTIME/./}
     read -r b0 st0 < <(load_ns "$TMP/ours0"); l0=${EPOCHREALTIME/./}
+    read -r c0 cs0 < <(cpu0_ticks)
     at "$t0" $((round - 1))
     read -r b1 st1 < <(load_ns "$TMP/ours1"); l1=${EPOCHREALTIME/./}
     at "$t0" "$round"
     read -r u1 t1i < <(idle_counts); s1=${EPOCHREALTIME/./}
+    read -r c1 cs1 < <(cpu0_ticks)
     threads_snapshot > "$TMP/threads"
     echo - > "$TMP/plan"
     if [ -n "$DPID" ]; then
@@ -257,7 +259,12 @@ measure_round() {
     awk -v u=$((u1 - u0)) -v t=$((t1i - t0i)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - $(ours_delta "$TMP/ours0" "$TMP/ours1") )) -v st=$((st1 - st0)) \
         -v b=$((b1 - b0)) -v le=$((l1 - l0)) \
         'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), (b + st > 0 ? 100 * st / (b + st) : 0) }' > "$TMP/idle"
+    awk -v c=$((c1 - c0)) -v st=$((cs1 - cs0)) 'BEGIN { printf "%.1f\n", (c + st > 0 ? 100 * st / (c + st) : 0) }' > "$TMP/steal0"
 }
+# cpu0_ticks: "BUSY STEAL" of CPU 0, the busy job's, in clock ticks
+# (/proc/stat): the hypervisor's steal there is time the busy job wanted
+# and did not get, whatever the daemon did
+cpu0_ticks() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
 # load_ns FILE: "BUSY STEAL": CPU time of all CPUs so far (/proc/stat,
 # ticks: coarse) and the time the hypervisor gave them to others (steal),
 # in ns; into FILE each of the experiment's own threads (the service, its
@@ -337,7 +344,7 @@ run_round() {
     "${svc}_client" "$ROUND_S" "$from"
     wait "$TB_PID" || { echo "services.sh: turbo-bench failed" >&2; exit 1; }
     if [ "$cond" = on ]; then daemon_stop; fi
-    line="$r $svc $cond $(cat "$TMP/lat") $(cat "$TMP/idle") $(json_num ops_per_s_total "$TMP/tb.json") $(cat "$TMP/threads") $(cat "$TMP/plan")"
+    line="$r $svc $cond $(cat "$TMP/lat") $(cat "$TMP/idle") $(json_num ops_per_s_total "$TMP/tb.json") $(cat "$TMP/threads") $(cat "$TMP/plan") $(cat "$TMP/steal0")"
     echo "$line" >> "$TMP/rounds"
     echo "# $line" >&2
 }
@@ -371,8 +378,10 @@ for svc in $SERVICES; do
 done
 
 # ---- report ----
-# $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER STEAL OPS S_N S_J S_C C_N C_J C_C WHO PLAN
-FIELDS="r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan"
+# $TMP/rounds: R SVC COND P50 P99 MAX N WAKEUPS IDLE OTHER STEAL OPS S_N S_J S_C C_N C_J C_C WHO PLAN STEAL0
+# (STEAL0: CPU 0's steal, % of its runnable time); derived: OPSU, the busy
+# job's ops per second CPU 0 was not stolen (OPS / (1 - STEAL0))
+FIELDS="r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan st0 opsu"
 median() { sort -g | awk '$1 != "-" { v[++n] = $1 } END { if (!n) { print "-"; exit }
     m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; if (m >= 1000) printf "%.0f\n", m; else print m }'; }
 # A round is disturbed when load from outside the experiment took more
@@ -384,6 +393,7 @@ DISTURBED_OTHER_PCT=5 DISTURBED_STEAL_PCT=10
 med() {
     awk -v s="$1" -v c="$2" -v f="$3" -v clean="${4:-}" -v lo="$DISTURBED_OTHER_PCT" -v ls="$DISTURBED_STEAL_PCT" -v names="$FIELDS" '
         BEGIN { n = split(names, nm, " "); for (i = 1; i <= n; i++) k[nm[i]] = i }
+        { $(k["opsu"]) = sprintf("%.0f", $(k["ops"]) / (1 - $(k["st0"]) / 100)) }
         $2 == s && $3 == c && !(clean && ($(k["other"]) > lo || $(k["steal"]) > ls)) { m++; if (f != "count") print $(k[f]) }
         END { if (f == "count") print m + 0 }' "$TMP/rounds" | { [ "$3" = count ] && cat || median; }
 }
@@ -403,26 +413,27 @@ version_of() {
 echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), kernel $(uname -r); commit $commit"
 echo "- Daemon: $(rel "$DAEMON") ($("$DAEMON" --version 2>&1 | head -1)), started as shipped: conf/turbosched.conf unchanged, rules: ${RULES:-none}; only its control socket and state file moved"
 echo "- Busy job: turbo-bench's intensive thread pinned to CPU 0 at a $DUTY% duty cycle; rate $RATE requests/s; $ROUNDS rounds of $ROUND_S s per condition, alternating off/on, figures over the last $WINDOW_S s of each"
-echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU; \"steal\": the share of the vCPUs' runnable time the hypervisor gave to others (/proc/stat). A round with other load above $DISTURBED_OTHER_PCT% or steal above $DISTURBED_STEAL_PCT% is disturbed (⚠)"
+echo "- Load average $START_LOAD at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; CPU $IDLE_CPU's wake-ups are its local timer + rescheduling interrupts per second, its idle share from /proc/stat; \"other load\": CPU time of everything outside the experiment (the machine's busy time from /proc/stat less the schedstat time of the service, its client, the busy job and the daemon), in % of one CPU; \"steal\": the share of the vCPUs' runnable time the hypervisor gave to others (/proc/stat); \"busy job ops per unstolen s\": its ops/s divided by the share of CPU 0's runnable time the hypervisor did not steal (the host's steal takes from the busy job whatever the daemon does, and differs from round to round). A round with other load above $DISTURBED_OTHER_PCT% or steal above $DISTURBED_STEAL_PCT% is disturbed (⚠)"
 echo
 # summary_table [clean]: medians per service, a row each
 summary_table() {
     local svc f clean=${1:-}
-    echo "| service (client) | rounds off / on | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | other load off → on | steal off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| service (client) | rounds off / on | p50 off → on | p99 off → on | max off → on | CPU $IDLE_CPU wake-ups/s off → on | CPU $IDLE_CPU idle off → on | busy job ops/s off → on | busy job ops per unstolen s off → on | other load off → on | steal off → on | service threads jitter / confined (of) | client threads jitter / confined (of) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for svc in $SERVICES; do
-        for f in count p50 p99 max wk idle other steal ops sn sj sc cn cj cc; do
+        for f in count p50 p99 max wk idle other steal ops opsu sn sj sc cn cj cc; do
             printf -v "off_$f" '%s' "$(med "$svc" off "$f" "$clean")"
             printf -v "on_$f" '%s' "$(med "$svc" on "$f" "$clean")"
         done
         # shellcheck disable=SC2154
-        printf '| %s %s (%s) | %s / %s | %s → %s (**%s**) | %s → %s (**%s**) | %s → %s (%s) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%s**) | %s%% → %s%% | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
+        printf '| %s %s (%s) | %s / %s | %s → %s (**%s**) | %s → %s (**%s**) | %s → %s (%s) | %s → %s (%s%% fewer) | %s%% → %s%% | %s → %s (**%s**) | %s → %s (**%s**) | %s%% → %s%% | %s%% → %s%% | %s / %s (%s) | %s / %s (%s) |\n' \
             "$svc" "$(version_of "$svc")" "$(client_of "$svc")" "$off_count" "$on_count" \
             "$(us "$off_p50")" "$(us "$on_p50")" "$(ratx "$on_p50" "$off_p50")" \
             "$(us "$off_p99")" "$(us "$on_p99")" "$(ratx "$on_p99" "$off_p99")" \
             "$(us "$off_max")" "$(us "$on_max")" "$(ratx "$on_max" "$off_max")" \
             "$off_wk" "$on_wk" "$(fewer "$on_wk" "$off_wk")" \
-            "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(ratx "$on_ops" "$off_ops")" "$off_other" "$on_other" "$off_steal" "$on_steal" \
+            "$off_idle" "$on_idle" "$off_ops" "$on_ops" "$(ratx "$on_ops" "$off_ops")" \
+            "$off_opsu" "$on_opsu" "$(ratx "$on_opsu" "$off_opsu")" "$off_other" "$on_other" "$off_steal" "$on_steal" \
             "$on_sj" "$on_sc" "$on_sn" "$on_cj" "$on_cc" "$on_cn"
         [ -n "$clean" ] && continue
         {
@@ -430,6 +441,7 @@ summary_table() {
         echo "services_${svc}_p99_ratio=$(rat "$on_p99" "$off_p99")"
         echo "services_${svc}_max_ratio=$(rat "$on_max" "$off_max")"
         echo "services_${svc}_ops_ratio=$(rat "$on_ops" "$off_ops")"
+        echo "services_${svc}_ops_unstolen_ratio=$(rat "$on_opsu" "$off_opsu")"
         echo "services_${svc}_fewer_wakeups_pct=$(fewer "$on_wk" "$off_wk")"
         echo "services_${svc}_service_confined=$on_sc"
         echo "services_${svc}_undisturbed_rounds=$(med "$svc" off count clean) $(med "$svc" on count clean)"
@@ -449,15 +461,15 @@ fi
 echo
 echo "Each round (latency of the requests due in the window; n: how many; threads: jitter by the daemon's dump / confined by their CPU mask, of all; confined: which):"
 echo
-echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | other load | steal | service threads | client threads | confined | daemon's plan |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| service | round | daemon | p50 | p99 | max | n | CPU $IDLE_CPU wake-ups/s | CPU $IDLE_CPU idle | busy job ops/s | CPU 0 steal | other load | steal | service threads | client threads | confined | daemon's plan |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # shellcheck disable=SC2034
-while read -r r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan; do
+while read -r r svc cond p50 p99 max n wk idle other steal ops sn sj sc cn cj cc who plan st0; do
     [ "$cond" = on ] && d="shipped" || d="–"
     [ "$cond" = on ] || { sj="-"; cj="-"; }
     dist=$(awk -v o="$other" -v st="$steal" -v lo="$DISTURBED_OTHER_PCT" -v ls="$DISTURBED_STEAL_PCT" 'BEGIN { if (o > lo || st > ls) print " ⚠" }')
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s%%%s | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
-        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$other" "$steal" "$dist" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s%% | %s%% | %s%%%s | %s / %s of %s | %s / %s of %s | %s | %s |\n' \
+        "$svc" "$r" "$d" "$(us "$p50")" "$(us "$p99")" "$(us "$max")" "$n" "$wk" "$idle" "$ops" "$st0" "$other" "$steal" "$dist" \
         "$sj" "$sc" "$sn" "$cj" "$cc" "$cn" "${who//,/, }" "${plan//_/ }"
 done < "$TMP/rounds"
 echo
