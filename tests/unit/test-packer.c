@@ -2,6 +2,7 @@
 /* The packing policy, on topologies built by hand: POWER9 SMT4 (with and
  * without offline threads, LLC pairs), x86 two-socket SMT2, this 2-CPU
  * machine; every fallback, domains, and the hysteresis over time. */
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -138,14 +139,14 @@ static char *mask_str(const cpu_set_t *set)
 
 struct plan_case {
     const char *name;
-    struct topo_spec topo;
+    struct topo_spec topo; /* built by hand, or */
+    const char *tree;      /* a fixture tree of a real machine */
     const char *util;
     const char *jitter_util; /* per-CPU jitter share, NULL for none */
     unsigned jitter_milli;
     enum pack_domain domain;
     unsigned headroom_milli; /* 0: default 100 */
-    bool restricted;
-    const char *mask; /* expected jitter mask when restricted */
+    const char *mask;        /* expected jitter mask; NULL: no restriction */
     enum packer_reason reason;
     const char *summary;     /* exact, or NULL */
     const char *summary_has; /* substring, or NULL */
@@ -170,7 +171,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=900 4=900",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPUs 0-3): spare 0.6 covers jitter 0.2 + headroom 0.1",
@@ -180,7 +180,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=1000 8=600",
         .jitter_milli = 500,
-        .restricted = true,
         .mask = "8-11",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 2 (CPUs 8-11): spare 0.9 covers jitter 0.5 + headroom 0.1",
@@ -190,7 +189,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=1000 4=1000 8=1000",
         .jitter_milli = 450,
-        .restricted = true,
         .mask = "0-7",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed on cores 0-1 (CPUs 0-7): spare 1 covers jitter 0.45 + headroom 0.1",
@@ -200,7 +198,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=1000 1=1000 2=1000 3=1000 4=800",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "4-7",
         .reason = PACKER_REASON_PACKED,
     },
@@ -209,7 +206,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=1000 1=1000 2=1000 3=1000",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: no busy core with room (spare 0 < jitter 0.1 + headroom 0.1)",
     },
@@ -218,7 +214,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=1000 4=1000",
         .jitter_milli = 950,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: no busy core with room (spare 1 < jitter 0.95 + headroom 0.1)",
     },
@@ -227,7 +222,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=900 4=900 8=900 12=900",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_ALL_BUSY,
         .summary = "fallback: every core busy",
     },
@@ -236,7 +230,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=200",
         .jitter_milli = 50,
-        .restricted = false,
         .reason = PACKER_REASON_IDLE_MACHINE,
         .summary = "fallback: machine nearly idle (util 3.3% < 5%)",
     },
@@ -245,7 +238,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=40 1=40 2=40 3=40 4=40 5=40 6=40 7=40 8=40 9=40 10=40 11=40 12=40 13=40 14=40 15=40",
         .jitter_milli = 50,
-        .restricted = false,
         .reason = PACKER_REASON_NO_BUSY,
         .summary = "fallback: no busy core",
     },
@@ -255,7 +247,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=190 4=1000",
         .jitter_milli = 700,
         .headroom_milli = 90,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
     },
@@ -265,7 +256,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=180 4=1000",
         .jitter_milli = 700,
         .headroom_milli = 90,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
     },
     {
@@ -273,7 +263,6 @@ static const struct plan_case plan_cases[] = {
         .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "2-3"},
         .util = "0=1000 4=1000",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "4-7",
         .reason = PACKER_REASON_PACKED,
     },
@@ -282,7 +271,6 @@ static const struct plan_case plan_cases[] = {
         .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4},
         .util = "0=1000 4=1000",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
     },
@@ -291,7 +279,6 @@ static const struct plan_case plan_cases[] = {
         .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "1-3"},
         .util = "0=170 4=1000",
         .jitter_milli = 900,
-        .restricted = true,
         .mask = "0,4-7",
         .reason = PACKER_REASON_PACKED,
     },
@@ -300,7 +287,6 @@ static const struct plan_case plan_cases[] = {
         .topo = THIS_MACHINE,
         .util = "0=700",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
@@ -310,7 +296,6 @@ static const struct plan_case plan_cases[] = {
         .topo = THIS_MACHINE,
         .util = "0=700",
         .jitter_milli = 250,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
     },
     {
@@ -319,7 +304,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=800",
         .jitter_util = "0=100",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
@@ -330,7 +314,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=700 1=200",
         .jitter_util = "1=200",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0",
         .reason = PACKER_REASON_PACKED,
     },
@@ -339,7 +322,6 @@ static const struct plan_case plan_cases[] = {
         .topo = THIS_MACHINE,
         .util = "0=700 1=500",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_ALL_BUSY,
     },
     {
@@ -347,7 +329,6 @@ static const struct plan_case plan_cases[] = {
         .topo = THIS_MACHINE,
         .util = "0=700 1=-1",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0",
         .reason = PACKER_REASON_PACKED,
     },
@@ -356,7 +337,6 @@ static const struct plan_case plan_cases[] = {
         .topo = THIS_MACHINE,
         .util = "0=-1 1=-1",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_NO_DATA,
         .summary = "fallback: no utilisation data",
     },
@@ -365,7 +345,6 @@ static const struct plan_case plan_cases[] = {
         .topo = X86_2S_SMT2,
         .util = "0=1000 5=1000",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0,5,8,13",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed: package 0 on core 0 (spare 0.25); package 1 on core 5 (spare 0.25); "
@@ -376,7 +355,6 @@ static const struct plan_case plan_cases[] = {
         .topo = X86_2S_SMT2,
         .util = "0=1000",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0,4-8,12-15",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "package 1 unrestricted (no busy core)",
@@ -386,7 +364,6 @@ static const struct plan_case plan_cases[] = {
         .topo = X86_2S_SMT2,
         .util = "0=1000 8=1000 5=1000",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0-3,5,8-11,13",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "package 0 unrestricted (no busy core with room)",
@@ -396,7 +373,6 @@ static const struct plan_case plan_cases[] = {
         .topo = X86_2S_SMT2,
         .util = "0=1000 8=1000 1=1000 9=1000 5=100",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
         .summary = "fallback: package 0: no busy core with room; package 1: no busy core",
     },
@@ -405,7 +381,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=900 8=900",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
     },
@@ -415,7 +390,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=900 8=900",
         .jitter_milli = 200,
         .domain = DOMAIN_LLC,
-        .restricted = true,
         .mask = "0-3,8-11",
         .reason = PACKER_REASON_PACKED,
         .summary = "packed: LLC 0 on core 0 (spare 0.6); LLC 1 on core 2 (spare 0.6); "
@@ -427,7 +401,6 @@ static const struct plan_case plan_cases[] = {
         .util = "0=900",
         .jitter_milli = 200,
         .domain = DOMAIN_LLC,
-        .restricted = true,
         .mask = "0-3,8-15",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "LLC 1 unrestricted (no busy core)",
@@ -437,7 +410,6 @@ static const struct plan_case plan_cases[] = {
         .topo = P9_SMT4_4C,
         .util = "0=900",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
     },
@@ -447,7 +419,6 @@ static const struct plan_case plan_cases[] = {
         .util = "4=900 12=900",
         .jitter_milli = 200,
         .domain = DOMAIN_NUMA,
-        .restricted = true,
         .mask = "4-7,12-15",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 on core 1",
@@ -457,7 +428,6 @@ static const struct plan_case plan_cases[] = {
         .topo = {.packages = 1, .cores_per_pkg = 4, .smt = 4, .cores_per_node = 2},
         .util = "4=900 12=900",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "4-7",
         .reason = PACKER_REASON_PACKED,
     },
@@ -467,61 +437,61 @@ static const struct plan_case plan_cases[] = {
         .util = "0=900 4=900 8=900",
         .jitter_milli = 200,
         .domain = DOMAIN_NUMA,
-        .restricted = true,
         .mask = "0-11",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 unrestricted (every core busy)",
     },
 };
 
-static void run_case(const struct plan_case *c)
+/* One plan from a fresh state on t, checked against c: the outcome, and
+ * per-core details that agree with the mask. */
+static void check_case(const struct plan_case *c, const struct topology *t, uint64_t now_ms)
 {
-    static struct fake_topo topo;
-    struct fake_topo *f = &topo;
     struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS];
     cpu_set_t expect;
+    bool restricted = c->mask != NULL;
 
     print_message("case: %s\n", c->name);
-    topo_build(f, &c->topo);
+    assert_true(t->n_cpus <= MAX_TEST_CPUS);
     config_build(&cfg);
     cfg.policy.domain = c->domain;
     if (c->headroom_milli)
         cfg.policy.headroom_milli = c->headroom_milli;
-    util_build(&f->t, c->util, util);
+    util_build(t, c->util, util);
     if (c->jitter_util) {
-        util_build(&f->t, c->jitter_util, jitter);
-        for (int i = 0; i < f->t.n_cpus; i++)
+        util_build(t, c->jitter_util, jitter);
+        for (int i = 0; i < t->n_cpus; i++)
             jitter[i] = MAX(jitter[i], 0);
     }
     packer_state_init(&st);
     struct packer_input in = {
-        .topo = &f->t,
+        .topo = t,
         .cap = &cfg.capacity,
         .cpu_util_milli = util,
-        .n_cpu_util = f->t.n_cpus,
+        .n_cpu_util = t->n_cpus,
         .cpu_jitter_milli = c->jitter_util ? jitter : NULL,
         .jitter_load_milli = c->jitter_milli,
         .params = &cfg.policy,
-        .now_ms = 1000,
+        .now_ms = now_ms,
     };
 
     assert_int_equal(packer_plan(&in, &st, &plan), 0);
     print_message("  -> %s [%s] %s\n", plan.restricted ? mask_str(&plan.mask) : "unrestricted",
                   packer_reason_to_string(plan.reason), plan.summary);
     assert_int_equal(plan.wait, PACKER_WAIT_NONE);
-    assert_int_equal(plan.restricted, c->restricted);
+    assert_int_equal(plan.restricted, restricted);
     assert_int_equal(plan.reason, c->reason);
     assert_int_equal(plan.wanted_reason, c->reason);
-    if (c->restricted) {
+    if (restricted) {
         assert_int_equal(cpulist_parse(c->mask, &expect), 0);
         assert_string_equal(mask_str(&plan.mask), mask_str(&expect));
         assert_true(CPU_EQUAL(&plan.mask, &expect));
         assert_true(plan.changed);
     } else {
         /* "No restriction" hands back every online CPU. */
-        assert_true(CPU_EQUAL(&plan.mask, &f->t.online));
+        assert_true(CPU_EQUAL(&plan.mask, &t->online));
         assert_false(plan.changed);
     }
     if (c->summary)
@@ -532,16 +502,16 @@ static void run_case(const struct plan_case *c)
     /* Per-core details agree with the mask: chosen cores are busy, and a
      * restricted mask never holds a core that is neither chosen nor in a
      * domain that fell back. */
-    assert_int_equal(plan.n_cores, f->t.n_cores);
+    assert_int_equal(plan.n_cores, t->n_cores);
     for (int i = 0; i < plan.n_cores; i++) {
         const struct packer_core_info *ci = &plan.cores[i];
         if (ci->chosen)
             assert_true(ci->busy);
         if (ci->busy)
             assert_true(ci->util_milli * 1000 >= 100 * ci->capacity_milli);
-        if (c->restricted && ci->domain >= 0 && plan.domains[ci->domain].packed) {
+        if (restricted && ci->domain >= 0 && plan.domains[ci->domain].packed) {
             cpu_set_t x;
-            CPU_AND(&x, &f->t.cores[ci->core].online, &plan.mask);
+            CPU_AND(&x, &t->cores[ci->core].online, &plan.mask);
             assert_int_equal(CPU_COUNT(&x) > 0, ci->chosen);
             assert_int_equal(ci->applied, ci->chosen);
         }
@@ -550,30 +520,61 @@ static void run_case(const struct plan_case *c)
 
 static void test_plan_cases(void **state)
 {
-    for (size_t i = 0; i < ELEMENTSOF(plan_cases); i++)
-        run_case(&plan_cases[i]);
+    static struct fake_topo f; /* large: kept off the stack */
+    for (size_t i = 0; i < ELEMENTSOF(plan_cases); i++) {
+        topo_build(&f, &plan_cases[i].topo);
+        check_case(&plan_cases[i], &f.t, 1000);
+    }
 }
 
-/* Capacity and spare per core follow the online thread count. */
-static void test_core_details(void **state)
-{
+/* ---- a machine, its configuration, state and input: for one plan, or a
+ * sequence of them over time ---- */
+
+struct fx {
     struct fake_topo f;
     struct test_config cfg;
     struct packer_state st;
     int util[MAX_TEST_CPUS];
+    struct packer_input in;
+};
+
+static void fx_init(struct fx *s, const struct topo_spec *spec, unsigned hold_ms, unsigned min_change_ms)
+{
+    memset(s, 0, sizeof(*s));
+    topo_build(&s->f, spec);
+    config_build(&s->cfg);
+    s->cfg.policy.hold_ms = hold_ms;
+    s->cfg.policy.min_change_ms = min_change_ms;
+    packer_state_init(&s->st);
+    s->in = (struct packer_input){.topo = &s->f.t,
+                                  .cap = &s->cfg.capacity,
+                                  .cpu_util_milli = s->util,
+                                  .n_cpu_util = s->f.t.n_cpus,
+                                  .params = &s->cfg.policy};
+}
+
+static struct fx fx_storage; /* large: kept off the stack */
+
+/* A plan from a fresh state, as after a start; in `plan`. */
+static int plan_fresh(struct fx *s)
+{
+    packer_state_init(&s->st);
+    return packer_plan(&s->in, &s->st, &plan);
+}
+
+/* The next plan, from the state the last one left. */
+static int plan_next(struct fx *s) { return packer_plan(&s->in, &s->st, &plan); }
+
+/* Capacity and spare per core follow the online thread count. */
+static void test_core_details(void **state)
+{
+    struct fx *s = &fx_storage;
 
     /* core 0: SMT4, core 1: 2 online (SMT2 1.25), core 2: 1 online, core 3: none */
-    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "6-7,9-11,12-15"});
-    config_build(&cfg);
-    util_build(&f.t, "0=900 1=300 4=1000 8=100", util);
-    packer_state_init(&st);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = f.t.n_cpus,
-                              .jitter_load_milli = 100,
-                              .params = &cfg.policy};
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 4, .offline = "6-7,9-11,12-15"}, 0, 0);
+    util_build(&s->f.t, "0=900 1=300 4=1000 8=100", s->util);
+    s->in.jitter_load_milli = 100;
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.cores[0].capacity_milli, 1500);
     assert_int_equal(plan.cores[0].util_milli, 1200);
     assert_int_equal(plan.cores[0].spare_milli, 300);
@@ -602,24 +603,15 @@ static void test_core_details(void **state)
  * sibling too: the share is capped per core, not per CPU. */
 static void test_jitter_share_capped_per_core(void **state)
 {
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
-    int util[MAX_TEST_CPUS], jitter[MAX_TEST_CPUS] = {0};
+    struct fx *s = &fx_storage;
+    int jitter[MAX_TEST_CPUS] = {0};
 
-    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 2, .smt = 2});
-    config_build(&cfg);
-    util_build(&f.t, "0=900 1=100", util);
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 2, .smt = 2}, 0, 0);
+    util_build(&s->f.t, "0=900 1=100", s->util);
     jitter[1] = 300; /* more than CPU 1's own 0.1: it also ran on CPU 0 */
-    packer_state_init(&st);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .cpu_jitter_milli = jitter,
-                              .n_cpu_util = f.t.n_cpus,
-                              .jitter_load_milli = 300,
-                              .params = &cfg.policy};
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    s->in.cpu_jitter_milli = jitter;
+    s->in.jitter_load_milli = 300;
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.cores[0].jitter_milli, 300);
     assert_int_equal(plan.cores[0].util_milli, 700);  /* 1.0 - 0.3, not 1.0 - 0.1 */
     assert_int_equal(plan.cores[0].spare_milli, 550); /* 1.25 - 0.7 covers 0.3 + 0.1 */
@@ -627,8 +619,7 @@ static void test_jitter_share_capped_per_core(void **state)
     assert_string_equal(mask_str(&plan.mask), "0-1");
     /* A share larger than the whole core's load is capped at that load. */
     jitter[0] = 2000;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.cores[0].jitter_milli, 1000);
     assert_int_equal(plan.cores[0].util_milli, 0);
 }
@@ -636,88 +627,58 @@ static void test_jitter_share_capped_per_core(void **state)
 /* A CPU beyond n_cpu_util or a NULL util array is "no sample". */
 static void test_short_util_array(void **state)
 {
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
+    struct fx *s = &fx_storage;
     int util[1] = {700};
 
-    topo_build(&f, &(struct topo_spec)THIS_MACHINE);
-    config_build(&cfg);
-    packer_state_init(&st);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = 1,
-                              .jitter_load_milli = 100,
-                              .params = &cfg.policy};
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    s->in.cpu_util_milli = util;
+    s->in.n_cpu_util = 1;
+    s->in.jitter_load_milli = 100;
+    assert_int_equal(plan_fresh(s), 0);
     assert_false(plan.cores[1].known);
     assert_string_equal(mask_str(&plan.mask), "0");
 
-    in.cpu_util_milli = NULL;
-    in.n_cpu_util = 0;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    s->in.cpu_util_milli = NULL;
+    s->in.n_cpu_util = 0;
+    assert_int_equal(plan_fresh(s), 0);
     assert_false(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_NO_DATA);
 }
 
 static void test_invalid_input(void **state)
 {
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
-    int util[2] = {700, 0};
+    struct fx *s = &fx_storage;
 
-    topo_build(&f, &(struct topo_spec)THIS_MACHINE);
-    config_build(&cfg);
-    packer_state_init(&st);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = 2,
-                              .jitter_load_milli = 100,
-                              .params = &cfg.policy};
-    assert_int_equal(packer_plan(NULL, &st, &plan), -EINVAL);
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    util_build(&s->f.t, "0=700 1=0", s->util);
+    s->in.jitter_load_milli = 100;
+    assert_int_equal(packer_plan(NULL, &s->st, &plan), -EINVAL);
     assert_false(plan.restricted);
-    assert_int_equal(packer_plan(&in, NULL, &plan), -EINVAL);
-    assert_int_equal(packer_plan(&in, &st, NULL), -EINVAL);
-    in.params = NULL;
-    assert_int_equal(packer_plan(&in, &st, &plan), -EINVAL);
+    assert_int_equal(packer_plan(&s->in, NULL, &plan), -EINVAL);
+    assert_int_equal(packer_plan(&s->in, &s->st, NULL), -EINVAL);
+    s->in.params = NULL;
+    assert_int_equal(plan_next(s), -EINVAL);
     assert_false(plan.restricted);
-    in.params = &cfg.policy;
-    in.topo = NULL;
-    assert_int_equal(packer_plan(&in, &st, &plan), -EINVAL);
+    s->in.params = &s->cfg.policy;
+    s->in.topo = NULL;
+    assert_int_equal(plan_next(s), -EINVAL);
     /* the failed calls left the state alone: still no plan applied */
-    assert_false(st.restricted);
-    assert_false(st.has_candidate);
+    assert_false(s->st.restricted);
+    assert_false(s->st.has_candidate);
 }
 
 /* More domains than the plan can describe is refused, not truncated. */
 static void test_too_many_domains(void **state)
 {
-    struct fake_topo *f = calloc(1, sizeof(*f));
-    struct test_config cfg;
-    struct packer_state st;
-    int util[MAX_TEST_CPUS] = {0};
+    struct fx *s = &fx_storage;
 
-    assert_non_null(f);
-    topo_build(f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1});
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1}, 0, 0);
     /* give every core its own LLC number, spread past the limit */
     for (int c = 0; c < 4; c++)
-        f->cores[c].llc = c;
-    config_build(&cfg);
-    cfg.policy.domain = DOMAIN_LLC;
-    packer_state_init(&st);
-    struct packer_input in = {.topo = &f->t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = 4,
-                              .jitter_load_milli = 0,
-                              .params = &cfg.policy};
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+        s->f.cores[c].llc = c;
+    s->cfg.policy.domain = DOMAIN_LLC;
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.n_domains, 4);
-    free(f);
 
     /* 300 single-CPU cores with an LLC each */
     static struct topology big;
@@ -735,55 +696,30 @@ static void test_too_many_domains(void **state)
         CPU_SET(c, &big.online);
     }
     static int big_util[300];
-    in.topo = &big;
-    in.cpu_util_milli = big_util;
-    in.n_cpu_util = 300;
-    assert_int_equal(packer_plan(&in, &st, &plan), -E2BIG);
+    s->in.topo = &big;
+    s->in.cpu_util_milli = big_util;
+    s->in.n_cpu_util = 300;
+    assert_int_equal(plan_next(s), -E2BIG);
     assert_false(plan.restricted);
     assert_true(CPU_EQUAL(&plan.mask, &big.online));
 }
 
 /* ---- hysteresis: sequences over time ---- */
 
-struct seq {
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
-    int util[MAX_TEST_CPUS];
-    struct packer_input in;
-};
-
-static void seq_init(struct seq *s, const struct topo_spec *spec, unsigned hold_ms, unsigned min_change_ms)
-{
-    memset(s, 0, sizeof(*s));
-    topo_build(&s->f, spec);
-    config_build(&s->cfg);
-    s->cfg.policy.hold_ms = hold_ms;
-    s->cfg.policy.min_change_ms = min_change_ms;
-    packer_state_init(&s->st);
-    s->in = (struct packer_input){.topo = &s->f.t,
-                                  .cap = &s->cfg.capacity,
-                                  .cpu_util_milli = s->util,
-                                  .n_cpu_util = s->f.t.n_cpus,
-                                  .params = &s->cfg.policy};
-}
-
-static struct seq seq_storage; /* large: kept off the stack */
-
 /* One tick: returns the applied mask as text ("-" when unrestricted). */
-static const char *seq_tick(struct seq *s, uint64_t now_ms, const char *util, unsigned jitter_milli)
+static const char *seq_tick(struct fx *s, uint64_t now_ms, const char *util, unsigned jitter_milli)
 {
     util_build(&s->f.t, util, s->util);
     s->in.now_ms = now_ms;
     s->in.jitter_load_milli = jitter_milli;
-    assert_int_equal(packer_plan(&s->in, &s->st, &plan), 0);
+    assert_int_equal(plan_next(s), 0);
     return plan.restricted ? mask_str(&plan.mask) : "-";
 }
 
 static void test_hold_before_apply(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
 
     /* the plan must be wanted for hold_ms before it applies */
     assert_string_equal(seq_tick(s, 0, "0=900", 200), "-");
@@ -821,8 +757,8 @@ static void test_hold_before_apply(void **state)
 
 static void test_candidate_restarts(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=900", 200), "-");
     assert_string_equal(seq_tick(s, 500, "0=900 4=900", 200), "-");
@@ -837,11 +773,11 @@ static void test_candidate_restarts(void **state)
 /* Load flapping every tick between two plans never moves the mask. */
 static void test_flapping_load(void **state)
 {
-    struct seq *s = &seq_storage;
+    struct fx *s = &fx_storage;
     /* measured: none of the jitter runs on the busy threads, so the load
      * below really asks for one core, then two */
     static const int no_jitter[MAX_TEST_CPUS];
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 0);
     s->in.cpu_jitter_milli = no_jitter;
 
     uint64_t t = 0;
@@ -858,7 +794,7 @@ static void test_flapping_load(void **state)
     assert_int_equal(changes, 0);
 
     /* the same flapping with hold 0 does move it every tick: the hold is what helps */
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
     s->in.cpu_jitter_milli = no_jitter;
     changes = 0;
     for (t = 0; t <= 5000; t += 250) {
@@ -870,8 +806,8 @@ static void test_flapping_load(void **state)
 
 static void test_min_change(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 5000);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 5000);
 
     /* the first change is not delayed: nothing changed before it */
     assert_string_equal(seq_tick(s, 100, "0=900", 200), "0-3");
@@ -893,8 +829,8 @@ static void test_min_change(void **state)
 /* With both: the longer of the two waits. */
 static void test_hold_and_min_change(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 3000);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 3000);
 
     assert_string_equal(seq_tick(s, 0, "0=900", 200), "-");
     assert_string_equal(seq_tick(s, 1000, "0=900", 200), "0-3");
@@ -910,38 +846,35 @@ static void test_hold_and_min_change(void **state)
 /* A core hovering at the threshold stays busy until it drops below 80% of it. */
 static void test_busy_hysteresis(void **state)
 {
-    struct seq *s = &seq_storage;
-    /* SMT4 capacity 1500: enter at 187.5, leave below 150 */
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
+    struct fx *s = &fx_storage;
+    /* SMT4 capacity 1500: enter at 187.5, leave below 150; from 1500 ms,
+     * an explicit exit threshold of 120 */
+    static const struct {
+        uint64_t now_ms;
+        const char *util;
+        bool busy; /* core 1 */
+    } ticks[] = {
+        {0, "0=900 4=180", false},   {250, "0=900 4=190", true},   {500, "0=900 4=160", true},
+        {750, "0=900 4=150", true},  {1000, "0=900 4=149", false}, {1250, "0=900 4=180", false},
+        {1500, "0=900 4=190", true}, {1750, "0=900 4=181", true},  {2000, "0=900 4=179", false},
+    };
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
 
-    seq_tick(s, 0, "0=900 4=180", 100);
-    assert_false(plan.cores[1].busy);
-    seq_tick(s, 250, "0=900 4=190", 100);
-    assert_true(plan.cores[1].busy);
-    seq_tick(s, 500, "0=900 4=160", 100);
-    assert_true(plan.cores[1].busy);
-    seq_tick(s, 750, "0=900 4=150", 100);
-    assert_true(plan.cores[1].busy);
-    seq_tick(s, 1000, "0=900 4=149", 100);
-    assert_false(plan.cores[1].busy);
-    seq_tick(s, 1250, "0=900 4=180", 100);
-    assert_false(plan.cores[1].busy);
-
-    /* an explicit exit threshold */
-    s->in.busy_exit_milli = 120;
-    seq_tick(s, 1500, "0=900 4=190", 100);
-    assert_true(plan.cores[1].busy);
-    seq_tick(s, 1750, "0=900 4=181", 100);
-    assert_true(plan.cores[1].busy);
-    seq_tick(s, 2000, "0=900 4=179", 100);
-    assert_false(plan.cores[1].busy);
+    for (size_t i = 0; i < ELEMENTSOF(ticks); i++) {
+        if (ticks[i].now_ms == 1500)
+            s->in.busy_exit_milli = 120;
+        seq_tick(s, ticks[i].now_ms, ticks[i].util, 100);
+        if (plan.cores[1].busy != ticks[i].busy)
+            fail_msg("%" PRIu64 " ms, %s: core 1 busy %d, want %d", ticks[i].now_ms, ticks[i].util, plan.cores[1].busy,
+                     ticks[i].busy);
+    }
 }
 
 /* Small shifts in spare between busy cores do not move the jitter. */
 static void test_sticky_cores(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 0, 0);
 
     assert_string_equal(seq_tick(s, 0, "0=900 4=950", 200), "0-3");
     /* core 1 now has more spare, but core 0 still covers the need alone */
@@ -963,8 +896,8 @@ static void test_sticky_cores(void **state)
 /* Packed jitter adds to its core's util; that must not read as "no room". */
 static void test_jitter_on_its_core(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
 
     /* jitter 0.12 on CPU 1, intensive 0.7 on CPU 0: 0.3 spare covers 0.22 */
     assert_string_equal(seq_tick(s, 0, "0=700 1=120", 120), "0");
@@ -984,7 +917,7 @@ static void test_jitter_on_its_core(void **state)
 
     /* measured per-CPU jitter replaces the guess */
     int jitter[2] = {30, 0};
-    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     s->in.cpu_jitter_milli = jitter;
     assert_string_equal(seq_tick(s, 0, "0=700", 120), "0");
     assert_string_equal(seq_tick(s, 250, "0=820", 120), "-");
@@ -993,7 +926,7 @@ static void test_jitter_on_its_core(void **state)
 
     /* the guess keeps a core busy that only jitter would keep busy: it adds
      * room, it does not decide */
-    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     assert_string_equal(seq_tick(s, 0, "0=700", 100), "0");
     seq_tick(s, 250, "0=150 1=0", 100);
     assert_true(plan.cores[0].busy);
@@ -1008,9 +941,9 @@ static void test_jitter_on_its_core(void **state)
 static void test_jitter_room_is_also_demand(void **state)
 {
     (void)state;
-    struct seq *s = &seq_storage;
+    struct fx *s = &fx_storage;
     int jitter[2] = {700, 0};
-    seq_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 0, 0);
     s->in.cpu_jitter_milli = jitter;
     /* 0.2 of its own + 0.7 of jitter-marked load on CPU 0, another user's
      * 0.02 of jitter: 1 - 0.2 = 0.8 does not cover 0.72 + 0.1 */
@@ -1027,8 +960,8 @@ static void test_jitter_room_is_also_demand(void **state)
 /* CPUs of the applied mask went offline: the new plan applies at once. */
 static void test_hotplug_urgent(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 10000);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)P9_SMT4_4C, 1000, 10000);
 
     seq_tick(s, 0, "0=900", 200);
     assert_string_equal(seq_tick(s, 1000, "0=900", 200), "0-3");
@@ -1046,8 +979,8 @@ static void test_hotplug_urgent(void **state)
 /* A zeroed state behaves like an initialised one. */
 static void test_zero_state(void **state)
 {
-    struct seq *s = &seq_storage;
-    seq_init(s, &(struct topo_spec)THIS_MACHINE, 500, 0);
+    struct fx *s = &fx_storage;
+    fx_init(s, &(struct topo_spec)THIS_MACHINE, 500, 0);
     memset(&s->st, 0, sizeof(s->st));
     assert_string_equal(seq_tick(s, 0, "0=700", 100), "-");
     assert_int_equal(plan.wait, PACKER_WAIT_HOLD);
@@ -1266,25 +1199,12 @@ static void test_random_hysteresis(void **state)
 
 /* ---- the fixture trees of real machines, read by topology_read ---- */
 
-struct fixture_case {
-    const char *name;
-    const char *tree;
-    const char *util;
-    unsigned jitter_milli;
-    enum pack_domain domain;
-    bool restricted;
-    const char *mask;
-    enum packer_reason reason;
-    const char *summary_has;
-};
-
-static const struct fixture_case fixture_cases[] = {
+static const struct plan_case fixture_cases[] = {
     {
         .name = "POWER9 SMT4 tree: a full-SMT4 core at 100% has 0.5 spare, core 0 packs",
         .tree = "power9-smt4",
         .util = "0=1000",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "0-3",
         .reason = PACKER_REASON_PACKED,
     },
@@ -1293,7 +1213,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "power9-smt4",
         .util = "8=1000 20=1000",
         .jitter_milli = 200,
-        .restricted = true,
         .mask = "20-22",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 5 (CPUs 20-22): spare 0.375",
@@ -1303,7 +1222,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "power9-smt4",
         .util = "8=1000 9=200",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_NO_ROOM,
     },
     {
@@ -1312,7 +1230,6 @@ static const struct fixture_case fixture_cases[] = {
         .util = "0=1000 8=1000",
         .jitter_milli = 200,
         .domain = DOMAIN_LLC,
-        .restricted = true,
         .mask = "0-3,8-9,12-22,24-31",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "packed: LLC 0 on core 0 (spare 0.5); LLC 1 unrestricted (no busy core with room); "
@@ -1323,7 +1240,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "power9-smt8",
         .util = "0=1000 8=1000",
         .jitter_milli = 900,
-        .restricted = true,
         .mask = "0-7",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 0 (CPUs 0-7): spare 1 covers jitter 0.9 + headroom 0.1",
@@ -1333,7 +1249,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "power9-smt8",
         .util = "0=1000 1=1000 8=1000",
         .jitter_milli = 300,
-        .restricted = true,
         .mask = "8-15",
         .reason = PACKER_REASON_PACKED,
     },
@@ -1343,7 +1258,6 @@ static const struct fixture_case fixture_cases[] = {
         .util = "0=1000 8=1000",
         .jitter_milli = 100,
         .domain = DOMAIN_LLC,
-        .restricted = false,
         .reason = PACKER_REASON_ALL_BUSY,
         .summary_has = "fallback: LLCs 0-1: every core busy; LLCs 2-5: no busy core",
     },
@@ -1352,7 +1266,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "x86-smt2-2s",
         .util = "0=1000",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0,4-8,12-15",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "package 1 unrestricted (no busy core)",
@@ -1363,7 +1276,6 @@ static const struct fixture_case fixture_cases[] = {
         .util = "0=1000 13=1000",
         .jitter_milli = 100,
         .domain = DOMAIN_NUMA,
-        .restricted = true,
         .mask = "0,5,8,13",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "node 0 on core 0 (spare 0.25); node 1 on core 5 (spare 0.25)",
@@ -1373,7 +1285,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "vm-2cpu",
         .util = "0=700",
         .jitter_milli = 100,
-        .restricted = true,
         .mask = "0",
         .reason = PACKER_REASON_PACKED,
         .summary_has = "packed on core 0 (CPU 0): spare 0.3 covers jitter 0.1 + headroom 0.1",
@@ -1383,7 +1294,6 @@ static const struct fixture_case fixture_cases[] = {
         .tree = "vm-2cpu",
         .util = "0=700 1=400",
         .jitter_milli = 100,
-        .restricted = false,
         .reason = PACKER_REASON_ALL_BUSY,
     },
 };
@@ -1391,42 +1301,12 @@ static const struct fixture_case fixture_cases[] = {
 static void test_fixture_trees(void **state)
 {
     for (size_t i = 0; i < ELEMENTSOF(fixture_cases); i++) {
-        const struct fixture_case *c = &fixture_cases[i];
         char root[4096];
         struct topology *t = NULL;
-        struct test_config cfg;
-        struct packer_state st;
-        int util[MAX_TEST_CPUS];
-        cpu_set_t expect;
 
-        print_message("case: %s\n", c->name);
-        snprintf(root, sizeof(root), "%s/%s", TS_FIXTURES, c->tree);
+        snprintf(root, sizeof(root), "%s/%s", TS_FIXTURES, fixture_cases[i].tree);
         assert_int_equal(topology_read(root, &t), 0);
-        assert_true(t->n_cpus <= MAX_TEST_CPUS);
-        config_build(&cfg);
-        cfg.policy.domain = c->domain;
-        util_build(t, c->util, util);
-        packer_state_init(&st);
-        struct packer_input in = {.topo = t,
-                                  .cap = &cfg.capacity,
-                                  .cpu_util_milli = util,
-                                  .n_cpu_util = t->n_cpus,
-                                  .jitter_load_milli = c->jitter_milli,
-                                  .params = &cfg.policy,
-                                  .now_ms = 5};
-        assert_int_equal(packer_plan(&in, &st, &plan), 0);
-        print_message("  -> %s [%s] %s\n", plan.restricted ? mask_str(&plan.mask) : "unrestricted",
-                      packer_reason_to_string(plan.reason), plan.summary);
-        assert_int_equal(plan.restricted, c->restricted);
-        assert_int_equal(plan.reason, c->reason);
-        if (c->restricted) {
-            assert_int_equal(cpulist_parse(c->mask, &expect), 0);
-            assert_string_equal(mask_str(&plan.mask), mask_str(&expect));
-        } else {
-            assert_true(CPU_EQUAL(&plan.mask, &t->online));
-        }
-        if (c->summary_has)
-            assert_non_null(strstr(plan.summary, c->summary_has));
+        check_case(&fixture_cases[i], t, 5);
         topology_free(t);
     }
 }
@@ -1437,33 +1317,24 @@ static void test_fixture_trees(void **state)
 static void test_run_delay_guard(void **state)
 {
     (void)state;
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
-    int util[MAX_TEST_CPUS];
+    struct fx *s = &fx_storage;
+    struct packer_input *in = &s->in;
     cpu_set_t spill;
 
     /* 4 SMT1 cores: 0 and 1 busy with room, 2 busy, 3 idle */
-    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1});
-    config_build(&cfg);
-    util_build(&f.t, "0=300 1=400 2=500 3=0", util);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = f.t.n_cpus,
-                              .jitter_load_milli = 100,
-                              .params = &cfg.policy};
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 4, .smt = 1}, 0, 0);
+    util_build(&s->f.t, "0=300 1=400 2=500 3=0", s->util);
+    in->jitter_load_milli = 100;
+    assert_int_equal(plan_fresh(s), 0);
     assert_string_equal(mask_str(&plan.mask), "0");
 
     /* spilled to core 1, and to the idle core 3, which is not taken */
     CPU_ZERO(&spill);
     CPU_SET(1, &spill);
     CPU_SET(3, &spill);
-    in.spill_cpus = &spill;
-    in.delay_note = "spilled to core 1: jitter waited 2.4 ms per wake-up";
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->spill_cpus = &spill;
+    in->delay_note = "spilled to core 1: jitter waited 2.4 ms per wake-up";
+    assert_int_equal(plan_next(s), 0);
     assert_true(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
     assert_string_equal(mask_str(&plan.mask), "0-1");
@@ -1472,24 +1343,24 @@ static void test_run_delay_guard(void **state)
     assert_non_null(strstr(plan.summary, "(spilled to core 1: jitter waited 2.4 ms per wake-up)"));
 
     /* the spill released: back to the fewest cores */
-    in.spill_cpus = NULL;
-    in.delay_note = "";
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->spill_cpus = NULL;
+    in->delay_note = "";
+    assert_int_equal(plan_next(s), 0);
     assert_string_equal(mask_str(&plan.mask), "0");
     assert_null(strstr(plan.summary, "spilled"));
 
     /* given up: unrestricted, reason run-delay */
-    in.delay_fallback = true;
-    in.delay_note = "fell back: jitter waited 3.0 ms per wake-up and no busy core is left";
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->delay_fallback = true;
+    in->delay_note = "fell back: jitter waited 3.0 ms per wake-up and no busy core is left";
+    assert_int_equal(plan_next(s), 0);
     assert_false(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_RUN_DELAY);
     assert_string_equal(mask_str(&plan.mask), "0-3");
     assert_non_null(strstr(plan.summary, "fallback: jitter waited too long to run (fell back: jitter waited 3.0 ms"));
 
     /* a fallback for another reason keeps that reason */
-    util_build(&f.t, "0=10 1=10 2=10 3=0", util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    util_build(&s->f.t, "0=10 1=10 2=10 3=0", s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.reason, PACKER_REASON_IDLE_MACHINE);
 }
 
@@ -1508,27 +1379,18 @@ static void freq_build(struct freq_response *fr, bool steep)
 static void test_benefit(void **state)
 {
     (void)state;
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
+    struct fx *s = &fx_storage;
+    struct packer_input *in = &s->in;
     struct freq_response fr;
-    int util[MAX_TEST_CPUS];
 
     /* 8 POWER9-like SMT4 cores, one intensive thread on cores 0 and 1 */
-    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4});
-    config_build(&cfg);
-    util_build(&f.t, "0=1000 4=1000", util);
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = f.t.n_cpus,
-                              .jitter_load_milli = 200,
-                              .params = &cfg.policy,
-                              .n_jitter_tasks = 3};
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4}, 0, 0);
+    util_build(&s->f.t, "0=1000 4=1000", s->util);
+    in->jitter_load_milli = 200;
+    in->n_jitter_tasks = 3;
 
     /* no table: packed by the thresholds, nothing weighed */
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
     assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
     assert_string_equal(plan.benefit_explain, "");
@@ -1536,9 +1398,8 @@ static void test_benefit(void **state)
     /* flat: waking fewer cores buys no frequency, and packed jitter takes
      * the busy cores' cycles: no restriction */
     freq_build(&fr, false);
-    in.freq = &fr;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->freq = &fr;
+    assert_int_equal(plan_fresh(s), 0);
     assert_false(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_NO_BENEFIT);
     assert_int_equal(plan.benefit, BENEFIT_NONE);
@@ -1547,8 +1408,7 @@ static void test_benefit(void **state)
 
     /* steep: 2 active cores instead of 5 is worth the cycles */
     freq_build(&fr, true);
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_true(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
     assert_int_equal(plan.benefit, BENEFIT_PACK);
@@ -1557,10 +1417,9 @@ static void test_benefit(void **state)
 
     /* cores 0 and 1 full (no thread free): no room to pack, and isolation
      * on one idle core keeps 3 cores active instead of 6 */
-    in.n_jitter_tasks = 4;
-    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", util);
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->n_jitter_tasks = 4;
+    util_build(&s->f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", s->util);
+    assert_int_equal(plan_fresh(s), 0);
     assert_true(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
     assert_int_equal(plan.benefit, BENEFIT_ISOLATE);
@@ -1569,49 +1428,48 @@ static void test_benefit(void **state)
 
     /* core 7 fills up (all 4 threads busy, no room to pack there either):
      * the isolation moves to core 6 */
-    util_build(&f.t,
+    util_build(&s->f.t,
                "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
                "28=1000 29=1000 30=1000 31=1000",
-               util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+               s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
     assert_string_equal(mask_str(&plan.mask), "24-27");
     /* core 7 busy with one thread and room: jitter packs there, beside
      * cores 0 and 1 that are active anyway */
-    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 28=1000", util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    util_build(&s->f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 28=1000", s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
     assert_int_equal(plan.benefit, BENEFIT_PACK);
     assert_string_equal(mask_str(&plan.mask), "28-31");
     /* isolated on core 6 again, then core 7 idle: core 6 stays, while it is idle */
-    util_build(&f.t,
+    util_build(&s->f.t,
                "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000 "
                "28=1000 29=1000 30=1000 31=1000",
-               util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+               s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_string_equal(mask_str(&plan.mask), "24-27");
-    util_build(&f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    util_build(&s->f.t, "0=1000 1=1000 2=1000 3=1000 4=1000 5=1000 6=1000 7=1000", s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_string_equal(mask_str(&plan.mask), "24-27");
 
     /* two packages, each weighed on its own with the table (each has
      * its own frequency limit): package 0 as the first case above (one
      * thread on cores 0 and 1: packing pays), package 1 as the second
      * (cores 8 and 9 full: isolation on its last idle core) */
-    topo_build(&f, &(struct topo_spec){.packages = 2, .cores_per_pkg = 8, .smt = 4});
+    topo_build(&s->f, &(struct topo_spec){.packages = 2, .cores_per_pkg = 8, .smt = 4});
     int jit[MAX_TEST_CPUS];
     /* the jitter unconfined, on idle cores of its own package */
-    util_build(&f.t,
+    util_build(&s->f.t,
                "0=1000 4=1000 8=70 12=70 16=60 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
                "39=1000 40=70 44=70 48=60",
-               util);
-    util_build(&f.t, "8=70 12=70 16=60 40=70 44=70 48=60", jit);
-    in.n_cpu_util = f.t.n_cpus;
-    in.cpu_jitter_milli = jit;
-    in.n_jitter_tasks = 6;
-    in.jitter_load_milli = 400;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+               s->util);
+    util_build(&s->f.t, "8=70 12=70 16=60 40=70 44=70 48=60", jit);
+    in->n_cpu_util = s->f.t.n_cpus;
+    in->cpu_jitter_milli = jit;
+    in->n_jitter_tasks = 6;
+    in->jitter_load_milli = 400;
+    assert_int_equal(plan_fresh(s), 0);
     assert_true(plan.restricted);
     assert_int_equal(plan.reason, PACKER_REASON_ISOLATED);
     assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
@@ -1622,18 +1480,18 @@ static void test_benefit(void **state)
     assert_non_null(strstr(plan.benefit_explain, "; package 1: isolate on 1 core: +"));
     /* the jitter where the plan put it: each package's plan is the one in
      * effect there, kept */
-    util_build(&f.t,
+    util_build(&s->f.t,
                "0=1000 1=70 2=70 3=60 4=1000 32=1000 33=1000 34=1000 35=1000 36=1000 37=1000 38=1000 "
                "39=1000 60=70 61=70 62=60",
-               util);
-    util_build(&f.t, "1=70 2=70 3=60 60=70 61=70 62=60", jit);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+               s->util);
+    util_build(&s->f.t, "1=70 2=70 3=60 60=70 61=70 62=60", jit);
+    assert_int_equal(plan_next(s), 0);
     assert_string_equal(mask_str(&plan.mask), "0-3,60-63");
     assert_false(plan.changed);
 
     /* package 1's load gone: nothing to gain there, all its CPUs free */
-    util_build(&f.t, "0=1000 1=70 2=70 3=60 4=1000 60=70 61=70 62=60", util);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    util_build(&s->f.t, "0=1000 1=70 2=70 3=60 4=1000 60=70 61=70 62=60", s->util);
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
     assert_string_equal(mask_str(&plan.mask), "0-3,32-63");
     assert_string_equal(plan.summary, "weighed per package: package 0 packed on core 0; package 1 unrestricted "
@@ -1641,20 +1499,18 @@ static void test_benefit(void **state)
 
     /* the table is for a package: LLCs or nodes are not weighed, nor is
      * one probed frequency for the machine */
-    cfg.policy.domain = DOMAIN_LLC;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    s->cfg.policy.domain = DOMAIN_LLC;
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
     assert_string_equal(plan.benefit_explain, "not weighed: 2 LLCs, and the frequency table is for a package");
     assert_int_equal(plan.reason, PACKER_REASON_PACKED);
-    cfg.policy.domain = DOMAIN_PACKAGE;
+    s->cfg.policy.domain = DOMAIN_PACKAGE;
     struct probe_state ps;
     probe_init(&ps, NULL);
     struct packer_probe probe = {.state = &ps, .measurable = true, .busy_mhz = 3000};
-    in.freq = NULL;
-    in.probe = &probe;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    in->freq = NULL;
+    in->probe = &probe;
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_UNKNOWN);
     assert_string_equal(plan.benefit_explain, "not weighed: 2 packages, and the probed frequency is for the machine");
 }
@@ -1666,42 +1522,32 @@ static void test_benefit(void **state)
 static void test_benefit_measured_idle(void **state)
 {
     (void)state;
-    struct fake_topo f;
-    struct test_config cfg;
-    struct packer_state st;
+    struct fx *s = &fx_storage;
+    struct packer_input *in = &s->in;
     struct freq_response fr;
     struct benefit_core cores[8];
     struct benefit_snapshot snap;
-    int util[MAX_TEST_CPUS];
 
-    topo_build(&f, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4});
-    config_build(&cfg);
-    util_build(&f.t, "0=1000 4=1000", util);
+    fx_init(s, &(struct topo_spec){.packages = 1, .cores_per_pkg = 8, .smt = 4}, 0, 0);
+    util_build(&s->f.t, "0=1000 4=1000", s->util);
     freq_build(&fr, true);
     struct packer_idle idle = {0};
-    struct packer_input in = {.topo = &f.t,
-                              .cap = &cfg.capacity,
-                              .cpu_util_milli = util,
-                              .n_cpu_util = f.t.n_cpus,
-                              .jitter_load_milli = 200,
-                              .params = &cfg.policy,
-                              .n_jitter_tasks = 3,
-                              .freq = &fr,
-                              .idle = &idle};
+    in->jitter_load_milli = 200;
+    in->n_jitter_tasks = 3;
+    in->freq = &fr;
+    in->idle = &idle;
 
     /* nothing kept yet: not measured, as without the input */
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_PACK);
-    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    packer_benefit_snapshot(in, &plan, cores, &snap);
     assert_false(snap.none_woken_measured);
     assert_false(snap.none_wakes_measured);
 
     /* measured: the jitter keeps no idle core out of the deep states */
     idle.none = (struct idle_kept){.measured = true, .woken_milli = 0, .wakes_per_s = 120};
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
-    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    assert_int_equal(plan_fresh(s), 0);
+    packer_benefit_snapshot(in, &plan, cores, &snap);
     assert_true(snap.none_woken_measured);
     assert_int_equal(snap.none_woken_milli, 0);
     assert_true(snap.none_wakes_measured);
@@ -1711,27 +1557,24 @@ static void test_benefit_measured_idle(void **state)
     assert_false(plan.restricted);
 
     /* frequency_reevaluation reaches it too */
-    cfg.policy.freq_reeval_us = 500;
-    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    s->cfg.policy.freq_reeval_us = 500;
+    packer_benefit_snapshot(in, &plan, cores, &snap);
     assert_int_equal(snap.reeval_us, 500);
 
     /* three idle cores kept awake, as assumed: packing pays again */
     idle.none.woken_milli = 3000;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_PACK);
 
     /* light jitter reaching the deep states between wake-ups: a trial of
      * isolation where the caller allows one, with the load it is for */
-    in.jitter_load_milli = 100;
+    in->jitter_load_milli = 100;
     idle.none = (struct idle_kept){.measured = true, .woken_milli = 150, .wakes_per_s = 600};
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_NONE);
     assert_false(plan.benefit_trial);
     idle.trial_ok = true;
-    packer_state_init(&st);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_fresh(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_ISOLATE);
     assert_true(plan.benefit_trial);
     assert_int_equal(plan.benefit_trial_from, BENEFIT_NONE);
@@ -1740,7 +1583,7 @@ static void test_benefit_measured_idle(void **state)
     assert_string_equal(mask_str(&plan.wanted_mask), "28-31"); /* the highest idle core */
     assert_string_equal(plan.benefit_explain, "isolate on 1 core: a trial, +0.8% est. if its tasks wake the core "
                                               "together, +0.2% if independently (none +0.0%)");
-    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    packer_benefit_snapshot(in, &plan, cores, &snap);
     struct benefit_estimate est[BENEFIT_N_PLANS];
     benefit_estimate_all(&snap, est);
     uint64_t sig = est[BENEFIT_ISOLATE].load_sig;
@@ -1752,11 +1595,11 @@ static void test_benefit_measured_idle(void **state)
     idle.iso_sig = sig;
     idle.in_trial = true;
     idle.trial_from = BENEFIT_NONE;
-    packer_benefit_snapshot(&in, &plan, cores, &snap);
+    packer_benefit_snapshot(in, &plan, cores, &snap);
     assert_true(snap.iso_measured && snap.iso_sig == sig && snap.in_trial && snap.iso_trial_ok);
     assert_int_equal(snap.iso_woken_milli, 150);
     assert_int_equal(snap.iso_wakes_per_s, 700);
-    assert_int_equal(packer_plan(&in, &st, &plan), 0);
+    assert_int_equal(plan_next(s), 0);
     assert_int_equal(plan.benefit, BENEFIT_NONE);
     assert_false(plan.benefit_trial);
 }

@@ -274,6 +274,40 @@ static void wait_for_clients(struct fixture *fx, unsigned n)
     }
 }
 
+/* Until the server has taken or refused n connections. */
+static void wait_for_connections(struct fixture *fx, unsigned long n)
+{
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (control_server_n_clients(fx->s) + control_server_n_refused(fx->s) < n) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+}
+
+/* Until the handler has run at least once. */
+static void wait_for_handler(struct fixture *fx)
+{
+    uint64_t deadline = now_ms() + TIMEOUT_MS;
+    while (fx->handler_calls == 0) {
+        assert_true(now_ms() < deadline);
+        pump(fx);
+    }
+}
+
+/* A new connection asks for Status: whether it was answered without an
+ * error (the caller asserts, so a failure names its line). */
+static bool status_answered(struct fixture *fx)
+{
+    int fd = client_connect(fx->path);
+    char *err;
+    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
+    bool ok = err == NULL;
+    json_object_put(p);
+    free(err);
+    close(fd);
+    return ok;
+}
+
 static void test_every_method(void **state)
 {
     struct fixture *fx = *state;
@@ -501,11 +535,7 @@ static void test_many_clients(void **state)
         fds[i] = client_connect(fx->path);
         assert_true(fds[i] >= 0);
     }
-    uint64_t deadline = now_ms() + TIMEOUT_MS;
-    while (control_server_n_clients(fx->s) + control_server_n_refused(fx->s) < 100) {
-        assert_true(now_ms() < deadline);
-        pump(fx);
-    }
+    wait_for_connections(fx, 100);
     assert_int_equal(control_server_n_clients(fx->s), 64);
     assert_int_equal(control_server_n_refused(fx->s), 36);
     assert_int_equal(n_limit_logs, 1);
@@ -536,12 +566,7 @@ static void test_many_clients(void **state)
         close(fds[i]);
     wait_for_clients(fx, 0);
     /* Room again, and the next saturation would be logged again. */
-    int fd = client_connect(fx->path);
-    char *err;
-    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
-    assert_null(err);
-    json_object_put(p);
-    close(fd);
+    assert_true(status_answered(fx));
 }
 
 static uint64_t now_us(void)
@@ -661,20 +686,11 @@ static void test_slow_reader_over_bound_dropped(void **state)
     int slow = client_connect(fx->path);
     send_str(fx, slow, "{\"method\":\"io.turbosched.Dump\"}");
     wait_for_clients(fx, 1);
-    uint64_t deadline = now_ms() + TIMEOUT_MS;
-    while (fx->handler_calls == 0) {
-        assert_true(now_ms() < deadline);
-        pump(fx);
-    }
+    wait_for_handler(fx);
     /* The kernel buffer takes a few hundred KiB at most; the rest is over
      * the bound, so the server dropped the client instead of keeping it. */
     wait_for_clients(fx, 0);
-    int fd = client_connect(fx->path);
-    char *err;
-    struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
-    assert_null(err);
-    json_object_put(p);
-    close(fd);
+    assert_true(status_answered(fx));
     close(slow);
 }
 
@@ -685,11 +701,7 @@ static void test_never_reading_client_does_not_block(void **state)
     control_server_set_limits(fx->s, 0, 0, 1000);
     int slow = client_connect(fx->path);
     send_str(fx, slow, "{\"method\":\"io.turbosched.Dump\"}");
-    uint64_t deadline = now_ms() + TIMEOUT_MS;
-    while (fx->handler_calls == 0) {
-        assert_true(now_ms() < deadline);
-        pump(fx);
-    }
+    wait_for_handler(fx);
     /* Its reply is stuck in our buffer; it keeps asking without reading
      * until its own socket is full (the server is not running meanwhile). */
     const char req[] = "{\"method\":\"io.turbosched.Dump\"}";
@@ -705,14 +717,8 @@ static void test_never_reading_client_does_not_block(void **state)
     }
     assert_true(sent > 1);
     /* The server answers the others meanwhile. */
-    for (int i = 0; i < 5; i++) {
-        int fd = client_connect(fx->path);
-        char *err;
-        struct json_object *p = call(fx, fd, "{\"method\":\"io.turbosched.Status\"}", &err);
-        assert_null(err);
-        json_object_put(p);
-        close(fd);
-    }
+    for (int i = 0; i < 5; i++)
+        assert_true(status_answered(fx));
     /* None of the slow client's queued requests was processed, so nothing
      * grew on its behalf. */
     assert_int_equal(fx->handler_calls, 1 + 5);
@@ -728,11 +734,7 @@ static void test_client_gone_with_reply_pending(void **state)
     fx->dump_size = 2 << 20;
     int fd = client_connect(fx->path);
     send_str(fx, fd, "{\"method\":\"io.turbosched.Dump\"}");
-    uint64_t deadline = now_ms() + TIMEOUT_MS;
-    while (fx->handler_calls == 0) {
-        assert_true(now_ms() < deadline);
-        pump(fx);
-    }
+    wait_for_handler(fx);
     assert_int_equal(control_server_n_clients(fx->s), 1); /* reply still queued */
     close(fd);
     /* Noticed at once, long before the 30 s idle timeout. */
@@ -857,28 +859,87 @@ static int child_connect(const char *path)
     return fd;
 }
 
-/* The socket readable by group 65534 (nobody's), as control_group makes it. */
-static void serve_nobody(struct fixture *fx)
+/* The socket readable by group 65534 (nobody's), as control_group makes
+ * it, for max_clients (0: the default). A test of it plays nobody, so it
+ * needs root, and skips without. */
+static void serve_nobody(struct fixture *fx, unsigned max_clients)
 {
+    if (geteuid() != 0)
+        skip(); /* needs root to become another user */
     control_server_free(fx->s);
     assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    assert_int_equal(control_server_new(fx->e, fx->path, "65534", max_clients, fake_handler, fx, &fx->s), 0);
+}
+
+/* Forks a client that is nobody: returns 0 in the child, connected on
+ * *fd (it exits 11 if it cannot connect), the child's PID in the parent. */
+static pid_t fork_nobody(struct fixture *fx, int *fd)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        drop_to_nobody();
+        *fd = child_connect(fx->path);
+        if (*fd < 0)
+            _exit(11);
+    }
+    return pid;
+}
+
+/* A child, nobody, holding n connections that each sent req (len bytes),
+ * until hog_release: started once they are all sent. */
+struct hog {
+    pid_t pid;
+    int ready, done; /* the parent's ends of the pipes */
+};
+
+static struct hog hog_start(struct fixture *fx, int n, const char *req, size_t len)
+{
+    int ready[2], done[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(done, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(done[1]);
+        drop_to_nobody();
+        for (int i = 0; i < n; i++) {
+            int fd = child_connect(fx->path);
+            if (fd < 0 || send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+                _exit(20);
+        }
+        char ch = 'r';
+        if (write(ready[1], &ch, 1) != 1)
+            _exit(21);
+        /* Hold every connection until the parent is done. */
+        if (read(done[0], &ch, 1) < 0)
+            _exit(22);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    char ch;
+    assert_int_equal(read(ready[0], &ch, 1), 1);
+    return (struct hog){.pid = pid, .ready = ready[0], .done = done[1]};
+}
+
+static void hog_release(struct fixture *fx, struct hog *h)
+{
+    assert_int_equal(write(h->done, "d", 1), 1);
+    close(h->done);
+    close(h->ready);
+    assert_int_equal(run_child(fx, h->pid), 0);
 }
 
 static void test_peer_credentials(void **state)
 {
     struct fixture *fx = *state;
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
+    int fd = -1;
     /* Group-readable socket: nobody (in group 65534) may connect and read. */
-    serve_nobody(fx);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    serve_nobody(fx, 0);
+    pid_t pid = fork_nobody(fx, &fd);
     if (pid == 0) {
-        drop_to_nobody();
-        int fd = child_connect(fx->path);
-        if (fd < 0)
-            _exit(11);
         char *err;
         struct json_object *p;
         if (child_call(fd, "{\"method\":\"io.turbosched.Reload\"}", &err, &p) < 0)
@@ -936,20 +997,14 @@ static void test_method_table(void **state)
 static void test_table_permissions(void **state)
 {
     struct fixture *fx = *state;
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
-    serve_nobody(fx);
+    int fd = -1;
+    serve_nobody(fx, 0);
     unsigned reached = 0;
     for (int id = 0; id < _VARLINK_METHOD_MAX; id++)
         reached += !control_method_find((enum varlink_method)id)->root_only &&
                    control_method_find((enum varlink_method)id)->fn;
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_nobody(fx, &fd);
     if (pid == 0) {
-        drop_to_nobody();
-        int fd = child_connect(fx->path);
-        if (fd < 0)
-            _exit(11);
         for (int id = 0; id < _VARLINK_METHOD_MAX; id++) {
             char req[128], *err;
             struct json_object *p;
@@ -978,16 +1033,10 @@ static void test_table_permissions(void **state)
 static void test_refusals_logged_bounded(void **state)
 {
     struct fixture *fx = *state;
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
-    serve_nobody(fx);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    int fd = -1;
+    serve_nobody(fx, 0);
+    pid_t pid = fork_nobody(fx, &fd);
     if (pid == 0) {
-        drop_to_nobody();
-        int fd = child_connect(fx->path);
-        if (fd < 0)
-            _exit(11);
         for (unsigned i = 0; i < 3 * LOG_RATELIMIT_BURST; i++) {
             char *err;
             struct json_object *p;
@@ -1010,42 +1059,9 @@ static void test_refusals_logged_bounded(void **state)
 static void test_slot_exhaustion_by_user(void **state)
 {
     struct fixture *fx = *state;
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
-    control_server_free(fx->s);
-    assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 64, fake_handler, fx, &fx->s), 0);
-    int ready[2], done[2];
-    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(done, O_CLOEXEC), 0);
-    pid_t hog = fork();
-    assert_true(hog >= 0);
-    if (hog == 0) {
-        close(ready[0]);
-        close(done[1]);
-        drop_to_nobody();
-        for (int i = 0; i < 100; i++) {
-            int fd = child_connect(fx->path);
-            if (fd < 0 || send(fd, "{", 1, MSG_NOSIGNAL) != 1)
-                _exit(20);
-        }
-        char ch = 'r';
-        if (write(ready[1], &ch, 1) != 1)
-            _exit(21);
-        /* Hold every connection until the parent is done. */
-        if (read(done[0], &ch, 1) < 0)
-            _exit(22);
-        _exit(0);
-    }
-    close(ready[1]);
-    close(done[0]);
-    char ch;
-    assert_int_equal(read(ready[0], &ch, 1), 1);
-    uint64_t deadline = now_ms() + TIMEOUT_MS;
-    while (control_server_n_clients(fx->s) + control_server_n_refused(fx->s) < 100) {
-        assert_true(now_ms() < deadline);
-        pump(fx);
-    }
+    serve_nobody(fx, 64);
+    struct hog hog = hog_start(fx, 100, "{", 1);
+    wait_for_connections(fx, 100);
     unsigned held = control_server_n_clients(fx->s);
     print_message("uid 65534 holds %u of 64 slots, %lu refused\n", held, control_server_n_refused(fx->s));
     assert_true(held < 64);
@@ -1099,10 +1115,7 @@ static void test_slot_exhaustion_by_user(void **state)
     for (int i = 0; i < n_extra; i++)
         close(extra[i]);
     close(fd);
-    assert_int_equal(write(done[1], "d", 1), 1);
-    close(done[1]);
-    close(ready[0]);
-    assert_int_equal(run_child(fx, hog), 0);
+    hog_release(fx, &hog);
 }
 
 /* Requests req from an unprivileged user: a burst, then
@@ -1111,16 +1124,10 @@ static void test_slot_exhaustion_by_user(void **state)
  * limited. */
 static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burst, unsigned held_ms, const char *other)
 {
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
-    serve_nobody(fx);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    int fd = -1;
+    serve_nobody(fx, 0);
+    pid_t pid = fork_nobody(fx, &fd);
     if (pid == 0) {
-        drop_to_nobody();
-        int fd = child_connect(fx->path);
-        if (fd < 0)
-            _exit(11);
         unsigned ok = 0, busy = 0;
         for (unsigned i = 0; i < burst + 22; i++) {
             struct json_object *q;
@@ -1145,7 +1152,7 @@ static void unprivileged_rate(struct fixture *fx, const char *req, unsigned burs
         _exit(0);
     }
     assert_int_equal(run_child(fx, pid), 0);
-    int fd = client_connect(fx->path);
+    fd = client_connect(fx->path);
     for (int i = 0; i < 30; i++) {
         char *err;
         struct json_object *p = call(fx, fd, req, &err);
@@ -1210,37 +1217,12 @@ static void test_unprivileged_metrics_rate(void **state)
 static void test_unread_replies_bounded(void **state)
 {
     struct fixture *fx = *state;
-    if (geteuid() != 0)
-        skip(); /* needs root to become another user */
-    control_server_free(fx->s);
-    assert_int_equal(chmod(fx->dir, 0755), 0);
-    assert_int_equal(control_server_new(fx->e, fx->path, "65534", 0, fake_handler, fx, &fx->s), 0);
+    serve_nobody(fx, 0);
     /* 2 MiB per client, so 8 MiB for all; each Dump leaves ~1.5 MiB unread. */
     control_server_set_limits(fx->s, 0, 2 << 20, 0);
     fx->dump_size = 1536 << 10;
-    int ready[2], done[2];
-    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(done, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(ready[0]);
-        close(done[1]);
-        drop_to_nobody();
-        for (int i = 0; i < 8; i++) {
-            int fd = child_connect(fx->path);
-            if (fd < 0 || send(fd, "{\"method\":\"io.turbosched.Dump\"}", 32, MSG_NOSIGNAL) != 32)
-                _exit(20);
-        }
-        char ch = 'r';
-        if (write(ready[1], &ch, 1) != 1 || read(done[0], &ch, 1) < 0)
-            _exit(21);
-        _exit(0);
-    }
-    close(ready[1]);
-    close(done[0]);
-    char ch;
-    assert_int_equal(read(ready[0], &ch, 1), 1);
+    static const char dump[] = "{\"method\":\"io.turbosched.Dump\"}";
+    struct hog hog = hog_start(fx, 8, dump, sizeof dump);
     /* Every Dump is either built or refused; let the loop settle. */
     uint64_t deadline = now_ms() + TIMEOUT_MS;
     size_t peak = 0;
@@ -1256,10 +1238,7 @@ static void test_unread_replies_bounded(void **state)
                   fx->handler_calls, peak, control_server_n_clients(fx->s));
     assert_true(fx->handler_calls < 8);
     assert_true(peak <= (8u << 20) + (2u << 20));
-    assert_int_equal(write(done[1], "d", 1), 1);
-    close(done[1]);
-    close(ready[0]);
-    assert_int_equal(run_child(fx, pid), 0);
+    hog_release(fx, &hog);
 }
 
 /* Out of file descriptors, the listener pauses instead of spinning on a

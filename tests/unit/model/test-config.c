@@ -78,40 +78,114 @@ static char *strip_comments(char *s)
     return s;
 }
 
+/* The [daemon], [capacity], [packing] and [classify] values a
+ * configuration should hold, and no rules. */
+struct settings {
+    unsigned tick_ms;
+    enum apply_mode mode;
+    bool dry_run;
+    int log_level;
+    uint64_t rcvbuf_bytes;
+    int nice;
+    unsigned realtime_priority;
+    unsigned max_tasks;
+    const char *control_socket, *control_group, *state_file, *cgroup_name; /* control_group NULL: root only */
+    unsigned smt1_milli, smt2_milli, smt4_milli, smt8_milli;
+    unsigned busy_threshold_milli, headroom_milli, idle_machine_milli;
+    unsigned hold_ms, min_change_ms, half_life_ms;
+    enum pack_domain domain;
+    bool use_uclamp;
+    unsigned uclamp_threshold, uclamp_recheck_ms;
+    enum task_class default_class;
+    bool unit_optin;
+};
+
+static void expect_uint(const char *key, unsigned long long got, unsigned long long want)
+{
+    if (got != want)
+        fail_msg("%s is %llu, expected %llu", key, got, want);
+}
+
+static void expect_int(const char *key, long long got, long long want)
+{
+    if (got != want)
+        fail_msg("%s is %lld, expected %lld", key, got, want);
+}
+
+static void expect_str(const char *key, const char *got, const char *want)
+{
+    if (!got != !want || (got && strcmp(got, want) != 0))
+        fail_msg("%s is %s%s%s, expected %s%s%s", key, got ? "'" : "", got ? got : "NULL", got ? "'" : "",
+                 want ? "'" : "", want ? want : "NULL", want ? "'" : "");
+}
+
+static void expect_settings(const struct config *c, const struct settings *w)
+{
+    expect_uint("tick_interval", c->tick_ms, w->tick_ms);
+    expect_int("mode", c->mode, w->mode);
+    expect_int("dry_run", c->dry_run, w->dry_run);
+    expect_int("log_level", c->log_level, w->log_level);
+    expect_uint("netlink_rcvbuf", c->rcvbuf_bytes, w->rcvbuf_bytes);
+    expect_int("nice", c->nice, w->nice);
+    expect_uint("realtime_priority", c->realtime_priority, w->realtime_priority);
+    expect_uint("max_tasks", c->max_tasks, w->max_tasks);
+    expect_str("control_socket", c->control_socket, w->control_socket);
+    expect_str("control_group", c->control_group, w->control_group);
+    expect_str("state_file", c->state_file, w->state_file);
+    expect_str("cgroup_name", c->cgroup_name, w->cgroup_name);
+    expect_uint("smt1", c->capacity.factor_milli[1], w->smt1_milli);
+    expect_uint("smt2", c->capacity.factor_milli[2], w->smt2_milli);
+    expect_uint("smt4", c->capacity.factor_milli[4], w->smt4_milli);
+    expect_uint("smt8", c->capacity.factor_milli[8], w->smt8_milli);
+    expect_uint("busy_threshold", c->policy.busy_threshold_milli, w->busy_threshold_milli);
+    expect_uint("headroom", c->policy.headroom_milli, w->headroom_milli);
+    expect_uint("idle_threshold", c->policy.idle_machine_milli, w->idle_machine_milli);
+    expect_uint("hold_time", c->policy.hold_ms, w->hold_ms);
+    expect_uint("min_change_interval", c->policy.min_change_ms, w->min_change_ms);
+    expect_uint("half_life", c->policy.half_life_ms, w->half_life_ms);
+    expect_int("domain", c->policy.domain, w->domain);
+    expect_int("uclamp", c->use_uclamp, w->use_uclamp);
+    expect_uint("uclamp_threshold", c->uclamp_threshold, w->uclamp_threshold);
+    expect_uint("uclamp_recheck_interval", c->uclamp_recheck_ms, w->uclamp_recheck_ms);
+    expect_int("default_class", c->default_class, w->default_class);
+    expect_int("unit_optin", c->unit_optin, w->unit_optin);
+    expect_uint("rules", c->n_rules, 0);
+}
+
 /* ------------------------------------------------------------- defaults */
 
 static void test_defaults(void **state)
 {
     struct config c;
     config_init_defaults(&c);
-    assert_int_equal(c.tick_ms, 250);
-    assert_int_equal(c.mode, APPLY_AFFINITY);
-    assert_false(c.dry_run);
-    assert_int_equal(c.log_level, LOG_INFO);
-    assert_int_equal(c.rcvbuf_bytes, 16u << 20);
-    assert_int_equal(c.nice, -10);
-    assert_int_equal(c.max_tasks, 131072);
-    assert_string_equal(c.control_socket, "/run/turbosched/control");
-    assert_null(c.control_group);
-    assert_string_equal(c.state_file, "/run/turbosched/state");
-    assert_string_equal(c.cgroup_name, "turbosched");
-    assert_int_equal(c.capacity.factor_milli[1], 1000);
-    assert_int_equal(c.capacity.factor_milli[2], 1250);
-    assert_int_equal(c.capacity.factor_milli[4], 1500);
-    assert_int_equal(c.capacity.factor_milli[8], 2000);
-    assert_int_equal(c.policy.busy_threshold_milli, 125);
-    assert_int_equal(c.policy.headroom_milli, 100);
-    assert_int_equal(c.policy.idle_machine_milli, 50);
-    assert_int_equal(c.policy.hold_ms, 1000);
-    assert_int_equal(c.policy.min_change_ms, 2000);
-    assert_int_equal(c.policy.half_life_ms, 1000);
-    assert_int_equal(c.policy.domain, DOMAIN_PACKAGE);
-    assert_true(c.use_uclamp);
-    assert_int_equal(c.uclamp_threshold, 204);
-    assert_int_equal(c.uclamp_recheck_ms, 5000);
-    assert_int_equal(c.default_class, CLASS_IGNORE);
-    assert_true(c.unit_optin);
-    assert_int_equal(c.n_rules, 0);
+    expect_settings(&c, &(struct settings){.tick_ms = 250,
+                                           .mode = APPLY_AFFINITY,
+                                           .dry_run = false,
+                                           .log_level = LOG_INFO,
+                                           .rcvbuf_bytes = 16u << 20,
+                                           .nice = -10,
+                                           .realtime_priority = 1,
+                                           .max_tasks = 131072,
+                                           .control_socket = "/run/turbosched/control",
+                                           .control_group = NULL,
+                                           .state_file = "/run/turbosched/state",
+                                           .cgroup_name = "turbosched",
+                                           .smt1_milli = 1000,
+                                           .smt2_milli = 1250,
+                                           .smt4_milli = 1500,
+                                           .smt8_milli = 2000,
+                                           .busy_threshold_milli = 125,
+                                           .headroom_milli = 100,
+                                           .idle_machine_milli = 50,
+                                           .hold_ms = 1000,
+                                           .min_change_ms = 2000,
+                                           .half_life_ms = 1000,
+                                           .domain = DOMAIN_PACKAGE,
+                                           .use_uclamp = true,
+                                           .uclamp_threshold = 204,
+                                           .uclamp_recheck_ms = 5000,
+                                           .default_class = CLASS_IGNORE,
+                                           .unit_optin = true});
     config_done(&c);
 }
 
@@ -250,33 +324,34 @@ static void test_values(void **state)
                            &c),
                      0);
     assert_string_equal(captured, "");
-    assert_int_equal(c.tick_ms, 2000);
-    assert_int_equal(c.mode, APPLY_CGROUP);
-    assert_true(c.dry_run);
-    assert_int_equal(c.log_level, LOG_DEBUG);
-    assert_int_equal(c.rcvbuf_bytes, 1u << 30);
-    assert_int_equal(c.nice, 19);
-    assert_int_equal(c.realtime_priority, 99);
-    assert_int_equal(c.max_tasks, 16);
-    assert_string_equal(c.control_socket, "/tmp/x.sock");
-    assert_string_equal(c.control_group, "wheel");
-    assert_string_equal(c.state_file, "/var/lib/x");
-    assert_string_equal(c.cgroup_name, "a/b");
-    assert_int_equal(c.capacity.factor_milli[1], 900);
-    assert_int_equal(c.capacity.factor_milli[2], 1250);
-    assert_int_equal(c.capacity.factor_milli[8], 8000);
-    assert_int_equal(c.policy.busy_threshold_milli, 1000);
-    assert_int_equal(c.policy.headroom_milli, 5);
-    assert_int_equal(c.policy.idle_machine_milli, 0);
-    assert_int_equal(c.policy.hold_ms, 60000);
-    assert_int_equal(c.policy.min_change_ms, 0);
-    assert_int_equal(c.policy.half_life_ms, 32);
-    assert_int_equal(c.policy.domain, DOMAIN_LLC);
-    assert_true(c.use_uclamp);
-    assert_int_equal(c.uclamp_threshold, 1023);
-    assert_int_equal(c.uclamp_recheck_ms, 10000);
-    assert_int_equal(c.default_class, CLASS_JITTER);
-    assert_false(c.unit_optin);
+    expect_settings(&c, &(struct settings){.tick_ms = 2000,
+                                           .mode = APPLY_CGROUP,
+                                           .dry_run = true,
+                                           .log_level = LOG_DEBUG,
+                                           .rcvbuf_bytes = 1u << 30,
+                                           .nice = 19,
+                                           .realtime_priority = 99,
+                                           .max_tasks = 16,
+                                           .control_socket = "/tmp/x.sock",
+                                           .control_group = "wheel",
+                                           .state_file = "/var/lib/x",
+                                           .cgroup_name = "a/b",
+                                           .smt1_milli = 900,
+                                           .smt2_milli = 1250,
+                                           .smt4_milli = 1500, /* not given: the default */
+                                           .smt8_milli = 8000,
+                                           .busy_threshold_milli = 1000,
+                                           .headroom_milli = 5,
+                                           .idle_machine_milli = 0,
+                                           .hold_ms = 60000,
+                                           .min_change_ms = 0,
+                                           .half_life_ms = 32,
+                                           .domain = DOMAIN_LLC,
+                                           .use_uclamp = true,
+                                           .uclamp_threshold = 1023,
+                                           .uclamp_recheck_ms = 10000,
+                                           .default_class = CLASS_JITTER,
+                                           .unit_optin = false});
     config_done(&c);
 
     /* empty control_group: back to root only; uclamp = auto/no */
@@ -514,15 +589,24 @@ struct duration_case {
     const char *printed;
 };
 
-/* Each value of a duration key of section parses without a message, lands
- * in the field (an unsigned in µs, or with ns a uint64_t in ns) and prints
- * back as the canonical text, which parses again. */
-static void check_duration(const char *section, const char *key, size_t offset, bool ns,
+/* A duration key of section: its default (in µs), and each value parses
+ * without a message, lands in the field (an unsigned in µs, or with ns a
+ * uint64_t in ns) and prints back as the canonical text, which parses
+ * again. */
+static void check_duration(const char *section, const char *key, size_t offset, bool ns, unsigned default_us,
                            const struct duration_case *cases, size_t n)
 {
     struct config c;
+    config_init_defaults(&c);
+    const char *dflt = (const char *)&c + offset;
+    if (ns)
+        assert_int_equal(*(const uint64_t *)dflt, (uint64_t)default_us * 1000);
+    else
+        assert_int_equal(*(const unsigned *)dflt, default_us);
+    config_done(&c);
     for (size_t i = 0; i < n; i++) {
         char text[96], want[64];
+        print_message("%s = %s\n", key, cases[i].value);
         snprintf(text, sizeof text, "[%s]\n%s = %s\n", section, key, cases[i].value);
         assert_int_equal(parse(text, &c), 0);
         assert_string_equal(captured, "");
@@ -543,15 +627,11 @@ static void check_duration(const char *section, const char *key, size_t offset, 
 static void test_jitter_slice(void **state)
 {
     (void)state;
-    struct config c;
-    config_init_defaults(&c);
-    assert_int_equal(c.policy.jitter_slice_ns, 300000);
-    config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"},    {"100us", 100, "100us"},    {"0.5ms", 500, "500us"},
         {"1ms", 1000, "1ms"}, {"100ms", 100000, "100ms"}, {"250", 250, "250us"},
     };
-    check_duration("packing", "jitter_slice", offsetof(struct config, policy.jitter_slice_ns), true, ok,
+    check_duration("packing", "jitter_slice", offsetof(struct config, policy.jitter_slice_ns), true, 300, ok,
                    sizeof ok / sizeof ok[0]);
 }
 
@@ -589,14 +669,10 @@ static void test_frequency_table(void **state)
 static void test_max_run_delay(void **state)
 {
     (void)state;
-    struct config c;
-    config_init_defaults(&c);
-    assert_int_equal(c.policy.max_run_delay_ns, 1000000);
-    config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"}, {"10us", 10, "10us"}, {"0.5ms", 500, "500us"}, {"2ms", 2000, "2ms"}, {"1s", 1000000, "1s"},
     };
-    check_duration("packing", "max_run_delay", offsetof(struct config, policy.max_run_delay_ns), true, ok,
+    check_duration("packing", "max_run_delay", offsetof(struct config, policy.max_run_delay_ns), true, 1000, ok,
                    sizeof ok / sizeof ok[0]);
 }
 
@@ -605,14 +681,11 @@ static void test_frequency_reevaluation(void **state)
 {
     (void)state;
     struct config c;
-    config_init_defaults(&c);
-    assert_int_equal(c.policy.freq_reeval_us, 0);
-    config_done(&c);
     static const struct duration_case ok[] = {
         {"off", 0, "off"},    {"500us", 500, "500us"}, {"0.5ms", 500, "500us"},
         {"1ms", 1000, "1ms"}, {"1s", 1000000, "1s"},
     };
-    check_duration("capacity", "frequency_reevaluation", offsetof(struct config, policy.freq_reeval_us), false, ok,
+    check_duration("capacity", "frequency_reevaluation", offsetof(struct config, policy.freq_reeval_us), false, 0, ok,
                    sizeof ok / sizeof ok[0]);
     assert_int_equal(parse("[capacity]\nfrequency_reevaluation = 2s\n", &c), -EINVAL);
     assert_string_equal(captured,

@@ -50,6 +50,32 @@ static void bench_snapshot(unsigned n, struct benefit_core *cores, struct benefi
     (void)busy;
 }
 
+/* A chip, a load on it and the choice made for that load. */
+struct chip {
+    struct capacity_table cap;
+    struct freq_response fr;
+    struct benefit_core cores[CORES];
+    struct benefit_snapshot snap;
+    struct benefit_choice ch;
+};
+
+/* The modelled chip, no load yet. */
+static void chip_modelled(struct chip *x)
+{
+    capacity_table_default(&x->cap);
+    modelled_chip(&x->fr);
+}
+
+/* turbo_bench's N intensive + N jitter threads on x (bench_snapshot). */
+static void chip_bench(struct chip *x, unsigned n) { bench_snapshot(n, x->cores, &x->snap, &x->cap, &x->fr); }
+
+/* The plan chosen for x's load with `applied` in effect; the estimates in x->ch. */
+static enum benefit_plan choose(struct chip *x, enum benefit_plan applied, unsigned margin_bp)
+{
+    assert_int_equal(benefit_choose(&x->snap, applied, margin_bp, &x->ch), 0);
+    return x->ch.plan;
+}
+
 static void test_freq_response_parse(void **state)
 {
     (void)state;
@@ -104,16 +130,12 @@ static void test_freq_response_validate(void **state)
 static void test_choice_by_n(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
-    capacity_table_default(&cap);
-    modelled_chip(&fr);
+    struct chip x;
+    const struct benefit_choice *ch = &x.ch;
+    chip_modelled(&x);
     for (unsigned n = 2; n <= 32; n++) {
-        struct benefit_core cores[CORES];
-        struct benefit_snapshot snap;
-        struct benefit_choice ch;
-        bench_snapshot(n, cores, &snap, &cap, &fr);
-        assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
+        chip_bench(&x, n);
+        choose(&x, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT);
         enum benefit_plan want = n <= 4   ? BENEFIT_NONE
                                  : n <= 8 ? BENEFIT_ISOLATE
                                  : n < 16 ? BENEFIT_PACK
@@ -121,29 +143,29 @@ static void test_choice_by_n(void **state)
         /* Every core busy: unconfined jitter lands beside two intensive
          * threads as often as beside one; packing it beside the single ones
          * costs less, and pays once that beats the margin. */
-        if (n > 16 && ch.est[BENEFIT_PACK].candidate &&
-            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+        if (n > 16 && ch->est[BENEFIT_PACK].candidate &&
+            ch->est[BENEFIT_PACK].throughput > ch->est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_PACK;
         if (n == 16 || n == 32)
             assert_int_equal(want, BENEFIT_NONE); /* every core alike: nothing to choose */
         if (n == 30) {
             if (want != BENEFIT_PACK)
-                fail_msg("N=30: %s (pack %.4f none %.4f)", ch.explain, ch.est[BENEFIT_PACK].throughput,
-                         ch.est[BENEFIT_NONE].throughput);
+                fail_msg("N=30: %s (pack %.4f none %.4f)", ch->explain, ch->est[BENEFIT_PACK].throughput,
+                         ch->est[BENEFIT_NONE].throughput);
             for (unsigned c = 0; c < CORES; c++) /* cores 0-13 carry two intensive threads */
-                assert_int_equal(benefit_pack_core(&snap, c), c >= 14);
+                assert_int_equal(benefit_pack_core(&x.snap, c), c >= 14);
         }
-        if (ch.plan != want)
-            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
-                     ch.explain);
+        if (ch->plan != want)
+            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch->plan), benefit_plan_name(want),
+                     ch->explain);
         /* the choice is never estimated worse than any candidate beyond the margin */
         for (int p = 0; p < BENEFIT_N_PLANS; p++)
-            if (ch.est[p].candidate)
-                assert_true(ch.est[ch.plan].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 10000.0) >=
-                            ch.est[p].throughput);
-        assert_true(ch.gain >= 0);
+            if (ch->est[p].candidate)
+                assert_true(ch->est[ch->plan].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 10000.0) >=
+                            ch->est[p].throughput);
+        assert_true(ch->gain >= 0);
         if (n >= 5 && n <= 8)
-            assert_int_equal(ch.est[BENEFIT_ISOLATE].n_isolate, 1);
+            assert_int_equal(ch->est[BENEFIT_ISOLATE].n_isolate, 1);
     }
 }
 
@@ -151,39 +173,36 @@ static void test_choice_by_n(void **state)
 static void test_flat_chip_never_restricts(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
+    struct chip x;
+    const struct benefit_choice *ch = &x.ch;
     char err[64];
-    capacity_table_default(&cap);
-    freq_response_init(&fr, CORES);
-    assert_int_equal(freq_response_set(&fr, "active1-16", "3300", err, sizeof err), 0);
+    capacity_table_default(&x.cap);
+    freq_response_init(&x.fr, CORES);
+    assert_int_equal(freq_response_set(&x.fr, "active1-16", "3300", err, sizeof err), 0);
     for (unsigned n = 2; n <= 32; n++) {
-        struct benefit_core cores[CORES];
-        struct benefit_snapshot snap;
-        struct benefit_choice ch;
-        bench_snapshot(n, cores, &snap, &cap, &fr);
-        assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT, &ch), 0);
+        chip_bench(&x, n);
+        choose(&x, BENEFIT_UNKNOWN, BENEFIT_MARGIN_BP_DEFAULT);
         /* never packing while idle cores are left: it only costs. Unrestricted jitter that has an
          * idle core each costs nothing either; from N = 9 some of it lands
          * beside busy threads, and an idle core taking all of it saves that,
          * at the same frequency, until no idle core is left. */
         enum benefit_plan want = BENEFIT_NONE;
         if (n > CORES / 2 && n < CORES &&
-            ch.est[BENEFIT_ISOLATE].throughput >
-                ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+            ch->est[BENEFIT_ISOLATE].throughput >
+                ch->est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_ISOLATE;
-        if (n > CORES && ch.est[BENEFIT_PACK].candidate &&
-            ch.est[BENEFIT_PACK].throughput > ch.est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
+        if (n > CORES && ch->est[BENEFIT_PACK].candidate &&
+            ch->est[BENEFIT_PACK].throughput > ch->est[BENEFIT_NONE].throughput * (1 + BENEFIT_MARGIN_BP_DEFAULT / 1e4))
             want = BENEFIT_PACK; /* beside one intensive thread rather than two */
         if (n == 12)
             assert_int_equal(want, BENEFIT_ISOLATE); /* 4 of 12 jitter threads beside busy ones: 0.8% */
-        if (ch.plan != want)
-            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch.plan), benefit_plan_name(want),
-                     ch.explain);
+        if (ch->plan != want)
+            fail_msg("N=%u: chose %s, expected %s (%s)", n, benefit_plan_name(ch->plan), benefit_plan_name(want),
+                     ch->explain);
         if (n < 16)
-            assert_true(ch.est[BENEFIT_PACK].throughput < ch.est[BENEFIT_NONE].throughput);
+            assert_true(ch->est[BENEFIT_PACK].throughput < ch->est[BENEFIT_NONE].throughput);
         if (want == BENEFIT_NONE)
-            assert_non_null(strstr(ch.explain, "none:"));
+            assert_non_null(strstr(ch->explain, "none:"));
     }
 }
 
@@ -191,53 +210,43 @@ static void test_flat_chip_never_restricts(void **state)
 static void test_explain(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
-    struct benefit_core cores[CORES];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-    capacity_table_default(&cap);
-    modelled_chip(&fr);
-    bench_snapshot(12, cores, &snap, &cap, &fr);
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_PACK);
+    struct chip x;
+    const struct benefit_choice *ch = &x.ch;
+    chip_modelled(&x);
+    chip_bench(&x, 12);
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_PACK);
     char want[128];
     snprintf(want, sizeof want, "pack: %+.1f%% est. (12 active cores at 2.97 GHz vs 2.70 GHz, jitter takes %.1f%%)",
-             100 * ch.gain, 100 * ch.est[BENEFIT_PACK].jitter_cost);
-    assert_string_equal(ch.explain, want);
+             100 * ch->gain, 100 * ch->est[BENEFIT_PACK].jitter_cost);
+    assert_string_equal(ch->explain, want);
     /* 12 jitter threads of 2% work each beside single busy threads on SMT4:
      * the busy thread drops from 1.0 to 0.625 while the jitter runs at 0.625,
      * 0.6 of the work, over 12 busy threads */
-    assert_true(fabs(ch.est[BENEFIT_PACK].jitter_cost - 0.6 * 12 * 0.020 / 12) < 1e-4);
+    assert_true(fabs(ch->est[BENEFIT_PACK].jitter_cost - 0.6 * 12 * 0.020 / 12) < 1e-4);
 
-    bench_snapshot(6, cores, &snap, &cap, &fr);
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_non_null(strstr(ch.explain, "isolate on 1 core: +11.0% est. (7 active cores at 3.30 GHz vs 2.97 GHz"));
+    chip_bench(&x, 6);
+    choose(&x, BENEFIT_UNKNOWN, 30);
+    assert_non_null(strstr(ch->explain, "isolate on 1 core: +11.0% est. (7 active cores at 3.30 GHz vs 2.97 GHz"));
 }
 
 static void test_unknown_without_table(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct benefit_core cores[CORES];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-    struct freq_response bad;
-    capacity_table_default(&cap);
-    bench_snapshot(8, cores, &snap, &cap, NULL);
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_UNKNOWN);
-    assert_non_null(strstr(ch.explain, "unknown"));
+    struct chip x;
+    capacity_table_default(&x.cap);
+    chip_bench(&x, 8);
+    x.snap.freq = NULL;
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_UNKNOWN);
+    assert_non_null(strstr(x.ch.explain, "unknown"));
     /* costs are still estimated: the probe loop needs them */
-    assert_true(ch.est[BENEFIT_PACK].candidate && ch.est[BENEFIT_PACK].jitter_cost > 0);
+    assert_true(x.ch.est[BENEFIT_PACK].candidate && x.ch.est[BENEFIT_PACK].jitter_cost > 0);
     /* an incomplete table is no table */
-    freq_response_init(&bad, CORES);
-    bad.mhz[1] = 3300;
-    snap.freq = &bad;
-    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 30, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_UNKNOWN);
-    assert_non_null(strstr(ch.explain, "no frequency for 2 active cores"));
-    assert_int_equal(benefit_choose(NULL, BENEFIT_PACK, 30, &ch), -EINVAL);
+    freq_response_init(&x.fr, CORES);
+    x.fr.mhz[1] = 3300;
+    x.snap.freq = &x.fr;
+    assert_int_equal(choose(&x, BENEFIT_PACK, 30), BENEFIT_UNKNOWN);
+    assert_non_null(strstr(x.ch.explain, "no frequency for 2 active cores"));
+    assert_int_equal(benefit_choose(NULL, BENEFIT_PACK, 30, &x.ch), -EINVAL);
 }
 
 /* Heavy jitter needs more than one idle core; too heavy for the busy cores'
@@ -245,31 +254,28 @@ static void test_unknown_without_table(void **state)
 static void test_heavy_jitter(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
-    struct benefit_core cores[CORES];
-    struct benefit_snapshot snap;
+    struct chip x;
+    struct benefit_snapshot *snap = &x.snap;
     struct benefit_estimate est[BENEFIT_N_PLANS];
-    capacity_table_default(&cap);
-    modelled_chip(&fr);
-    bench_snapshot(4, cores, &snap, &cap, &fr);
+    chip_modelled(&x);
+    chip_bench(&x, 4);
     /* Four busy cores with one intensive thread each: room for packed
      * jitter is half their 3 free threads each, 6.0 threads of time. */
-    snap.jitter_milli = 500;
-    benefit_estimate_all(&snap, est);
+    snap->jitter_milli = 500;
+    benefit_estimate_all(snap, est);
     assert_true(est[BENEFIT_PACK].candidate);
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 1);
     /* two threads' worth: 3.2 threads of time beside busy threads still fits;
      * isolation needs two cores at 1.4 usable each (1.5 - headroom) */
-    snap.jitter_milli = 2000;
-    benefit_estimate_all(&snap, est);
+    snap->jitter_milli = 2000;
+    benefit_estimate_all(snap, est);
     assert_true(est[BENEFIT_PACK].candidate);
     assert_true(est[BENEFIT_ISOLATE].candidate);
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 2);
     assert_int_equal(est[BENEFIT_ISOLATE].active_cores, 6);
     /* four threads' worth: 6.4 + 0.1 no longer fits beside them */
-    snap.jitter_milli = 4000;
-    benefit_estimate_all(&snap, est);
+    snap->jitter_milli = 4000;
+    benefit_estimate_all(snap, est);
     assert_false(est[BENEFIT_PACK].candidate);
     assert_int_equal(est[BENEFIT_ISOLATE].n_isolate, 3);
 }
@@ -282,44 +288,39 @@ static void test_heavy_jitter(void **state)
 static void test_measured_woken_cores(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
-    struct benefit_core cores[CORES];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-    capacity_table_default(&cap);
-    modelled_chip(&fr);
+    struct chip x;
+    struct benefit_snapshot *snap = &x.snap;
+    const struct benefit_choice *ch = &x.ch;
+    chip_modelled(&x);
     /* N = 6: one core per jitter task would make 12 active (2972 MHz):
      * isolation on a 7th core (3300 MHz) pays */
-    bench_snapshot(6, cores, &snap, &cap, &fr);
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
-    assert_int_equal(ch.est[BENEFIT_NONE].active_cores, 12);
+    chip_bench(&x, 6);
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_ISOLATE);
+    assert_int_equal(ch->est[BENEFIT_NONE].active_cores, 12);
     /* measured: the six jitter cores are active 0.4 of a core in all, so
      * nothing throttles and no restriction gains */
-    snap.none_woken_measured = true;
-    snap.none_woken_milli = 400;
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_NONE);
-    assert_true(fabs(ch.est[BENEFIT_NONE].active_mean - 6.4) < 1e-9);
-    assert_int_equal(ch.est[BENEFIT_NONE].busy_mhz, 3300);
+    snap->none_woken_measured = true;
+    snap->none_woken_milli = 400;
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_NONE);
+    assert_true(fabs(ch->est[BENEFIT_NONE].active_mean - 6.4) < 1e-9);
+    assert_int_equal(ch->est[BENEFIT_NONE].busy_mhz, 3300);
     /* a measured 0 is measured: no woken core */
-    snap.none_woken_milli = 0;
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_true(fabs(ch.est[BENEFIT_NONE].active_mean - 6) < 1e-9);
+    snap->none_woken_milli = 0;
+    choose(&x, BENEFIT_UNKNOWN, 30);
+    assert_true(fabs(ch->est[BENEFIT_NONE].active_mean - 6) < 1e-9);
 
     /* N = 8, 1.5 cores woken: 9.5 active, half-way between 3271 and 3158 */
-    bench_snapshot(8, cores, &snap, &cap, &fr);
-    snap.none_woken_measured = true;
-    snap.none_woken_milli = 1500;
-    assert_int_equal(benefit_choose(&snap, BENEFIT_UNKNOWN, 30, &ch), 0);
-    assert_int_equal(ch.est[BENEFIT_NONE].busy_mhz, 3215);
+    chip_bench(&x, 8);
+    snap->none_woken_measured = true;
+    snap->none_woken_milli = 1500;
+    choose(&x, BENEFIT_UNKNOWN, 30);
+    assert_int_equal(ch->est[BENEFIT_NONE].busy_mhz, 3215);
     /* isolation: each task keeps its core active 1.5/8 of the time; one
      * core with all eight is active when any is: 1 - (1 - 0.1875)^8 = 0.81 */
-    assert_true(fabs(ch.est[BENEFIT_ISOLATE].active_mean - 8.81) < 0.005);
-    assert_int_equal(ch.est[BENEFIT_ISOLATE].active_cores, 9);
-    assert_true(ch.est[BENEFIT_ISOLATE].busy_mhz > 3271 && ch.est[BENEFIT_ISOLATE].busy_mhz < 3300);
-    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
+    assert_true(fabs(ch->est[BENEFIT_ISOLATE].active_mean - 8.81) < 0.005);
+    assert_int_equal(ch->est[BENEFIT_ISOLATE].active_cores, 9);
+    assert_true(ch->est[BENEFIT_ISOLATE].busy_mhz > 3271 && ch->est[BENEFIT_ISOLATE].busy_mhz < 3300);
+    assert_int_equal(ch->plan, BENEFIT_ISOLATE);
 }
 
 /* The Xeon E5-2667 v2's published turbo bins (the simulator's x86-e5v2):
@@ -328,15 +329,7 @@ static void test_measured_woken_cores(void **state)
  * task_milli each on idle cores, which reach a deep state between two
  * wake-ups: together active 0.045 of a core per task, and each wake-up
  * leaves a deep state (333 a second per task). */
-struct e5v2 {
-    struct capacity_table cap;
-    struct freq_response fr;
-    struct benefit_core cores[8];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-};
-
-static void e5v2_snapshot(struct e5v2 *x, unsigned n, unsigned task_milli)
+static void e5v2_snapshot(struct chip *x, unsigned n, unsigned task_milli)
 {
     static const unsigned bins[] = {0, 4000, 3900, 3800, 3700, 3600, 3600, 3600, 3600};
     capacity_table_default(&x->cap);
@@ -366,9 +359,9 @@ static void e5v2_snapshot(struct e5v2 *x, unsigned n, unsigned task_milli)
 static void test_wake_up_lag(void **state)
 {
     (void)state;
-    struct e5v2 x;
+    struct chip x;
     e5v2_snapshot(&x, 4, 20);
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    choose(&x, BENEFIT_UNKNOWN, 30);
     const struct benefit_estimate *none = &x.ch.est[BENEFIT_NONE], *pack = &x.ch.est[BENEFIT_PACK],
                                   *iso = &x.ch.est[BENEFIT_ISOLATE];
     /* 4.18 active (3682 MHz); 1288 wake-ups a second, each lagging 250 us
@@ -390,17 +383,15 @@ static void test_wake_up_lag(void **state)
 
     /* lighter jitter: packing costs 0.6%, and pays only with the lag counted */
     e5v2_snapshot(&x, 4, 10);
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_PACK);
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_PACK);
     x.snap.reeval_us = 0;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_NONE);
     assert_int_equal(x.ch.est[BENEFIT_NONE].busy_mhz, 3682);
     assert_true(x.ch.est[BENEFIT_NONE].lag_share == 0);
     /* not measured: not counted either */
     x.snap.reeval_us = 500;
     x.snap.none_wakes_measured = false;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
+    choose(&x, BENEFIT_UNKNOWN, 30);
     assert_int_equal(x.ch.est[BENEFIT_NONE].busy_mhz, 3682);
 }
 
@@ -410,18 +401,16 @@ static void test_wake_up_lag(void **state)
 static void test_isolation_trial(void **state)
 {
     (void)state;
-    struct e5v2 x;
+    struct chip x;
     const struct benefit_estimate *iso = &x.ch.est[BENEFIT_ISOLATE];
     /* N = 4 at 20 milli a task: independent, isolation's 1122 wake-ups a
      * second give +0.1% est., inside the margin; together (one task's 322)
      * +0.5%: a trial, displacing none */
     e5v2_snapshot(&x, 4, 20);
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_NONE); /* the caller allows none */
+    assert_int_equal(choose(&x, BENEFIT_NONE, 30), BENEFIT_NONE); /* the caller allows none */
     assert_false(x.ch.trial);
     x.snap.iso_trial_ok = true;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(choose(&x, BENEFIT_NONE, 30), BENEFIT_ISOLATE);
     assert_true(x.ch.trial);
     assert_int_equal(x.ch.trial_from, BENEFIT_NONE);
     assert_true(x.ch.gain > 0 && x.ch.gain < 0.003); /* the estimate independent */
@@ -431,11 +420,11 @@ static void test_isolation_trial(void **state)
 
     /* no trial where deep wake-ups are not counted, or there are none */
     x.snap.reeval_us = 0;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    choose(&x, BENEFIT_NONE, 30);
     assert_false(x.ch.trial);
     x.snap.reeval_us = 500;
     x.snap.none_wakes_per_s = 0;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    choose(&x, BENEFIT_NONE, 30);
     assert_false(x.ch.trial);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
     x.snap.none_wakes_per_s = 4 * 322;
@@ -443,8 +432,7 @@ static void test_isolation_trial(void **state)
     /* applied, not measured yet: the trial goes on */
     x.snap.in_trial = true;
     x.snap.trial_from = BENEFIT_NONE;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(choose(&x, BENEFIT_ISOLATE, 30), BENEFIT_ISOLATE);
     assert_true(x.ch.trial);
 
     /* measured with the tasks together: 0.08 of a core awake, 326
@@ -454,16 +442,14 @@ static void test_isolation_trial(void **state)
     x.snap.iso_sig = sig;
     x.snap.iso_woken_milli = 80;
     x.snap.iso_wakes_per_s = 326;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(choose(&x, BENEFIT_ISOLATE, 30), BENEFIT_ISOLATE);
     assert_false(x.ch.trial);
     assert_true(fabs(iso->active_mean - 4.08) < 1e-9);
     assert_true(fabs(iso->deep_wakes_per_s - 326) < 1e-9);
     assert_true(x.ch.gain > 0.006 && x.ch.gain < 0.008);
     assert_non_null(strstr(x.ch.explain, "after a trial, isolation measured at +0.7% est."));
     x.snap.in_trial = false;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(choose(&x, BENEFIT_NONE, 30), BENEFIT_ISOLATE);
     assert_false(x.ch.trial);
 
     /* measured at 900 wake-ups a second: +0.2% est. After the trial it is
@@ -473,18 +459,16 @@ static void test_isolation_trial(void **state)
     x.snap.iso_woken_milli = 168;
     x.snap.iso_wakes_per_s = 900;
     x.snap.in_trial = true;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_ISOLATE);
+    assert_int_equal(choose(&x, BENEFIT_ISOLATE, 30), BENEFIT_ISOLATE);
     assert_true(x.ch.gain > 0.0015 && x.ch.gain < 0.003);
     x.snap.in_trial = false;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_NONE);
+    assert_int_equal(choose(&x, BENEFIT_NONE, 30), BENEFIT_NONE);
     assert_false(x.ch.trial); /* measured: no trial again */
     /* about as independent (1100 a second, +0.1% est.): within half the
      * margin, the trial gives way to the plan it displaced */
     x.snap.iso_wakes_per_s = 1100;
     x.snap.in_trial = true;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_ISOLATE, 30, &x.ch), 0);
+    choose(&x, BENEFIT_ISOLATE, 30);
     assert_true(iso->throughput > x.ch.est[BENEFIT_NONE].throughput);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
     assert_false(x.ch.trial);
@@ -495,7 +479,7 @@ static void test_isolation_trial(void **state)
     x.snap.iso_sig = sig;
     x.snap.iso_woken_milli = 80;
     x.snap.iso_wakes_per_s = 326;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_NONE, 30, &x.ch), 0);
+    choose(&x, BENEFIT_NONE, 30);
     assert_true(x.ch.est[BENEFIT_ISOLATE].load_sig != sig);
     assert_true(iso->deep_wakes_per_s > 326);
 }
@@ -505,19 +489,17 @@ static void test_isolation_trial(void **state)
 static void test_restriction_left_when_it_no_longer_pays(void **state)
 {
     (void)state;
-    struct e5v2 x;
+    struct chip x;
     /* 16 milli a task: packing +0.14% est., inside the margin: not taken,
      * but kept where applied */
     e5v2_snapshot(&x, 4, 16);
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_UNKNOWN, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_NONE);
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_PACK, 30, &x.ch), 0);
-    assert_int_equal(x.ch.plan, BENEFIT_PACK);
+    assert_int_equal(choose(&x, BENEFIT_UNKNOWN, 30), BENEFIT_NONE);
+    assert_int_equal(choose(&x, BENEFIT_PACK, 30), BENEFIT_PACK);
     assert_true(x.ch.gain > 0 && x.ch.gain < 0.003);
     /* 20 milli: -0.1% est., also inside the margin, but a loss: left */
     e5v2_snapshot(&x, 4, 20);
     const struct benefit_estimate *est = x.ch.est;
-    assert_int_equal(benefit_choose(&x.snap, BENEFIT_PACK, 30, &x.ch), 0);
+    choose(&x, BENEFIT_PACK, 30);
     assert_true(est[BENEFIT_PACK].throughput < est[BENEFIT_NONE].throughput * 1.003);
     assert_true(est[BENEFIT_PACK].throughput > est[BENEFIT_NONE].throughput * 0.997);
     assert_int_equal(x.ch.plan, BENEFIT_NONE);
@@ -527,20 +509,13 @@ static void test_restriction_left_when_it_no_longer_pays(void **state)
 static void test_margin_holds(void **state)
 {
     (void)state;
-    struct capacity_table cap;
-    struct freq_response fr;
-    struct benefit_core cores[CORES];
-    struct benefit_snapshot snap;
-    struct benefit_choice ch;
-    capacity_table_default(&cap);
-    modelled_chip(&fr);
+    struct chip x;
+    chip_modelled(&x);
     /* N=8: isolation (9 cores at 3271, no cost) vs packing (8 at 3300, 1.2% cost): ~0.3% apart */
-    bench_snapshot(8, cores, &snap, &cap, &fr);
-    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 100, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_PACK);
-    assert_non_null(strstr(ch.explain, "within the 1.00% margin"));
-    assert_int_equal(benefit_choose(&snap, BENEFIT_PACK, 10, &ch), 0);
-    assert_int_equal(ch.plan, BENEFIT_ISOLATE);
+    chip_bench(&x, 8);
+    assert_int_equal(choose(&x, BENEFIT_PACK, 100), BENEFIT_PACK);
+    assert_non_null(strstr(x.ch.explain, "within the 1.00% margin"));
+    assert_int_equal(choose(&x, BENEFIT_PACK, 10), BENEFIT_ISOLATE);
     /* Near the crossover (jitter ~0.118 of a thread: packing's 0.88% cost
      * equals isolation's frequency step), a +-5% wobble of the jitter load
      * flips the bare argmax at every tick; the default margin never does. */
@@ -548,12 +523,12 @@ static void test_margin_holds(void **state)
         enum benefit_plan cur = BENEFIT_ISOLATE;
         unsigned flips = 0;
         for (int i = 0; i < 40; i++) {
-            bench_snapshot(8, cores, &snap, &cap, &fr);
-            snap.jitter_milli = i % 2 ? 124 : 112;
-            assert_int_equal(benefit_choose(&snap, cur, margin, &ch), 0);
-            assert_true(ch.plan == BENEFIT_PACK || ch.plan == BENEFIT_ISOLATE);
-            flips += ch.plan != cur;
-            cur = ch.plan;
+            chip_bench(&x, 8);
+            x.snap.jitter_milli = i % 2 ? 124 : 112;
+            enum benefit_plan chosen = choose(&x, cur, margin);
+            assert_true(chosen == BENEFIT_PACK || chosen == BENEFIT_ISOLATE);
+            flips += chosen != cur;
+            cur = chosen;
         }
         if (margin == 0)
             assert_true(flips >= 20);
@@ -603,31 +578,58 @@ static void probe_est(struct benefit_estimate *est, double pack_cost)
     est[BENEFIT_PACK].jitter_cost = pack_cost;
 }
 
+/* The probe loop, the model's estimates it is given, the clock, and the
+ * plan applied; the clock runs on across a restart. */
+struct probe_run {
+    struct probe_state ps;
+    struct benefit_estimate est[BENEFIT_N_PLANS];
+    uint64_t now_ms;
+    enum benefit_plan applied;
+};
+
+static void probe_run_init(struct probe_run *r, double pack_cost)
+{
+    memset(r, 0, sizeof(*r));
+    probe_est(r->est, pack_cost);
+}
+
+/* A new loop (cfg NULL: the defaults), starting unrestricted. */
+static void probe_start(struct probe_run *r, const struct probe_config *cfg)
+{
+    probe_init(&r->ps, cfg);
+    r->applied = BENEFIT_NONE;
+}
+
+/* drive() for `steps` ticks from the plan applied now; returns the plan then applied. */
+static enum benefit_plan probe_ticks(struct probe_run *r, const struct recording *rec, uint64_t sig, unsigned steps)
+{
+    r->applied = drive(&r->ps, rec, r->est, sig, steps, &r->now_ms, r->applied);
+    return r->applied;
+}
+
 static void test_probe_learns(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_init(&ps, NULL);
-    probe_est(est, 0.012);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
+    probe_start(&r, NULL);
     /* N=8 on the modelled chip, recorded: 2700 unrestricted, 3300 packed, 3271 isolated */
     struct recording rec = {.mhz = {2700, 3300, 3271}};
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 12, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 12);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     /* 3300 x (1 - 0.012) = 3260 < 3271: isolation pays more */
     assert_int_equal(p, BENEFIT_ISOLATE);
-    assert_int_equal(ps.learned, BENEFIT_ISOLATE);
-    assert_non_null(strstr(ps.explain, "probed: isolate +21.1%"));
+    assert_int_equal(r.ps.learned, BENEFIT_ISOLATE);
+    assert_non_null(strstr(r.ps.explain, "probed: isolate +21.1%"));
     /* it stays learned while the load stays */
-    assert_int_equal(drive(&ps, &rec, est, 1, 20, &now, p), BENEFIT_ISOLATE);
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(probe_ticks(&r, &rec, 1, 20), BENEFIT_ISOLATE);
+    assert_int_equal(r.ps.rounds, 1);
 
     /* below the knee nothing pays: packing costs, isolation is a tie */
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     struct recording flat = {.mhz = {3300, 3300, 3300}};
-    p = drive(&ps, &flat, est, 1, 12, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &flat, 1, 12);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_NONE);
 }
 
@@ -639,42 +641,40 @@ static void test_probe_learns(void **state)
 static void test_probe_noise(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
+    struct probe_run r;
     /* alternating signs: any two consecutive samples are 50-80 MHz apart */
     static const double noise[] = {30, -30, 25, -25, 40, -35, 35, -40, 25, -30, 40, -25, 30};
-    probe_est(est, 0.012);
+    probe_run_init(&r, 0.012);
     /* isolation as fast as unrestricted, inside +-40 MHz noise */
     struct recording rec = {.mhz = {3150, 3150, 3150}, .noise = noise, .n_noise = ELEMENTS(noise)};
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     noise_at = 0;
-    enum benefit_plan p = drive(&ps, &rec, est, 7, 12, &now, BENEFIT_NONE);
+    enum benefit_plan p = probe_ticks(&r, &rec, 7, 12);
     /* the first pass cannot tell: none and isolation are probed again */
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_true(ps.extending);
-    p = drive(&ps, &rec, est, 7, 16, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_true(r.ps.extending);
+    p = probe_ticks(&r, &rec, 7, 16);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_NONE);
-    assert_true(ps.extra_probes > 0);
-    assert_int_equal(ps.st[BENEFIT_NONE].n, 6);
-    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 6);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 2);
+    assert_true(r.ps.extra_probes > 0);
+    assert_int_equal(r.ps.st[BENEFIT_NONE].n, 6);
+    assert_int_equal(r.ps.st[BENEFIT_ISOLATE].n, 6);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 2);
     /* isolation truly 0.5% faster: the same extra probes, then taken */
     rec.mhz[BENEFIT_ISOLATE] = 3166;
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     noise_at = 0;
-    p = drive(&ps, &rec, est, 7, 28, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
-    assert_true(ps.extra_probes > 0);
+    p = probe_ticks(&r, &rec, 7, 28);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
+    assert_true(r.ps.extra_probes > 0);
     assert_int_equal(p, BENEFIT_ISOLATE);
     /* a 20% gain stands out of the same noise */
     struct recording big = {.mhz = {2700, 3300, 3271}, .noise = noise, .n_noise = ELEMENTS(noise)};
-    probe_init(&ps, NULL);
-    p = drive(&ps, &big, est, 7, 28, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    probe_start(&r, NULL);
+    p = probe_ticks(&r, &big, 7, 28);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_true(p == BENEFIT_ISOLATE || p == BENEFIT_PACK);
-    assert_true(ps.learned_gain > 0.15);
+    assert_true(r.ps.learned_gain > 0.15);
 }
 
 /* N = 8 on the modelled chip with 20 MHz of noise, recorded tick by tick:
@@ -696,35 +696,33 @@ static const double n8_noise[] = {
 static void test_probe_close_plans_probed_again(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.012);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
     struct recording rec = {.mhz = {2700, 3300, 3271}, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise)};
 
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     noise_at = 0;
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_true(ps.extending);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 10);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_true(r.ps.extending);
     assert_int_equal(p, BENEFIT_ISOLATE); /* the plan applied now goes first */
-    assert_non_null(strstr(ps.explain, "probing isolate again"));
-    p = drive(&ps, &rec, est, 1, 11, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_non_null(strstr(r.ps.explain, "probing isolate again"));
+    p = probe_ticks(&r, &rec, 1, 11);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_ISOLATE);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 6);
-    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 6);
-    assert_int_equal(ps.st[BENEFIT_NONE].n, 2); /* none, far behind, is not probed again */
-    assert_int_equal(ps.extra_probes, 4);
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 6);
+    assert_int_equal(r.ps.st[BENEFIT_ISOLATE].n, 6);
+    assert_int_equal(r.ps.st[BENEFIT_NONE].n, 2); /* none, far behind, is not probed again */
+    assert_int_equal(r.ps.extra_probes, 4);
+    assert_int_equal(r.ps.rounds, 1);
 
     struct probe_config cfg;
     probe_config_default(&cfg);
     cfg.max_samples = cfg.samples;
-    probe_init(&ps, &cfg);
+    probe_start(&r, &cfg);
     noise_at = 0;
-    p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &rec, 1, 10);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_PACK);
 }
 
@@ -745,21 +743,19 @@ static const double n15_noise[] = {
 static void test_probe_few_samples_widen_the_band(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.010);
+    struct probe_run r;
+    probe_run_init(&r, 0.010);
     struct recording rec = {.mhz = {2700, 2759, 2700}, .noise = n15_noise, .n_noise = ELEMENTS(n15_noise)};
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     noise_at = 0;
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_true(ps.extending);
-    p = drive(&ps, &rec, est, 1, 18, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 10);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_true(r.ps.extending);
+    p = probe_ticks(&r, &rec, 1, 18);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_PACK);
-    assert_true(ps.extra_probes > 0);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 4); /* packing against none, probed again once */
+    assert_true(r.ps.extra_probes > 0);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 4); /* packing against none, probed again once */
 }
 
 /* The load changes during an extra probe: the round is discarded like any
@@ -767,30 +763,28 @@ static void test_probe_few_samples_widen_the_band(void **state)
 static void test_probe_load_change_while_probing_again(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.012);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
     struct recording rec = {.mhz = {2700, 3300, 3271}, .noise = n8_noise, .n_noise = ELEMENTS(n8_noise)};
-    probe_init(&ps, NULL);
+    probe_start(&r, NULL);
     noise_at = 0;
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 14, &now, BENEFIT_NONE);
-    assert_true(ps.extending);
-    assert_int_equal(ps.probing, BENEFIT_PACK);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 3);
-    p = drive(&ps, &rec, est, 2, 1, &now, p);
-    assert_int_equal(ps.discarded, 1);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_false(ps.extending);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 14);
+    assert_true(r.ps.extending);
+    assert_int_equal(r.ps.probing, BENEFIT_PACK);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 3);
+    p = probe_ticks(&r, &rec, 2, 1);
+    assert_int_equal(r.ps.discarded, 1);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_false(r.ps.extending);
     assert_int_equal(p, BENEFIT_NONE);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
-    assert_int_equal(ps.st[BENEFIT_ISOLATE].n, 0);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 0);
+    assert_int_equal(r.ps.st[BENEFIT_ISOLATE].n, 0);
     /* the new load, without noise, is decided by the first pass */
     struct recording quiet = {.mhz = {2700, 3300, 3271}};
-    p = drive(&ps, &quiet, est, 2, 9, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &quiet, 2, 9);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_ISOLATE);
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(r.ps.rounds, 1);
 }
 
 /* The model's jitter cost, taken while none is probed, is still rising with
@@ -803,37 +797,35 @@ static void test_probe_load_change_while_probing_again(void **state)
 static void test_probe_recheck_when_cost_moves(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.008);
+    struct probe_run r;
+    probe_run_init(&r, 0.008);
     struct recording rec = {.mhz = {2700, 3300, 3271}};
-    probe_init(&ps, NULL);
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 10, &now, BENEFIT_NONE);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
-    assert_int_equal(ps.extra_probes, 0);  /* no noise: nothing to probe again */
-    assert_int_equal(p, BENEFIT_PACK);     /* 3300 x 0.992 = 3273.6 > 3271 */
-    est[BENEFIT_PACK].jitter_cost = 0.010; /* 3267 < 3271: 0.12% behind, inside the hysteresis */
-    p = drive(&ps, &rec, est, 1, 4, &now, p);
+    probe_start(&r, NULL);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 10);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
+    assert_int_equal(r.ps.extra_probes, 0);  /* no noise: nothing to probe again */
+    assert_int_equal(p, BENEFIT_PACK);       /* 3300 x 0.992 = 3273.6 > 3271 */
+    r.est[BENEFIT_PACK].jitter_cost = 0.010; /* 3267 < 3271: 0.12% behind, inside the hysteresis */
+    p = probe_ticks(&r, &rec, 1, 4);
     assert_int_equal(p, BENEFIT_PACK);
-    est[BENEFIT_PACK].jitter_cost = 0.012;
-    p = drive(&ps, &rec, est, 1, 1, &now, p);
+    r.est[BENEFIT_PACK].jitter_cost = 0.012;
+    p = probe_ticks(&r, &rec, 1, 1);
     assert_int_equal(p, BENEFIT_PACK); /* one tick's cost is not believed */
-    p = drive(&ps, &rec, est, 1, 1, &now, p);
+    p = probe_ticks(&r, &rec, 1, 1);
     assert_int_equal(p, BENEFIT_ISOLATE);
-    assert_non_null(strstr(ps.explain, "probed: isolate"));
+    assert_non_null(strstr(r.ps.explain, "probed: isolate"));
     /* the tick after the switch, packing's cost reads as nothing (in the
      * simulator at N = 31 it read twice its value, and the choice flapped
      * 7 times in 3 s): not weighed */
-    est[BENEFIT_PACK].jitter_cost = 0;
-    p = drive(&ps, &rec, est, 1, 1, &now, p);
+    r.est[BENEFIT_PACK].jitter_cost = 0;
+    p = probe_ticks(&r, &rec, 1, 1);
     assert_int_equal(p, BENEFIT_ISOLATE);
     for (int i = 0; i < 20; i++) {
-        est[BENEFIT_PACK].jitter_cost = i % 2 ? 0.010 : i % 3 ? 0.0095 : 0.0;
-        p = drive(&ps, &rec, est, 1, 1, &now, p);
+        r.est[BENEFIT_PACK].jitter_cost = i % 2 ? 0.010 : i % 3 ? 0.0095 : 0.0;
+        p = probe_ticks(&r, &rec, 1, 1);
         assert_int_equal(p, BENEFIT_ISOLATE);
     }
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(r.ps.rounds, 1);
 }
 
 /* The load changes in the middle of the packing probe: that round is
@@ -841,31 +833,29 @@ static void test_probe_recheck_when_cost_moves(void **state)
 static void test_probe_load_change_mid_probe(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.012);
-    probe_init(&ps, NULL);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
+    probe_start(&r, NULL);
     /* old load: packing pays 22% */
     struct recording before = {.mhz = {2700, 3300, 3000}};
-    enum benefit_plan p = drive(&ps, &before, est, 1, 4, &now, BENEFIT_NONE);
+    enum benefit_plan p = probe_ticks(&r, &before, 1, 4);
     /* none probed (round start + 1 settle + 2 samples), now into the pack probe */
     assert_int_equal(p, BENEFIT_PACK);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    p = drive(&ps, &before, est, 1, 2, &now, p);
-    assert_int_equal(ps.probing, BENEFIT_PACK);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 1);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    p = probe_ticks(&r, &before, 1, 2);
+    assert_int_equal(r.ps.probing, BENEFIT_PACK);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 1);
     /* new load (fewer busy cores): nothing is frequency limited any more */
     struct recording after = {.mhz = {3300, 3300, 3300}};
-    p = drive(&ps, &after, est, 2, 1, &now, p);
-    assert_int_equal(ps.discarded, 1);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
+    p = probe_ticks(&r, &after, 2, 1);
+    assert_int_equal(r.ps.discarded, 1);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
     assert_int_equal(p, BENEFIT_NONE); /* the round restarts */
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 0);
-    p = drive(&ps, &after, est, 2, 12, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 0);
+    p = probe_ticks(&r, &after, 2, 12);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_NONE);
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(r.ps.rounds, 1);
 }
 
 /* Right after a switch, the caller's view of the load follows the jitter's
@@ -876,77 +866,73 @@ static void test_probe_load_change_mid_probe(void **state)
 static void test_probe_signature_after_switch(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.012);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
     struct recording rec = {.mhz = {2700, 3300, 3271}};
-    probe_init(&ps, NULL);
-    enum benefit_plan p = drive(&ps, &rec, est, 1, 4, &now, BENEFIT_NONE);
+    probe_start(&r, NULL);
+    enum benefit_plan p = probe_ticks(&r, &rec, 1, 4);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &rec, est, 2, 1, &now, p); /* the settle tick of packing */
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_int_equal(ps.discarded, 0);
-    p = drive(&ps, &rec, est, 1, 6, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &rec, 2, 1); /* the settle tick of packing */
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_int_equal(r.ps.discarded, 0);
+    p = probe_ticks(&r, &rec, 1, 6);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_ISOLATE);
-    assert_int_equal(ps.st[BENEFIT_PACK].n, 2);
+    assert_int_equal(r.ps.st[BENEFIT_PACK].n, 2);
 
     /* learned: the cost falls, packing is taken; the next tick's signature
      * follows the move and is let pass, a lasting change is not */
-    est[BENEFIT_PACK].jitter_cost = 0.005;
-    p = drive(&ps, &rec, est, 1, 2, &now, p);
+    r.est[BENEFIT_PACK].jitter_cost = 0.005;
+    p = probe_ticks(&r, &rec, 1, 2);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &rec, est, 2, 1, &now, p);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
-    p = drive(&ps, &rec, est, 1, 1, &now, p);
+    p = probe_ticks(&r, &rec, 2, 1);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &rec, 1, 1);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &rec, est, 2, 1, &now, p);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    assert_int_equal(ps.rounds, 1);
+    p = probe_ticks(&r, &rec, 2, 1);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    assert_int_equal(r.ps.rounds, 1);
 
     /* a change that lasts past the settle tick discards the round */
-    probe_init(&ps, NULL);
-    p = drive(&ps, &rec, est, 1, 4, &now, BENEFIT_NONE);
+    probe_start(&r, NULL);
+    p = probe_ticks(&r, &rec, 1, 4);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &rec, est, 3, 2, &now, p);
-    assert_int_equal(ps.discarded, 1);
+    p = probe_ticks(&r, &rec, 3, 2);
+    assert_int_equal(r.ps.discarded, 1);
     assert_int_equal(p, BENEFIT_NONE);
-    assert_int_equal(ps.st[BENEFIT_NONE].n, 0);
+    assert_int_equal(r.ps.st[BENEFIT_NONE].n, 0);
 }
 
 /* After learning, a load change starts a new round, which can learn another plan. */
 static void test_probe_reprobes_on_load_change(void **state)
 {
     (void)state;
-    struct probe_state ps;
-    struct benefit_estimate est[BENEFIT_N_PLANS];
-    uint64_t now = 0;
-    probe_est(est, 0.012);
-    probe_init(&ps, NULL);
+    struct probe_run r;
+    probe_run_init(&r, 0.012);
+    probe_start(&r, NULL);
     struct recording low = {.mhz = {3300, 3300, 3300}};
-    enum benefit_plan p = drive(&ps, &low, est, 1, 12, &now, BENEFIT_NONE);
+    enum benefit_plan p = probe_ticks(&r, &low, 1, 12);
     assert_int_equal(p, BENEFIT_NONE);
-    assert_int_equal(ps.rounds, 1);
+    assert_int_equal(r.ps.rounds, 1);
     struct recording mid = {.mhz = {2700, 2970, 2900}};
-    p = drive(&ps, &mid, est, 2, 1, &now, p);
-    assert_int_equal(ps.phase, PROBE_RUNNING);
-    p = drive(&ps, &mid, est, 2, 12, &now, p);
-    assert_int_equal(ps.rounds, 2);
+    p = probe_ticks(&r, &mid, 2, 1);
+    assert_int_equal(r.ps.phase, PROBE_RUNNING);
+    p = probe_ticks(&r, &mid, 2, 12);
+    assert_int_equal(r.ps.rounds, 2);
     assert_int_equal(p, BENEFIT_PACK);
-    assert_int_equal(ps.discarded, 0);
+    assert_int_equal(r.ps.discarded, 0);
 
     /* the periodic re-probe, when configured */
     struct probe_config cfg;
     probe_config_default(&cfg);
     cfg.reprobe_ms = 10000;
-    probe_init(&ps, &cfg);
-    p = drive(&ps, &mid, est, 2, 12, &now, BENEFIT_NONE);
-    assert_int_equal(ps.rounds, 1);
+    probe_start(&r, &cfg);
+    p = probe_ticks(&r, &mid, 2, 12);
+    assert_int_equal(r.ps.rounds, 1);
     assert_int_equal(p, BENEFIT_PACK);
-    p = drive(&ps, &mid, est, 2, 60, &now, p); /* 15 s later: probed again at 10 s */
-    assert_int_equal(ps.rounds, 2);
-    assert_int_equal(ps.phase, PROBE_LEARNED);
+    p = probe_ticks(&r, &mid, 2, 60); /* 15 s later: probed again at 10 s */
+    assert_int_equal(r.ps.rounds, 2);
+    assert_int_equal(r.ps.phase, PROBE_LEARNED);
     assert_int_equal(p, BENEFIT_PACK);
 }
 

@@ -261,13 +261,18 @@ static void on_gone(struct task *t, void *ud)
         .task_new = on_new, .task_changed = on_changed, .task_gone = on_gone, .userdata = &(rec) \
     }
 
+/* A table for max_tasks (tt), its recorder (rec) and the hooks that feed
+ * it (h). */
+#define TABLE_AND_HOOKS(max_tasks) \
+    struct task_table *tt; \
+    assert_int_equal(task_table_new((max_tasks), &tt), 0); \
+    struct rec rec = {.tt = tt}; \
+    struct procscan_hooks h = HOOKS(rec)
+
 /* A table, its recorder and lazy-start hooks (the daemon's), with "parent"
  * (PID 100, uid 1000) tracked by a rescan. */
 #define LAZY_SETUP(tr) \
-    struct task_table *tt; \
-    assert_int_equal(task_table_new(100, &tt), 0); \
-    struct rec rec = {.tt = tt}; \
-    struct procscan_hooks h = HOOKS(rec); \
+    TABLE_AND_HOOKS(100); \
     h.lazy_start = true; \
     mk_task((tr), 100, 100, "parent", 'S', 1000, 1000, true); \
     assert_int_equal(procscan_reconcile((tr)->root, tt, &h, NULL), 0)
@@ -275,11 +280,8 @@ static void on_gone(struct task *t, void *ud)
 static void test_reconcile(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
     struct procscan_stats st;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(100);
 
     mk_task(tr, 1, 1, "init", 'S', 5, 0, true);
     mk_task(tr, 100, 100, "srv (main)", 'S', 1000, 1000, true);
@@ -502,13 +504,18 @@ static struct procmon_event ev_of(enum procmon_kind kind, pid_t tgid, pid_t tid)
     return (struct procmon_event){.kind = kind, .tgid = tgid, .tid = tid};
 }
 
+/* The fork of tid (in tgid) by thread `parent`, which leads its group. */
+static struct procmon_event fork_of(pid_t tgid, pid_t tid, pid_t parent)
+{
+    struct procmon_event ev = ev_of(PROCMON_FORK, tgid, tid);
+    ev.fork.parent_tid = ev.fork.parent_tgid = parent;
+    return ev;
+}
+
 static void test_events(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(100);
     struct procmon_event ev;
 
     mk_task(tr, 100, 100, "parent", 'S', 1000, 1000, true);
@@ -518,8 +525,7 @@ static void test_events(void **state)
     /* fork of a process: its stat is read once; the uid comes from the
      * tracked parent (no status file needed) */
     mk_task(tr, 500, 500, "parent", 'S', 5000, 0, false);
-    ev = ev_of(PROCMON_FORK, 500, 500);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(500, 500, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 500);
     assert_non_null(t);
@@ -532,23 +538,20 @@ static void test_events(void **state)
      * from its own thread group */
     mk_task(tr, 500, 501, "parent", 'S', 5001, 0, false);
     t->uid = 4242;
-    ev = ev_of(PROCMON_FORK, 500, 501);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(500, 501, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 501)->pid, 500);
     assert_int_equal(task_table_find(tt, 501)->uid, 4242);
 
     /* an untracked parent: the uid is read from status */
     mk_task(tr, 600, 600, "orphan", 'S', 6000, 77, true);
-    ev = ev_of(PROCMON_FORK, 600, 600);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(600, 600, 999);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 600)->uid, 77);
 
     /* a child already gone when its fork event is handled: not an error */
     rec = (struct rec){.tt = tt};
-    ev = ev_of(PROCMON_FORK, 700, 700);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(700, 700, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_null(task_table_find(tt, 700));
     assert_int_equal(rec.n_new, 0);
@@ -611,8 +614,7 @@ static void test_events(void **state)
     /* fork onto a tracked TID with another start time: a reuse */
     rec = (struct rec){.tt = tt};
     mk_task(tr, 800, 800, "late2", 'S', 8888, 5, true);
-    ev = ev_of(PROCMON_FORK, 800, 800);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(800, 800, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(rec.n_gone, 1);
     assert_int_equal(rec.last_gone_start, 8000);
@@ -633,10 +635,7 @@ static void test_events(void **state)
 static void test_exec_from_thread(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(100);
     struct procmon_event ev;
 
     mk_task(tr, 900, 900, "mt", 'S', 9000, 0, true);
@@ -680,15 +679,13 @@ static void test_kernel_thread_flag(void **state)
     assert_true(task_table_find(tt, 2)->flags & TASK_F_KTHREAD);
     assert_false(task_table_find(tt, 100)->flags & TASK_F_KTHREAD);
 
-    struct procmon_event ev = ev_of(PROCMON_FORK, 300, 300);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 2;
+    struct procmon_event ev = fork_of(300, 300, 2);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 300);
     assert_non_null(t);
     assert_true(t->start_pending); /* nothing was read */
     assert_true(t->flags & TASK_F_KTHREAD);
-    ev = ev_of(PROCMON_FORK, 301, 301);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(301, 301, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_false(task_table_find(tt, 301)->flags & TASK_F_KTHREAD);
 
@@ -726,8 +723,7 @@ static void test_start_fresh(void **state)
     assert_int_equal(rec.n_fresh, 2);
     assert_false(task_table_find(tt, 200)->flags & TASK_F_START_FRESH);
     /* a fork taken from its creator: nothing read, nothing fresh */
-    ev = ev_of(PROCMON_FORK, 300, 300);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(300, 300, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(rec.n_new, 3);
     assert_int_equal(rec.n_fresh, 2);
@@ -746,8 +742,7 @@ static void test_lazy_start(void **state)
 
     /* no file for the child at all: nothing is read; comm and uid come
      * from the forking thread */
-    ev = ev_of(PROCMON_FORK, 500, 500);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(500, 500, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 500);
     assert_non_null(t);
@@ -763,8 +758,7 @@ static void test_lazy_start(void **state)
     assert_int_equal(rec.n_gone, 1);
 
     /* ensure_start reads it when needed, once */
-    ev = ev_of(PROCMON_FORK, 501, 501);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(501, 501, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     t = task_table_find(tt, 501);
     assert_true(t->start_pending);
@@ -779,8 +773,7 @@ static void test_lazy_start(void **state)
     assert_int_equal(t->start_time, 5010);
 
     /* exec takes the start time with the new comm */
-    ev = ev_of(PROCMON_FORK, 502, 502);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(502, 502, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 502, 502, "sh", 'S', 5020, 1000, true);
     rec = (struct rec){.tt = tt};
@@ -794,8 +787,7 @@ static void test_lazy_start(void **state)
     assert_int_equal(rec.n_gone + rec.n_new, 0);
 
     /* a second fork of a pending TID: the first task exited unseen */
-    ev = ev_of(PROCMON_FORK, 503, 503);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(503, 503, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     rec = (struct rec){.tt = tt};
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
@@ -806,25 +798,21 @@ static void test_lazy_start(void **state)
     /* not lazy: a new thread (its creator is not named), and a process
      * whose forking thread is not tracked */
     mk_task(tr, 100, 101, "worker", 'S', 1010, 1000, false);
-    ev = ev_of(PROCMON_FORK, 100, 101);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 1;
+    ev = fork_of(100, 101, 1);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_false(task_table_find(tt, 101)->start_pending);
     assert_string_equal(task_table_find(tt, 101)->comm, "worker");
     mk_task(tr, 600, 600, "orphan", 'S', 6000, 77, true);
-    ev = ev_of(PROCMON_FORK, 600, 600);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(600, 600, 999);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_false(task_table_find(tt, 600)->start_pending);
     assert_int_equal(task_table_find(tt, 600)->start_time, 6000);
 
     /* a rescan resolves every pending task: the same thread group and comm
      * keep it (start time taken), anything else replaces it */
-    ev = ev_of(PROCMON_FORK, 504, 504);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(504, 504, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
-    ev = ev_of(PROCMON_FORK, 505, 505);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(505, 505, 100);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 503, 503, "parent", 'S', 5030, 1000, true);
     mk_task(tr, 504, 504, "parent", 'S', 5040, 1000, true);
@@ -859,10 +847,7 @@ static uint64_t clock_now_ns(clockid_t id)
 static void test_pid_reused_before_read(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(100);
     h.lazy_start = true;
     struct procmon_event ev;
     long hz = sysconf(_SC_CLK_TCK);
@@ -877,8 +862,7 @@ static void test_pid_reused_before_read(void **state)
     assert_int_equal(procscan_reconcile(tr->root, tt, &h, NULL), 0);
 
     /* lazy: the start time is read when the task is acted upon */
-    ev = ev_of(PROCMON_FORK, 700, 700);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(700, 700, 100);
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     struct task *t = task_table_find(tt, 700);
@@ -895,8 +879,7 @@ static void test_pid_reused_before_read(void **state)
      * nothing in the child's place */
     rec = (struct rec){.tt = tt};
     mk_task(tr, 701, 701, "jit", 'S', later_start, 2000, true);
-    ev = ev_of(PROCMON_FORK, 701, 701);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(701, 701, 999);
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_null(task_table_find(tt, 701));
@@ -907,8 +890,7 @@ static void test_pid_reused_before_read(void **state)
     assert_non_null(task_table_find(tt, 701));
 
     /* exec of a pending TID by a newcomer: replaced, not taken over */
-    ev = ev_of(PROCMON_FORK, 702, 702);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(702, 702, 100);
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 702, 702, "jit", 'S', later_start, 2000, true);
@@ -921,8 +903,7 @@ static void test_pid_reused_before_read(void **state)
 
     /* a rescan after lost events: same thread group, same name, started
      * after the fork: another task */
-    ev = ev_of(PROCMON_FORK, 703, 703);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 100;
+    ev = fork_of(703, 703, 100);
     ev.timestamp_ns = fork_ns;
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     mk_task(tr, 703, 703, "jit", 'S', later_start, 2000, true);
@@ -943,11 +924,8 @@ static void test_pid_reused_before_read(void **state)
 static void test_rename_flood_bounded(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
     const unsigned n = PROCSCAN_RENAMES_PER_USER + 40;
-    assert_int_equal(task_table_new(1000, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(1000);
     for (unsigned i = 0; i < n; i++)
         mk_task(tr, 800, 800 + (pid_t)i, "flood", 'S', 8000 + i, 1000, true);
     mk_task(tr, 2000, 2000, "other", 'S', 9000, 2000, true);
@@ -984,11 +962,8 @@ static void test_rename_flood_bounded(void **state)
 static void test_thread_reads_bounded(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
     const unsigned n = PROCSCAN_THREAD_READS_PER_USER + 40;
-    assert_int_equal(task_table_new(1000, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(1000);
     struct procscan_thread_budget b = {0};
     h.thread_reads = &b;
     mk_task(tr, 800, 800, "leader", 'S', 8000, 1000, true);
@@ -1046,10 +1021,7 @@ static void test_thread_reads_bounded(void **state)
 static void test_lazy_uid(void **state)
 {
     struct tree *tr = *state;
-    struct task_table *tt;
-    assert_int_equal(task_table_new(100, &tt), 0);
-    struct rec rec = {.tt = tt};
-    struct procscan_hooks h = HOOKS(rec);
+    TABLE_AND_HOOKS(100);
     h.lazy_start = true;
     h.lazy_uid = true;
     struct procmon_event ev;
@@ -1065,8 +1037,7 @@ static void test_lazy_uid(void **state)
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(t->uid, 33);
 
-    ev = ev_of(PROCMON_FORK, 701, 701); /* tracked creator */
-    ev.fork.parent_tid = ev.fork.parent_tgid = 700;
+    ev = fork_of(701, 701, 700); /* tracked creator */
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 701)->uid, 33);
 
@@ -1079,8 +1050,7 @@ static void test_lazy_uid(void **state)
     assert_int_equal(rec.n_changed, 1);
 
     mk_task(tr, 800, 800, "orphan", 'S', 8000, 1000, false);
-    ev = ev_of(PROCMON_FORK, 800, 800); /* creator not tracked */
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(800, 800, 999); /* creator not tracked */
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 800)->start_time, 8000);
     assert_int_equal(task_table_find(tt, 800)->uid, TASK_UID_UNKNOWN);
@@ -1088,13 +1058,11 @@ static void test_lazy_uid(void **state)
     /* not lazy: the status is read, and without one the task is not kept */
     h.lazy_uid = false;
     mk_task(tr, 801, 801, "orphan", 'S', 8010, 1000, false);
-    ev = ev_of(PROCMON_FORK, 801, 801);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(801, 801, 999);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_null(task_table_find(tt, 801));
     mk_task(tr, 802, 802, "orphan", 'S', 8020, 1000, true);
-    ev = ev_of(PROCMON_FORK, 802, 802);
-    ev.fork.parent_tid = ev.fork.parent_tgid = 999;
+    ev = fork_of(802, 802, 999);
     assert_int_equal(procscan_handle_event(tr->root, tt, &ev, &h), 0);
     assert_int_equal(task_table_find(tt, 802)->uid, 1000);
     task_table_free(tt);

@@ -405,18 +405,37 @@ static void hook_verdict(struct task *t, const struct behaviour_result *r, void 
     v->last[t->tid % 8] = (enum behaviour_verdict)sampler_watch_of(&v->f->s, t)->verdict;
 }
 
+/* The behaviour watch as the engine runs it: its parameters, the hooks,
+ * and what they were told. */
+struct watch {
+    struct behaviour_params p;
+    struct verdicts v;
+    struct sampler_behaviour_hooks h;
+};
+
+static void watch_init(struct watch *w, struct fx *f, unsigned window_ms)
+{
+    behaviour_params_init(&w->p);
+    w->p.window_ms = window_ms;
+    w->v = (struct verdicts){.f = f};
+    w->h =
+        (struct sampler_behaviour_hooks){.is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &w->v};
+}
+
+/* One tick of the watch at now. */
+static void watch_tick(struct fx *f, struct watch *w, uint64_t now)
+{
+    sampler_sample_behaviour(&f->s, f->tt, &w->p, now, &w->h);
+}
+
 /* Candidates only (the default decided them; no kernel thread), read when
  * due; a light thread that wakes often turns jitter after the window, is
  * read every tick from then on, and a heavy tick releases it at once. */
 static void test_behaviour_watch(void **state)
 {
     struct fx *f = *state;
-    struct behaviour_params p;
-    behaviour_params_init(&p);
-    p.window_ms = 2000;
-    struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {
-        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    struct watch bw;
+    watch_init(&bw, f, 2000);
     struct task *light = add(f, 1, CLASS_IGNORE), *ruled = add(f, 2, CLASS_JITTER), *kthread = add(f, 3, CLASS_IGNORE);
     light->source = SOURCE_DEFAULT;
     ruled->source = SOURCE_RULE;
@@ -427,7 +446,7 @@ static void test_behaviour_watch(void **state)
     write_sched(f, 3, 1000, 1, 0x00200000ul); /* PF_KTHREAD */
     for (int k = 0; k < 14; k++) {            /* 3.5 s of 250 ms ticks: 100 wake-ups/s, 0.1% */
         write_sched(f, 1, run_ns, slices, 0x400000ul);
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
         run_ns += 250000;
         slices += 25;
         now += 250;
@@ -436,22 +455,22 @@ static void test_behaviour_watch(void **state)
     assert_null(sampler_watch_of(&f->s, ruled));
     assert_null(sampler_watch_of(&f->s, kthread));
     assert_true(kthread->flags & TASK_F_NOT_CANDIDATE);
-    assert_int_equal(v.n_candidate_asks, 2); /* asked once each, never again */
-    assert_int_equal(v.last[1], BEHAVIOUR_JITTER);
+    assert_int_equal(bw.v.n_candidate_asks, 2); /* asked once each, never again */
+    assert_int_equal(bw.v.last[1], BEHAVIOUR_JITTER);
     assert_int_equal(f->s.n_watching, 1);
     /* jitter: read at the very next tick, which finds it heavy */
     uint64_t reads = f->s.behaviour_reads;
     run_ns += 200000000; /* 200 ms of 250 */
     write_sched(f, 1, run_ns, slices + 25, 0x400000ul);
-    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    watch_tick(f, &bw, now);
     assert_int_equal(f->s.behaviour_reads, reads + 1);
-    assert_int_equal(v.n_released, 1);
-    assert_int_not_equal(v.last[1], BEHAVIOUR_JITTER);
+    assert_int_equal(bw.v.n_released, 1);
+    assert_int_not_equal(bw.v.last[1], BEHAVIOUR_JITTER);
     /* gone from the table: its entry is free for the next */
     sampler_unwatch(&f->s, light);
     assert_int_equal(f->s.n_watching, 0);
     char buf[256];
-    sampler_behaviour_explain(&f->s, ruled, &p, now, buf, sizeof buf);
+    sampler_behaviour_explain(&f->s, ruled, &bw.p, now, buf, sizeof buf);
     assert_string_equal(buf, "behaviour: not needed (decided by rule)");
 }
 
@@ -489,12 +508,11 @@ static struct task *add_thread(struct fx *f, pid_t pid, pid_t tid, enum task_cla
 
 /* Run ticks of 250 ms until the watch of t was read after `after` (returns
  * when), failing after limit_ms. */
-static uint64_t tick_until_read(struct fx *f, const struct behaviour_params *p, const struct sampler_behaviour_hooks *h,
-                                struct task *t, uint64_t now, uint64_t limit_ms)
+static uint64_t tick_until_read(struct fx *f, struct watch *w, struct task *t, uint64_t now, uint64_t limit_ms)
 {
     uint32_t before = sampler_watch_of(&f->s, t)->st.last_ms;
     for (uint64_t end = now + limit_ms; now <= end; now += 250) {
-        sampler_sample_behaviour(&f->s, f->tt, p, now, h);
+        watch_tick(f, w, now);
         if (sampler_watch_of(&f->s, t)->st.last_ms != before)
             return now;
     }
@@ -509,12 +527,8 @@ static uint64_t tick_until_read(struct fx *f, const struct behaviour_params *p, 
 static void test_gate_spares_sleeping_threads(void **state)
 {
     struct fx *f = *state;
-    struct behaviour_params p;
-    behaviour_params_init(&p);
-    p.window_ms = 2000;
-    struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {
-        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    struct watch bw;
+    watch_init(&bw, f, 2000);
     struct task *leader = add_thread(f, 100, 100, CLASS_IGNORE, SOURCE_DEFAULT);
     struct task *th[4];
     for (int i = 0; i < 4; i++) {
@@ -525,36 +539,36 @@ static void test_gate_spares_sleeping_threads(void **state)
     write_process(f, 100, 40, 5);
     uint64_t now = 100000;
     for (int k = 0; k < 40; k++, now += 250) /* 10 s: baseline, then reads that find them asleep */
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
     assert_true(sampler_watch_of(&f->s, th[0])->idle_reads > 0);
     /* 20 s more: the threads are not read, the process's stat now and then */
     uint64_t reads = f->s.behaviour_reads, gate_reads = f->s.gate_reads;
     uint32_t leader_read = sampler_watch_of(&f->s, leader)->st.last_ms;
     for (int k = 0; k < 80; k++, now += 250)
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
     for (int i = 0; i < 4; i++)
         assert_true(now - sampler_watch_of(&f->s, th[i])->st.last_ms > 20000);
-    assert_true(f->s.gate_skips >= 4 * (20000 / (p.window_ms / 5) - 5)); /* looked at every window/5 */
-    assert_in_range(f->s.gate_reads - gate_reads, 1, 20000 / (p.window_ms / SAMPLER_GATE_REFRESH_DIV) + 1);
+    assert_true(f->s.gate_skips >= 4 * (20000 / (bw.p.window_ms / 5) - 5)); /* looked at every window/5 */
+    assert_in_range(f->s.gate_reads - gate_reads, 1, 20000 / (bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV) + 1);
     assert_int_not_equal(sampler_watch_of(&f->s, leader)->st.last_ms, leader_read);
     assert_true(f->s.behaviour_reads - reads <= 3); /* the leader's own, backing off */
     /* thread 102 runs 20 ms: the process's total moves, it is read within
      * the gate's refresh and window/5 */
     write_thread(f, 100, 102, 25000000, 60);
     write_process(f, 100, 42, 5);
-    now = tick_until_read(f, &p, &h, th[1], now, p.window_ms / SAMPLER_GATE_REFRESH_DIV + p.window_ms / 5 + 250);
+    now = tick_until_read(f, &bw, th[1], now, bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV + bw.p.window_ms / 5 + 250);
     assert_int_equal(sampler_watch_of(&f->s, th[1])->idle_reads, 0);
     /* thread 103 runs less than a clock tick: read anyway, at the latest
      * SAMPLER_GATE_MAX_WINDOWS windows after its last read */
     write_thread(f, 100, 103, 5100000, 55);
     uint32_t last = sampler_watch_of(&f->s, th[2])->st.last_ms;
-    now = tick_until_read(f, &p, &h, th[2], now, (uint64_t)p.window_ms * (SAMPLER_GATE_MAX_WINDOWS + 1));
-    assert_true(now - last >= (uint64_t)p.window_ms * SAMPLER_GATE_MAX_WINDOWS - p.window_ms);
+    now = tick_until_read(f, &bw, th[2], now, (uint64_t)bw.p.window_ms * (SAMPLER_GATE_MAX_WINDOWS + 1));
+    assert_true(now - last >= (uint64_t)bw.p.window_ms * SAMPLER_GATE_MAX_WINDOWS - bw.p.window_ms);
     /* the process's stat cannot be read: its threads are read again */
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/proc/100/stat", f->root);
     assert_int_equal(unlink(path), 0);
-    tick_until_read(f, &p, &h, th[3], now, (uint64_t)p.window_ms * 7);
+    tick_until_read(f, &bw, th[3], now, (uint64_t)bw.p.window_ms * 7);
     /* the leader leaves: its process's entry is free */
     assert_int_not_equal(leader->gate, 0);
     sampler_gate_release(&f->s, leader);
@@ -579,12 +593,8 @@ static void test_gate_spares_sleeping_threads(void **state)
 static void test_new_threads_not_starved(void **state)
 {
     struct fx *f = *state;
-    struct behaviour_params p;
-    behaviour_params_init(&p);
-    p.window_ms = 1000; /* due every 200 ms */
-    struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {
-        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    struct watch bw;
+    watch_init(&bw, f, 1000); /* due every 200 ms */
     uint64_t now = 100000, run_ns = 1000000, slices = 10;
     for (pid_t tid = 1000; tid < 1300; tid++)
         add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT);
@@ -593,7 +603,7 @@ static void test_new_threads_not_starved(void **state)
             write_thread(f, tid, tid, run_ns, slices);
         run_ns += 80000000;
         slices += 2;
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
     }
     uint64_t reads = f->s.behaviour_reads;
     struct task *fresh[10];
@@ -606,7 +616,7 @@ static void test_new_threads_not_starved(void **state)
             write_thread(f, tid, tid, run_ns, slices);
         run_ns += 80000000;
         slices += 2;
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
     }
     for (int i = 0; i < 10; i++) {
         const struct sampler_watch *w = sampler_watch_of(&f->s, fresh[i]);
@@ -614,6 +624,14 @@ static void test_new_threads_not_starved(void **state)
         assert_true(w->st.flags & BEHAVIOUR_F_SEEN);
     }
     assert_true(f->s.behaviour_reads - reads <= 4 * SAMPLER_BEHAVIOUR_READS_PER_TICK);
+}
+
+/* The same schedstat (and stat flags) for threads first..first+n-1 and for other. */
+static void write_sched_users(struct fx *f, pid_t first, pid_t n, pid_t other, uint64_t run_ns, uint64_t slices)
+{
+    for (pid_t tid = first; tid < first + n; tid++)
+        write_sched(f, tid, run_ns, slices, 0x400000ul);
+    write_sched(f, other, run_ns, slices, 0x400000ul);
 }
 
 /* One user's threads that are jitter by behaviour are read at most
@@ -624,12 +642,8 @@ static void test_new_threads_not_starved(void **state)
 static void test_jitter_reads_per_user(void **state)
 {
     struct fx *f = *state;
-    struct behaviour_params p;
-    behaviour_params_init(&p);
-    p.window_ms = 1000;
-    struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {
-        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    struct watch bw;
+    watch_init(&bw, f, 1000);
     const pid_t first = 3000, n = (pid_t)SAMPLER_JITTER_READS_PER_USER + 44, other = 9000;
     for (pid_t tid = first; tid < first + n; tid++)
         add_thread(f, tid, tid, CLASS_IGNORE, SOURCE_DEFAULT)->uid = 1000;
@@ -638,10 +652,8 @@ static void test_jitter_reads_per_user(void **state)
     uint64_t run_ns = 1000000, slices = 10, now = 100000;
     unsigned jitter = 0;
     for (int k = 0; k < 40 && jitter < (unsigned)n + 1; k++, now += 250) { /* 100 wake-ups/s, 0.1% */
-        for (pid_t tid = first; tid < first + n; tid++)
-            write_sched(f, tid, run_ns, slices, 0x400000ul);
-        write_sched(f, other, run_ns, slices, 0x400000ul);
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        write_sched_users(f, first, n, other, run_ns, slices);
+        watch_tick(f, &bw, now);
         run_ns += 250000;
         slices += 25;
         jitter = 0;
@@ -655,11 +667,9 @@ static void test_jitter_reads_per_user(void **state)
     /* two ticks: at most the share each, every one read */
     uint32_t since = (uint32_t)now;
     for (int k = 0; k < 2; k++, now += 250) {
-        for (pid_t tid = first; tid < first + n; tid++)
-            write_sched(f, tid, run_ns, slices, 0x400000ul);
-        write_sched(f, other, run_ns, slices, 0x400000ul);
+        write_sched_users(f, first, n, other, run_ns, slices);
         uint64_t capped = f->s.behaviour_capped, reads = f->s.behaviour_reads;
-        sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+        watch_tick(f, &bw, now);
         run_ns += 250000;
         slices += 25;
         assert_int_equal(f->s.behaviour_reads - reads, SAMPLER_JITTER_READS_PER_USER + 1);
@@ -676,12 +686,8 @@ static void test_jitter_reads_per_user(void **state)
 static void test_forked_child_waits(void **state)
 {
     struct fx *f = *state;
-    struct behaviour_params p;
-    behaviour_params_init(&p);
-    p.window_ms = 2000;
-    struct verdicts v = {.f = f};
-    const struct sampler_behaviour_hooks h = {
-        .is_candidate = hook_candidate, .on_verdict = hook_verdict, .userdata = &v};
+    struct watch bw;
+    watch_init(&bw, f, 2000);
     uint64_t now = 100000;
     struct task *child = add_thread(f, 600, 600, CLASS_IGNORE, SOURCE_DEFAULT);
     child->start_pending = true;
@@ -689,17 +695,17 @@ static void test_forked_child_waits(void **state)
     struct task *read = add_thread(f, 601, 601, CLASS_IGNORE, SOURCE_DEFAULT);
     write_thread(f, 600, 600, 1000000, 10);
     write_thread(f, 601, 601, 1000000, 10);
-    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    watch_tick(f, &bw, now);
     assert_null(sampler_watch_of(&f->s, child));
     assert_non_null(sampler_watch_of(&f->s, read));
-    assert_int_equal(v.n_candidate_asks, 1);
+    assert_int_equal(bw.v.n_candidate_asks, 1);
     assert_int_equal(f->s.behaviour_reads, 1);
     /* a tick later it is SAMPLER_FORKED_WAIT_MS old: watched and read */
     now += 250;
-    sampler_sample_behaviour(&f->s, f->tt, &p, now, &h);
+    watch_tick(f, &bw, now);
     assert_non_null(sampler_watch_of(&f->s, child));
     assert_true(sampler_watch_of(&f->s, child)->st.flags & BEHAVIOUR_F_SEEN);
-    assert_int_equal(v.n_candidate_asks, 2);
+    assert_int_equal(bw.v.n_candidate_asks, 2);
 }
 
 /* Jitter tasks (sampler_sample_tasks) the same way: a sleeping jitter

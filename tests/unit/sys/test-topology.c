@@ -56,6 +56,41 @@ static unsigned capacity_of(const struct topo_core *c)
     return capacity_core_milli(&cap, (unsigned)c->n_online);
 }
 
+/* What a machine adds up to. */
+struct shape {
+    int n_cpus, n_packages, n_cores, online, n_llcs, n_nodes;
+};
+
+static void expect_count(const char *machine, const char *what, int got, int want)
+{
+    if (got != want)
+        fail_msg("%s: %d %s, expected %d", machine, got, what, want);
+}
+
+static void expect_shape(const char *machine, const struct topology *t, struct shape want)
+{
+    expect_count(machine, "CPUs", t->n_cpus, want.n_cpus);
+    expect_count(machine, "packages", t->n_packages, want.n_packages);
+    expect_count(machine, "cores", t->n_cores, want.n_cores);
+    expect_count(machine, "online CPUs", CPU_COUNT(&t->online), want.online);
+    expect_count(machine, "LLC groups", t->n_llcs, want.n_llcs);
+    expect_count(machine, "NUMA nodes", t->n_nodes, want.n_nodes);
+}
+
+/* topology_print's text, to be freed. */
+static char *print_to_string(const struct topology *t)
+{
+    struct capacity_table cap;
+    capacity_table_default(&cap);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    topology_print(f, t, &cap);
+    assert_int_equal(fclose(f), 0);
+    return out;
+}
+
 /* ---- temporary copies of fixture trees ---- */
 
 static char copy_dst[PATH_MAX];
@@ -118,6 +153,16 @@ static void tree_remove(const char *root, const char *rel)
 
 /* Offline cpu13 of the x86 tree as the kernel does: online file 0, the lists
  * without it, and (unless keep_topology) no topology or cache directory. */
+/* rel (below cpu/cpuN/) removed for each of CPUs 0..n_cpus-1. */
+static void tree_remove_each_cpu(const char *root, int n_cpus, const char *rel)
+{
+    for (int cpu = 0; cpu < n_cpus; cpu++) {
+        char path[128];
+        snprintf(path, sizeof path, "cpu/cpu%d/%s", cpu, rel);
+        tree_remove(root, path);
+    }
+}
+
 static void x86_offline_cpu13(const char *root, bool keep_topology)
 {
     tree_write(root, "cpu/cpu13/online", "0");
@@ -170,13 +215,9 @@ static void test_power9_smt4(void **state)
 {
     struct topology *t = read_ok(FIXTURE("power9-smt4"));
 
-    assert_int_equal(t->n_cpus, 32);
-    assert_int_equal(t->n_packages, 1);
-    assert_int_equal(t->n_cores, 8);
-    assert_int_equal(CPU_COUNT(&t->online), 29);
+    expect_shape("power9-smt4", t,
+                 (struct shape){.n_cpus = 32, .n_packages = 1, .n_cores = 8, .online = 29, .n_llcs = 4, .n_nodes = 1});
     assert_int_equal(CPU_COUNT(&t->present), 32);
-    assert_int_equal(t->n_llcs, 4);
-    assert_int_equal(t->n_nodes, 1);
 
     static const int core_ids[] = {16, 20, 32, 36, 48, 52, 64, 68};
     for (int i = 0; i < t->n_cores; i++) {
@@ -231,13 +272,9 @@ static void test_power9_smt8(void **state)
 {
     struct topology *t = read_ok(FIXTURE("power9-smt8"));
 
-    assert_int_equal(t->n_cpus, 48);
-    assert_int_equal(t->n_packages, 1);
-    assert_int_equal(t->n_cores, 6);
-    assert_int_equal(CPU_COUNT(&t->online), 48);
     /* L1 lists every other thread; the LLC is the L3 of the whole SMT8 core */
-    assert_int_equal(t->n_llcs, 6);
-    assert_int_equal(t->n_nodes, 1);
+    expect_shape("power9-smt8", t,
+                 (struct shape){.n_cpus = 48, .n_packages = 1, .n_cores = 6, .online = 48, .n_llcs = 6, .n_nodes = 1});
     for (int i = 0; i < t->n_cores; i++) {
         const struct topo_core *c = &t->cores[i];
         assert_int_equal(c->core_id, 8 * i);
@@ -255,12 +292,8 @@ static void test_x86_smt2_2s(void **state)
 {
     struct topology *t = read_ok(FIXTURE("x86-smt2-2s"));
 
-    assert_int_equal(t->n_cpus, 16);
-    assert_int_equal(t->n_packages, 2);
-    assert_int_equal(t->n_cores, 8);
-    assert_int_equal(CPU_COUNT(&t->online), 16);
-    assert_int_equal(t->n_llcs, 2);
-    assert_int_equal(t->n_nodes, 2);
+    expect_shape("x86-smt2-2s", t,
+                 (struct shape){.n_cpus = 16, .n_packages = 2, .n_cores = 8, .online = 16, .n_llcs = 2, .n_nodes = 2});
 
     /* sorted by (package, lowest thread); sibling of N is N+8 */
     static const int core_ids[] = {0, 2, 8, 10};
@@ -291,13 +324,9 @@ static void test_vm_2cpu(void **state)
 {
     struct topology *t = read_ok(FIXTURE("vm-2cpu"));
 
-    assert_int_equal(t->n_cpus, 2);
-    assert_int_equal(t->n_packages, 1);
-    assert_int_equal(t->n_cores, 2);
-    assert_int_equal(CPU_COUNT(&t->online), 2);
     /* no cache/ at all: the package is the LLC */
-    assert_int_equal(t->n_llcs, 1);
-    assert_int_equal(t->n_nodes, 1);
+    expect_shape("vm-2cpu", t,
+                 (struct shape){.n_cpus = 2, .n_packages = 1, .n_cores = 2, .online = 2, .n_llcs = 1, .n_nodes = 1});
     for (int i = 0; i < 2; i++) {
         assert_int_equal(t->cores[i].n_threads, 1);
         assert_int_equal(t->cores[i].n_online, 1);
@@ -397,14 +426,7 @@ static void test_offline_with_topology(void **state)
     assert_int_equal(t->cpus[13].core, 5);
     assert_int_equal(t->cpus[13].package, 1);
 
-    struct capacity_table cap;
-    capacity_table_default(&cap);
-    _cleanup_free_ char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    topology_print(f, t, &cap);
-    assert_int_equal(fclose(f), 0);
+    _cleanup_free_ char *out = print_to_string(t);
     assert_non_null(strstr(out, "package 1: 4 cores, 7 threads online, 1 offline\n"));
     assert_non_null(strstr(out, "threads 5 online, 13 offline, capacity 1.000x"));
     assert_non_null(strstr(out, "15 of 16 threads online"));
@@ -434,21 +456,13 @@ static void test_missing_optional_files(void **state)
     topology_free(t);
 
     /* Neither list: cores from (package, core_id). */
-    for (int cpu = 0; cpu < 16; cpu++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "cpu/cpu%d/topology/core_cpus_list", cpu);
-        tree_remove(root, rel);
-    }
+    tree_remove_each_cpu(root, 16, "topology/core_cpus_list");
     t = read_ok(root);
     assert_true(topology_equal(ref, t));
     topology_free(t);
 
     /* No cache information: one LLC per package, as before. */
-    for (int cpu = 0; cpu < 16; cpu++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "cpu/cpu%d/cache", cpu);
-        tree_remove(root, rel);
-    }
+    tree_remove_each_cpu(root, 16, "cache");
     t = read_ok(root);
     assert_int_equal(t->n_llcs, 2);
     assert_int_equal(t->cores[3].llc, 0);
@@ -629,14 +643,7 @@ static void test_live_system(void **state)
 static void test_print_power9_smt4(void **state)
 {
     struct topology *t = read_ok(FIXTURE("power9-smt4"));
-    struct capacity_table cap;
-    capacity_table_default(&cap);
-    _cleanup_free_ char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    topology_print(f, t, &cap);
-    assert_int_equal(fclose(f), 0);
+    _cleanup_free_ char *out = print_to_string(t);
 
     assert_non_null(strstr(out, "package 0: 8 cores, 29 threads online\n"));
     assert_non_null(strstr(out, "  core 0 (id 16): threads 0-3 online, capacity 1.500x"));
