@@ -247,7 +247,22 @@ $(table housekeeping)
 under bench-client, each at a fixed rate (open loop: latency from each
 request's intended send time) beside a busy job on CPU 0, in alternating
 rounds without and with the daemon as shipped (no rule). The housekeeping
-programs that should be packed are the table above.
+programs that should be packed are the table above. The harness looks at
+the threads (the daemon's dump, a walk of /proc) only once the measured
+window has closed, while the load goes on: made inside it, that look cost
+both CPUs some 400 ms of short-lived tools and set the p99 of its own
+rounds, the "on" ones more.
+
+What sets a service's tail on this VM when the daemon moves none of its
+threads: \`perf sched timehist\` over an "on" round of Redis at 1,000
+requests/s (2026-12-07) put every wait of Redis or its client over 1 ms
+behind the busy job on CPU 0 (woken there, the service waits for the busy
+job's turn), the kernel's memory monitor \`kdamond\` (runs of 1.4-2.4 ms),
+perf itself, a new process's exec, or a halted vCPU that took 4 ms to run
+again. The daemon (ticks of 0.4-0.8 ms every 250 ms, its longest run
+2.0 ms) had 0.15 ms of one of those 11 waits. A round
+whose "other load" is high is therefore marked, and the medians over the
+undisturbed rounds are given beside those over all.
 
 At 200 requests (transactions) per second:
 
