@@ -252,7 +252,9 @@ base_conf=$(col "$B" 5 | sort -n | tail -1)
 w_spread=$(spread "$B" 1 "$base_w"); p_spread=$(spread "$B" 2 "$base_p99")
 echo "no attack, with the daemon, $nb runs (one first, one after each round): work median $base_w (each run $(each "$B" 1); $w_spread of the median), wake-up p99 median ${base_p99} us (each run $(each "$B" 2) us; $p_spread of the median), realtime CPU max ${base_rt} ms/s, daemon CPU ${base_cpu} ms (median), other user confined: $([ "$base_conf" = 1 ] && echo yes || echo no)"
 echo "A ratio inside the spread of the runs it is made of is within the machine's own noise: $w_spread for work and $p_spread for p99 with no attack; each attack's spreads are in the second table."
-[ -n "$DAEMON_B" ] && echo "Build B (daemon b): $DAEMON_B; the default (daemon yes): $DAEMON."
+# a binary's name without the machine's paths: below the tree, or its folder and name
+short() { case $1 in "$SRC"/*) echo "${1#"$SRC"/}" ;; *) echo "$(basename "$(dirname "$1")")/$(basename "$1")" ;; esac; }
+[ -n "$DAEMON_B" ] && echo "Build B (daemon b): $(short "$DAEMON_B"); the default (daemon yes): $(short "$DAEMON")."
 echo
 echo "Medians of $ROUNDS rounds; the realtime CPU is the largest 1 s window of any round, confined: in any round."
 echo
