@@ -86,6 +86,10 @@ static void hear_events(struct loop_batch *b)
 void loop_batch_due(struct loop_batch *b)
 {
     unsigned next = loop_mute_next_ms(b->mute_ms, b->rings != b->rings_at_mute);
+    if (!next) {
+        b->heard_after_ms = b->mute_ms;
+        b->heard_ns = b->now_ns();
+    }
     if (!next || mute_events(b, next) < 0)
         hear_events(b);
 }
@@ -98,13 +102,21 @@ static int on_batch_due(sd_event_source *s, uint64_t usec, void *userdata)
 
 void loop_batch_woke(struct loop_batch *b)
 {
-    uint64_t now = b->now_ns(), last = b->woke_ns;
+    uint64_t now = b->now_ns(), last = b->woke_ns, heard = b->heard_ns;
+    unsigned after = b->heard_after_ms, ms;
     b->woke_ns = now;
-    if (!b->doorbell || now - last >= LOOP_MUTE_MIN_MS * 1000000ull)
+    b->heard_after_ms = 0;
+    if (!b->doorbell)
+        return;
+    if (after && now >= heard && now - heard < LOOP_MUTE_MIN_MS * 1000000ull)
+        ms = loop_mute_next_ms(after, true); /* events again as soon as heard: a stream with no exec in it */
+    else if (now - last < LOOP_MUTE_MIN_MS * 1000000ull)
+        ms = loop_mute_next_ms(0, false);
+    else
         return;
     int r = sd_event_source_set_enabled(b->events, SD_EVENT_OFF);
     if (r >= 0)
-        r = mute_events(b, loop_mute_next_ms(0, false));
+        r = mute_events(b, ms);
     if (r < 0) {
         log_warning_errno(r, "batching the proc connector's events: %m");
         hear_events(b);

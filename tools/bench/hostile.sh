@@ -38,20 +38,47 @@
 # (cgroup v1 cpu.shares, or cgroup v2 cpu.weight; skipped where neither
 # is there), made for the run and removed at its end; the daemon stays in
 # the group the script was started in, as its service stays in
-# system.slice. An attack then takes no more than the attacker's half of
-# the machine by itself: what the victim loses beyond that is what the
-# daemon adds.
+# system.slice. That does not make an attack harmless by itself: the
+# kernel splits a group's weight between CPUs by where its threads run,
+# so two attacking threads on two CPUs hold a third of the victim's CPU
+# (2026-12-07, 2 vCPUs, no daemon, 8 runs: a rename flood cost the
+# victim's work 0.66-0.89x of no attack; 3 runs: a fork storm 0.46-0.62x,
+# forks being kernel work this VM pays dearly for). So "x no attack" is
+# the attack's harm and the daemon's together; the daemon's own share is
+# "x same attack, no daemon" (and "x listener alone", below).
 #
 # The run with no attack is made before the attacks and again after each
-# one; the ratios are to the median of those runs, and their spread (each
+# round; the ratios are to the median of those runs, and their spread (each
 # run over the median) is printed, so a ratio within it is the machine's
 # own noise (the 1 ms probe's p99 moves by several times between runs on
 # a shared VM).
+#
+# Each attack runs HOSTILE_ROUNDS times (default 3), without the daemon and
+# with it in turn (the order swapped every other round), each round
+# followed by a run with no attack; the figures are the rounds' medians,
+# and each run's figures are printed below them with their spread. With
+# HOSTILE_DAEMON_B=PATH a second daemon binary (another build) runs in
+# each round too (daemon "b"): two builds compared in the same run,
+# alternating, on the same harness.
+#
+# The proc connector costs whoever sends its events once anyone listens:
+# with a listener, each fork, exit or rename builds a message and offers
+# it to every listening socket (the kernel's filter drops it there), in
+# the attacker's own thread. So each round also runs the attack beside
+# bench-floor alone (daemon "listener": a socket that hears only execs and
+# acts on none; HOSTILE_LISTENER=0 leaves it out): the harm an attack does
+# beside any listener of the proc connector, which is the kernel's, not
+# the daemon's doing. What the daemon adds is its row over that one.
 #
 # usage: hostile.sh BUILD_DIR [SECS] [THREADS]
 . "$(dirname "$0")/lib.bash"
 SECS=${2:-10}
 NTHREADS=${3:-20000}
+ROUNDS=${HOSTILE_ROUNDS:-3}
+DAEMON_B=${HOSTILE_DAEMON_B:-}
+LISTENER=${HOSTILE_LISTENER:-1}
+[ "$LISTENER" != 1 ] || [ -x "$BUILD/bench-floor" ] || { echo "hostile.sh: $BUILD/bench-floor not built (HOSTILE_LISTENER=0 goes without)" >&2; exit 1; }
+[ -z "$DAEMON_B" ] || [ -x "$DAEMON_B" ] || { echo "hostile.sh: HOSTILE_DAEMON_B=$DAEMON_B is no executable" >&2; exit 1; }
 bench_users bench-hostile
 getent group nogroup >/dev/null || { echo "hostile.sh: needs the group nogroup" >&2; exit 77; }
 TRUE=$(type -P true) || { echo "hostile.sh: no true(1)" >&2; exit 77; }
@@ -130,9 +157,21 @@ confined() {   # confined PID...: 1 if a thread of any has a mask narrower than 
     echo 0
 }
 
-# run NAME DAEMON(yes|no): prints "work p99 rtmax_ms daemon_cpu_ms confined rate"
+# run NAME DAEMON(yes|no|b|listener; b: HOSTILE_DAEMON_B; listener: no
+# daemon, bench-floor instead): prints "work p99 rtmax_ms daemon_cpu_ms confined rate"
 run() {
     local name=$1 with=$2 c0=0 c1=0 conf=0 rtmax=0 prev now t0 t1
+    # the other build's daemon, seen by daemon_start through this local
+    local DAEMON=$DAEMON tag=$name lpid=
+    if [ "$with" = b ]; then DAEMON=$DAEMON_B; with=yes; tag=$name-b; fi
+    if [ "$with" = listener ]; then
+        # the kernel's part alone: a listener that hears only execs and
+        # acts on none of them
+        "$BUILD/bench-floor" --comm "-hostile-none-" > /dev/null 2>&1 & lpid=$!
+        sleep 0.5
+        kill -0 "$lpid" 2>/dev/null || { echo "hostile.sh: bench-floor did not start" >&2; exit 1; }
+        with=no
+    fi
     [ "$with" = yes ] && daemon_start
     [ "$with" = yes ] && c0=$(cpu_ns "$DPID")
     local perfpid=
@@ -149,7 +188,7 @@ run() {
     as_victim "$H" probe "$SECS" 1000 > "$TMP/p" & local p=$!
     local profpid= polls=0
     if [ "$with" = yes ] && [ -n "$PROFILE" ]; then
-        perf record -q -g -p "$DPID" -o "$PROFILE/perf-$name.data" >/dev/null 2>&1 &
+        perf record -q -g -p "$DPID" -o "$PROFILE/perf-$tag.data" >/dev/null 2>&1 &
         profpid=$!
     fi
     if [ "$with" = yes ]; then
@@ -157,7 +196,7 @@ run() {
         while kill -0 "$w" 2>/dev/null; do
             sleep 1
             polls=$((polls + 1))
-            if [ -n "$PROFILE" ] && [ "$polls" -eq $((SECS / 2)) ]; then ctl status > "$PROFILE/status-$name.txt" 2>&1 || true; fi
+            if [ -n "$PROFILE" ] && [ "$polls" -eq $((SECS / 2)) ]; then ctl status > "$PROFILE/status-$tag.txt" 2>&1 || true; fi
             now=$(rt_ns || echo "$prev"); t1=$(date +%s%N)
             # the window's realtime CPU, scaled to exactly 1 s
             rtmax=$(awk -v a="$prev" -v b="$now" -v d=$((t1 - t0)) -v m="$rtmax" \
@@ -173,46 +212,97 @@ run() {
         rtmax=$(perf_rt_max "$TMP/perf.data" "$DPID")
     fi
     if [ "$with" = yes ]; then c1=$(cpu_ns "$DPID"); daemon_stop; fi
+    if [ -n "$lpid" ]; then kill -TERM "$lpid"; wait "$lpid" 2>/dev/null || true; fi
     read -r p99 _ < "$TMP/p"
     printf '%s %s %s %d %s %s\n' "$(cat "$TMP/w")" "$p99" "$rtmax" $(( (c1 - c0) / 1000000 )) "$conf" \
         "$(attack_rate "$name")"
 }
 
-echo "hostile user: each attack by uid nobody for ${SECS} s beside uid 1's CPU-bound job and 1 ms timer probe ($(nproc) CPUs; each user in a CPU cgroup of its own: $CG_KIND)"
-: > "$TMP/rows"
+echo "hostile user: each attack by uid nobody for ${SECS} s beside uid 1's CPU-bound job and 1 ms timer probe ($(nproc) CPUs; each user in a CPU cgroup of its own: $CG_KIND); $ROUNDS rounds"
+# kinds of run in a round: without the daemon, with it, with build B
+KINDS="no yes"
+[ -n "$DAEMON_B" ] && KINDS="$KINDS b"
+[ "$LISTENER" = 1 ] && KINDS="$KINDS listener"
 # base: one run with no attack (with the daemon), its figures appended to $TMP/base
 base() { run none yes | cut -d' ' -f1-5 >> "$TMP/base"; }
 base
 for a in ${HOSTILE_ATTACKS:-forks renames control rtbudget}; do
-    read -r w0 p0 _ _ _ _ < <(run "$a" no)
-    read -r w p rt cpu conf rate < <(run "$a" yes)
-    echo "$a|$rate|$w|$w0|$p|$p0|$rt|$cpu|$conf" >> "$TMP/rows"
-    base
+    for r in $(seq "$ROUNDS"); do
+        # every other round in the opposite order, so that no kind of run
+        # always follows the same one
+        ks=$KINDS
+        [ $((r % 2)) -eq 0 ] && ks=$(echo "$KINDS" | tr ' ' '\n' | tac | tr '\n' ' ')
+        for k in $ks; do run "$a" "$k" >> "$TMP/r-$a-$k"; done
+        base
+    done
+    echo "$a" >> "$TMP/attacks"
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-col() { cut -d' ' -f"$1" "$TMP/base"; }
-# spread COLUMN MEDIAN: "LOW-HIGHx", each run's value over the median
-spread() { col "$1" | awk -v m="$2" 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 }
+# col FILE N: column N of FILE's runs; each FILE N: them on one line
+col() { cut -d' ' -f"$2" "$1"; }
+each() { col "$1" "$2" | tr '\n' ' ' | sed 's/ $//'; }
+# spread FILE COLUMN MEDIAN: "LOW-HIGHx", each run's value over the median
+spread() { col "$1" "$2" | awk -v m="$3" 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 }
     END { if (m == 0) print "n/a"; else printf "%.2f-%.2fx\n", lo / m, hi / m }'; }
-nb=$(wc -l < "$TMP/base")
-base_w=$(col 1 | median); base_p99=$(col 2 | median)
-base_rt=$(col 3 | sort -g | tail -1); base_cpu=$(col 4 | median)
-base_conf=$(col 5 | sort -n | tail -1)
-w_spread=$(spread 1 "$base_w"); p_spread=$(spread 2 "$base_p99")
-echo "no attack, with the daemon, $nb runs (one first, one after each attack): work median $base_w (each run $(col 1 | tr '\n' ' ' | sed 's/ $//'); $w_spread of the median), wake-up p99 median ${base_p99} us (each run $(col 2 | tr '\n' ' ' | sed 's/ $//') us; $p_spread of the median), realtime CPU max ${base_rt} ms/s, daemon CPU ${base_cpu} ms (median), other user confined: $([ "$base_conf" = 1 ] && echo yes || echo no)"
-echo "A ratio to no attack inside the spread of the runs with no attack ($w_spread for work, $p_spread for p99) is within the machine's own noise."
+B=$TMP/base
+nb=$(wc -l < "$B")
+base_w=$(col "$B" 1 | median); base_p99=$(col "$B" 2 | median)
+base_rt=$(col "$B" 3 | sort -g | tail -1); base_cpu=$(col "$B" 4 | median)
+base_conf=$(col "$B" 5 | sort -n | tail -1)
+w_spread=$(spread "$B" 1 "$base_w"); p_spread=$(spread "$B" 2 "$base_p99")
+echo "no attack, with the daemon, $nb runs (one first, one after each round): work median $base_w (each run $(each "$B" 1); $w_spread of the median), wake-up p99 median ${base_p99} us (each run $(each "$B" 2) us; $p_spread of the median), realtime CPU max ${base_rt} ms/s, daemon CPU ${base_cpu} ms (median), other user confined: $([ "$base_conf" = 1 ] && echo yes || echo no)"
+echo "A ratio inside the spread of the runs it is made of is within the machine's own noise: $w_spread for work and $p_spread for p99 with no attack; each attack's spreads are in the second table."
+# a binary's name without the machine's paths: below the tree, or its folder and name
+short() { case $1 in "$SRC"/*) echo "${1#"$SRC"/}" ;; *) echo "$(basename "$(dirname "$1")")/$(basename "$1")" ;; esac; }
+[ -n "$DAEMON_B" ] && echo "Build B (daemon b): $(short "$DAEMON_B"); the default (daemon yes): $(short "$DAEMON")."
 echo
-echo "| attack | what it did | other user's work (x no attack) | (x same attack, no daemon) | wake-up p99 us (x no attack) | (no daemon) | daemon realtime CPU, max per 1 s | daemon CPU | other user confined |"
-echo "|---|---|---|---|---|---|---|---|---|"
-while IFS='|' read -r a rate w w0 p p0 rt cpu conf; do
-    printf '| %s | %s | %s (%s) | %s | %s (%s) | %s | %s ms | %s ms | %s |\n' "$a" "$rate" "$w" "$(ratio "$w" "$base_w")" \
-        "$(ratio "$w" "$w0")" "$p" "$(ratio "$p" "$base_p99")" "$p0" "$rt" "$cpu" "$([ "$conf" = 1 ] && echo yes || echo no)"
-    echo "hostile_${a}_work_ratio=$(ratio "$w" "$base_w")" >> "$TMP/kv"
-    echo "hostile_${a}_work_ratio_vs_no_daemon=$(ratio "$w" "$w0")" >> "$TMP/kv"
-    echo "hostile_${a}_p99_ratio=$(ratio "$p" "$base_p99")" >> "$TMP/kv"
-    echo "hostile_${a}_rt_max_ms_per_s=$rt" >> "$TMP/kv"
-    echo "hostile_${a}_confined=$conf" >> "$TMP/kv"
-done < "$TMP/rows"
+echo "Medians of $ROUNDS rounds; the realtime CPU is the largest 1 s window of any round, confined: in any round."
+echo
+echo "| attack | daemon | what it did | other user's work (x no attack) | (x same attack, no daemon) | (x listener alone) | wake-up p99 us (x no attack) | (x same attack, no daemon) | (x listener alone) | daemon realtime CPU, max per 1 s | daemon CPU | other user confined |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+while read -r a; do
+    N=$TMP/r-$a-no
+    w0=$(col "$N" 1 | median); p0=$(col "$N" 2 | median)
+    wl=; pl=
+    if [ -s "$TMP/r-$a-listener" ]; then wl=$(col "$TMP/r-$a-listener" 1 | median); pl=$(col "$TMP/r-$a-listener" 2 | median); fi
+    for k in $KINDS; do
+        [ "$k" = no ] && continue
+        F=$TMP/r-$a-$k
+        w=$(col "$F" 1 | median); p=$(col "$F" 2 | median)
+        rt=$(col "$F" 3 | sort -g | tail -1); cpu=$(col "$F" 4 | median); conf=$(col "$F" 5 | sort -n | tail -1)
+        rate=$(tail -1 "$F" | cut -d' ' -f6-)
+        wxl=-; pxl=-
+        if [ -n "$wl" ] && [ "$k" != listener ]; then wxl=$(ratio "$w" "$wl"); pxl=$(ratio "$p" "$pl"); fi
+        printf '| %s | %s | %s | %s (%s) | %s | %s | %s (%s) | %s (%s us) | %s | %s ms | %s ms | %s |\n' "$a" "$k" "$rate" \
+            "$w" "$(ratio "$w" "$base_w")" "$(ratio "$w" "$w0")" "$wxl" "$p" "$(ratio "$p" "$base_p99")" \
+            "$(ratio "$p" "$p0")" "$p0" "$pxl" "$rt" "$cpu" "$([ "$conf" = 1 ] && echo yes || echo no)"
+        kp=hostile_${a}
+        [ "$k" = yes ] || kp=hostile_${a}_$k
+        [ "$wxl" = - ] || echo "${kp}_work_ratio_vs_listener=$wxl" >> "$TMP/kv"
+        [ "$pxl" = - ] || echo "${kp}_p99_ratio_vs_listener=$pxl" >> "$TMP/kv"
+        {
+            echo "${kp}_work_ratio=$(ratio "$w" "$base_w")"
+            echo "${kp}_work_ratio_vs_no_daemon=$(ratio "$w" "$w0")"
+            echo "${kp}_p99_ratio=$(ratio "$p" "$base_p99")"
+            echo "${kp}_p99_ratio_vs_no_daemon=$(ratio "$p" "$p0")"
+            echo "${kp}_rt_max_ms_per_s=$rt"
+            echo "${kp}_confined=$conf"
+        } >> "$TMP/kv"
+    done
+done < "$TMP/attacks"
+echo
+echo "Each run, in the order made (work; wake-up p99 us), and each kind's spread around its median:"
+echo
+echo "| attack | daemon | work, each run | spread | p99, each run | spread |"
+echo "|---|---|---|---|---|---|"
+while read -r a; do
+    for k in $KINDS; do
+        F=$TMP/r-$a-$k
+        printf '| %s | %s | %s | %s | %s | %s |\n' "$a" "$k" "$(each "$F" 1)" "$(spread "$F" 1 "$(col "$F" 1 | median)")" \
+            "$(each "$F" 2)" "$(spread "$F" 2 "$(col "$F" 2 | median)")"
+    done
+done < "$TMP/attacks"
+echo "hostile_rounds=$ROUNDS" >> "$TMP/kv"
 echo "hostile_baseline_runs=$nb" >> "$TMP/kv"
 echo "hostile_baseline_work_spread=$w_spread" >> "$TMP/kv"
 echo "hostile_baseline_p99_spread=$p_spread" >> "$TMP/kv"

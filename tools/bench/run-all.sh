@@ -296,10 +296,15 @@ user's CPU-bound job and 1 ms timer probe (\`tools/bench/hostile.sh\`).
 As on a machine where systemd gives each logged-in user a slice of its
 own, the attacker's processes and the other user's each run in a CPU
 cgroup of their own, of equal weight, and the daemon outside both (as its
-service in system.slice): an attack takes at most the attacker's share by
-itself, and what the other user loses beyond that is the daemon's doing.
-The run with no attack is made before the attacks and after each one; the
-ratios are to their median, and the line above the table gives their
+service in system.slice). That does not make an attack harmless by itself
+(the kernel splits a group's weight between CPUs by where its threads run,
+and kernel work such as forking is paid for outside it): "x no attack" is
+the attack's harm and the daemon's together, and the daemon's own share is
+"x same attack, no daemon" and "x listener alone" (the attack beside a bare
+exec-only listener of the proc connector, which makes each fork, exit and
+rename cost its sender a message). Each attack runs in 3 rounds, without
+the daemon and with it in turn, a run with no attack after each round;
+the figures are medians, and the second table gives every run and its
 spread, the noise a ratio is to be read against. The daemon's time at
 realtime priority is bounded by its budget: at most 25% of any window plus
 50 ms and one scheduler tick (turboschedd(8)); the "realtime CPU" column

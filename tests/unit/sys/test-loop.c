@@ -175,6 +175,62 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
     batch_teardown(&f);
 }
 
+/* A stream of forks and exits with no exec (nothing rings): events found
+ * as soon as a mute ends begin the next one, twice as long, up to
+ * LOOP_MUTE_MAX_MS, so the stream costs one wake-up per mute, not three
+ * every 6 ms. A wake-up later than LOOP_MUTE_MIN_MS after the mute's end
+ * is no stream: heard, and the next pair starts from the least mute. */
+static void test_batch_grows_with_a_stream_without_execs(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, true);
+    loop_batch_woke(&f.b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    unsigned ms = LOOP_MUTE_MIN_MS;
+    for (int i = 0; i < 8; i++) {
+        fake_now += ms * MS;
+        loop_batch_due(&f.b); /* no ring: heard */
+        assert_heard(&f);
+        /* the events that came meanwhile, read at once */
+        loop_batch_woke(&f.b);
+        ms = ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        assert_muted(&f, ms);
+    }
+    assert_int_equal(ms, LOOP_MUTE_MAX_MS);
+    assert_int_equal(f.b.rings, 0);
+    /* the stream stopped: the mute ends and nothing comes for a while */
+    fake_now += ms * MS;
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    fake_now += LOOP_MUTE_MIN_MS * MS;
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    fake_now += 100 * MS;
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    /* a mute's end is counted once: its next wake-up, not a later one */
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    fake_now += 10 * MS;
+    loop_batch_woke(&f.b);
+    assert_heard(&f);
+    batch_teardown(&f);
+
+    /* without an exec socket nothing is muted, stream or not */
+    batch_setup(&f, false);
+    for (int i = 0; i < 10; i++) {
+        loop_batch_woke(&f.b);
+        fake_now += 1 * MS;
+        assert_heard(&f);
+    }
+    batch_teardown(&f);
+}
+
 /* Rings before a mute begins do not extend it; a clock that went back
  * (now before the last wake-up) is no burst of wake-ups. */
 static void test_batch_edges(void **state)
@@ -592,6 +648,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_first),
+        cmocka_unit_test(test_batch_grows_with_a_stream_without_execs),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_flood_over_budget),
         cmocka_unit_test(test_long_dispatch_dropped_mid_work),
