@@ -62,7 +62,7 @@ run behaviour bash "$B/behaviour.sh" "$BUILD" 60
 run housekeeping bash "$B/housekeeping.sh" "$BUILD" 20 3
 # Real services beside a busy job (about 22 min at 5 rounds, 13 at 3): the rate and
 # one five times higher
-TS_SERVICES_RATE=200 run services bash "$B/services.sh" "$BUILD" 40 5
+TS_SERVICES_RATE=200 run services bash "$B/services.sh" "$BUILD" 40 "${TS_SERVICES_ROUNDS:-5}"
 TS_SERVICES_RATE=1000 run services-high bash "$B/services.sh" "$BUILD" 40 3
 run rename bash "$B/rename-flood.sh" "$BUILD" 8 3
 run hostile bash "$B/hostile.sh" "$BUILD" 10 20000
