@@ -86,12 +86,16 @@ static int reload(void *userdata, char *msg, size_t size)
     return r;
 }
 
+static void write_state(struct daemon *d);
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
     engine_set_tick_at_rt(d->engine, d->loop.at_rt);
     engine_tick(d->engine);
     seat_tick(engine_seat(d->engine));
+    loop_batch_tick(&d->batch);
+    write_state(d); /* the tick wrote the file: no early write left */
     update_status(d);
     /* A time source fires once; arm it again. */
     int r = loop_arm_oneshot(s, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
