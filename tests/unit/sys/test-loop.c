@@ -194,7 +194,7 @@ static void test_batch_tick_ends_long_mute(void **state)
     fake_now += 200 * MS; /* no ring yet: a short mute is the timer's to end */
     loop_batch_tick(&f.b);
     assert_muted(&f, LOOP_MUTE_MIN_MS);
-    while (f.b.mute_ms < LOOP_MUTE_LONG_MS) {
+    for (int i = 0; i < 16 && f.b.mute_ms < LOOP_MUTE_LONG_MS; i++) {
         fake_now += f.b.mute_ms * MS;
         loop_batch_rang(&f.b);
         loop_batch_due(&f.b);
