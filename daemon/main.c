@@ -86,12 +86,16 @@ static int reload(void *userdata, char *msg, size_t size)
     return r;
 }
 
+static void write_state(struct daemon *d);
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
     struct daemon *d = userdata;
     engine_set_tick_at_rt(d->engine, d->loop.at_rt);
     engine_tick(d->engine);
     seat_tick(engine_seat(d->engine));
+    loop_batch_tick(&d->batch);
+    write_state(d); /* the tick wrote the file: no early write left */
     update_status(d);
     /* A time source fires once; arm it again. */
     int r = loop_arm_oneshot(s, (uint64_t)engine_config(d->engine)->tick_ms * 1000);
@@ -101,11 +105,18 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 /* Write the state file if a change waits and may be written now, else arm
- * its timer for when it may be (not the next tick). */
+ * its timer for when it must be (not the next tick). The time a change must
+ * be written by does not move with the changes after it: armed once, the
+ * timer stays as it is; and off once the file is written (at an exec that
+ * came in time, mostly), it wakes the daemon for nothing. */
 static void write_state(struct daemon *d)
 {
     int64_t due = engine_state_due_ms(d->engine);
-    int r = due > 0 ? loop_arm_oneshot(d->state_source, (uint64_t)due * 1000) : 0;
+    int on = SD_EVENT_OFF, r = sd_event_source_get_enabled(d->state_source, &on);
+    if (r >= 0 && due > 0 && on == SD_EVENT_OFF)
+        r = loop_arm_oneshot(d->state_source, (uint64_t)due * 1000);
+    else if (r >= 0 && due <= 0 && on != SD_EVENT_OFF)
+        r = sd_event_source_set_enabled(d->state_source, SD_EVENT_OFF);
     if (r < 0)
         log_warning_errno(r, "arming the state file timer: %m; the change is written at the next tick");
 }

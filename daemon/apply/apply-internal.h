@@ -37,6 +37,7 @@ struct applier {
     bool dirty;          /* the state file is behind */
     bool unsaved;        /* ...on a change made, not only one undone */
     uint64_t written_ms; /* when the file was last written (monotonic) */
+    uint64_t unsaved_ms; /* when an early write first found a change unsaved (0: none yet) */
     /* Changes go to the file as blocks appended (state_append) while only
      * tasks' records changed: state_fd is the file last written (-1: none),
      * pending the TIDs whose records changed since, journal_lines what the

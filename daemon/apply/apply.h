@@ -135,9 +135,12 @@ int applier_flush_state(struct applier *a);
  * last write (not when changes were only undone or tasks went away), so
  * that a crash strands nothing changed between two ticks; but at most once
  * per STATE_EARLY_WRITE_MS, as each write is a file created and renamed
- * (on a disk file system the rename also starts writeback).
- * applier_changes_due_ms: -1 nothing to write early; else the ms until it
- * may be (0: now). The caller arms a timer for a change left waiting. */
+ * (on a disk file system the rename also starts writeback). A change left
+ * waiting is written within STATE_EARLY_WRITE_MS of the first call that
+ * found it (now_ms: the caller's clock, which the write time is kept in):
+ * by a later call once the last write is that old, or by the caller's
+ * timer. applier_changes_due_ms: -1 nothing to write early; 0 now; else
+ * the ms until the timer must write it. */
 #define STATE_EARLY_WRITE_MS 50
 int applier_flush_changes(struct applier *a, uint64_t now_ms);
 int64_t applier_changes_due_ms(const struct applier *a, uint64_t now_ms);

@@ -57,6 +57,8 @@ unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
         return LOOP_MUTE_MIN_MS;
     if (!rang)
         return 0;
+    if (last_ms >= LOOP_MUTE_MAX_MS)
+        return LOOP_MUTE_LONG_MS;
     return last_ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * last_ms;
 }
 
@@ -78,6 +80,8 @@ static void hear_events(struct loop_batch *b)
 {
     b->mute_ms = 0;
     int r = sd_event_source_set_enabled(b->events, SD_EVENT_ON);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(b->timer, SD_EVENT_OFF); /* when the tick ended the mute */
     if (r < 0)
         log_warning_errno(r, "listening to the proc connector again: %m");
 }
@@ -91,6 +95,12 @@ void loop_batch_due(struct loop_batch *b)
         b->heard_ns = b->now_ns();
     }
     if (!next || mute_events(b, next) < 0)
+        hear_events(b);
+}
+
+void loop_batch_tick(struct loop_batch *b)
+{
+    if (b->mute_ms >= LOOP_MUTE_LONG_MS && b->now_ns() - b->rang_ns >= LOOP_MUTE_MAX_MS * 1000000ull)
         hear_events(b);
 }
 

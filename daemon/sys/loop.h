@@ -139,11 +139,13 @@ bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns);
 
 /* The main proc connector socket, left unheard while the exec-only socket
  * rings (each ring reads it): a mute starts at LOOP_MUTE_MIN_MS and, while
- * the exec socket rang during the last one, doubles up to LOOP_MUTE_MAX_MS.
- * The next mute after one of last_ms (0 if none), or 0 when the socket is
- * to be heard again (no ring during it). Pure. */
+ * the exec socket rang during the last one, doubles up to LOOP_MUTE_MAX_MS;
+ * after that one it lasts LOOP_MUTE_LONG_MS, which the tick ends early
+ * (loop_batch_tick). The next mute after one of last_ms (0 if none), or 0
+ * when the socket is to be heard again (no ring during it). Pure. */
 #define LOOP_MUTE_MIN_MS 5
 #define LOOP_MUTE_MAX_MS 80
+#define LOOP_MUTE_LONG_MS 1000
 unsigned loop_mute_next_ms(unsigned last_ms, bool rang);
 
 /* A one-shot timer source, armed again to fire usec from now. */
@@ -175,6 +177,7 @@ struct loop_batch {
     uint64_t (*now_ns)(void);      /* the clock: tests drive time */
     uint64_t woke_ns;              /* the last wake-up for the main socket */
     uint64_t rings, rings_at_mute; /* the exec socket's wake-ups, in all and when the mute began */
+    uint64_t rang_ns;              /* the last ring */
     unsigned mute_ms;              /* the main socket is unheard for this long (0: heard) */
     unsigned heard_after_ms;       /* the mute that ended with no ring, until the next wake-up; 0: none */
     uint64_t heard_ns;             /* when it ended */
@@ -191,7 +194,18 @@ void loop_batch_done(struct loop_batch *b);
  * the end of a mute (with no ring) that closely. */
 void loop_batch_woke(struct loop_batch *b);
 /* The exec socket rang. */
-static inline void loop_batch_rang(struct loop_batch *b) { b->rings++; }
+static inline void loop_batch_rang(struct loop_batch *b)
+{
+    b->rings++;
+    b->rang_ns = b->now_ns();
+}
 /* The mute's timer fired (its callback; for tests): another mute after it,
  * or the main socket heard again. */
 void loop_batch_due(struct loop_batch *b);
+/* At the tick: a long mute (LOOP_MUTE_LONG_MS) ends when the exec socket
+ * has not rung for LOOP_MUTE_MAX_MS. A storm of execs longer than the
+ * doubling then costs no wake-up of the mute's own until it ends (each of
+ * those found a ring and did nothing else: 12 a second at the longest mute
+ * of 80 ms), and what comes after it waits at most a tick and
+ * LOOP_MUTE_MAX_MS (LOOP_MUTE_LONG_MS without a tick). */
+void loop_batch_tick(struct loop_batch *b);

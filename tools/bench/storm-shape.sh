@@ -19,20 +19,24 @@
 # exec event → the mask set) up to its 20 ms bucket, bench-floor's count of
 # the same; cgrulesengd keeps no such count ("-"). The daemon's p99 is from
 # that histogram in every shape. A second table gives the daemon's own
-# profile per shape: handling time per exec, wake-ups, per-thread reads.
+# profile per shape: handling time per exec, wake-ups, per-thread reads, and
+# its cost per second with no storm, measured for IDLE_S seconds right
+# before each storm: at a few dozen execs a second that cost, which comes
+# whatever the storm, is a good part of the first table's figure.
 #
 # Children per shape: CHILDREN, fewer where the lifetime bounds the rate
 # (2 workers x INFLIGHT children alive for the lifetime: at most SECS seconds
 # of that rate). QUICK=1: 1,500 children, SECS=2, for a look in minutes.
 #
 # usage: storm-shape.sh BUILD_DIR [CHILDREN]
-#        (LIFETIMES="0 20 200" INFLIGHTS="8 64 512" LOADS="0 70" SECS=6 QUICK=)
+#        (LIFETIMES="0 20 200" INFLIGHTS="8 64 512" LOADS="0 70" SECS=6 QUICK= IDLE_S=2)
 . "$(dirname "$0")/lib.bash"
 if [ -n "${QUICK:-}" ]; then N=${2:-1500}; SECS=${SECS:-2}; else N=${2:-8000}; SECS=${SECS:-6}; fi
 LIFETIMES=${LIFETIMES:-0 20 200}
 INFLIGHTS=${INFLIGHTS:-8 64 512}
 LOADS=${LOADS:-0 70}
 LISTENERS=${LISTENERS:-ts cgr floor}
+IDLE_S=${IDLE_S:-2}
 WORKERS=2
 NAME=tsbprobe
 CG=/sys/fs/cgroup/cpuset/tsbench
@@ -124,9 +128,12 @@ for load in $LOADS; do
         [ "$load" -eq 0 ] && hog_stop
         for l in $LIFETIMES; do for i in $INFLIGHTS; do
             k="$l $i $load"
-            ctl metrics > "$TMP/m0"; read -r r0 _ < <(sched "$DPID"); v0=$(vswitches "$DPID")
+            # the daemon's cost with no storm, just before it: what a storm of
+            # few execs a second carries per task whatever the daemon does for it
+            read -r q0 _ < <(sched "$DPID"); sleep "$IDLE_S"; read -r q1 _ < <(sched "$DPID")
+            ctl metrics > "$TMP/m0"; read -r r0 _ < <(sched "$DPID"); v0=$(vswitches "$DPID"); s0=$(date +%s%N)
             storm "$l" "$i"
-            read -r r1 _ < <(sched "$DPID"); v1=$(vswitches "$DPID"); ctl metrics > "$TMP/m1"
+            s1=$(date +%s%N); read -r r1 _ < <(sched "$DPID"); v1=$(vswitches "$DPID"); ctl metrics > "$TMP/m1"
             buckets "$TMP/m0" > "$TMP/b0"; buckets "$TMP/m1" > "$TMP/b1"
             n=$(kv children); in20=$(within_20ms "$TMP/b0" "$TMP/b1"); pl=$(judged "$l" "$in20")
             X[$k]=$(kv execs_per_s)
@@ -142,7 +149,10 @@ for load in $LOADS; do
             rd=$(( $(metric_sum "$TMP/m1" turbosched_thread_reads_total) - $(metric_sum "$TMP/m0" turbosched_thread_reads_total) ))
             tk=$(delta turbosched_ticks_total)
             ov=$(delta turbosched_netlink_overflows_total)
-            TSP[$k]="$he $hs $(awk -v a="$wk" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $(awk -v a="$rd" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $tk $ov $(awk -v a=$((v1 - v0)) -v n="$n" 'BEGIN { printf "%.2f", a / n }')"
+            idle=$(awk -v q=$((q1 - q0)) -v s="$IDLE_S" 'BEGIN { printf "%.0f", q / 1000 / s }')   # µs/s
+            less=$(awk -v r=$((r1 - r0)) -v i="$idle" -v d=$((s1 - s0)) -v n="$n" \
+                       'BEGIN { v = r - i * 1000 * d / 1e9; printf "%.1f", (v < 0 ? 0 : v) / 1e6 * 1000 / n }')
+            TSP[$k]="$he $hs $(awk -v a="$wk" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $(awk -v a="$rd" -v n="$n" 'BEGIN { printf "%.2f", a / n }') $tk $ov $(awk -v a=$((v1 - v0)) -v n="$n" 'BEGIN { printf "%.2f", a / n }') $idle $less"
         done; done
         daemon_stop
         hog_stop
@@ -207,15 +217,17 @@ echo
 echo "The daemon's own profile per shape (its metrics over each storm): time handling an exec event,"
 echo "time handling all events per task, wake-ups reading the proc connector per task, per-thread"
 echo "reads (turbosched_thread_reads_total, every kind) per task, ticks and overflows over the storm, and"
-echo "the daemon's voluntary context switches per task (every wake-up: its timers' as well as the proc connector's):"
+echo "the daemon's voluntary context switches per task (every wake-up: its timers' as well as the proc connector's),"
+echo "its CPU per second over ${IDLE_S} s with no storm just before the storm (its ticks, and whatever else runs on the machine),"
+echo "and its CPU per 1,000 tasks less that idle cost over the storm's length (a figure beside the first table's, not instead):"
 echo
-echo "| lifetime | outstanding per worker | busy load | exec handling µs | all events, µs per task | wake-ups per task | thread reads per task | ticks | overflows | switches per task |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| lifetime | outstanding per worker | busy load | exec handling µs | all events, µs per task | wake-ups per task | thread reads per task | ticks | overflows | switches per task | idle CPU µs/s | CPU per 1,000 less idle |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for load in $LOADS; do for l in $LIFETIMES; do for i in $INFLIGHTS; do
     k="$l $i $load"
     [ -n "${TSP[$k]:-}" ] || continue
-    read -r he hs wk rd tk ov vs <<< "${TSP[$k]}"
-    echo "| $l ms | $i | $([ "$load" -eq 0 ] && echo none || echo "$load%") | $he | $hs | $wk | $rd | $tk | $ov | $vs |"
+    read -r he hs wk rd tk ov vs idle less <<< "${TSP[$k]}"
+    echo "| $l ms | $i | $([ "$load" -eq 0 ] && echo none || echo "$load%") | $he | $hs | $wk | $rd | $tk | $ov | $vs | $idle | $less ms |"
 done; done; done
 echo
 echo "Unpaced, $WORKERS workers, up to $N children a shape (fewer where the lifetime bounds the rate: $SECS s of it);"

@@ -1253,6 +1253,49 @@ static void test_flush_changes_only_for_changes(void **state)
     assert_null(strstr(strstr(text, "\nend ") + 5, "\nend ")); /* one end line */
 }
 
+/* A change left waiting is due STATE_EARLY_WRITE_MS after the batch that
+ * found it, not after the last write, and a later batch writes it once the
+ * last write is that old: at a steady exec rate no timer is needed. */
+static void test_early_write_due_from_change(void **state)
+{
+    struct fx *f = *state;
+    cpu_set_t plan = set_of("0");
+    for (pid_t tid = 440; tid <= 443; tid++)
+        add_task(&f->rec, tid, "0-1");
+    struct task t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = mk_task(&f->rec, 440 + i, 440 + i, "a");
+    uint64_t t0 = now_ms() + 100000;
+    assert_int_equal(applier_pack_task(f->a, &t[0], &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, t0), 0); /* written at once */
+    assert_int_equal(applier_changes_due_ms(f->a, t0), -1);
+    assert_int_equal(applier_pack_task(f->a, &t[1], &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, t0 + 30), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, t0 + 30), STATE_EARLY_WRITE_MS); /* not 20 */
+    assert_int_equal(applier_pack_task(f->a, &t[2], &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, t0 + 40), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, t0 + 40), STATE_EARLY_WRITE_MS - 10); /* the first one's */
+    struct state s;
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 1);
+    state_free(&s);
+    /* the next batch once the last write is old enough writes both */
+    assert_int_equal(applier_flush_changes(f->a, t0 + STATE_EARLY_WRITE_MS), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, t0 + STATE_EARLY_WRITE_MS), -1);
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 3);
+    state_free(&s);
+    /* and the next change counts from itself again */
+    assert_int_equal(applier_pack_task(f->a, &t[3], &plan), 1);
+    assert_int_equal(applier_flush_changes(f->a, t0 + 60), 0);
+    assert_int_equal(applier_changes_due_ms(f->a, t0 + 60), STATE_EARLY_WRITE_MS);
+    assert_int_equal(applier_flush_changes(f->a, t0 + 60 + STATE_EARLY_WRITE_MS), 0);
+    assert_int_equal(state_read(f->state_file, f->rec.boot_id, &s), 0);
+    assert_int_equal(s.n_tasks, 4);
+    state_free(&s);
+    assert_int_equal(applier_restore_all(f->a), 4);
+}
+
 /* A change a block cannot say (a group's) is written whole at once, not
  * left for the tick as a removal is. */
 static void test_group_change_written_whole(void **state)
@@ -2040,6 +2083,7 @@ int main(void)
         cmocka_unit_test(test_bus_messages),
         cmocka_unit_test_setup_teardown(test_flush_writes_once_per_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_changes_only_for_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_early_write_due_from_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_change_written_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_file_written_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_after_crash, setup, teardown),

@@ -43,16 +43,20 @@ static void test_mute_grows_while_rung(void **state)
         mutes++;
     }
     assert_int_equal(ms, LOOP_MUTE_MAX_MS);
-    assert_int_equal(loop_mute_next_ms(ms, true), LOOP_MUTE_MAX_MS); /* no further */
-    /* a storm of a second rings the timer about a dozen times, not 200 */
-    while (total < 1000) {
-        total += loop_mute_next_ms(ms, true);
+    /* then long mutes, which the tick ends (loop_batch_tick) */
+    assert_int_equal(loop_mute_next_ms(ms, true), LOOP_MUTE_LONG_MS);
+    assert_int_equal(loop_mute_next_ms(LOOP_MUTE_LONG_MS, true), LOOP_MUTE_LONG_MS);
+    /* a storm of two seconds rings the timer a few times, not 400 nor 25 */
+    ms = LOOP_MUTE_LONG_MS;
+    while (total < 2000) {
+        total += ms;
         mutes++;
     }
-    assert_true(mutes <= 16);
+    assert_true(mutes <= 8);
     /* heard again once a mute passes with no ring, at any length */
     assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MIN_MS, false), 0);
     assert_int_equal(loop_mute_next_ms(LOOP_MUTE_MAX_MS, false), 0);
+    assert_int_equal(loop_mute_next_ms(LOOP_MUTE_LONG_MS, false), 0);
 }
 
 /* The main socket's mutes, on a clock the test turns. */
@@ -153,11 +157,11 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
         loop_batch_rang(&f.b);
         loop_batch_rang(&f.b);
         loop_batch_due(&f.b);
-        ms = ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        ms = ms >= LOOP_MUTE_MAX_MS ? LOOP_MUTE_LONG_MS : ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
         assert_muted(&f, ms);
         assert_int_equal(f.b.rings_at_mute, f.b.rings);
     }
-    assert_int_equal(ms, LOOP_MUTE_MAX_MS);
+    assert_int_equal(ms, LOOP_MUTE_LONG_MS);
     assert_int_equal(f.b.rings, 16);
     /* a mute that passes without a ring ends it */
     loop_batch_due(&f.b);
@@ -177,7 +181,8 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
 
 /* A stream of forks and exits with no exec (nothing rings): events found
  * as soon as a mute ends begin the next one, twice as long, up to
- * LOOP_MUTE_MAX_MS, so the stream costs one wake-up per mute, not three
+ * LOOP_MUTE_MAX_MS and then LOOP_MUTE_LONG_MS (which the tick ends, as
+ * nothing rings), so the stream costs one wake-up per mute, not three
  * every 6 ms. A wake-up later than LOOP_MUTE_MIN_MS after the mute's end
  * is no stream: heard, and the next pair starts from the least mute. */
 static void test_batch_grows_with_a_stream_without_execs(void **state)
@@ -195,10 +200,12 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
         assert_heard(&f);
         /* the events that came meanwhile, read at once */
         loop_batch_woke(&f.b);
-        ms = ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        /* doubling up to LOOP_MUTE_MAX_MS, then the long mute (which the
+         * tick ends once no ring came for LOOP_MUTE_MAX_MS) */
+        ms = ms >= LOOP_MUTE_MAX_MS ? LOOP_MUTE_LONG_MS : ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
         assert_muted(&f, ms);
     }
-    assert_int_equal(ms, LOOP_MUTE_MAX_MS);
+    assert_int_equal(ms, LOOP_MUTE_LONG_MS);
     assert_int_equal(f.b.rings, 0);
     /* the stream stopped: the mute ends and nothing comes for a while */
     fake_now += ms * MS;
@@ -228,6 +235,43 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
         fake_now += 1 * MS;
         assert_heard(&f);
     }
+    batch_teardown(&f);
+}
+
+/* A storm longer than the doubling: the long mute's timer would wake the
+ * daemon only once a second; the tick ends the mute once the exec socket
+ * has been quiet for LOOP_MUTE_MAX_MS, and not while it rings, nor a mute
+ * of the doubling (its own timer ends that). */
+static void test_batch_tick_ends_long_mute(void **state)
+{
+    struct batch_fixture f;
+    batch_setup(&f, true);
+    loop_batch_woke(&f.b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    fake_now += 200 * MS; /* no ring yet: a short mute is the timer's to end */
+    loop_batch_tick(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    for (int i = 0; i < 16 && f.b.mute_ms < LOOP_MUTE_LONG_MS; i++) {
+        fake_now += f.b.mute_ms * MS;
+        loop_batch_rang(&f.b);
+        loop_batch_due(&f.b);
+    }
+    assert_muted(&f, LOOP_MUTE_LONG_MS);
+    /* ticks while it rings leave it muted, the timer armed */
+    for (int i = 0; i < 3; i++) {
+        fake_now += (LOOP_MUTE_MAX_MS - 1) * MS;
+        loop_batch_rang(&f.b);
+        fake_now += (LOOP_MUTE_MAX_MS - 1) * MS;
+        loop_batch_tick(&f.b);
+        assert_muted(&f, LOOP_MUTE_LONG_MS);
+    }
+    /* quiet that long: heard again, the timer off */
+    fake_now += 1 * MS;
+    loop_batch_tick(&f.b);
+    assert_heard(&f);
+    assert_int_equal(enabled(f.b.timer), SD_EVENT_OFF);
     batch_teardown(&f);
 }
 
@@ -657,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_batch_heard_when_spaced_or_no_doorbell),
         cmocka_unit_test(test_batch_mutes_and_grows_while_rung),
         cmocka_unit_test(test_batch_edges),
+        cmocka_unit_test(test_batch_tick_ends_long_mute),
         cmocka_unit_test(test_batch_timer_in_the_loop),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
