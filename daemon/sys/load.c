@@ -28,6 +28,7 @@ static int parse_cpu_line(const char *line, int *cpu, struct cpu_stat *st)
     uint64_t idle = v[3] + v[4];
     st->present = true;
     st->total = total;
+    st->idle = idle;
     st->busy = total - idle;
     *cpu = id;
     return 0;
@@ -76,16 +77,27 @@ int load_read_stat(const char *root, struct cpu_stat *cpus, int max_cpus, int *n
 void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, int *util_milli,
                    int n_out)
 {
+    load_cpu_util_wall(prev, n_prev, cur, n_cur, 0, util_milli, n_out);
+}
+
+void load_cpu_util_wall(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur,
+                        uint64_t wall_ticks, int *util_milli, int n_out)
+{
     for (int i = 0; i < n_out; i++) {
         util_milli[i] = -1;
         if (i >= n_prev || i >= n_cur || !prev[i].present || !cur[i].present)
             continue;
         /* Counters restart from an unrelated value when a CPU goes offline
          * and back: a delta that goes backwards is no sample, not a negative load. */
-        if (cur[i].total <= prev[i].total || cur[i].busy < prev[i].busy)
+        if (cur[i].total <= prev[i].total || cur[i].busy < prev[i].busy || cur[i].idle < prev[i].idle)
             continue;
         uint64_t dt = cur[i].total - prev[i].total;
         uint64_t db = cur[i].busy - prev[i].busy;
+        if (wall_ticks && dt > wall_ticks) { /* sampled busy ticks beyond the time that passed */
+            uint64_t di = cur[i].idle - prev[i].idle;
+            dt = wall_ticks;
+            db = di < dt ? dt - di : 0;
+        }
         if (db > dt)
             db = dt;
         util_milli[i] = (int)((db * 1000 + dt / 2) / dt);

@@ -95,7 +95,15 @@ int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_m
     }
     if ((r = sampler_resize(s, n_cur)) < 0)
         return r;
-    load_cpu_util(s->stat_prev, s->n_stat_prev, cur, n_cur, raw, n_cur);
+    /* the wall time since the last sample, in /proc/stat's ticks: on the
+     * live system only, where the counters and now_ms keep the same time
+     * (a fixture tree's counters move at a pace of their own) */
+    long hz = sysconf(_SC_CLK_TCK);
+    bool live = strcmp(s->root, "/") == 0 || s->root[0] == '\0';
+    uint64_t wall = live && s->stat_prev_ms && now_ms > s->stat_prev_ms && hz > 0
+                        ? (now_ms - s->stat_prev_ms) * (uint64_t)hz / 1000
+                        : 0;
+    load_cpu_util_wall(s->stat_prev, s->n_stat_prev, cur, n_cur, wall, raw, n_cur);
     smooth_cpus(s, cur, n_cur, raw, s->stat_prev_ms ? now_ms - s->stat_prev_ms : 0, half_life_ms);
     memcpy(s->stat_prev, cur, sizeof(*cur) * (size_t)n_cur);
     s->n_stat_prev = n_cur;

@@ -247,6 +247,8 @@ measure_round() {
     read -r c0 cs0 < <(cpu0_ticks)
     at "$t0" $((round - 1))
     read -r b1 st1 < <(load_ns "$TMP/ours1"); l1=${EPOCHREALTIME/./}
+    # busy (ns) from idle: all CPUs' wall time less idle and steal
+    b0=$(( -b0 - st0 )) b1=$(( NCPU * (l1 - l0) * 1000 - b1 - st1 ))
     at "$t0" "$round"
     read -r u1 t1i < <(idle_counts); s1=${EPOCHREALTIME/./}
     read -r c1 cs1 < <(cpu0_ticks)
@@ -259,15 +261,21 @@ measure_round() {
     awk -v u=$((u1 - u0)) -v t=$((t1i - t0i)) -v e=$((s1 - s0)) -v o=$(( (b1 - b0) - $(ours_delta "$TMP/ours0" "$TMP/ours1") )) -v st=$((st1 - st0)) \
         -v b=$((b1 - b0)) -v le=$((l1 - l0)) \
         'BEGIN { printf "%.1f %.1f %.1f %.1f\n", u / (e / 1e6), 100 * t / e, (o > 0 ? o / 10 / le : 0), (b + st > 0 ? 100 * st / (b + st) : 0) }' > "$TMP/idle"
-    awk -v c=$((c1 - c0)) -v st=$((cs1 - cs0)) 'BEGIN { printf "%.1f\n", (c + st > 0 ? 100 * st / (c + st) : 0) }' > "$TMP/steal0"
+    # CPU 0 over the window (s0 to s1): busy, the wall time less idle and steal
+    awk -v e=$(( (s1 - s0) * 1000 )) -v i=$((c1 - c0)) -v st=$((cs1 - cs0)) \
+        'BEGIN { c = e - i - st; printf "%.1f\n", (c + st > 0 ? 100 * st / (c + st) : 0) }' > "$TMP/steal0"
 }
-# cpu0_ticks: "BUSY STEAL" of CPU 0, the busy job's, in clock ticks
-# (/proc/stat): the hypervisor's steal there is time the busy job wanted
-# and did not get, whatever the daemon did
-cpu0_ticks() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
-# load_ns FILE: "BUSY STEAL": CPU time of all CPUs so far (/proc/stat,
-# ticks: coarse) and the time the hypervisor gave them to others (steal),
-# in ns; into FILE each of the experiment's own threads (the service, its
+# cpu0_ticks: "IDLE STEAL" of CPU 0, the busy job's, in ns (see load_ns):
+# the hypervisor's steal there is time the busy job wanted and did not
+# get, whatever the daemon did
+cpu0_ticks() { awk -v hz="$HZ" '$1 == "cpu0" { printf "%.0f %.0f\n", ($5 + $6) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat; }
+# load_ns FILE: "IDLE STEAL": the idle (and iowait) time of all CPUs so
+# far and the time the hypervisor gave them to others (steal), in ns, from
+# /proc/stat. Busy time is the wall time less those two: this kernel
+# accounts user and system time by sampling at its tick (250 Hz), and the
+# busy job's 10 ms cycle beats with it, so their sum drifted 10-30% of a
+# CPU from the threads' own schedstat time with nothing else running;
+# idle time is measured, not sampled, where the tick stops in idle; into FILE each of the experiment's own threads (the service, its
 # client, the busy job, the daemon) and its schedstat time. What BUSY grew
 # by beyond those threads' time is load from outside the experiment;
 # steal, a host that ran other VMs on these vCPUs' time: both disturb a
@@ -276,11 +284,12 @@ cpu0_ticks() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/sta
 # none, so steal in % of a CPU would favour one condition. FILE is
 # written before the line, so that it is complete once the line is read.
 HZ=$(getconf CLK_TCK)
+NCPU=$(nproc)
 load_ns() {
     local p
     { tree "$SVC_PID"; tree "$CLIENT_PID"; echo "$TB_PID"; [ -z "$DPID" ] || echo "$DPID"; } |
         while read -r p; do awk '{ print FILENAME, $1 }' /proc/"$p"/task/*/schedstat 2>/dev/null || true; done > "$1"
-    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f %.0f\n", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat
+    awk -v hz="$HZ" '$1 == "cpu" { printf "%.0f %.0f\n", ($5 + $6) * 1e9 / hz, $9 * 1e9 / hz }' /proc/stat
 }
 # ours_delta FILE0 FILE1: ns our threads ran between the two; a thread
 # born in between counts whole, one gone by FILE1 (a PostgreSQL

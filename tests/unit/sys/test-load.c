@@ -43,6 +43,30 @@ static void test_parse_and_util(void **state)
         assert_int_equal(util[i], -1);
 }
 
+/* A tick-accounting kernel charged more busy ticks than passed: the wall
+ * time less the measured idle time is the load (the case measured on a
+ * 2-vCPU VM: 113 busy ticks, 484 idle, 504 of wall time). Counters that
+ * stay within the wall time are taken as they are. */
+static void test_busy_beyond_wall_time(void **state)
+{
+    struct cpu_stat a[1] = {{.present = true, .busy = 1000, .idle = 5000, .total = 6000}};
+    struct cpu_stat b[1] = {{.present = true, .busy = 1113, .idle = 5484, .total = 6597}};
+    int util[1];
+    load_cpu_util(a, 1, b, 1, util, 1);
+    assert_int_equal(util[0], 189); /* 113 of 597: the counters alone */
+    load_cpu_util_wall(a, 1, b, 1, 504, util, 1);
+    assert_int_equal(util[0], 40); /* 20 of 504 */
+    load_cpu_util_wall(a, 1, b, 1, 700, util, 1);
+    assert_int_equal(util[0], 189); /* within the wall time: unchanged */
+    /* idle beyond the wall time (a late sample): no load, not a negative one */
+    load_cpu_util_wall(a, 1, b, 1, 400, util, 1);
+    assert_int_equal(util[0], 0);
+    /* idle that went backwards (a CPU that went offline and back): no sample */
+    b[0].idle = 4000;
+    load_cpu_util_wall(a, 1, b, 1, 504, util, 1);
+    assert_int_equal(util[0], -1);
+}
+
 static void test_hotplug(void **state)
 {
     struct cpu_stat s1[MAXCPU], s2[MAXCPU], s3[MAXCPU];
@@ -203,6 +227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_util),
         cmocka_unit_test(test_hotplug),
+        cmocka_unit_test(test_busy_beyond_wall_time),
         cmocka_unit_test(test_no_time_passed),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_live),
