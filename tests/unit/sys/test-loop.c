@@ -140,6 +140,23 @@ static void test_batch_heard_when_spaced_or_no_doorbell(void **state)
     batch_teardown(&f);
 }
 
+/* Two wake-ups 1 ms apart: the least mute has begun. */
+static void batch_setup_muted(struct batch_fixture *f)
+{
+    batch_setup(f, true);
+    loop_batch_woke(&f->b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f->b);
+    assert_muted(f, LOOP_MUTE_MIN_MS);
+}
+
+/* The mute after one of ms that was rung or found events at once: doubling
+ * up to LOOP_MUTE_MAX_MS, then the long mute */
+static unsigned next_mute(unsigned ms)
+{
+    return ms >= LOOP_MUTE_MAX_MS ? LOOP_MUTE_LONG_MS : ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+}
+
 /* The second wake-up within LOOP_MUTE_MIN_MS mutes the main socket; the
  * mute doubles while the exec socket rings, up to LOOP_MUTE_MAX_MS, and the
  * first mute without a ring ends it. */
@@ -157,7 +174,7 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
         loop_batch_rang(&f.b);
         loop_batch_rang(&f.b);
         loop_batch_due(&f.b);
-        ms = ms >= LOOP_MUTE_MAX_MS ? LOOP_MUTE_LONG_MS : ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        ms = next_mute(ms);
         assert_muted(&f, ms);
         assert_int_equal(f.b.rings_at_mute, f.b.rings);
     }
@@ -188,11 +205,7 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
 static void test_batch_grows_with_a_stream_without_execs(void **state)
 {
     struct batch_fixture f;
-    batch_setup(&f, true);
-    loop_batch_woke(&f.b);
-    fake_now += 1 * MS;
-    loop_batch_woke(&f.b);
-    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    batch_setup_muted(&f);
     unsigned ms = LOOP_MUTE_MIN_MS;
     for (int i = 0; i < 8; i++) {
         fake_now += ms * MS;
@@ -202,7 +215,7 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
         loop_batch_woke(&f.b);
         /* doubling up to LOOP_MUTE_MAX_MS, then the long mute (which the
          * tick ends once no ring came for LOOP_MUTE_MAX_MS) */
-        ms = ms >= LOOP_MUTE_MAX_MS ? LOOP_MUTE_LONG_MS : ms * 2 > LOOP_MUTE_MAX_MS ? LOOP_MUTE_MAX_MS : ms * 2;
+        ms = next_mute(ms);
         assert_muted(&f, ms);
     }
     assert_int_equal(ms, LOOP_MUTE_LONG_MS);
@@ -245,11 +258,7 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
 static void test_batch_tick_ends_long_mute(void **state)
 {
     struct batch_fixture f;
-    batch_setup(&f, true);
-    loop_batch_woke(&f.b);
-    fake_now += 1 * MS;
-    loop_batch_woke(&f.b);
-    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    batch_setup_muted(&f);
     fake_now += 200 * MS; /* no ring yet: a short mute is the timer's to end */
     loop_batch_tick(&f.b);
     assert_muted(&f, LOOP_MUTE_MIN_MS);
@@ -301,11 +310,7 @@ static void test_batch_edges(void **state)
 static void test_batch_timer_in_the_loop(void **state)
 {
     struct batch_fixture f;
-    batch_setup(&f, true);
-    loop_batch_woke(&f.b);
-    fake_now += 1 * MS;
-    loop_batch_woke(&f.b);
-    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    batch_setup_muted(&f);
     for (int i = 0; i < 10 && f.b.mute_ms; i++)
         assert_true(sd_event_run(f.e, 100 * 1000) >= 0);
     assert_heard(&f);
