@@ -118,9 +118,15 @@ void loop_batch_woke(struct loop_batch *b)
     b->heard_after_ms = 0;
     if (!b->doorbell)
         return;
-    if (after && now >= heard && now - heard < LOOP_MUTE_MIN_MS * 1000000ull)
-        ms = loop_mute_next_ms(after, true); /* events again as soon as heard: a stream with no exec in it */
-    else if (now - last < LOOP_MUTE_MIN_MS * 1000000ull)
+    if (after && now >= heard && now - heard < LOOP_MUTE_MIN_MS * 1000000ull) {
+        /* events again as soon as heard: a stream with no exec in it. Its
+         * mutes stop at LOOP_MUTE_MAX_MS: the long mute is for a storm of
+         * execs, whose rings read the main socket meanwhile; nothing would
+         * read it here, and a fork storm overflows it in a second */
+        ms = loop_mute_next_ms(after, true);
+        if (ms > LOOP_MUTE_MAX_MS)
+            ms = LOOP_MUTE_MAX_MS;
+    } else if (now - last < LOOP_MUTE_MIN_MS * 1000000ull)
         ms = loop_mute_next_ms(0, false);
     else
         return;
