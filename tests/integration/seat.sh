@@ -38,7 +38,13 @@ check "the daemon sits on CPU 1" wait_for 10 to_cpu1
 placed_storm() { "$TMP/tsseatsh" -c "for ((i = 0; i < 6000; i++)); do '$TMP/tsseattrue'; done"; }
 t0=$(now_us)
 placed_storm
-echo "  6,000 placed execs in $(( ($(now_us) - t0) / 1000 )) ms"
+storm_ms=$(( ($(now_us) - t0) / 1000 ))
+echo "  6,000 placed execs in $storm_ms ms"
+# The daemon moves at SEAT_MIN_EXECS_PER_S (200) or more, counted per tick:
+# a machine that forks and execs more slowly than half again that cannot
+# show the move (seen: 149 a second on a slow VM, against 1,500 usually)
+[ $(( 6000 * 1000 / (storm_ms > 0 ? storm_ms : 1) )) -ge 300 ] ||
+    skip "this machine ran the exec loop at $(( 6000 * 1000 / storm_ms )) a second, too slow to show the daemon's move (it needs 300)"
 check "it moved ($(moves) moves, $M0 before)" test "$(moves)" -gt "$M0"
 # Where it sits after the storm is the kernel's choice again: CPU 0 holds
 # the hog, and a wake-up at normal priority (a tick, this test's requests)
