@@ -78,6 +78,8 @@ static int mute_events(struct loop_batch *b, unsigned ms)
 
 static void hear_events(struct loop_batch *b)
 {
+    if (b->mute_ms >= LOOP_MUTE_LONG_MS)
+        log_debug("the exec storm is over: the main proc connector socket is heard again");
     b->mute_ms = 0;
     int r = sd_event_source_set_enabled(b->events, SD_EVENT_ON);
     if (r >= 0)
@@ -86,21 +88,47 @@ static void hear_events(struct loop_batch *b)
         log_warning_errno(r, "listening to the proc connector again: %m");
 }
 
-/* A mute ends: heard again, unless the exec socket rang during it. */
+/* The exec socket rang within the last ms. */
+static bool rang_within(const struct loop_batch *b, uint64_t now, unsigned ms)
+{
+    return b->rings && now - b->rang_ns < ms * 1000000ull;
+}
+
+/* A mute ends: heard again, unless the exec socket rang during it (during
+ * its last LOOP_MUTE_MAX_MS, for the long mute: a ring or two a second is
+ * no storm, and what follows such a ring would wait for the tick). */
 void loop_batch_due(struct loop_batch *b)
 {
-    unsigned next = loop_mute_next_ms(b->mute_ms, b->rings != b->rings_at_mute);
+    bool rang = b->rings != b->rings_at_mute;
+    if (b->mute_ms >= LOOP_MUTE_LONG_MS)
+        rang = rang && rang_within(b, b->now_ns(), LOOP_MUTE_MAX_MS);
+    unsigned next = loop_mute_next_ms(b->mute_ms, rang);
     if (!next) {
         b->heard_after_ms = b->mute_ms;
         b->heard_ns = b->now_ns();
     }
+    if (next >= LOOP_MUTE_LONG_MS && b->mute_ms < LOOP_MUTE_LONG_MS)
+        log_debug("an exec storm: the main proc connector socket is read at each exec until it ends");
     if (!next || mute_events(b, next) < 0)
         hear_events(b);
 }
 
 void loop_batch_tick(struct loop_batch *b)
 {
-    if (b->mute_ms >= LOOP_MUTE_LONG_MS && b->now_ns() - b->rang_ns >= LOOP_MUTE_MAX_MS * 1000000ull)
+    if (b->mute_ms >= LOOP_MUTE_LONG_MS && !rang_within(b, b->now_ns(), LOOP_MUTE_MAX_MS))
+        hear_events(b);
+}
+
+void loop_batch_rang(struct loop_batch *b)
+{
+    uint64_t now = b->now_ns();
+    bool storm = rang_within(b, now, LOOP_MUTE_QUIET_MS);
+    b->rings++;
+    b->rang_ns = now;
+    /* the first ring after a quiet LOOP_MUTE_QUIET_MS ends a long mute: it
+     * reads the main socket now, and what follows it (the new program's
+     * rename, its threads) is heard as it comes, not at the tick */
+    if (b->mute_ms >= LOOP_MUTE_LONG_MS && !storm)
         hear_events(b);
 }
 

@@ -146,6 +146,10 @@ bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns);
 #define LOOP_MUTE_MIN_MS 5
 #define LOOP_MUTE_MAX_MS 80
 #define LOOP_MUTE_LONG_MS 1000
+/* A ring this long after the last one ends a long mute (loop_batch_rang):
+ * longer than the pauses inside a storm that comes in bursts (16 execs
+ * every 200 ms, docs/hacking.md), shorter than a tick of the default. */
+#define LOOP_MUTE_QUIET_MS 250
 unsigned loop_mute_next_ms(unsigned last_ms, bool rang);
 
 /* A one-shot timer source, armed again to fire usec from now. */
@@ -193,12 +197,10 @@ void loop_batch_done(struct loop_batch *b);
  * last within LOOP_MUTE_MIN_MS, and the next longer one when it follows
  * the end of a mute (with no ring) that closely. */
 void loop_batch_woke(struct loop_batch *b);
-/* The exec socket rang. */
-static inline void loop_batch_rang(struct loop_batch *b)
-{
-    b->rings++;
-    b->rang_ns = b->now_ns();
-}
+/* The exec socket rang. A ring LOOP_MUTE_QUIET_MS or more after the last
+ * one ends a long mute: the storm is over, and the events that follow this
+ * exec are heard as they come. */
+void loop_batch_rang(struct loop_batch *b);
 /* The mute's timer fired (its callback; for tests): another mute after it,
  * or the main socket heard again. */
 void loop_batch_due(struct loop_batch *b);
@@ -207,5 +209,7 @@ void loop_batch_due(struct loop_batch *b);
  * doubling then costs no wake-up of the mute's own until it ends (each of
  * those found a ring and did nothing else: 12 a second at the longest mute
  * of 80 ms), and what comes after it waits at most a tick and
- * LOOP_MUTE_MAX_MS (LOOP_MUTE_LONG_MS without a tick). */
+ * LOOP_MUTE_MAX_MS (LOOP_MUTE_LONG_MS without a tick), or until the first
+ * exec after a quiet LOOP_MUTE_QUIET_MS when that comes first
+ * (loop_batch_rang). */
 void loop_batch_tick(struct loop_batch *b);

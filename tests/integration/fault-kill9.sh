@@ -68,7 +68,10 @@ done
 # kill -9 between two ticks: a task packed on its exec is in the state file
 # before the daemon sleeps again, not a tick later, so a restart after a
 # crash right then still gives it its original mask back. The tick counter
-# shows that no tick came in between (else the try is repeated).
+# shows that no tick came in between (else the try is repeated). Each try
+# follows a short storm of execs and a pause: the storm's long mute of the
+# main socket must end with the task's exec, or its rename (which makes it
+# jitter) waits for the tick.
 echo "--- between two ticks"
 config_jitter "$KEEP"
 sed -i 's/^tick_interval = .*/tick_interval = 2s/' "$TMP/turbosched.conf"
@@ -76,7 +79,10 @@ check "between ticks: daemon starts" start_daemon
 check "between ticks: packed onto CPU 0" wait_for 30 all_are 0
 in_state() { local k t r; while read -r k t r; do [ "$k" = task ] && [ "$t" = "$1" ] && return 0; done < "$TMP/state"; return 1; } 2>/dev/null
 NEW=
+exec_storm() { local end=$(( $(now_us) + 400000 )); while [ "$(now_us)" -lt $end ]; do /bin/true; done; }
 for try in 1 2 3 4 5 6; do
+    exec_storm
+    nap 0.5
     t0=$(metric turbosched_ticks_total)
     spawn p taskset -c 0-1 "$LOAD" -d 2 -p 20 -n "${KEEP}n$try"
     if ! wait_for 1 in_state "$p"; then echo "  try $try: pid $p not in the state file within 1 s"; continue; fi

@@ -255,6 +255,19 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
  * daemon only once a second; the tick ends the mute once the exec socket
  * has been quiet for LOOP_MUTE_MAX_MS, and not while it rings, nor a mute
  * of the doubling (its own timer ends that). */
+/* A storm rings through the doubling, a ring at the end of each mute: the
+ * long mute has begun, the last ring just now. */
+static void batch_setup_long_mute(struct batch_fixture *f)
+{
+    batch_setup_muted(f);
+    for (int i = 0; i < 16 && f->b.mute_ms < LOOP_MUTE_LONG_MS; i++) {
+        fake_now += f->b.mute_ms * MS;
+        loop_batch_rang(&f->b);
+        loop_batch_due(&f->b);
+    }
+    assert_muted(f, LOOP_MUTE_LONG_MS);
+}
+
 static void test_batch_tick_ends_long_mute(void **state)
 {
     struct batch_fixture f;
@@ -262,25 +275,70 @@ static void test_batch_tick_ends_long_mute(void **state)
     fake_now += 200 * MS; /* no ring yet: a short mute is the timer's to end */
     loop_batch_tick(&f.b);
     assert_muted(&f, LOOP_MUTE_MIN_MS);
-    for (int i = 0; i < 16 && f.b.mute_ms < LOOP_MUTE_LONG_MS; i++) {
-        fake_now += f.b.mute_ms * MS;
-        loop_batch_rang(&f.b);
-        loop_batch_due(&f.b);
-    }
-    assert_muted(&f, LOOP_MUTE_LONG_MS);
+    batch_teardown(&f);
+
+    batch_setup_long_mute(&f);
     /* ticks while it rings leave it muted, the timer armed */
     for (int i = 0; i < 3; i++) {
-        fake_now += (LOOP_MUTE_MAX_MS - 1) * MS;
+        fake_now += LOOP_MUTE_MAX_MS / 2 * MS;
         loop_batch_rang(&f.b);
-        fake_now += (LOOP_MUTE_MAX_MS - 1) * MS;
+        fake_now += (LOOP_MUTE_MAX_MS / 2 - 1) * MS;
         loop_batch_tick(&f.b);
         assert_muted(&f, LOOP_MUTE_LONG_MS);
     }
-    /* quiet that long: heard again, the timer off */
-    fake_now += 1 * MS;
+    /* quiet for LOOP_MUTE_MAX_MS: heard again, the timer off */
+    fake_now += (LOOP_MUTE_MAX_MS / 2 + 1) * MS;
     loop_batch_tick(&f.b);
     assert_heard(&f);
     assert_int_equal(enabled(f.b.timer), SD_EVENT_OFF);
+    batch_teardown(&f);
+}
+
+/* The long mute lasts while the storm does, not while an exec or two a
+ * second ring: its timer ends it when the last ring is LOOP_MUTE_MAX_MS
+ * old, even one that rang during it, and a ring LOOP_MUTE_QUIET_MS after
+ * the last ends it at once (what follows that exec, its rename say, is
+ * heard as it comes, not at the tick). */
+static void test_batch_long_mute_ends_with_the_storm(void **state)
+{
+    struct batch_fixture f;
+    batch_setup_long_mute(&f);
+    /* rings every 50 ms to its end: another long mute */
+    for (unsigned t = 50; t < LOOP_MUTE_LONG_MS; t += 50) {
+        fake_now += 50 * MS;
+        loop_batch_rang(&f.b);
+        assert_muted(&f, LOOP_MUTE_LONG_MS);
+    }
+    fake_now += 50 * MS;
+    loop_batch_due(&f.b);
+    assert_muted(&f, LOOP_MUTE_LONG_MS);
+    /* one ring early in it, none in its last LOOP_MUTE_MAX_MS: heard */
+    fake_now += 10 * MS;
+    loop_batch_rang(&f.b);
+    fake_now += (LOOP_MUTE_LONG_MS - 10) * MS;
+    loop_batch_due(&f.b);
+    assert_heard(&f);
+    batch_teardown(&f);
+
+    /* a storm in bursts rings on; a ring after a quiet LOOP_MUTE_QUIET_MS:
+     * heard, the timer off */
+    batch_setup_long_mute(&f);
+    fake_now += (LOOP_MUTE_QUIET_MS - 1) * MS;
+    loop_batch_rang(&f.b);
+    assert_muted(&f, LOOP_MUTE_LONG_MS);
+    fake_now += LOOP_MUTE_QUIET_MS * MS;
+    loop_batch_rang(&f.b);
+    assert_heard(&f);
+    assert_int_equal(enabled(f.b.timer), SD_EVENT_OFF);
+    /* a short mute is not ended by a ring: the doubling is the timer's */
+    fake_now += 100 * MS;
+    loop_batch_woke(&f.b);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
+    fake_now += 1 * MS;
+    loop_batch_rang(&f.b);
+    assert_muted(&f, LOOP_MUTE_MIN_MS);
     batch_teardown(&f);
 }
 
@@ -707,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_batch_mutes_and_grows_while_rung),
         cmocka_unit_test(test_batch_edges),
         cmocka_unit_test(test_batch_tick_ends_long_mute),
+        cmocka_unit_test(test_batch_long_mute_ends_with_the_storm),
         cmocka_unit_test(test_batch_timer_in_the_loop),
         cmocka_unit_test(test_follows_events),
         cmocka_unit_test(test_follower_at_fifo_while_events_come),
