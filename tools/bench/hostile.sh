@@ -47,6 +47,16 @@
 # the attack's harm and the daemon's together; the daemon's own share is
 # "x same attack, no daemon" (and "x listener alone", below).
 #
+# HOSTILE_FOOTING=isolated keeps the users apart as an administrator can:
+# besides the equal weights, each user's group has CPUs of its own (a
+# cpuset: the victim the first CPU, the attacker the others), as
+# AllowedCPUs= on the user slices gives. An attack then reaches the victim
+# only through what the machine shares: the kernel and the daemon, which
+# stays outside both, on every CPU. That is the footing on which "x no
+# attack" is the daemon's doing (and the kernel's), and on which the
+# daemon must not carry one user's attack to the other. "Confined" is then
+# a mask narrower than the victim's own CPUs.
+#
 # The run with no attack is made before the attacks and again after each
 # round; the ratios are to the median of those runs, and their spread (each
 # run over the median) is printed, so a ratio within it is the machine's
@@ -82,12 +92,22 @@ LISTENER=${HOSTILE_LISTENER:-1}
 bench_users bench-hostile
 getent group nogroup >/dev/null || { echo "hostile.sh: needs the group nogroup" >&2; exit 77; }
 TRUE=$(type -P true) || { echo "hostile.sh: no true(1)" >&2; exit 77; }
-bench_cgroups
+FOOTING=${HOSTILE_FOOTING:-shared}
+case $FOOTING in
+shared) bench_cgroups ;;
+isolated) bench_cgroups isolated ;;
+*) echo "hostile.sh: HOSTILE_FOOTING is shared or isolated, not $FOOTING" >&2; exit 2 ;;
+esac
 bench_config <<CONF
 [daemon]
 control_group = nogroup
 CONF
 ALL=$(cat /sys/devices/system/cpu/online)
+# the victim's own CPUs: a narrower mask is one the daemon set
+VICTIM_ALL=${VICTIM_CPUS:-$ALL}
+# the keys' prefix: the footings' figures side by side on one page
+KP=hostile
+[ "$FOOTING" = shared ] || KP=hostile_$FOOTING
 H=$TMP/bench-hostile
 
 # attack NAME: start its processes in the background, PIDs in APIDS
@@ -146,12 +166,12 @@ perf_rt_max() {
           if (np == d) tin[np] = t }
         END { m = 0; for (k in w) if (w[k] > m) m = w[k]; printf "%.1f/%.1f\n", m * 1000, l * 1000 }'
 }
-confined() {   # confined PID...: 1 if a thread of any has a mask narrower than every online CPU
+confined() {   # confined PID...: 1 if a thread of any has a mask narrower than the victim's CPUs
     local p f m
     for p in "$@"; do
         for f in /proc/"$p"/task/*/status; do
             m=$(sed -n 's/^Cpus_allowed_list:\t*//p' "$f" 2>/dev/null) || continue
-            [ -z "$m" ] || [ "$m" = "$ALL" ] || { echo 1; return; }
+            [ -z "$m" ] || [ "$m" = "$VICTIM_ALL" ] || { echo 1; return; }
         done
     done
     echo 0
@@ -276,8 +296,8 @@ while read -r a; do
         printf '| %s | %s | %s | %s (%s) | %s | %s | %s (%s) | %s (%s us) | %s | %s ms | %s ms | %s |\n' "$a" "$k" "$rate" \
             "$w" "$(ratio "$w" "$base_w")" "$(ratio "$w" "$w0")" "$wxl" "$p" "$(ratio "$p" "$base_p99")" \
             "$(ratio "$p" "$p0")" "$p0" "$pxl" "$rt" "$cpu" "$([ "$conf" = 1 ] && echo yes || echo no)"
-        kp=hostile_${a}
-        [ "$k" = yes ] || kp=hostile_${a}_$k
+        kp=${KP}_${a}
+        [ "$k" = yes ] || kp=${KP}_${a}_$k
         [ "$wxl" = - ] || echo "${kp}_work_ratio_vs_listener=$wxl" >> "$TMP/kv"
         [ "$pxl" = - ] || echo "${kp}_p99_ratio_vs_listener=$pxl" >> "$TMP/kv"
         {
@@ -302,8 +322,8 @@ while read -r a; do
             "$(each "$F" 2)" "$(spread "$F" 2 "$(col "$F" 2 | median)")"
     done
 done < "$TMP/attacks"
-echo "hostile_rounds=$ROUNDS" >> "$TMP/kv"
-echo "hostile_baseline_runs=$nb" >> "$TMP/kv"
-echo "hostile_baseline_work_spread=$w_spread" >> "$TMP/kv"
-echo "hostile_baseline_p99_spread=$p_spread" >> "$TMP/kv"
+echo "${KP}_rounds=$ROUNDS" >> "$TMP/kv"
+echo "${KP}_baseline_runs=$nb" >> "$TMP/kv"
+echo "${KP}_baseline_work_spread=$w_spread" >> "$TMP/kv"
+echo "${KP}_baseline_p99_spread=$p_spread" >> "$TMP/kv"
 cat "$TMP/kv"

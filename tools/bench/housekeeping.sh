@@ -73,7 +73,14 @@ run_phase() {
         packed=0
         local p
         for p in "${PROGS[@]}"; do
-            [ "$(sed -n 's/^Cpus_allowed_list:\s*//p' "/proc/$p/status" 2>/dev/null)" = 0 ] && packed=$((packed + 1))
+            if [ "$(sed -n 's/^Cpus_allowed_list:\s*//p' "/proc/$p/status" 2>/dev/null)" = 0 ]; then
+                packed=$((packed + 1))
+            else
+                # why not, in the daemon's words, for the notes under the table
+                { echo "- $(cat "/proc/$p/comm" 2>/dev/null) (round $ROUND):"
+                  ctl explain "$p" 2>&1 | grep -E '^ +(why|placement|behaviour|request path|run delay) ' | sed 's/^ */  - /'
+                } >> "$TMP/unpacked"
+            fi
         done
     else
         sleep 2
@@ -97,6 +104,7 @@ echo "|---|---|---|---|---|---|"
 W=() I=() H=()
 for r in $(seq "$ROUNDS"); do
     for mode in off daemon pinned; do
+        ROUND=$r
         read -r w i h p < <(run_phase "$mode")
         echo "| $r | $mode | $w | $i% | $h | $p |"
         W+=("$mode $w") H+=("$mode $h")
@@ -108,6 +116,12 @@ median() {
     printf '%s\n' "$@" | awk -v m="$m" '$1 == m { print $2 }' | sort -n |
         awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+if [ -s "$TMP/unpacked" ]; then
+    echo
+    echo "Programs not packed when the daemon's rounds were counted (60 s after their start), as turbosched-ctl explain gave them:"
+    echo
+    cat "$TMP/unpacked"
+fi
 off=$(median off "${W[@]}"); on=$(median daemon "${W[@]}"); pin=$(median pinned "${W[@]}")
 hoff=$(median off "${H[@]}"); hon=$(median daemon "${H[@]}")
 echo

@@ -140,9 +140,10 @@ as_user() {
     local uid=$1 g=$2
     shift 2
     [ "$BASHPID" != "$$" ] || { echo "as_user: call it in the background" >&2; return 1; }
-    if [ -n "$CG_DIR" ]; then
-        echo "$BASHPID" > "$CG_DIR/$g/cgroup.procs" || { echo "as_user: cannot join $CG_DIR/$g" >&2; exit 1; }
-    fi
+    local d
+    for d in $CG_DIR $CS_DIR; do
+        echo "$BASHPID" > "$d/$g/cgroup.procs" || { echo "as_user: cannot join $d/$g" >&2; exit 1; }
+    done
     exec setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"
 }
 as_attacker() { as_user 65534 attacker "$@"; }
@@ -156,13 +157,33 @@ as_victim() { as_user 1 victim "$@"; }
 # with any process left in them killed (this run's) and moved out first.
 # Skips with 77 where neither is there. Whatever as_user does not start
 # (this script, the daemon) stays where the script was started.
+# bench_cgroups isolated: besides, each user gets CPUs of its own, as an
+# administrator who keeps users apart gives each slice AllowedCPUs=: a
+# cpuset group each (cgroup v1 cpuset, or cpuset in the same cgroup v2
+# groups), the victim the first online CPU (VICTIM_CPUS) and the attacker
+# the others (ATTACKER_CPUS). An attack then reaches the victim only
+# through what the machine shares, the kernel and the daemon.
 CG_DIR=
 CG_ROOT=
 CG_ENABLED_ROOT_CPU=
 CG_KIND=
+CS_DIR=
+CS_ROOT=
+VICTIM_CPUS=
+ATTACKER_CPUS=
 bench_cgroups() {
     local me m g
     me=$(basename "$0")
+    if [ "${1:-}" = isolated ]; then
+        local all
+        all=$(cat /sys/devices/system/cpu/online)
+        VICTIM_CPUS=${all%%[-,]*}
+        ATTACKER_CPUS=$(awk -v v="$VICTIM_CPUS" -v all="$all" 'BEGIN { n = split(all, r, ","); out = ""
+            for (i = 1; i <= n; i++) { k = split(r[i], b, "-"); lo = b[1]; hi = (k > 1) ? b[2] : b[1]
+                for (c = lo; c <= hi; c++) if (c != v) out = out (out == "" ? "" : ",") c }
+            print out }')
+        [ -n "$ATTACKER_CPUS" ] || { echo "$me: isolated users need 2 CPUs or more" >&2; exit 77; }
+    fi
     m=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
     if [ -n "$m" ] && [ -f "$m/cpu.shares" ]; then
         CG_ROOT=$m
@@ -174,6 +195,7 @@ bench_cgroups() {
             echo 1024 > "$CG_DIR/$g/cpu.shares"
         done
         CG_KIND="cgroup v1 cpu, cpu.shares 1024 each"
+        [ -z "$VICTIM_CPUS" ] || bench_cpusets_v1
         return
     fi
     for m in $(awk '$3 == "cgroup2" { print $2 }' /proc/mounts); do
@@ -192,27 +214,60 @@ bench_cgroups() {
             echo 100 > "$CG_DIR/$g/cpu.weight"
         done
         CG_KIND="cgroup v2, cpu.weight 100 each"
+        if [ -n "$VICTIM_CPUS" ]; then
+            grep -qw cpuset "$CG_ROOT/cgroup.subtree_control" && echo +cpuset > "$CG_DIR/cgroup.subtree_control" ||
+                { echo "$me: no cpuset controller in $CG_ROOT for isolated users" >&2; exit 77; }
+            echo "$VICTIM_CPUS" > "$CG_DIR/victim/cpuset.cpus" && echo "$ATTACKER_CPUS" > "$CG_DIR/attacker/cpuset.cpus" ||
+                { echo "$me: cannot give the users CPUs of their own" >&2; exit 1; }
+            CG_KIND="$CG_KIND; CPUs of their own: victim $VICTIM_CPUS, attacker $ATTACKER_CPUS"
+        fi
         return
     done
     echo "$me: no CPU cgroup controller (neither a cgroup v1 cpu hierarchy nor cpu in a cgroup2 mount's controllers)" >&2
     exit 77
 }
-bench_cgroups_remove() {
-    local g p i pids
-    [ -n "$CG_DIR" ] && [ -d "$CG_DIR" ] || return 0
-    for g in "$CG_DIR"/*/; do
+# the v1 cpuset hierarchy's groups, beside the cpu ones (a new group there
+# takes no CPU and no memory node until told)
+bench_cpusets_v1() {
+    local me g
+    me=$(basename "$0")
+    CS_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
+    [ -n "$CS_ROOT" ] && [ -f "$CS_ROOT/cpuset.cpus" ] || { echo "$me: no cgroup v1 cpuset hierarchy for isolated users" >&2; exit 77; }
+    mkdir "$CS_ROOT/$(basename "$TMP")" || { echo "$me: cannot make a group in $CS_ROOT" >&2; exit 77; }
+    CS_DIR=$CS_ROOT/$(basename "$TMP")
+    cat "$CS_ROOT/cpuset.cpus" > "$CS_DIR/cpuset.cpus" && cat "$CS_ROOT/cpuset.mems" > "$CS_DIR/cpuset.mems" ||
+        { echo "$me: cannot set up $CS_DIR" >&2; exit 1; }
+    for g in attacker victim; do
+        mkdir "$CS_DIR/$g" && cat "$CS_DIR/cpuset.mems" > "$CS_DIR/$g/cpuset.mems" ||
+            { echo "$me: cannot set up $CS_DIR/$g" >&2; exit 1; }
+    done
+    echo "$VICTIM_CPUS" > "$CS_DIR/victim/cpuset.cpus" && echo "$ATTACKER_CPUS" > "$CS_DIR/attacker/cpuset.cpus" ||
+        { echo "$me: cannot give the users CPUs of their own" >&2; exit 1; }
+    CG_KIND="$CG_KIND; CPUs of their own (cgroup v1 cpuset): victim $VICTIM_CPUS, attacker $ATTACKER_CPUS"
+}
+# bench_group_remove DIR ROOT: DIR's groups and DIR, each process left in
+# them killed and moved to ROOT first
+bench_group_remove() {
+    local dir=$1 root=$2 g p i pids
+    for g in "$dir"/*/; do
         [ -d "$g" ] || continue
         for i in $(seq 50); do
             mapfile -t pids < "$g/cgroup.procs" 2>/dev/null || pids=()
             for p in "${pids[@]}"; do
                 kill -KILL "$p" 2>/dev/null || true
-                echo "$p" > "$CG_ROOT/cgroup.procs" 2>/dev/null || true
+                echo "$p" > "$root/cgroup.procs" 2>/dev/null || true
             done
             rmdir "$g" 2>/dev/null && break
             sleep 0.1
         done
     done
-    rmdir "$CG_DIR" 2>/dev/null || echo "$(basename "$0"): could not remove $CG_DIR" >&2
+    rmdir "$dir" 2>/dev/null || echo "$(basename "$0"): could not remove $dir" >&2
+}
+bench_cgroups_remove() {
+    if [ -n "$CS_DIR" ] && [ -d "$CS_DIR" ]; then bench_group_remove "$CS_DIR" "$CS_ROOT"; fi
+    CS_DIR=
+    [ -n "$CG_DIR" ] && [ -d "$CG_DIR" ] || return 0
+    bench_group_remove "$CG_DIR" "$CG_ROOT"
     if [ -n "$CG_ENABLED_ROOT_CPU" ]; then echo -cpu > "$CG_ROOT/cgroup.subtree_control" 2>/dev/null || true; fi
     CG_DIR=
 }

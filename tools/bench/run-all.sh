@@ -66,6 +66,7 @@ TS_SERVICES_RATE=200 run services bash "$B/services.sh" "$BUILD" 40 "${TS_SERVIC
 TS_SERVICES_RATE=1000 run services-high bash "$B/services.sh" "$BUILD" 40 3
 run rename bash "$B/rename-flood.sh" "$BUILD" 8 3
 run hostile bash "$B/hostile.sh" "$BUILD" 10 20000
+HOSTILE_FOOTING=isolated run hostile-isolated bash "$B/hostile.sh" "$BUILD" 10 20000
 
 kv() { cat "$RAW"/*.txt 2>/dev/null | sed -n "s/^$1=//p" | head -1 || true; }
 kvf() { [ -f "$RAW/$1.txt" ] || return 0; sed -n "s/^$2=//p" "$RAW/$1.txt" | head -1; }   # kvf NAME KEY: from that benchmark only
@@ -311,6 +312,19 @@ realtime priority is bounded by its budget: at most 25% of any window plus
 is its own count, the largest over 1 s windows.
 
 $(table hostile)
+
+### Users kept apart
+
+The same attacks with each user's group given CPUs of its own besides
+(a cpuset, as \`AllowedCPUs=\` on the user slices: the other user the
+first CPU, the attacker the rest; \`HOSTILE_FOOTING=isolated\`). No attack
+reaches the other user by itself there, so "x no attack" is what the
+machine's shared parts carry across, the kernel and the daemon, which
+runs outside both groups on every CPU: the footing on which the daemon
+must not be the way one user's attack reaches another. "Confined" is a
+mask narrower than the other user's own CPUs.
+
+$(table hostile-isolated)
 HEAD
 } > "$SRC/docs/benchmarks.md"
 echo "wrote $SRC/docs/benchmarks.md" >&2
