@@ -476,7 +476,8 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
     /* One walk, from the first due thread the last tick could not read.
      * Jitter-by-behaviour threads are read every tick (released at once
      * when they turn heavy), up to their user's share. New and exec'd threads, which have no baseline
-     * yet, may use the whole budget; threads that are merely due use what
+     * yet, may use the whole budget (those of a process not seen running,
+     * SAMPLER_CATCHUP_READS_PER_TICK of it); threads that are merely due use what
      * the new ones of the last tick left, and at least half of it. */
     unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);
     struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK,

@@ -823,6 +823,35 @@ static void test_catchup_reads_bounded(void **state)
     assert_int_equal(count_seen(f, CU_PID, CU_PID + CU_THREADS - 1), CU_THREADS);
 }
 
+/* A storm: 10,000 new threads of a process that runs for 2 s, then
+ * sleeps. While it runs (and until its gate reads it again, a quarter of
+ * the window after seeing it move) its threads are read at the full
+ * budget as before; then the catch-up bound holds. Before, the full budget
+ * went on for the first minute and more. */
+static void test_catchup_after_storm(void **state)
+{
+    struct fx *f = *state;
+    big_table(f);
+    struct watch bw;
+    watch_init(&bw, f, 10000);
+    add_sleepers(f, CU_PID, CU_THREADS, CLASS_IGNORE, SOURCE_DEFAULT);
+    uint64_t start = 100000, now = start;
+    const uint64_t still_ms = bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV, stop = start + 2000;
+    /* seen moving at its second read (still_ms), still at its third
+     * (2 * still_ms); then the second reads of what was read meanwhile */
+    const uint64_t settled = start + 2 * still_ms + bw.p.window_ms / 5 + 1000;
+    unsigned worst = 0, ticks = 40;
+    for (; now < start + 60000; now += 250) {
+        if (now <= stop)
+            write_process(f, CU_PID, ticks += 5, CU_THREADS); /* the storm runs */
+        uint64_t reads = f->s.behaviour_reads;
+        watch_tick(f, &bw, now);
+        if (now >= settled)
+            worst = MAX(worst, (unsigned)(f->s.behaviour_reads - reads));
+    }
+    assert_in_range(worst, 1, SAMPLER_CATCHUP_READS_PER_TICK + 1);
+}
+
 /* While the catch-up goes on, threads of a process that runs are read
  * once its gate has seen it run (its second read, a quarter of the window
  * after the first), and a single-threaded process at once. Before, they
@@ -905,6 +934,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_threads_not_starved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jitter_reads_per_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catchup_reads_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catchup_after_storm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catchup_not_before_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catchup_jitter_tasks, setup, teardown),
     };
