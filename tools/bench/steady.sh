@@ -9,9 +9,10 @@
 # TS_STEADY_CONF: extra [classify] lines, e.g. 'behaviour = no' to measure
 # without classification by behaviour (on by default).
 # TS_STEADY_SETTLE: seconds from the daemon's start to the measurement
-# (default 3: the start-up scan is over, but the behaviour reads are still
-# in their first rounds; a thread that sleeps through them is read half as
-# often each time, down to once a minute after about two minutes).
+# (default 3: the start-up scan is over, but the first reads of threads are
+# still under way: those of a process not seen running at most 16 a tick,
+# SAMPLER_CATCHUP_READS_PER_TICK, so 10,000 sleeping threads for about 2.6
+# minutes; docs/hacking.md, "What costs time at steady state").
 # TS_STEADY_THREADS: the numbers of extra threads to measure (default
 # "0 1000 10000"; the CPU vs baseline column needs 0 among them).
 # TS_STEADY_CURVE: seconds; instead of the table, the daemon's CPU in
