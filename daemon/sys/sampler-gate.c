@@ -57,30 +57,39 @@ static int read_total(const struct sampler *s, pid_t pid, uint64_t *ret, uint32_
     return 0;
 }
 
-bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t since_ms,
-                        uint32_t now32, uint32_t refresh_ms)
+/* The gate of t's process, read again when its last read is refresh_ms old
+ * (fast_ms, when not 0, instead, while that read found the total moving or
+ * was the first), or NULL when it cannot tell: t is a leader, its leader is
+ * not tracked, its stat is unreadable, or it was never read and may_read is
+ * false. */
+static struct sampler_gate *gate_fresh(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t now32,
+                                       uint32_t refresh_ms, uint32_t fast_ms, bool may_read)
 {
     if (t->tid == t->pid || t->pid <= 0)
-        return false; /* a leader's own schedstat costs less than the process's stat */
+        return NULL; /* a leader's own schedstat costs less than the process's stat */
     struct task *leader = task_table_find(tt, t->pid);
     if (!leader)
-        return false;
+        return NULL;
     struct sampler_gate *g = gate_of(s, leader);
     if (!g && !(g = gate_new(s, leader)))
-        return false;
+        return NULL;
     /* the read costs the kernel a walk of every thread: a big process is
      * read less often (SAMPLER_GATE_MS_PER_THREAD) */
     refresh_ms = MAX(refresh_ms, g->threads * SAMPLER_GATE_MS_PER_THREAD);
+    if (fast_ms && g->valid && g->stable_ms == g->read_ms)
+        refresh_ms = fast_ms;
     if (!g->valid && g->read_ms && now32 - g->read_ms < refresh_ms)
-        return false; /* unreadable a moment ago: not tried again before refresh_ms */
-    if (!g->valid || now32 - g->read_ms >= refresh_ms) {
+        return NULL; /* unreadable a moment ago: not tried again before refresh_ms */
+    if (may_read && (!g->valid || now32 - g->read_ms >= refresh_ms)) {
         uint64_t ticks;
         s->gate_reads++;
         if (read_total(s, t->pid, &ticks, &g->threads) < 0) {
             g->valid = 0;
             g->read_ms = now32 | 1; /* never 0: "not tried" */
-            return false;
+            return NULL;
         }
+        g->compared = g->valid;
+        g->moved = g->valid && ticks != g->ticks;
         if (!g->valid || ticks != g->ticks) {
             g->ticks = ticks;
             g->stable_ms = now32;
@@ -93,5 +102,21 @@ bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct t
         g->valid = 1;
         g->read_ms = now32;
     }
-    return (int32_t)(since_ms - g->stable_ms) >= 0;
+    return g->valid ? g : NULL;
+}
+
+bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t since_ms,
+                        uint32_t now32, uint32_t refresh_ms)
+{
+    const struct sampler_gate *g = gate_fresh(s, tt, t, now32, refresh_ms, 0, true);
+    return g && (int32_t)(since_ms - g->stable_ms) >= 0;
+}
+
+enum sampler_still sampler_gate_still(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t now32,
+                                      uint32_t still_ms, bool may_read)
+{
+    const struct sampler_gate *g = gate_fresh(s, tt, t, now32, still_ms, still_ms, may_read);
+    if (!g || g->moved)
+        return SAMPLER_RUNNING;
+    return g->compared ? SAMPLER_STILL : SAMPLER_NOT_SEEN;
 }

@@ -304,12 +304,35 @@ static bool is_candidate_source(const struct task *t)
     return t->source == SOURCE_DEFAULT || t->source == SOURCE_BEHAVIOUR;
 }
 
+/* What the last process asked about this tick showed: the threads of a
+ * process sit side by side in the table, so one look at its gate serves
+ * the lot. */
+struct still_memo {
+    pid_t pid; /* 0: none yet */
+    enum sampler_still still;
+};
+
+/* sampler_gate_still, asked once per process and tick. */
+static enum sampler_still process_still(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t now32,
+                                        uint32_t still_ms, bool may_read, struct still_memo *m)
+{
+    if (t->tid == t->pid || t->pid <= 0)
+        return SAMPLER_RUNNING;
+    if (m->pid != t->pid) {
+        m->pid = t->pid;
+        m->still = sampler_gate_still(s, tt, t, now32, still_ms, may_read);
+    }
+    return m->still;
+}
+
 /* What a tick may still read for behaviour: reads in all, and of those,
  * reads for threads that are merely due (the rest is kept for new ones). */
 struct tick_budget {
     unsigned reads, due;
-    unsigned new_wanted;                /* new and unseen threads met this tick */
+    unsigned catchup;                   /* of reads: first reads of threads of still processes */
+    unsigned new_wanted;                /* new and unseen threads met this tick, catch-up ones aside */
     struct procscan_user_counts jitter; /* jitter-by-behaviour reads per user */
+    struct still_memo still;
 };
 
 /* A thread that slept through its last read and holds no verdict, in a
@@ -355,6 +378,35 @@ static enum visit visit_due(struct sampler *s, struct task_table *tt, struct tas
     return VISIT_DONE;
 }
 
+/* Whether a thread not read yet may take one read now (the candidate ask
+ * or its first schedstat read; the tick's budget is charged for it).
+ * *still: what its gate showed of its process; one not seen running is
+ * caught up with (SAMPLER_CATCHUP_READS_PER_TICK). */
+static bool take_first_read(struct sampler *s, struct task_table *tt, const struct task *t,
+                            const struct behaviour_params *p, uint32_t now32, struct tick_budget *b,
+                            enum sampler_still *still)
+{
+    uint64_t reads = s->gate_reads;
+    *still = process_still(s, tt, t, now32, p->window_ms / SAMPLER_GATE_REFRESH_DIV, b->reads > 0, &b->still);
+    if (s->gate_reads != reads)
+        b->reads--; /* > 0: may_read */
+    bool catchup = *still != SAMPLER_RUNNING;
+    if (!catchup) {
+        b->new_wanted++;
+    } else if (b->catchup == 0 && b->reads > 0) {
+        s->catchup_deferred++;
+        return false;
+    }
+    if (b->reads == 0)
+        return false;
+    b->reads--;
+    if (catchup) {
+        b->catchup--;
+        s->catchup_reads++;
+    }
+    return true;
+}
+
 /* A process added by its own fork event and not read since (start_pending:
  * start_time holds the event's monotonic time), less than
  * SAMPLER_FORKED_WAIT_MS ago. */
@@ -376,13 +428,12 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
             sampler_unwatch(s, t);
         return VISIT_DONE;
     }
+    enum sampler_still still = SAMPLER_RUNNING;
     if (!w) {
         if (t->class == CLASS_UNSET || forked_just_now(t, now_ms))
             return VISIT_DONE;
-        b->new_wanted++;
-        if (b->reads == 0)
+        if (!take_first_read(s, tt, t, p, now32, b, &still))
             return VISIT_DONE;
-        b->reads--;
         if (h->is_candidate && !h->is_candidate(t, h->userdata))
             return VISIT_DONE; /* the hook marked it: not asked again */
         if (watch_new(s, t) < 0)
@@ -397,10 +448,12 @@ static enum visit behaviour_visit(struct sampler *s, struct task_table *tt, stru
         }
         watch_read(s, t, w, p, now32, h);
     } else if (!(w->st.flags & BEHAVIOUR_F_SEEN)) {
-        b->new_wanted++;
-        if (b->reads > 0) {
-            b->reads--;
+        if (take_first_read(s, tt, t, p, now32, b, &still)) {
             watch_read(s, t, w, p, now32, h);
+            /* Its process had not run for a while before the read: it was
+             * asleep, and its gate spares it until the process runs. */
+            if (still == SAMPLER_STILL && w->verdict == BEHAVIOUR_NONE && w->idle_reads == 0)
+                w->idle_reads = 1;
         }
     } else if (due(w, now32)) {
         return visit_due(s, tt, t, w, p, now32, h, b);
@@ -423,10 +476,13 @@ void sampler_sample_behaviour(struct sampler *s, struct task_table *tt, const st
     /* One walk, from the first due thread the last tick could not read.
      * Jitter-by-behaviour threads are read every tick (released at once
      * when they turn heavy), up to their user's share. New and exec'd threads, which have no baseline
-     * yet, may use the whole budget; threads that are merely due use what
+     * yet, may use the whole budget (those of a process not seen running,
+     * SAMPLER_CATCHUP_READS_PER_TICK of it); threads that are merely due use what
      * the new ones of the last tick left, and at least half of it. */
     unsigned kept = MIN(s->behaviour_new_wanted, SAMPLER_BEHAVIOUR_READS_PER_TICK / 2);
-    struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK, .due = SAMPLER_BEHAVIOUR_READS_PER_TICK - kept};
+    struct tick_budget b = {.reads = SAMPLER_BEHAVIOUR_READS_PER_TICK,
+                            .due = SAMPLER_BEHAVIOUR_READS_PER_TICK - kept,
+                            .catchup = 2 * SAMPLER_CATCHUP_READS_PER_TICK}; /* an ask and a read each */
     struct table_walk walk = walk_from(tt, s->watch_cursor);
     bool starved = false;
     size_t here;
@@ -460,7 +516,7 @@ bool sampler_task_delta(const struct task *t, const struct sampler_reading *now,
  * not read this tick counts with its last figures. With that many jitter
  * tasks or fewer, each is read every tick; with more, each is read every few
  * ticks and its figure is its mean over that longer interval. */
-static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsigned half_life_ms)
+static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsigned half_life_ms, bool asleep)
 {
     struct sampler_reading now;
     s->jitter_reads++;
@@ -472,8 +528,10 @@ static void sample_one(struct sampler *s, struct task *t, uint32_t now32, unsign
         s->on_jitter_reading(t, &now, s->hook_data);
     /* A task that has not run since its last sample is still where it was:
      * the stat file (for its CPU) is read only when it ran, which spares
-     * half the reads of a machine full of sleeping threads. */
-    bool ran = t->sample_ms == 0 || now.runtime_ns != t->runtime_ns;
+     * half the reads of a machine full of sleeping threads. A first read
+     * (catch-up) of a process its gate saw still is of a thread asleep: it
+     * is read again, and its CPU, once the process runs. */
+    bool ran = !asleep && (t->sample_ms == 0 || now.runtime_ns != t->runtime_ns);
     if (ran && load_read_task_cpu(s->root, t->pid, t->tid, &cpu) < 0)
         return;
     t->idle_samples = ran ? 0 : (uint8_t)MIN(t->idle_samples + 1u, SAMPLER_IDLE_BACKOFF_MAX_SHIFT);
@@ -492,33 +550,54 @@ static bool backing_off(const struct sampler *s, const struct task *t, uint32_t 
     return t->idle_samples && now32 - t->sample_ms < s->idle_backoff_ms << (t->idle_samples - 1);
 }
 
-/* A jitter task's turn: read it if it is due and the tick may still read
- * (*read counts the tick's reads). */
+/* What a tick may still read of jitter tasks. */
+struct jitter_budget {
+    unsigned read;    /* reads so far, of SAMPLER_TASKS_PER_TICK */
+    unsigned catchup; /* first reads of tasks of still processes left */
+    struct still_memo still;
+};
+
+/* A jitter task's turn: read it if it is due and the tick may still read. */
 static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *t, uint32_t now32,
-                         unsigned half_life_ms, unsigned *read)
+                         unsigned half_life_ms, struct jitter_budget *b)
 {
-    if (*read >= SAMPLER_TASKS_PER_TICK || backing_off(s, t, now32))
+    if (b->read >= SAMPLER_TASKS_PER_TICK || backing_off(s, t, now32))
         return;
+    bool never_read = !t->sample_ms && !t->runtime_ns, asleep = false;
     /* Never read: the first read only sets a baseline, and most tasks of
      * a fork storm exit before a second; it waits for the next tick. */
-    if (!t->sample_ms && !t->runtime_ns && !(t->flags & TASK_F_FIRST_READ_DUE)) {
+    if (never_read && !(t->flags & TASK_F_FIRST_READ_DUE)) {
         t->flags |= TASK_F_FIRST_READ_DUE;
         s->first_reads_deferred++;
         return;
+    }
+    if (never_read) {
+        uint64_t reads = s->gate_reads;
+        enum sampler_still still = process_still(s, tt, t, now32, SAMPLER_GATE_JITTER_REFRESH_MS, true, &b->still);
+        b->read += (unsigned)(s->gate_reads - reads);
+        if (still != SAMPLER_RUNNING && b->catchup == 0) {
+            s->catchup_deferred++;
+            return;
+        }
+        if (still != SAMPLER_RUNNING) {
+            b->catchup--;
+            s->catchup_reads++;
+        }
+        asleep = still == SAMPLER_STILL;
     }
     /* asleep at its last read with nothing left of its figure (which decays
      * only when it is read), in a process that has not run since */
     if (t->idle_samples && t->util_milli == 0 && now32 - t->sample_ms < SAMPLER_GATE_JITTER_MAX_MS) {
         uint64_t reads = s->gate_reads;
         bool quiet = sampler_gate_quiet(s, tt, t, t->sample_ms, now32, SAMPLER_GATE_JITTER_REFRESH_MS);
-        *read += (unsigned)(s->gate_reads - reads);
+        b->read += (unsigned)(s->gate_reads - reads);
         if (quiet) {
             s->gate_skips++;
             return;
         }
     }
-    sample_one(s, t, now32, half_life_ms);
-    ++*read;
+    sample_one(s, t, now32, half_life_ms, asleep);
+    b->read++;
 }
 
 /* One walk from where the last tick's reads stopped: read up to
@@ -527,7 +606,7 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
 void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now_ms, unsigned half_life_ms)
 {
     uint32_t now32 = (uint32_t)now_ms;
-    unsigned read = 0;
+    struct jitter_budget b = {.catchup = SAMPLER_CATCHUP_READS_PER_TICK};
     uint64_t total = 0;
     struct table_walk walk = walk_from(tt, s->cursor);
     struct task *t;
@@ -535,9 +614,9 @@ void sampler_sample_tasks(struct sampler *s, struct task_table *tt, uint64_t now
     while ((t = walk_next(tt, &walk, NULL))) {
         if (t->class != CLASS_JITTER)
             continue;
-        bool was_full = read >= SAMPLER_TASKS_PER_TICK;
-        jitter_visit(s, tt, t, now32, half_life_ms, &read);
-        if (!was_full && read >= SAMPLER_TASKS_PER_TICK)
+        bool was_full = b.read >= SAMPLER_TASKS_PER_TICK;
+        jitter_visit(s, tt, t, now32, half_life_ms, &b);
+        if (!was_full && b.read >= SAMPLER_TASKS_PER_TICK)
             s->cursor = walk.iter; /* the next tick reads from the task after it */
         total += t->util_milli;
         if (t->last_cpu >= 0 && t->last_cpu < s->n_cpus)

@@ -42,6 +42,8 @@ struct sampler {
     uint64_t jitter_reads;         /* reads of jitter tasks by sampler_sample_tasks */
     uint64_t first_reads_deferred; /* new jitter tasks passed over once (TASK_F_FIRST_READ_DUE) */
     uint64_t behaviour_capped;     /* jitter-by-behaviour reads put off by their user's share of a tick */
+    uint64_t catchup_reads;        /* first reads of threads of still processes (SAMPLER_CATCHUP_READS_PER_TICK) */
+    uint64_t catchup_deferred;     /* ...put off to a later tick by that budget */
     /* Called with each jitter thread's schedstat reading that
      * sampler_sample_tasks makes (the run-delay guard); NULL: none. */
     void (*on_jitter_reading)(struct task *t, const struct sampler_reading *rd, void *userdata);
@@ -70,6 +72,8 @@ struct sampler_gate {
     uint32_t stable_ms; /* the first read that saw `ticks` */
     uint32_t threads;   /* its thread count at the last read */
     uint8_t in_use, valid;
+    uint8_t compared; /* the last read had a valid one before it */
+    uint8_t moved;    /* ...and found the total changed since */
 };
 /* How often a process's total is read at most, as a share of the window
  * (window / SAMPLER_GATE_REFRESH_DIV); a sleeping thread that wakes is read
@@ -110,6 +114,27 @@ struct sampler_gate {
  * were 20,000 reads a tick once they had turned jitter, most of them at
  * realtime priority while the user's exec loop kept events coming. */
 #define SAMPLER_JITTER_READS_PER_USER 256u
+
+/* Catch-up: a thread never read, of a process not seen running
+ * (sampler_gate_still: its total CPU time was the same at the last two
+ * reads of its gate, or the gate was read once only), has nothing to show
+ * yet: its first read only takes a baseline. Such first reads are spread,
+ * at most this many threads a tick for behaviour (each a candidate ask, a
+ * system call, and a schedstat read) and as many for jitter tasks. Where
+ * the gate saw the process still (two reads), the thread is taken as
+ * found asleep, so that the gate spares its next reads until the process
+ * runs. Threads of a process seen running, leaders and single-threaded
+ * processes are read at once as before; a thread of a new process waits at
+ * most for the gate's second read (a quarter of the window, or
+ * SAMPLER_GATE_JITTER_REFRESH_MS) while a catch-up is under way.
+ * The bound: the first minutes after a start cost at most the settled
+ * state plus 32 /proc reads and 16 mask reads a tick (0.08-0.14% of a CPU
+ * on the development VM), for threads/16 ticks (10,000 sleeping threads:
+ * 2.6 minutes); before, 96 reads a tick for the first 80 s, 0.38-0.41% of
+ * a CPU from 3 s against 0.25% settled, now 0.30-0.33% (20 s windows up
+ * to 140 s: 0.28-0.36%, against 0.26-0.30% settled). Measured in
+ * docs/hacking.md, "What costs time at steady state". */
+#define SAMPLER_CATCHUP_READS_PER_TICK 16u
 
 /* A new process whose fork event added it (not read since: no exec yet) is
  * watched for behaviour only once it is this old: most children of a fork
@@ -175,7 +200,8 @@ struct sampler_sample {
  * behaviour or the default (the candidates), read its schedstat when due and
  * feed behaviour_update(). Jitter-by-behaviour threads are read every tick
  * (up to SAMPLER_JITTER_READS_PER_USER of one user's);
- * new and exec'd ones may use the whole budget; the rest when due (window/5
+ * new and exec'd ones may use the whole budget (those of a process not seen
+ * running SAMPLER_CATCHUP_READS_PER_TICK of it); the rest when due (window/5
  * after the last read, doubling for a thread that had not run, up to 6
  * windows; a sleeping thread with no verdict in a quiet process is gated, see
  * struct sampler_gate), at most SAMPLER_BEHAVIOUR_READS_PER_TICK a tick. A thread is asked about once with
@@ -213,6 +239,17 @@ void sampler_behaviour_explain(const struct sampler *s, const struct task *t, co
  * unreadable): the caller reads the thread. */
 bool sampler_gate_quiet(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t since_ms,
                         uint32_t now32, uint32_t refresh_ms);
+/* Whether t's process has been seen running, by its gate (t a thread
+ * other than its leader): SAMPLER_STILL when the last read of its total
+ * CPU time found it as the read before (at least still_ms earlier),
+ * SAMPLER_NOT_SEEN when there was one read only, SAMPLER_RUNNING when the
+ * total moved or the gate cannot tell (a leader, no leader tracked, stat
+ * unreadable, never read and !may_read). The total is read again when the
+ * last read is still_ms old if it was the first or found the total moving,
+ * else as sampler_gate_quiet does; only when may_read. */
+enum sampler_still { SAMPLER_RUNNING, SAMPLER_NOT_SEEN, SAMPLER_STILL };
+enum sampler_still sampler_gate_still(struct sampler *s, struct task_table *tt, const struct task *t, uint32_t now32,
+                                      uint32_t still_ms, bool may_read);
 /* The leader leaves the table: free its process's entry. */
 void sampler_gate_release(struct sampler *s, struct task *leader);
 /* Heap bytes of the watch table. */

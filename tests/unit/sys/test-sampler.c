@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sampler.h"
@@ -741,6 +742,179 @@ static void test_gate_jitter_tasks(void **state)
     assert_true(t->util_milli > 0);
 }
 
+/* ---- catch-up: many threads that sleep from the start ---- */
+
+enum { CU_PID = 5000, CU_THREADS = 10000 };
+
+/* mkdir that may find the directory there */
+static void make_dir(const char *path) { assert_true(mkdir(path, 0755) == 0 || errno == EEXIST); }
+
+/* Threads pid+1..pid+n-1 of process pid (and pid itself), each with the
+ * same schedstat, in a table of room for them: written with plain system
+ * calls, since a shell per thread would take minutes. */
+static void add_sleepers(struct fx *f, pid_t pid, unsigned n, enum task_class cls, enum class_source src)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/proc/%d", f->root, (int)pid);
+    make_dir(path);
+    snprintf(path, sizeof path, "%s/proc/%d/task", f->root, (int)pid);
+    make_dir(path);
+    for (pid_t tid = pid; tid < pid + (pid_t)n; tid++) {
+        snprintf(path, sizeof path, "%s/proc/%d/task/%d", f->root, (int)pid, (int)tid);
+        make_dir(path);
+        write_thread(f, pid, tid, 5000000, 50);
+        add_thread(f, pid, tid, tid == pid ? CLASS_IGNORE : cls, tid == pid ? SOURCE_DEFAULT : src);
+    }
+    write_process(f, pid, 40, n);
+}
+
+static void big_table(struct fx *f)
+{
+    task_table_free(f->tt);
+    assert_int_equal(task_table_new(2 * CU_THREADS, &f->tt), 0);
+}
+
+static unsigned count_seen(struct fx *f, pid_t first, pid_t last)
+{
+    unsigned n = 0;
+    for (pid_t tid = first; tid <= last; tid++) {
+        const struct sampler_watch *w = sampler_watch_of(&f->s, task_table_find(f->tt, tid));
+        n += w && (w->st.flags & BEHAVIOUR_F_SEEN);
+    }
+    return n;
+}
+
+/* 10,000 threads of one process that sleep from the start: their first
+ * reads are spread at SAMPLER_CATCHUP_READS_PER_TICK a tick from the first
+ * tick on (the process's gate never saw it run); once the gate has seen it
+ * still (its second read, a quarter of the window later), each thread is
+ * read once and the gate spares the next reads (those read before get a
+ * second read, as before). Before, every tick of the first minutes spent
+ * the whole budget on them (48 first or second reads and 48 candidate asks
+ * a tick, about 20,000 reads in two minutes). Every one is still read
+ * within (threads / that budget) ticks. */
+static void test_catchup_reads_bounded(void **state)
+{
+    struct fx *f = *state;
+    big_table(f);
+    struct watch bw;
+    watch_init(&bw, f, 10000); /* the default window */
+    add_sleepers(f, CU_PID, CU_THREADS, CLASS_IGNORE, SOURCE_DEFAULT);
+    uint64_t start = 100000, now = start;
+    /* the first reads before the gate saw the process still, and their second reads */
+    const uint64_t settled = start + bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV + bw.p.window_ms / 5 + 1000;
+    unsigned worst = 0, worst_before = 0;
+    for (; now < start + 120000; now += 250) {
+        uint64_t reads = f->s.behaviour_reads;
+        watch_tick(f, &bw, now);
+        unsigned n = (unsigned)(f->s.behaviour_reads - reads);
+        if (now >= settled)
+            worst = MAX(worst, n);
+        else
+            worst_before = MAX(worst_before, n);
+    }
+    assert_in_range(worst, 1, SAMPLER_CATCHUP_READS_PER_TICK + 1);            /* + the leader's own */
+    assert_in_range(worst_before, 1, 2 * SAMPLER_CATCHUP_READS_PER_TICK + 1); /* and the second reads */
+    assert_true(f->s.behaviour_reads < CU_THREADS + CU_THREADS / 10);
+    assert_true(f->s.catchup_reads > 0);
+    uint64_t end = start + (uint64_t)CU_THREADS / SAMPLER_CATCHUP_READS_PER_TICK * 250 + 1000;
+    for (; now < end; now += 250)
+        watch_tick(f, &bw, now);
+    assert_int_equal(count_seen(f, CU_PID, CU_PID + CU_THREADS - 1), CU_THREADS);
+}
+
+/* A storm: 10,000 new threads of a process that runs for 2 s, then
+ * sleeps. While it runs (and until its gate reads it again, a quarter of
+ * the window after seeing it move) its threads are read at the full
+ * budget as before; then the catch-up bound holds. Before, the full budget
+ * went on for the first minute and more. */
+static void test_catchup_after_storm(void **state)
+{
+    struct fx *f = *state;
+    big_table(f);
+    struct watch bw;
+    watch_init(&bw, f, 10000);
+    add_sleepers(f, CU_PID, CU_THREADS, CLASS_IGNORE, SOURCE_DEFAULT);
+    uint64_t start = 100000, now = start;
+    const uint64_t still_ms = bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV, stop = start + 2000;
+    /* seen moving at its second read (still_ms), still at its third
+     * (2 * still_ms); then the second reads of what was read meanwhile */
+    const uint64_t settled = start + 2 * still_ms + bw.p.window_ms / 5 + 1000;
+    unsigned worst = 0, ticks = 40;
+    for (; now < start + 60000; now += 250) {
+        if (now <= stop)
+            write_process(f, CU_PID, ticks += 5, CU_THREADS); /* the storm runs */
+        uint64_t reads = f->s.behaviour_reads;
+        watch_tick(f, &bw, now);
+        if (now >= settled)
+            worst = MAX(worst, (unsigned)(f->s.behaviour_reads - reads));
+    }
+    assert_in_range(worst, 1, SAMPLER_CATCHUP_READS_PER_TICK + 1);
+}
+
+/* While the catch-up goes on, threads of a process that runs are read
+ * once its gate has seen it run (its second read, a quarter of the window
+ * after the first), and a single-threaded process at once. Before, they
+ * waited behind the sleeping threads' first reads, for half a minute. */
+static void test_catchup_not_before_running(void **state)
+{
+    struct fx *f = *state;
+    big_table(f);
+    struct watch bw;
+    watch_init(&bw, f, 10000);
+    add_sleepers(f, CU_PID, CU_THREADS, CLASS_IGNORE, SOURCE_DEFAULT);
+    uint64_t now = 100000;
+    for (int k = 0; k < 40; k++, now += 250) /* 10 s: the catch-up under way */
+        watch_tick(f, &bw, now);
+    assert_true(count_seen(f, CU_PID, CU_PID + CU_THREADS - 1) < CU_THREADS / 2);
+    const pid_t busy = 20000, single = 20010;
+    add_sleepers(f, busy, 4, CLASS_IGNORE, SOURCE_DEFAULT);
+    add_sleepers(f, single, 1, CLASS_IGNORE, SOURCE_DEFAULT);
+    watch_tick(f, &bw, now);
+    now += 250;
+    assert_int_equal(count_seen(f, single, single), 1);
+    const int ticks = (int)(bw.p.window_ms / SAMPLER_GATE_REFRESH_DIV / 250) + 2;
+    for (int k = 0; k < ticks; k++, now += 250) {
+        write_process(f, busy, 40 + 5 * (unsigned)(k + 1), 4); /* it runs */
+        watch_tick(f, &bw, now);
+    }
+    assert_int_equal(count_seen(f, busy, busy + 3), 4);
+}
+
+/* The same for jitter tasks (a rule's): 1,000 sleeping ones of a process
+ * not seen running are first read at SAMPLER_CATCHUP_READS_PER_TICK a
+ * tick, and once the gate has seen it still, each once and then left to
+ * the gate. Before, 64 a tick, two or three reads each. */
+static void test_catchup_jitter_tasks(void **state)
+{
+    struct fx *f = *state;
+    big_table(f);
+    enum { N = 1000 };
+    add_sleepers(f, CU_PID, N, CLASS_JITTER, SOURCE_RULE);
+    uint64_t start = 100000, now = start;
+    const uint64_t settled = start + 250 + SAMPLER_GATE_JITTER_REFRESH_MS + 500; /* as above */
+    unsigned worst = 0, worst_before = 0;
+    for (; now < start + 25000; now += 250) { /* before any forced read (SAMPLER_GATE_JITTER_MAX_MS) */
+        uint64_t reads = f->s.jitter_reads;
+        sampler_sample_tasks(&f->s, f->tt, now, 1000);
+        unsigned n = (unsigned)(f->s.jitter_reads - reads);
+        if (now >= settled)
+            worst = MAX(worst, n);
+        else
+            worst_before = MAX(worst_before, n);
+    }
+    assert_in_range(worst, 1, SAMPLER_CATCHUP_READS_PER_TICK);
+    assert_in_range(worst_before, 1, 2 * SAMPLER_CATCHUP_READS_PER_TICK);
+    unsigned never = 0;
+    for (pid_t tid = CU_PID + 1; tid < CU_PID + N; tid++) {
+        const struct task *t = task_table_find(f->tt, tid);
+        never += t->sample_ms == 0;
+        assert_int_equal(t->util_milli, 0);
+    }
+    assert_int_equal(never, 0);
+    assert_true(f->s.jitter_reads < N + N / 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -759,6 +933,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gate_jitter_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_threads_not_starved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jitter_reads_per_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catchup_reads_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catchup_after_storm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catchup_not_before_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catchup_jitter_tasks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
