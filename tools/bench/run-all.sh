@@ -254,6 +254,15 @@ window has closed, while the load goes on: made inside it, that look cost
 both CPUs some 400 ms of short-lived tools and set the p99 of its own
 rounds, the "on" ones more.
 
+What the daemon does to them, as shipped: it confines a service's own
+housekeeping threads (PostgreSQL's background writer, WAL writer and
+checkpointer, found by their behaviour) and no thread on a request path
+(a backend, a worker, the client: each waits on a socket another task
+wakes, which holds it back; \`turbosched-ctl explain\` says so). Before the
+wall-time load (2026-12-08), this VM's tick accounting made every core
+look busy, the plan fell back and nothing was packed at all: figures
+taken before then measured the daemon idle beside the services.
+
 What sets a service's tail on this VM when the daemon moves none of its
 threads: \`perf sched timehist\` over an "on" round of Redis at 1,000
 requests/s (2026-12-07) put every wait of Redis or its client over 1 ms
