@@ -51,6 +51,9 @@ bool loop_follows_events(uint64_t last_events_ns, uint64_t now_ns)
     return last_events_ns && now_ns - last_events_ns < (uint64_t)LOOP_EVENTS_RECENT_MS * 1000000;
 }
 
+/* Twice a mute of ms, up to LOOP_MUTE_MAX_MS. */
+static unsigned mute_doubled(unsigned ms) { return ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * ms; }
+
 unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
 {
     if (!last_ms)
@@ -59,7 +62,7 @@ unsigned loop_mute_next_ms(unsigned last_ms, bool rang)
         return 0;
     if (last_ms >= LOOP_MUTE_MAX_MS)
         return LOOP_MUTE_LONG_MS;
-    return last_ms >= LOOP_MUTE_MAX_MS / 2 ? LOOP_MUTE_MAX_MS : 2 * last_ms;
+    return mute_doubled(last_ms);
 }
 
 int loop_arm_oneshot(sd_event_source *s, uint64_t usec)
@@ -151,9 +154,7 @@ void loop_batch_woke(struct loop_batch *b)
          * mutes stop at LOOP_MUTE_MAX_MS: the long mute is for a storm of
          * execs, whose rings read the main socket meanwhile; nothing would
          * read it here, and a fork storm overflows it in a second */
-        ms = loop_mute_next_ms(after, true);
-        if (ms > LOOP_MUTE_MAX_MS)
-            ms = LOOP_MUTE_MAX_MS;
+        ms = mute_doubled(after);
     } else if (now - last < LOOP_MUTE_MIN_MS * 1000000ull)
         ms = loop_mute_next_ms(0, false);
     else
