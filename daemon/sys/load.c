@@ -74,14 +74,8 @@ int load_read_stat(const char *root, struct cpu_stat *cpus, int max_cpus, int *n
     return load_parse_stat(buf, cpus, max_cpus, n_cpus);
 }
 
-void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, int *util_milli,
-                   int n_out)
-{
-    load_cpu_util_wall(prev, n_prev, cur, n_cur, 0, util_milli, n_out);
-}
-
-void load_cpu_util_wall(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur,
-                        uint64_t wall_ticks, int *util_milli, int n_out)
+void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, uint64_t wall_ticks,
+                   int *util_milli, int n_out)
 {
     for (int i = 0; i < n_out; i++) {
         util_milli[i] = -1;

@@ -21,19 +21,17 @@ int load_read_stat(const char *root, struct cpu_stat *cpus, int max_cpus, int *n
 
 /* Utilisation of each CPU between two samples, in milli (0..1000), or -1
  * where there is no valid sample: absent in either snapshot, no time passed,
- * or counters that went backwards (a CPU that went offline and came back). */
-void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, int *util_milli,
-                   int n_out);
-/* The same, knowing the wall time between the samples (wall_ticks, in
- * USER_HZ ticks; 0: unknown). A kernel that accounts user and system time
- * by sampling at its tick (CONFIG_TICK_CPU_ACCOUNTING) can charge a CPU
- * more ticks than passed, while its idle time, where the tick stops in
- * idle, is measured: on a 2-vCPU VM, 113 busy ticks (93 of them softirq)
- * beside 484 idle in 504 ticks of wall time, 19% busy by the counters for
- * 4% by the clock. Where the counters ran ahead of the wall time, busy is
- * the wall time less idle. */
-void load_cpu_util_wall(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur,
-                        uint64_t wall_ticks, int *util_milli, int n_out);
+ * or counters that went backwards (a CPU that went offline and came back).
+ * wall_ticks: the wall time between the samples, in USER_HZ ticks (0:
+ * unknown). A kernel that accounts user and system time by sampling at its
+ * tick (CONFIG_TICK_CPU_ACCOUNTING) can charge a CPU more ticks than
+ * passed, while its idle time, where the tick stops in idle, is measured:
+ * on a 2-vCPU VM, 113 busy ticks (93 of them softirq) beside 484 idle in
+ * 504 ticks of wall time, 19% busy by the counters for 4% by the clock.
+ * Where the counters ran ahead of the wall time, busy is the wall time
+ * less idle. */
+void load_cpu_util(const struct cpu_stat *prev, int n_prev, const struct cpu_stat *cur, int n_cur, uint64_t wall_ticks,
+                   int *util_milli, int n_out);
 
 /* Exponentially weighted moving average whose weight on the past halves every
  * half_life_ms, rounded towards the sample, so that a steady sample is

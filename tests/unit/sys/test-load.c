@@ -34,7 +34,7 @@ static void test_parse_and_util(void **state)
     /* busy = total - idle - iowait; guest columns are not double counted */
     assert_int_equal(a[0].total, 1000);
     assert_int_equal(a[0].busy, 100);
-    load_cpu_util(a, na, b, nb, util, MAXCPU);
+    load_cpu_util(a, na, b, nb, 0, util, MAXCPU);
     /* cpu0: 800 busy of 800 (steal counts as busy) */
     assert_int_equal(util[0], 1000);
     /* cpu1: 200 busy of 1100 = 181.8 */
@@ -52,18 +52,18 @@ static void test_busy_beyond_wall_time(void **state)
     struct cpu_stat a[1] = {{.present = true, .busy = 1000, .idle = 5000, .total = 6000}};
     struct cpu_stat b[1] = {{.present = true, .busy = 1113, .idle = 5484, .total = 6597}};
     int util[1];
-    load_cpu_util(a, 1, b, 1, util, 1);
+    load_cpu_util(a, 1, b, 1, 0, util, 1);
     assert_int_equal(util[0], 189); /* 113 of 597: the counters alone */
-    load_cpu_util_wall(a, 1, b, 1, 504, util, 1);
+    load_cpu_util(a, 1, b, 1, 504, util, 1);
     assert_int_equal(util[0], 40); /* 20 of 504 */
-    load_cpu_util_wall(a, 1, b, 1, 700, util, 1);
+    load_cpu_util(a, 1, b, 1, 700, util, 1);
     assert_int_equal(util[0], 189); /* within the wall time: unchanged */
     /* idle beyond the wall time (a late sample): no load, not a negative one */
-    load_cpu_util_wall(a, 1, b, 1, 400, util, 1);
+    load_cpu_util(a, 1, b, 1, 400, util, 1);
     assert_int_equal(util[0], 0);
     /* idle that went backwards (a CPU that went offline and back): no sample */
     b[0].idle = 4000;
-    load_cpu_util_wall(a, 1, b, 1, 504, util, 1);
+    load_cpu_util(a, 1, b, 1, 504, util, 1);
     assert_int_equal(util[0], -1);
 }
 
@@ -78,18 +78,18 @@ static void test_hotplug(void **state)
     assert_int_equal(n2, 4); /* highest CPU seen + 1, with a hole at 2 */
     assert_false(s2[2].present);
 
-    load_cpu_util(s1, n1, s2, n2, util, 4);
+    load_cpu_util(s1, n1, s2, n2, 0, util, 4);
     assert_int_equal(util[0], 100);
     assert_int_equal(util[1], 500);
     assert_int_equal(util[2], -1); /* went offline */
     assert_int_equal(util[3], 0);
 
-    load_cpu_util(s2, n2, s3, n3, util, 4);
+    load_cpu_util(s2, n2, s3, n3, 0, util, 4);
     assert_int_equal(util[2], -1); /* just came back: no previous sample */
     assert_int_equal(util[1], 500);
 
     /* Against a sample from before it went away, its counters went backwards. */
-    load_cpu_util(s1, n1, s3, n3, util, 4);
+    load_cpu_util(s1, n1, s3, n3, 0, util, 4);
     assert_int_equal(util[2], -1);
     assert_int_equal(util[0], 100);
 }
@@ -99,7 +99,7 @@ static void test_no_time_passed(void **state)
     struct cpu_stat a[MAXCPU];
     int n, util[MAXCPU];
     read_fixture("vm-2cpu-a.txt", a, &n);
-    load_cpu_util(a, n, a, n, util, 2);
+    load_cpu_util(a, n, a, n, 0, util, 2);
     assert_int_equal(util[0], -1);
     assert_int_equal(util[1], -1);
 }
