@@ -103,7 +103,7 @@ int sampler_sample_cpus(struct sampler *s, uint64_t now_ms, unsigned half_life_m
     uint64_t wall = live && s->stat_prev_ms && now_ms > s->stat_prev_ms && hz > 0
                         ? (now_ms - s->stat_prev_ms) * (uint64_t)hz / 1000
                         : 0;
-    load_cpu_util_wall(s->stat_prev, s->n_stat_prev, cur, n_cur, wall, raw, n_cur);
+    load_cpu_util(s->stat_prev, s->n_stat_prev, cur, n_cur, wall, raw, n_cur);
     smooth_cpus(s, cur, n_cur, raw, s->stat_prev_ms ? now_ms - s->stat_prev_ms : 0, half_life_ms);
     memcpy(s->stat_prev, cur, sizeof(*cur) * (size_t)n_cur);
     s->n_stat_prev = n_cur;
@@ -378,6 +378,22 @@ static enum visit visit_due(struct sampler *s, struct task_table *tt, struct tas
     return VISIT_DONE;
 }
 
+/* A first read of a thread of a process not seen running (still) takes
+ * one of the tick's catch-up reads (*left); false, counted, when none is
+ * left. Any other thread's first read needs none. */
+static bool catchup_take(struct sampler *s, enum sampler_still still, unsigned *left)
+{
+    if (still == SAMPLER_RUNNING)
+        return true;
+    if (*left == 0) {
+        s->catchup_deferred++;
+        return false;
+    }
+    --*left;
+    s->catchup_reads++;
+    return true;
+}
+
 /* Whether a thread not read yet may take one read now (the candidate ask
  * or its first schedstat read; the tick's budget is charged for it).
  * *still: what its gate showed of its process; one not seen running is
@@ -390,20 +406,11 @@ static bool take_first_read(struct sampler *s, struct task_table *tt, const stru
     *still = process_still(s, tt, t, now32, p->window_ms / SAMPLER_GATE_REFRESH_DIV, b->reads > 0, &b->still);
     if (s->gate_reads != reads)
         b->reads--; /* > 0: may_read */
-    bool catchup = *still != SAMPLER_RUNNING;
-    if (!catchup) {
+    if (*still == SAMPLER_RUNNING)
         b->new_wanted++;
-    } else if (b->catchup == 0 && b->reads > 0) {
-        s->catchup_deferred++;
-        return false;
-    }
-    if (b->reads == 0)
+    if (b->reads == 0 || !catchup_take(s, *still, &b->catchup))
         return false;
     b->reads--;
-    if (catchup) {
-        b->catchup--;
-        s->catchup_reads++;
-    }
     return true;
 }
 
@@ -575,14 +582,8 @@ static void jitter_visit(struct sampler *s, struct task_table *tt, struct task *
         uint64_t reads = s->gate_reads;
         enum sampler_still still = process_still(s, tt, t, now32, SAMPLER_GATE_JITTER_REFRESH_MS, true, &b->still);
         b->read += (unsigned)(s->gate_reads - reads);
-        if (still != SAMPLER_RUNNING && b->catchup == 0) {
-            s->catchup_deferred++;
+        if (!catchup_take(s, still, &b->catchup))
             return;
-        }
-        if (still != SAMPLER_RUNNING) {
-            b->catchup--;
-            s->catchup_reads++;
-        }
         asleep = still == SAMPLER_STILL;
     }
     /* asleep at its last read with nothing left of its figure (which decays
