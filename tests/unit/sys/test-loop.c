@@ -140,6 +140,20 @@ static void test_batch_heard_when_spaced_or_no_doorbell(void **state)
     batch_teardown(&f);
 }
 
+/* After a while, a wake-up is heard and one 1 ms later begins the least
+ * mute, which a due without a ring ends at once. */
+static void assert_pair_begins_least_mute(struct batch_fixture *f)
+{
+    fake_now += 100 * MS;
+    loop_batch_woke(&f->b);
+    assert_heard(f);
+    fake_now += 1 * MS;
+    loop_batch_woke(&f->b);
+    assert_muted(f, LOOP_MUTE_MIN_MS);
+    loop_batch_due(&f->b);
+    assert_heard(f);
+}
+
 /* Two wake-ups 1 ms apart: the least mute has begun. */
 static void batch_setup_muted(struct batch_fixture *f)
 {
@@ -183,16 +197,9 @@ static void test_batch_mutes_and_grows_while_rung(void **state)
     /* a mute that passes without a ring ends it */
     loop_batch_due(&f.b);
     assert_heard(&f);
-    /* the next pair of wake-ups starts again from the least mute */
-    fake_now += 100 * MS;
-    loop_batch_woke(&f.b);
-    assert_heard(&f);
-    fake_now += 1 * MS;
-    loop_batch_woke(&f.b);
-    assert_muted(&f, LOOP_MUTE_MIN_MS);
-    /* the first mute without a ring: heard again at once */
-    loop_batch_due(&f.b);
-    assert_heard(&f);
+    /* the next pair of wake-ups starts again from the least mute, and
+     * the first mute without a ring ends at once */
+    assert_pair_begins_least_mute(&f);
     batch_teardown(&f);
 }
 
@@ -227,15 +234,8 @@ static void test_batch_grows_with_a_stream_without_execs(void **state)
     fake_now += LOOP_MUTE_MIN_MS * MS;
     loop_batch_woke(&f.b);
     assert_heard(&f);
-    fake_now += 100 * MS;
-    loop_batch_woke(&f.b);
-    assert_heard(&f);
     /* a mute's end is counted once: its next wake-up, not a later one */
-    fake_now += 1 * MS;
-    loop_batch_woke(&f.b);
-    assert_muted(&f, LOOP_MUTE_MIN_MS);
-    loop_batch_due(&f.b);
-    assert_heard(&f);
+    assert_pair_begins_least_mute(&f);
     fake_now += 10 * MS;
     loop_batch_woke(&f.b);
     assert_heard(&f);
